@@ -1,0 +1,97 @@
+// kiln inspect MODEL.pt --input 8x64 [--input ...] [--dtype float32] [--dot FILE] [--json] [--table]
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "app/cli/commands.h"
+#include "engine/api/kiln.h"
+
+namespace kiln::cli {
+
+namespace {
+
+struct InspectArgs {
+  std::string model;
+  std::vector<std::string> inputs;
+  std::string dtype = "float32";
+  std::string dot;
+  bool json = false;
+  bool table = false;
+};
+
+std::string with_commas(int64_t v) {
+  std::string s = std::to_string(v);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
+  return s;
+}
+
+std::vector<InputSpec> parse_inputs(const std::vector<std::string>& texts, const std::string& dtype_text) {
+  auto dt = ir::parse_dtype(dtype_text);
+  if (!dt) throw Error("--dtype '" + dtype_text + "': unknown dtype (use float32, float64, float16, bfloat16, int64, ...)");
+  std::vector<InputSpec> specs;
+  for (const auto& t : texts) specs.push_back(parse_input_spec(t, *dt));
+  return specs;
+}
+
+int run(const InspectArgs& a) {
+  auto specs = parse_inputs(a.inputs, a.dtype);
+  auto r = api::inspect(a.model, specs);
+  if (!a.dot.empty()) {
+    std::ofstream out(a.dot);
+    if (!out) throw Error(a.dot + ": cannot write the DOT file (check the directory exists and is writable)");
+    out << ir::to_dot(r.graph);
+    if (!out.flush()) throw Error(a.dot + ": writing the DOT file failed (disk full?)");
+  }
+  if (a.json) {
+    nlohmann::ordered_json j;
+    j["model"] = a.model;
+    j["libtorch"] = r.libtorch_version;
+    nlohmann::ordered_json ins = nlohmann::ordered_json::array();
+    for (const auto& s : specs) ins.push_back(s.str());
+    j["inputs"] = ins;
+    j["parameter_count"] = r.parameter_count;
+    j["buffer_count"] = r.buffer_count;
+    j["op_histogram"] = r.op_histogram;
+    j["printed"] = r.printed;
+    j["graph"] = nlohmann::ordered_json::parse(ir::to_json(r.graph));
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << "model       " << a.model << "\n";
+  std::cout << "libtorch    " << r.libtorch_version << "\n";
+  std::cout << "inputs      ";
+  for (size_t i = 0; i < specs.size(); ++i) std::cout << (i ? ", " : "") << specs[i].str();
+  std::cout << "\nparameters  " << with_commas(r.parameter_count) << " (buffers " << with_commas(r.buffer_count)
+            << ")\n\n";
+  std::cout << (a.table ? ir::to_table(r.graph) : ir::to_readable(r.graph)) << "\n";
+  std::cout << "op histogram\n";
+  size_t w = 0;
+  for (const auto& [op, n] : r.op_histogram) w = std::max(w, op.size());
+  for (const auto& [op, n] : r.op_histogram) std::cout << "  " << op << std::string(w - op.size() + 2, ' ') << n << "\n";
+  if (!r.printed.empty()) {
+    std::cout << "\nprinted by the model during the run\n";
+    for (const auto& l : r.printed) std::cout << "  " << l << "\n";
+  }
+  if (!a.dot.empty()) std::cout << "\nDOT written to " << a.dot << "\n";
+  return 0;
+}
+
+}  // namespace
+
+std::function<int()> add_inspect(CLI::App& app) {
+  auto args = std::make_shared<InspectArgs>();
+  auto* cmd = app.add_subcommand("inspect", "Load a TorchScript model, run it once on random inputs and print its graph "
+                                            "with shapes, module paths and source lines, an op histogram and the "
+                                            "parameter count.");
+  cmd->add_option("model", args->model, "TorchScript archive (.pt) saved by torch.jit.save")->required();
+  cmd->add_option("-i,--input", args->inputs, "Shape of one forward argument, e.g. 8x64 or 8x64:int64 (repeat per argument)")
+      ->required();
+  cmd->add_option("--dtype", args->dtype, "Default dtype of the inputs")->capture_default_str();
+  cmd->add_option("--dot", args->dot, "Also write the graph as Graphviz DOT to FILE");
+  cmd->add_flag("--json", args->json, "Print JSON instead of text");
+  cmd->add_flag("--table", args->table, "Print the graph as a table (opcode, name, target, args, meta, module, source)");
+  return [args] { return run(*args); };
+}
+
+}  // namespace kiln::cli

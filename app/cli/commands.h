@@ -1,0 +1,12 @@
+// The subcommands of `kiln`. Each registers itself on the CLI11 app and runs through engine/api.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace kiln::cli {
+
+// Registers the subcommand; returns the function main() calls when it was chosen.
+std::function<int()> add_inspect(CLI::App& app);
+
+}  // namespace kiln::cli

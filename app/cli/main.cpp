@@ -1,0 +1,31 @@
+// kiln — the headless workbench: inspect, explain, compile, profile, report, import.
+#include <iostream>
+
+#include "app/cli/commands.h"
+#include "engine/api/kiln.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"Kiln: capture, compile and profile TorchScript models; inspect where they break and why they recompile."};
+  app.name("kiln");
+  app.set_version_flag("--version", "kiln " + kiln::api::version() + " (LibTorch " + kiln::api::libtorch_version() + ")");
+  app.require_subcommand(1);
+  std::vector<std::pair<CLI::App*, std::function<int()>>> commands;
+  auto inspect = kiln::cli::add_inspect(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  try {
+    for (auto* sub : app.get_subcommands()) {
+      if (sub->get_name() == "inspect") return inspect();
+    }
+  } catch (const kiln::Error& e) {
+    std::cerr << "kiln: error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "kiln: internal error: " << e.what() << "\n";
+    return 2;
+  }
+  return 0;
+}

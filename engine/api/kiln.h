@@ -1,0 +1,26 @@
+// The one header the GUI and the CLI include: value types in, value types out.
+// No LibTorch, no Qt. Every function throws kiln::Error with a message fit to show a user.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/base/error.h"
+#include "engine/base/input_spec.h"
+#include "engine/capture/inspect_model.h"
+#include "engine/ir/graph.h"
+#include "engine/ir/print_text.h"
+#include "engine/ir/to_dot.h"
+#include "engine/ir/to_json.h"
+
+namespace kiln::api {
+
+std::string version();            // Kiln's version, "0.1.0"
+std::string libtorch_version();   // the LibTorch Kiln runs on, "1.13.0"
+
+using InspectResult = capture::InspectResult;
+
+// Loads the archive and runs forward once on random inputs of the given shapes.
+InspectResult inspect(const std::string& model_path, const std::vector<InputSpec>& inputs, uint64_t seed = 0);
+
+}  // namespace kiln::api

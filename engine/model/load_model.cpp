@@ -1,0 +1,115 @@
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "engine/base/error.h"
+#include "engine/model/model_impl.h"
+
+namespace kiln::model {
+
+namespace fs = std::filesystem;
+
+const std::string& Model::path() const { return impl->path; }
+int64_t Model::parameter_count() const { return impl->parameter_count; }
+int64_t Model::buffer_count() const { return impl->buffer_count; }
+
+std::vector<std::string> Model::forward_arg_names() const {
+  std::vector<std::string> names;
+  const auto& schema = impl->frozen.get_method("forward").function().getSchema();
+  for (size_t i = 1; i < schema.arguments().size(); ++i) names.push_back(schema.arguments()[i].name());
+  return names;
+}
+
+std::string libtorch_version() { return compat::torch_version(); }
+
+namespace {
+
+std::string first_line(const std::string& s) {
+  size_t start = s.find_first_not_of(" \n\t");
+  if (start == std::string::npos) return "";
+  size_t end = s.find('\n', start);
+  return s.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
+// Reads the first bytes of the file; throws the right message for files that cannot be archives.
+void check_file(const std::string& path) {
+  std::error_code ec;
+  auto status = fs::status(path, ec);
+  if (ec || !fs::exists(status)) throw Error(path + ": file not found");
+  if (fs::is_directory(status)) throw Error(path + ": is a directory, not a TorchScript archive");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path + ": cannot be read (permission denied or I/O error)");
+  char magic[4] = {0, 0, 0, 0};
+  in.read(magic, 4);
+  auto got = in.gcount();
+  if (got == 0) throw Error(path + ": file is empty, not a TorchScript archive");
+  if (got < 4 || magic[0] != 'P' || magic[1] != 'K' || magic[2] != 3 || magic[3] != 4)
+    throw Error(path + ": not a TorchScript archive (not a zip file; save the model with torch.jit.save)");
+}
+
+[[noreturn]] void explain_load_failure(const std::string& path, const std::string& what) {
+  static const std::regex unknown_op(R"(Unknown (?:builtin op|type|function|attribute)[^:]*: ([A-Za-z0-9_:.]+?)\.?\s*$)",
+                                     std::regex::multiline);
+  std::smatch m;
+  if (std::regex_search(what, m, unknown_op)) {
+    throw Error(path + ": uses operator " + m[1].str() + ", which LibTorch " + compat::torch_version() +
+                " does not know (the model was saved by a newer PyTorch; re-export it without that op)");
+  }
+  if (what.find("failed finding central directory") != std::string::npos)
+    throw Error(path + ": truncated or corrupt zip archive (its central directory is missing)");
+  if (what.find("PytorchStreamReader failed") != std::string::npos) {
+    auto colon = what.find("archive:");
+    std::string detail = colon == std::string::npos ? first_line(what) : first_line(what.substr(colon + 8));
+    throw Error(path + ": corrupt zip archive (" + detail + ")");
+  }
+  if (what.find("hasRecord(\"version\")") != std::string::npos || what.find("constants.pkl") != std::string::npos ||
+      what.find("data.pkl") != std::string::npos)
+    throw Error(path + ": a zip file but not a TorchScript archive (no version/code records; a state_dict saved with "
+                       "torch.save? Save with torch.jit.save(torch.jit.script(model), path))");
+  throw Error(path + ": LibTorch " + compat::torch_version() + " could not load it: " + first_line(what));
+}
+
+int64_t count_elements(const torch::jit::parameter_list& params) {
+  int64_t n = 0;
+  for (const auto& p : params) n += p.numel();
+  return n;
+}
+
+int64_t count_elements(const torch::jit::buffer_list& bufs) {
+  int64_t n = 0;
+  for (const auto& b : bufs) n += b.numel();
+  return n;
+}
+
+}  // namespace
+
+Model load_model(const std::string& path) {
+  check_file(path);
+  auto impl = std::make_shared<LoadedModel>();
+  impl->path = path;
+  try {
+    impl->module = torch::jit::load(path);
+  } catch (const c10::Error& e) {
+    explain_load_failure(path, e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    explain_load_failure(path, e.what());
+  }
+  if (!impl->module.find_method("forward"))
+    throw Error(path + ": the module has no forward method (Kiln runs forward; export the model with one)");
+  impl->module.eval();
+  impl->parameter_count = count_elements(impl->module.parameters(/*recurse=*/true));
+  impl->buffer_count = count_elements(impl->module.buffers(/*recurse=*/true));
+  try {
+    impl->frozen = compat::freeze_for_capture(impl->module);
+    impl->graph = impl->frozen.get_method("forward").graph();
+  } catch (const c10::Error& e) {
+    throw Error(path + ": LibTorch could not freeze the module: " + first_line(e.what_without_backtrace()));
+  } catch (const std::exception& e) {
+    throw Error(path + ": LibTorch could not freeze the module: " + first_line(e.what()));
+  }
+  Model m;
+  m.impl = std::move(impl);
+  return m;
+}
+
+}  // namespace kiln::model

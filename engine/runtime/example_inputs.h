@@ -1,0 +1,15 @@
+// Random example inputs for a run: fresh values each call (never zeros), from InputSpecs.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/base/input_spec.h"
+#include "engine/model/torch_compat.h"
+
+namespace kiln::runtime {
+
+// seed 0 = a fresh nondeterministic seed. Floats ~ N(0, 1); integers uniform in [0, 10); bools fair coins.
+std::vector<at::Tensor> make_inputs(const std::vector<InputSpec>& specs, uint64_t seed = 0);
+
+}  // namespace kiln::runtime

@@ -1,0 +1,68 @@
+// The `kiln` command line, run as a user would run it.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/support/paths.h"
+
+using namespace kiln;  // NOLINT
+
+namespace {
+
+std::string kiln_cmd() { return test::binary("app/kiln"); }
+
+int run_kiln(const std::string& args, std::string& out) { return test::run_command(kiln_cmd() + " " + args, out); }
+
+}  // namespace
+
+TEST(Cli, HelpAndVersion) {
+  std::string out;
+  EXPECT_EQ(run_kiln("--help", out), 0);
+  EXPECT_NE(out.find("inspect"), std::string::npos) << out;
+  EXPECT_EQ(run_kiln("--version", out), 0);
+  EXPECT_NE(out.find("kiln 0."), std::string::npos) << out;
+  EXPECT_NE(out.find("LibTorch"), std::string::npos) << out;
+  EXPECT_EQ(run_kiln("inspect --help", out), 0);
+  EXPECT_NE(out.find("--input"), std::string::npos) << out;
+  EXPECT_NE(out.find("--dot"), std::string::npos) << out;
+}
+
+TEST(Cli, InspectBreaky) {
+  std::string out;
+  ASSERT_EQ(run_kiln("inspect " + test::example("breaky.pt") + " --input 4x64", out), 0) << out;
+  EXPECT_NE(out.find("# sample_models.py:42:9: print(\"mid\")\n  prim::Print(\"mid\")"), std::string::npos) << out;
+  EXPECT_NE(out.find("in l1: y = torch.relu(self.l1(x))\n  %linear : f32[4, 64] = aten::linear"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("in l2: return self.l2(y) * scale"), std::string::npos) << out;
+  EXPECT_NE(out.find("parameters  8,320"), std::string::npos) << out;
+  EXPECT_NE(out.find("aten::linear  2"), std::string::npos) << out;
+}
+
+TEST(Cli, InspectJsonAndDot) {
+  std::string dir = test::temp_dir(), out;
+  ASSERT_EQ(run_kiln("inspect " + test::example("tiny_resnet.pt") + " --input 1x3x8x8 --json --dot " + dir + "/g.dot", out),
+            0)
+      << out;
+  auto j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["parameter_count"], 5306);
+  EXPECT_EQ(j["op_histogram"]["aten::conv2d"], 3);
+  EXPECT_GT(j["graph"]["nodes"].size(), 10u);
+  std::string dot = test::read_file(dir + "/g.dot");
+  EXPECT_NE(dot.find("cluster_m"), std::string::npos);
+  std::string dotprog = KILN_DOT_PROGRAM;
+  if (!dotprog.empty() && dotprog.find("NOTFOUND") == std::string::npos) {
+    EXPECT_EQ(test::run_command(dotprog + " -Tsvg " + dir + "/g.dot -o " + dir + "/g.svg", out), 0) << out;
+  }
+}
+
+TEST(Cli, ErrorsAreOneLineAndNameTheInput) {
+  std::string out;
+  EXPECT_EQ(run_kiln("inspect /nonexistent/model.pt --input 4x64", out), 1);
+  EXPECT_EQ(out, "kiln: error: /nonexistent/model.pt: file not found\n");
+  EXPECT_EQ(run_kiln("inspect " + test::example("small_mlp.pt") + " --input 4xq", out), 1);
+  EXPECT_NE(out.find("input '4xq'"), std::string::npos) << out;
+  EXPECT_EQ(run_kiln("inspect " + test::example("small_mlp.pt") + " --input 4x64 --dot /nonexistent/dir/g.dot", out), 1);
+  EXPECT_NE(out.find("/nonexistent/dir/g.dot: cannot write"), std::string::npos) << out;
+  EXPECT_NE(run_kiln("inspect " + test::example("small_mlp.pt"), out), 0);  // --input is required
+  EXPECT_NE(out.find("--input"), std::string::npos) << out;
+}

@@ -1,0 +1,27 @@
+#include "engine/ir/print_text.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/engine/ir/sample_graph.h"
+#include "tests/support/paths.h"
+
+using namespace kiln;
+
+TEST(PrintText, ReadableGolden) {
+  auto text = ir::to_readable(test::sample_graph());
+  auto diff = test::check_golden("ir/sample_readable.txt", text);
+  EXPECT_TRUE(diff.empty()) << diff << "\n" << text;
+}
+
+TEST(PrintText, TableGolden) {
+  auto text = ir::to_table(test::sample_graph());
+  auto diff = test::check_golden("ir/sample_table.txt", text);
+  EXPECT_TRUE(diff.empty()) << diff << "\n" << text;
+}
+
+TEST(PrintText, SourceTextWithNewlinesStaysOnOneLine) {
+  auto g = test::sample_graph();
+  g.nodes[3].loc.text = "evil\n  %y : f32[1] = aten::fake()";
+  auto text = ir::to_readable(g);
+  EXPECT_EQ(text.find("\n  %y : f32[1] = aten::fake()"), std::string::npos) << text;
+}

@@ -1,0 +1,71 @@
+#include "tests/support/paths.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace kiln::test {
+
+namespace fs = std::filesystem;
+
+std::string example(const std::string& name) { return std::string(KILN_EXAMPLES) + "/" + name; }
+std::string data(const std::string& name) { return std::string(KILN_TEST_DATA) + "/" + name; }
+std::string binary(const std::string& name) { return std::string(KILN_BINARY_DIR) + "/" + name; }
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "";
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string temp_dir() {
+  static int counter = 0;
+  fs::path p = fs::temp_directory_path() /
+               ("kiln-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p.string();
+}
+
+std::string check_golden(const std::string& name, const std::string& actual) {
+  std::string path = data("golden/" + name);
+  const char* update = std::getenv("KILN_UPDATE_GOLDEN");
+  if (update && std::string(update) == "1") {
+    fs::create_directories(fs::path(path).parent_path());
+    std::ofstream(path, std::ios::binary) << actual;
+    return "";
+  }
+  std::string expected = read_file(path);
+  if (expected == actual) return "";
+  std::istringstream a(actual), e(expected);
+  std::string la, le;
+  int line = 1;
+  while (true) {
+    bool ga = static_cast<bool>(std::getline(a, la)), ge = static_cast<bool>(std::getline(e, le));
+    if (!ga && !ge) break;
+    if (!ga || !ge || la != le)
+      return "golden " + path + " differs at line " + std::to_string(line) + "\n  expected: " + (ge ? le : "<end>") +
+             "\n  actual:   " + (ga ? la : "<end>") + "\n(rerun with KILN_UPDATE_GOLDEN=1 to accept)";
+    ++line;
+  }
+  return "golden " + path + " differs (line endings?)";
+}
+
+int run_command(const std::string& command, std::string& output) {
+  output.clear();
+  FILE* p = ::popen((command + " 2>&1").c_str(), "r");
+  if (!p) return -1;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) output.append(buf, n);
+  int status = ::pclose(p);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace kiln::test

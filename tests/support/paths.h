@@ -1,0 +1,21 @@
+// Paths and golden-file helpers shared by the test suites.
+#pragma once
+
+#include <string>
+
+namespace kiln::test {
+
+std::string example(const std::string& name);    // resources/examples/<name>
+std::string data(const std::string& name);       // tests/data/<name>
+std::string binary(const std::string& name);     // <build>/<name>
+std::string read_file(const std::string& path);  // "" if missing
+std::string temp_dir();                          // a fresh directory for this test
+
+// Compares `actual` with tests/data/golden/<name>. With KILN_UPDATE_GOLDEN=1 in the
+// environment, rewrites the file instead and passes. Returns "" on match, else a diff hint.
+std::string check_golden(const std::string& name, const std::string& actual);
+
+// Runs a shell command; returns its exit status and fills `output` with stdout+stderr.
+int run_command(const std::string& command, std::string& output);
+
+}  // namespace kiln::test
