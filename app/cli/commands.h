@@ -8,5 +8,6 @@ namespace kiln::cli {
 
 // Registers the subcommand; returns the function main() calls when it was chosen.
 std::function<int()> add_inspect(CLI::App& app);
+std::function<int()> add_explain(CLI::App& app);
 
 }  // namespace kiln::cli

@@ -9,8 +9,8 @@ int main(int argc, char** argv) {
   app.name("kiln");
   app.set_version_flag("--version", "kiln " + kiln::api::version() + " (LibTorch " + kiln::api::libtorch_version() + ")");
   app.require_subcommand(1);
-  std::vector<std::pair<CLI::App*, std::function<int()>>> commands;
   auto inspect = kiln::cli::add_inspect(app);
+  auto explain = kiln::cli::add_explain(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   try {
     for (auto* sub : app.get_subcommands()) {
       if (sub->get_name() == "inspect") return inspect();
+      if (sub->get_name() == "explain") return explain();
     }
   } catch (const kiln::Error& e) {
     std::cerr << "kiln: error: " << e.what() << "\n";

@@ -16,4 +16,10 @@ InspectResult inspect(const std::string& model_path, const std::vector<InputSpec
   return capture::inspect_model(m, inputs, seed);
 }
 
+ExplainResult explain(const std::string& model_path, const std::vector<std::vector<InputSpec>>& calls,
+                      const CaptureOptions& options) {
+  auto m = model::load_model(model_path);
+  return runtime::explain_model(m, calls, options);
+}
+
 }  // namespace kiln::api

@@ -12,6 +12,7 @@
 #include "engine/ir/print_text.h"
 #include "engine/ir/to_dot.h"
 #include "engine/ir/to_json.h"
+#include "engine/runtime/explain.h"
 
 namespace kiln::api {
 
@@ -22,5 +23,15 @@ using InspectResult = capture::InspectResult;
 
 // Loads the archive and runs forward once on random inputs of the given shapes.
 InspectResult inspect(const std::string& model_path, const std::vector<InputSpec>& inputs, uint64_t seed = 0);
+
+using CaptureOptions = capture::CaptureOptions;
+using ExplainResult = runtime::ExplainResult;
+
+// Runs forward once per entry of `calls` through capture and the eager backend; compares every
+// output with LibTorch's own module.forward.
+ExplainResult explain(const std::string& model_path, const std::vector<std::vector<InputSpec>>& calls,
+                      const CaptureOptions& options = {});
+inline std::string explain_text(const ExplainResult& r) { return runtime::explain_text(r); }
+inline std::string explain_json(const ExplainResult& r) { return runtime::explain_json(r); }
 
 }  // namespace kiln::api

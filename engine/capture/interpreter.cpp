@@ -40,13 +40,13 @@ std::vector<c10::IValue> Interpreter::exec(const Node* node, Env& env, const Int
     auto v = torch::jit::toIValue(node->output());
     outs.push_back(v ? *v : c10::IValue());
   } else if (kind == c10::prim::If) {
-    bool cond = env.at(node->input(0)).toBool();
+    bool cond = lookup(env, node->input(0)).toBool();
     outs = run_block(node->blocks()[cond ? 0 : 1], env, hooks);
   } else if (kind == c10::prim::Loop) {
-    int64_t max_trip = env.at(node->input(0)).toInt();
-    bool cond = env.at(node->input(1)).toBool();
+    int64_t max_trip = lookup(env, node->input(0)).toInt();
+    bool cond = lookup(env, node->input(1)).toBool();
     std::vector<c10::IValue> carried;
-    for (size_t i = 2; i < node->inputs().size(); ++i) carried.push_back(env.at(node->input(i)));
+    for (size_t i = 2; i < node->inputs().size(); ++i) carried.push_back(lookup(env, node->input(i)));
     const Block* body = node->blocks()[0];
     for (int64_t it = 0; it < max_trip && cond; ++it) {
       env[body->inputs()[0]] = c10::IValue(it);
@@ -58,39 +58,39 @@ std::vector<c10::IValue> Interpreter::exec(const Node* node, Env& env, const Int
     outs = std::move(carried);
   } else if (kind == c10::prim::Print) {
     std::vector<c10::IValue> in;
-    for (const auto* v : node->inputs()) in.push_back(env.at(v));
+    for (const auto* v : node->inputs()) in.push_back(lookup(env, v));
     std::ostream& os = hooks.print_sink ? *hooks.print_sink : std::cout;
     os << format_for_print(in) << '\n';
   } else if (kind == c10::prim::ListUnpack) {
-    auto list = env.at(node->input(0)).toList();
+    auto list = lookup(env, node->input(0)).toList();
     if (list.size() != node->outputs().size())
       throw Error("prim::ListUnpack: expected " + std::to_string(node->outputs().size()) + " elements, got " +
                   std::to_string(list.size()));
     for (size_t i = 0; i < list.size(); ++i) outs.push_back(list.get(i));
   } else if (kind == c10::prim::TupleUnpack) {
-    auto tup = env.at(node->input(0)).toTuple();
+    auto tup = lookup(env, node->input(0)).toTuple();
     for (const auto& e : tup->elements()) outs.push_back(e);
   } else if (kind == c10::prim::TupleConstruct) {
     std::vector<c10::IValue> elems;
-    for (const auto* v : node->inputs()) elems.push_back(env.at(v));
+    for (const auto* v : node->inputs()) elems.push_back(lookup(env, v));
     outs.push_back(c10::ivalue::Tuple::create(std::move(elems)));
   } else if (kind == c10::prim::ListConstruct) {
     auto lt = node->output()->type()->expect<c10::ListType>();
     c10::impl::GenericList list(lt->getElementType());
     list.reserve(node->inputs().size());
-    for (const auto* v : node->inputs()) list.push_back(env.at(v));
+    for (const auto* v : node->inputs()) list.push_back(lookup(env, v));
     outs.push_back(std::move(list));
   } else if (kind == c10::prim::unchecked_cast) {
-    outs.push_back(env.at(node->input(0)));
+    outs.push_back(lookup(env, node->input(0)));
   } else if (kind == c10::prim::Uninitialized) {
     outs.push_back(c10::IValue());
   } else if (kind == c10::prim::GetAttr) {
-    auto obj = env.at(node->input(0)).toObject();
+    auto obj = lookup(env, node->input(0)).toObject();
     outs.push_back(obj->getAttr(node->s(c10::attr::name)));
   } else {
     torch::jit::Stack stack;
     stack.reserve(node->inputs().size());
-    for (const auto* v : node->inputs()) stack.push_back(env.at(v));
+    for (const auto* v : node->inputs()) stack.push_back(lookup(env, v));
     operation(node)(stack);
     if (stack.size() != node->outputs().size())
       throw Error(std::string("interpreter: ") + node->kind().toQualString() + " returned " +
@@ -98,6 +98,31 @@ std::vector<c10::IValue> Interpreter::exec(const Node* node, Env& env, const Int
     outs.assign(std::make_move_iterator(stack.begin()), std::make_move_iterator(stack.end()));
   }
   return outs;
+}
+
+const c10::IValue& lookup(Interpreter::Env& env, const Value* v) {
+  auto it = env.find(v);
+  if (it != env.end()) return it->second;
+  if (v->node()->kind() == c10::prim::Constant) {
+    auto iv = torch::jit::toIValue(v);
+    return env.emplace(v, iv ? *iv : c10::IValue()).first->second;
+  }
+  throw Error("interpreter: value %" + v->debugName() + " used before it was computed");
+}
+
+std::vector<c10::IValue> Interpreter::exec_node(const Node* node, Env& env, const InterpreterHooks& hooks) {
+  try {
+    return exec(node, env, hooks);
+  } catch (const Error&) {
+    if (!failed_node_) failed_node_ = node;
+    throw;
+  } catch (const c10::Error& e) {
+    if (!failed_node_) failed_node_ = node;
+    throw Error(std::string(node->kind().toQualString()) + " failed: " + first_line(e.what_without_backtrace()));
+  } catch (const std::exception& e) {
+    if (!failed_node_) failed_node_ = node;
+    throw Error(std::string(node->kind().toQualString()) + " failed: " + first_line(e.what()));
+  }
 }
 
 std::vector<c10::IValue> Interpreter::run_block(const Block* block, Env& env, const InterpreterHooks& hooks) {
@@ -118,7 +143,7 @@ std::vector<c10::IValue> Interpreter::run_block(const Block* block, Env& env, co
     if (hooks.after_node) hooks.after_node(node, outs);
   }
   std::vector<c10::IValue> rets;
-  for (const auto* v : block->outputs()) rets.push_back(env.at(v));
+  for (const auto* v : block->outputs()) rets.push_back(lookup(env, v));
   return rets;
 }
 

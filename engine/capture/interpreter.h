@@ -36,12 +36,19 @@ class Interpreter {
 
   // After run() threw: the innermost node that failed (null if none).
   const Node* failed_node() const { return failed_node_; }
+  void clear_failure() { failed_node_ = nullptr; }
 
   const torch::jit::Graph& graph() const { return *graph_; }
 
- private:
   using Env = std::unordered_map<const Value*, c10::IValue>;
-  std::vector<c10::IValue> run_block(const Block* block, Env& env, const InterpreterHooks& hooks);
+
+  // Runs one node (control flow included) reading its inputs from env; returns its outputs
+  // without storing them. Errors are kiln::Error naming the op; failed_node() names it.
+  std::vector<c10::IValue> exec_node(const Node* node, Env& env, const InterpreterHooks& hooks = {});
+  // Runs a block's nodes, storing outputs in env; returns the block's outputs.
+  std::vector<c10::IValue> run_block(const Block* block, Env& env, const InterpreterHooks& hooks = {});
+
+ private:
   std::vector<c10::IValue> exec(const Node* node, Env& env, const InterpreterHooks& hooks);
   torch::jit::Operation& operation(const Node* node);
 
@@ -49,6 +56,9 @@ class Interpreter {
   std::unordered_map<const Node*, torch::jit::Operation> ops_;
   const Node* failed_node_ = nullptr;
 };
+
+// The value of `v` in env; prim::Constant values are materialized on first use.
+const c10::IValue& lookup(Interpreter::Env& env, const Value* v);
 
 // Python's print() formatting of TorchScript values ("mid", 3, 0.5, tensors).
 std::string format_for_print(const std::vector<c10::IValue>& values);

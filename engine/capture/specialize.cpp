@@ -1,0 +1,488 @@
+#include "engine/capture/specialize.h"
+
+#include <sstream>
+#include <unordered_map>
+
+#include "engine/base/error.h"
+#include "engine/capture/torch_meta.h"
+
+namespace kiln::capture {
+
+using torch::jit::Block;
+using torch::jit::Node;
+using torch::jit::Value;
+using Env = Interpreter::Env;
+
+namespace {
+
+std::string dtype_text(c10::ScalarType t) { return ir::dtype_name(to_ir_dtype(t)); }
+
+std::string join_ints(const std::vector<int64_t>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s;
+}
+
+struct Specializer {
+  const RegionStatic& region;
+  Interpreter& interp;
+  Env& env;
+  SourceFiles& sources;
+  int unroll_limit;
+  CompiledRegion out;
+  std::unordered_map<const Value*, Sym> int_sym;
+  std::unordered_map<const Value*, std::vector<Sym>> list_sym;
+  std::unordered_map<const Value*, std::vector<Sym>> tensor_dims;
+  std::map<std::string, int64_t> sym_values;
+  std::set<int64_t> static_input_sizes;
+  int executed = 0;
+
+  // ---- symbolic tracking -------------------------------------------------
+  std::vector<Sym> dims_of(const Value* v) {
+    auto it = tensor_dims.find(v);
+    if (it != tensor_dims.end()) return it->second;
+    std::vector<Sym> dims;
+    const auto& iv = lookup(env, v);
+    if (!iv.isTensor()) return dims;
+    for (auto s : iv.toTensor().sizes()) {
+      Sym d = sym_const(s);
+      // Display and size queries on intermediates: a size equal to exactly one symbol's value,
+      // and to no static input size, is taken to be that symbol.
+      if (!static_input_sizes.count(s)) {
+        int matches = 0;
+        std::string name;
+        for (const auto& [sym, val] : sym_values)
+          if (val == s) {
+            ++matches;
+            name = sym;
+          }
+        if (matches == 1) d = sym_var(name);
+      }
+      dims.push_back(d);
+    }
+    return dims;
+  }
+
+  Sym int_of(const Value* v) {
+    auto it = int_sym.find(v);
+    if (it != int_sym.end()) return it->second;
+    const auto& iv = lookup(env, v);
+    if (iv.isInt()) return sym_const(iv.toInt());
+    if (iv.isBool()) return sym_const(iv.toBool() ? 1 : 0);
+    return nullptr;
+  }
+
+  void propagate(const Node* n) {
+    const std::string k = n->kind().toQualString();
+    auto symbolic = [](const Sym& s) { return s && !sym_is_const(s); };
+    if (k == "aten::size" && n->inputs().size() == 1) {
+      auto d = dims_of(n->input(0));
+      bool any = false;
+      for (auto& s : d) any |= symbolic(s);
+      if (any) list_sym[n->output()] = d;
+    } else if (k == "aten::size" && n->inputs().size() == 2) {
+      auto d = dims_of(n->input(0));
+      auto idx = lookup(env, n->input(1)).toInt();
+      if (idx < 0) idx += static_cast<int64_t>(d.size());
+      if (idx >= 0 && idx < static_cast<int64_t>(d.size()) && symbolic(d[idx])) int_sym[n->output()] = d[idx];
+    } else if (k == "prim::ListUnpack") {
+      auto it = list_sym.find(n->input(0));
+      if (it != list_sym.end())
+        for (size_t i = 0; i < n->outputs().size() && i < it->second.size(); ++i)
+          if (symbolic(it->second[i])) int_sym[n->output(i)] = it->second[i];
+    } else if (k == "aten::__getitem__" && list_sym.count(n->input(0))) {
+      auto& l = list_sym[n->input(0)];
+      auto idx = lookup(env, n->input(1)).toInt();
+      if (idx < 0) idx += static_cast<int64_t>(l.size());
+      if (idx >= 0 && idx < static_cast<int64_t>(l.size()) && symbolic(l[idx])) int_sym[n->output()] = l[idx];
+    } else if (k == "aten::__not__") {
+      auto a = int_of(n->input(0));
+      if (symbolic(a)) int_sym[n->output()] = sym_not(a);
+    } else if (n->inputs().size() == 2 && n->outputs().size() == 1 &&
+               n->input(0)->type()->kind() == c10::TypeKind::IntType &&
+               n->input(1)->type()->kind() == c10::TypeKind::IntType) {
+      static const std::map<std::string, SymNode::Op> ops = {
+          {"aten::add", SymNode::Op::Add},       {"aten::sub", SymNode::Op::Sub}, {"aten::mul", SymNode::Op::Mul},
+          {"aten::floordiv", SymNode::Op::FloorDiv}, {"aten::remainder", SymNode::Op::Mod},
+          {"aten::gt", SymNode::Op::Gt},         {"aten::ge", SymNode::Op::Ge},   {"aten::lt", SymNode::Op::Lt},
+          {"aten::le", SymNode::Op::Le},         {"aten::eq", SymNode::Op::Eq},   {"aten::ne", SymNode::Op::Ne}};
+      auto op = ops.find(k);
+      if (op != ops.end()) {
+        auto a = int_of(n->input(0)), b = int_of(n->input(1));
+        if (a && b && (symbolic(a) || symbolic(b))) int_sym[n->output()] = sym_binary(op->second, a, b);
+      }
+    }
+  }
+
+  // ---- execution ---------------------------------------------------------
+  void bind(const Value* dst, const Value* src) {
+    env[dst] = lookup(env, src);
+    if (int_sym.count(src)) int_sym[dst] = int_sym[src];
+    if (tensor_dims.count(src)) tensor_dims[dst] = tensor_dims[src];
+    Instr i;
+    i.kind = Instr::Kind::Bind;
+    i.dst = dst;
+    i.src = src;
+    out.trace.push_back(i);
+  }
+
+  void decide(const Node* n, const Value* cond_value, bool taken) {
+    Sym c = int_of(cond_value);
+    auto o = node_origin(n, sources);
+    DecisionGuard g;
+    g.expected = taken;
+    std::string where = o.loc.known() ? o.loc.str() : std::string(n->kind().toQualString());
+    if (c && !sym_is_const(c)) {
+      g.expr = c;
+      g.text = taken ? sym_str(c) : "not (" + sym_str(c) + ")";
+    } else {
+      g.text = "branch at " + where + " (" + o.loc.text + ") took the " + (taken ? "true" : "false") +
+               " side; implied by the size guards";
+    }
+    out.decisions.push_back(g);
+  }
+
+  void run_nodes(const Block* b) {
+    for (const Node* n : b->nodes()) run_node(n);
+  }
+
+  void run_node(const Node* n) {
+    if (n->kind() == c10::prim::Constant) return;
+    if (++executed > unroll_limit * 8)
+      throw Error("capture: region " + std::to_string(region.index) + " grew past " + std::to_string(unroll_limit * 8) +
+                  " nodes while unrolling");
+    if (n->kind() == c10::prim::If) {
+      bool cond = lookup(env, n->input(0)).toBool();
+      decide(n, n->input(0), cond);
+      const Block* blk = n->blocks()[cond ? 0 : 1];
+      run_nodes(blk);
+      for (size_t i = 0; i < n->outputs().size(); ++i) bind(n->output(i), blk->outputs()[i]);
+      return;
+    }
+    if (n->kind() == c10::prim::Loop) {
+      int64_t trip = lookup(env, n->input(0)).toInt();
+      bool cond = lookup(env, n->input(1)).toBool();
+      const Block* body = n->blocks()[0];
+      size_t carried = n->inputs().size() - 2;
+      std::vector<const Value*> cur;
+      for (size_t i = 0; i < carried; ++i) cur.push_back(n->input(i + 2));
+      for (int64_t it = 0; it < trip && cond; ++it) {
+        env[body->inputs()[0]] = c10::IValue(it);
+        Instr bi;
+        bi.kind = Instr::Kind::BindInt;
+        bi.dst = body->inputs()[0];
+        bi.value = it;
+        out.trace.push_back(bi);
+        for (size_t i = 0; i < carried; ++i) bind(body->inputs()[i + 1], cur[i]);
+        run_nodes(body);
+        cond = lookup(env, body->outputs()[0]).toBool();
+        for (size_t i = 0; i < carried; ++i) cur[i] = body->outputs()[i + 1];
+        // Re-bind through fresh copies so the next iteration's block params read the right values.
+        std::vector<c10::IValue> vals;
+        for (size_t i = 0; i < carried; ++i) vals.push_back(lookup(env, cur[i]));
+      }
+      for (size_t i = 0; i < carried; ++i) bind(n->output(i), cur[i]);
+      return;
+    }
+    auto outs = interp.exec_node(n, env);
+    for (size_t i = 0; i < n->outputs().size() && i < outs.size(); ++i) env[n->output(i)] = outs[i];
+    Instr e;
+    e.kind = Instr::Kind::Exec;
+    e.node = n;
+    out.trace.push_back(e);
+    propagate(n);
+  }
+
+  // ---- guards --------------------------------------------------------------
+  void build_input_guards(const DynamicDims& dynamic, const std::set<const Value*>& data_values) {
+    int next_sym = 0;
+    std::set<std::string> used_names;
+    for (size_t i = 0; i < region.inputs.size(); ++i) {
+      const Value* v = region.inputs[i];
+      const auto& iv = lookup(env, v);
+      InputGuardSpec g;
+      g.name = user_name(v);
+      if (!used_names.insert(g.name).second) g.name += "_" + std::to_string(i);
+      if (iv.isTensor()) {
+        const auto& t = iv.toTensor();
+        g.tensor = true;
+        g.dtype = t.scalar_type();
+        g.device = t.device();
+        g.requires_grad = t.requires_grad();
+        std::vector<Sym> dims;
+        bool any_sym = false;
+        for (int64_t d = 0; d < t.dim(); ++d) {
+          int64_t size = t.size(d);
+          if (dynamic.count({static_cast<int>(i), static_cast<int>(d)}) && size >= 2) {
+            std::string s = "s" + std::to_string(next_sym++);
+            g.sizes.push_back(std::nullopt);
+            g.symbols.push_back(s);
+            sym_values[s] = size;
+            dims.push_back(sym_var(s));
+            out.info.guards.symbols.push_back(s + " = " + g.name + ".size(" + std::to_string(d) + ")");
+            any_sym = true;
+          } else {
+            g.sizes.push_back(size);
+            g.symbols.push_back("");
+            static_input_sizes.insert(size);
+            dims.push_back(sym_const(size));
+          }
+        }
+        if (any_sym) {
+          g.contiguous = t.is_contiguous();
+          tensor_dims[v] = dims;
+        } else {
+          g.strides = t.strides().vec();
+        }
+      } else if (!data_values.count(v) && (iv.isInt() || iv.isDouble() || iv.isBool())) {
+        g.value = iv;
+      }
+      out.inputs.push_back(std::move(g));
+    }
+  }
+
+  void describe_guards() {
+    auto& gs = out.info.guards.guards;
+    using K = Guard::Kind;
+    for (const auto& g : out.inputs) {
+      if (!g.tensor) {
+        if (g.value) {
+          std::ostringstream os;
+          os << *g.value;
+          gs.push_back(Guard{K::ScalarValue, g.name, -1, os.str(), g.name + " == " + os.str()});
+        }
+        continue;
+      }
+      gs.push_back(Guard{K::Dtype, g.name, -1, dtype_text(g.dtype), g.name + ".dtype == " + dtype_text(g.dtype)});
+      gs.push_back(Guard{K::Device, g.name, -1, g.device.str(), g.name + ".device == " + g.device.str()});
+      gs.push_back(Guard{K::Rank, g.name, -1, std::to_string(g.sizes.size()),
+                         g.name + ".dim() == " + std::to_string(g.sizes.size())});
+      for (size_t d = 0; d < g.sizes.size(); ++d) {
+        std::string at = g.name + ".size(" + std::to_string(d) + ")";
+        if (g.sizes[d]) gs.push_back(Guard{K::Size, g.name, static_cast<int>(d), std::to_string(*g.sizes[d]),
+                                           at + " == " + std::to_string(*g.sizes[d])});
+        else gs.push_back(Guard{K::SymbolicSize, g.name, static_cast<int>(d), g.symbols[d],
+                                at + " == " + g.symbols[d] + " (" + g.symbols[d] + " >= 2)"});
+      }
+      if (g.strides.empty()) gs.push_back(Guard{K::Contiguous, g.name, -1, g.contiguous ? "True" : "False",
+                                                g.name + ".is_contiguous() == " + (g.contiguous ? "True" : "False")});
+      else gs.push_back(Guard{K::Stride, g.name, -1, join_ints(g.strides), g.name + ".stride() == (" + join_ints(g.strides) + ")"});
+      gs.push_back(Guard{K::RequiresGrad, g.name, -1, g.requires_grad ? "True" : "False",
+                         g.name + ".requires_grad == " + (g.requires_grad ? "True" : "False")});
+    }
+    for (const auto& d : out.decisions) gs.push_back(Guard{K::Decision, "", -1, d.expected ? "True" : "False", d.text});
+    gs.push_back(Guard{K::GradMode, "", -1, out.grad_mode ? "True" : "False",
+                       std::string("torch.is_grad_enabled() == ") + (out.grad_mode ? "True" : "False")});
+  }
+
+  // ---- the region's graph -----------------------------------------------------
+  ir::Graph build_graph() {
+    ir::Graph g;
+    g.name = "region " + std::to_string(region.index);
+    std::unordered_map<const Value*, std::string> names;
+    std::set<std::string> used;
+    auto unique = [&](std::string base) {
+      for (auto& c : base)
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) c = '_';
+      if (base.empty() || std::isdigit(static_cast<unsigned char>(base[0]))) base = "v" + base;
+      if (used.insert(base).second) return base;
+      for (int i = 1;; ++i)
+        if (used.insert(base + "_" + std::to_string(i)).second) return base + "_" + std::to_string(i);
+    };
+    auto meta = [&](const Value* v) {
+      ir::ValueMeta m = meta_of(lookup(env, v));
+      if (m.is_tensor()) {
+        auto d = dims_of(v);
+        for (size_t i = 0; i < d.size() && i < m.shape.size(); ++i)
+          if (d[i] && d[i]->op == SymNode::Op::Var) m.shape[i] = ir::Dim::symbolic(d[i]->name);
+      }
+      return m;
+    };
+    for (size_t i = 0; i < region.inputs.size(); ++i) {
+      ir::Node p;
+      p.op = ir::NodeOp::Placeholder;
+      std::string n = unique(out.inputs[i].name);
+      names[region.inputs[i]] = n;
+      p.target = n;
+      p.outputs.push_back({n, meta(region.inputs[i])});
+      g.nodes.push_back(std::move(p));
+    }
+    std::vector<ir::Node> attrs, body;
+    auto arg = [&](const Value* v) -> ir::Arg {
+      auto it = names.find(v);
+      if (it != names.end()) return ir::Arg::value(it->second);
+      if (v->node()->kind() == c10::prim::Constant) {
+        auto iv = torch::jit::toIValue(v);
+        if (iv && iv->isTensor()) {
+          std::string dbg = v->debugName();
+          if (dbg.rfind("self.", 0) == 0) dbg = dbg.substr(5);
+          ir::Node a;
+          a.op = ir::NodeOp::GetAttr;
+          a.target = dbg;
+          std::string n = unique(dbg);
+          a.outputs.push_back({n, meta_of(*iv)});
+          attrs.push_back(std::move(a));
+          names[v] = n;
+          return ir::Arg::value(n);
+        }
+        if (iv) {
+          std::ostringstream os;
+          if (iv->isNone()) return ir::Arg::none();
+          if (iv->isInt()) return ir::Arg::integer(iv->toInt());
+          if (iv->isDouble()) return ir::Arg::real(iv->toDouble());
+          if (iv->isBool()) return ir::Arg::boolean(iv->toBool());
+          if (iv->isString()) return ir::Arg::string(iv->toStringRef());
+          os << *iv;
+          return ir::Arg::other(os.str());
+        }
+      }
+      return ir::Arg::value(v->debugName());
+    };
+    for (const auto& ins : out.trace) {
+      if (ins.kind == Instr::Kind::Bind) {
+        auto it = names.find(ins.src);
+        if (it != names.end()) names[ins.dst] = it->second;
+        continue;
+      }
+      if (ins.kind == Instr::Kind::BindInt) continue;
+      const Node* n = ins.node;
+      ir::Node node;
+      node.target = n->kind().toQualString();
+      for (const Value* v : n->inputs()) node.args.push_back(arg(v));
+      auto o = node_origin(n, sources);
+      node.loc = o.loc;
+      node.op_loc = o.op_loc;
+      node.module_path = o.module_path;
+      for (const Value* v : n->outputs()) {
+        std::string nm = unique(v->hasDebugName() && !std::isdigit(static_cast<unsigned char>(v->debugName()[0]))
+                                    ? user_name(v)
+                                    : std::string(n->kind().toUnqualString()));
+        names[v] = nm;
+        node.outputs.push_back({nm, meta(v)});
+      }
+      body.push_back(std::move(node));
+    }
+    for (auto& a : attrs) g.nodes.push_back(std::move(a));
+    for (auto& b : body) g.nodes.push_back(std::move(b));
+    ir::Node outn;
+    outn.op = ir::NodeOp::Output;
+    outn.target = "output";
+    for (const Value* v : region.outputs) outn.args.push_back(arg(v));
+    g.nodes.push_back(std::move(outn));
+    return g;
+  }
+};
+
+}  // namespace
+
+CompiledRegion specialize_region(const RegionStatic& region, const DynamicDims& dynamic, Interpreter& interp, Env& env,
+                                 int unroll_limit, SourceFiles& sources, const std::set<const Value*>& data_values) {
+  Specializer s{region, interp, env, sources, unroll_limit, {}, {}, {}, {}, {}, {}, 0};
+  s.out.grad_mode = at::GradMode::is_enabled();
+  s.build_input_guards(dynamic, data_values);
+  for (const Node* n : region.nodes) s.run_node(n);
+  s.describe_guards();
+  s.out.info.graph = s.build_graph();
+  return std::move(s.out);
+}
+
+GuardFailure check_guards(CompiledRegion& entry, const std::vector<c10::IValue>& inputs) {
+  auto t0 = std::chrono::steady_clock::now();
+  GuardFailure result;
+  std::string& fail = result.text;
+  std::map<std::string, int64_t> bindings;
+  for (size_t i = 0; i < entry.inputs.size() && fail.empty(); ++i) {
+    const auto& g = entry.inputs[i];
+    const auto& iv = inputs[i];
+    if (g.tensor) {
+      if (!iv.isTensor()) {
+        fail = "'" + g.name + "' is no longer a tensor";
+        break;
+      }
+      const auto& t = iv.toTensor();
+      const std::string who = "tensor '" + g.name + "'";
+      if (t.scalar_type() != g.dtype) {
+        fail = who + " dtype mismatch. expected " + dtype_text(g.dtype) + ", actual " + dtype_text(t.scalar_type());
+      } else if (t.device() != g.device) {
+        fail = who + " device mismatch. expected " + g.device.str() + ", actual " + t.device().str();
+      } else if (t.dim() != static_cast<int64_t>(g.sizes.size())) {
+        fail = who + " rank mismatch. expected " + std::to_string(g.sizes.size()) + ", actual " + std::to_string(t.dim());
+      } else {
+        for (size_t d = 0; d < g.sizes.size() && fail.empty(); ++d) {
+          int64_t actual = t.size(static_cast<int64_t>(d));
+          if (g.sizes[d]) {
+            if (actual != *g.sizes[d]) {
+              result.input = static_cast<int>(i);
+              result.dim = static_cast<int>(d);
+            }
+            if (actual != *g.sizes[d])
+              fail = who + " size mismatch at index " + std::to_string(d) + ". expected " + std::to_string(*g.sizes[d]) +
+                     ", actual " + std::to_string(actual);
+          } else {
+            if (actual < 2)
+              fail = who + " size mismatch at index " + std::to_string(d) + ". expected " + g.symbols[d] +
+                     " >= 2, actual " + std::to_string(actual);
+            bindings[g.symbols[d]] = actual;
+          }
+        }
+        if (fail.empty()) {
+          if (!g.strides.empty()) {
+            auto st = t.strides();
+            for (size_t d = 0; d < g.strides.size(); ++d)
+              if (st[d] != g.strides[d]) {
+                fail = who + " stride mismatch at index " + std::to_string(d) + ". expected " +
+                       std::to_string(g.strides[d]) + ", actual " + std::to_string(st[d]);
+                break;
+              }
+          } else if (t.is_contiguous() != g.contiguous) {
+            fail = who + " contiguity mismatch. expected " + (g.contiguous ? "contiguous" : "non-contiguous");
+          }
+        }
+        if (fail.empty() && t.requires_grad() != g.requires_grad)
+          fail = who + " requires_grad mismatch. expected requires_grad=" + (g.requires_grad ? "1" : "0");
+      }
+    } else if (g.value) {
+      bool same = false;
+      if (g.value->isInt() && iv.isInt()) same = g.value->toInt() == iv.toInt();
+      else if (g.value->isDouble() && iv.isDouble()) same = g.value->toDouble() == iv.toDouble();
+      else if (g.value->isBool() && iv.isBool()) same = g.value->toBool() == iv.toBool();
+      if (!same) {
+        std::ostringstream e, a;
+        e << *g.value;
+        a << iv;
+        fail = "scalar '" + g.name + "' value mismatch. expected " + e.str() + ", actual " + a.str();
+      }
+    }
+  }
+  for (size_t i = 0; i < entry.decisions.size() && fail.empty(); ++i) {
+    const auto& d = entry.decisions[i];
+    if (!d.expr) continue;
+    auto v = sym_eval(d.expr, bindings);
+    if (!v || static_cast<bool>(*v) != d.expected) {
+      std::string vals;
+      for (const auto& [s, x] : bindings) vals += (vals.empty() ? "" : ", ") + s + " = " + std::to_string(x);
+      fail = "guard failed: " + d.text + " (" + vals + ")";
+    }
+  }
+  if (fail.empty() && at::GradMode::is_enabled() != entry.grad_mode) fail = "GLOBAL_STATE changed: grad_mode";
+  auto t1 = std::chrono::steady_clock::now();
+  entry.info.guards.evaluations++;
+  entry.info.guards.eval_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count();
+  return result;
+}
+
+void run_trace(const CompiledRegion& entry, Interpreter& interp, Env& env) {
+  for (const auto& ins : entry.trace) {
+    switch (ins.kind) {
+      case Instr::Kind::Exec: {
+        auto outs = interp.exec_node(ins.node, env);
+        for (size_t i = 0; i < ins.node->outputs().size() && i < outs.size(); ++i) env[ins.node->output(i)] = outs[i];
+        break;
+      }
+      case Instr::Kind::Bind: env[ins.dst] = lookup(env, ins.src); break;
+      case Instr::Kind::BindInt: env[ins.dst] = c10::IValue(ins.value); break;
+    }
+  }
+}
+
+}  // namespace kiln::capture

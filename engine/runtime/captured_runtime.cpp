@@ -1,0 +1,187 @@
+#include "engine/runtime/captured_runtime.h"
+
+#include <filesystem>
+
+#include "engine/base/error.h"
+
+namespace kiln::runtime {
+
+using capture::Event;
+namespace fs = std::filesystem;
+
+static capture::SourceFiles sources_for(const std::string& model_path) {
+  fs::path dir = fs::path(model_path).parent_path();
+  if (dir.empty()) dir = ".";
+  return capture::SourceFiles({dir.string(), (dir / "src").string()});
+}
+
+CapturedRuntime::CapturedRuntime(const model::Model& model, capture::CaptureOptions options)
+    : model_(model),
+      options_(std::move(options)),
+      sources_(sources_for(model.path())),
+      interp_(model.impl->graph),
+      start_(std::chrono::steady_clock::now()) {
+  if (options_.cache_limit < 1) throw Error("--cache-limit must be at least 1");
+  capture::PartitionOptions po;
+  po.unroll_limit = options_.unroll_limit;
+  partition_ = capture::partition_graph(*model.impl->graph, sources_, po);
+  caches_.resize(partition_.regions.size());
+  break_hits_.assign(partition_.breaks.size(), 0);
+  if (options_.fullgraph && !partition_.breaks.empty()) {
+    const auto& b = partition_.breaks.front();
+    throw Error(model.path() + ": fullgraph=True but the model has " + std::to_string(partition_.breaks.size()) +
+                " graph break" + (partition_.breaks.size() == 1 ? "" : "s") + "; the first: " + b.id + " " + b.reason +
+                " at " + (b.loc.known() ? b.loc.str() : std::string("an unknown line")) +
+                (b.loc.text.empty() ? "" : " (" + b.loc.text + ")"));
+  }
+}
+
+void CapturedRuntime::event(Event::Kind k, int region, const std::string& compile_id, const std::string& message) {
+  Event e;
+  e.kind = k;
+  e.t_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start_).count();
+  e.call = call_;
+  e.region = region;
+  e.compile_id = compile_id;
+  e.message = message;
+  events_.push_back(std::move(e));
+}
+
+std::vector<c10::IValue> CapturedRuntime::run(const std::vector<at::Tensor>& inputs, std::ostream* print_sink) {
+  ++call_;
+  hooks_.print_sink = print_sink;
+  const auto& gin = model_.impl->graph->inputs();
+  if (inputs.size() + 1 != gin.size())
+    throw Error(model_.path() + ": forward takes " + std::to_string(gin.size() - 1) + " inputs, " +
+                std::to_string(inputs.size()) + " given");
+  Env env;
+  env[gin[0]] = model_.impl->frozen._ivalue();
+  for (size_t i = 0; i < inputs.size(); ++i) env[gin[i + 1]] = inputs[i];
+  torch::NoGradGuard no_grad;
+  interp_.clear_failure();
+  run_program(partition_.main, env);
+  std::vector<c10::IValue> outs;
+  for (const auto* v : model_.impl->graph->outputs()) outs.push_back(capture::lookup(env, v));
+  return outs;
+}
+
+void CapturedRuntime::run_program(const capture::Program& p, Env& env) {
+  for (const auto& step : p.steps) {
+    switch (step.kind) {
+      case capture::Step::Kind::Region: run_region(step.region, env); break;
+      case capture::Step::Kind::Interpret: {
+        for (int b : step.breaks) {
+          ++break_hits_[b];
+          const auto& gb = partition_.breaks[b];
+          event(Event::Kind::GraphBreak, gb.ends_region, "", gb.id + " " + gb.reason + " at " + gb.loc.str());
+        }
+        for (const auto* n : step.nodes) {
+          auto outs = interp_.exec_node(n, env, hooks_);
+          for (size_t i = 0; i < n->outputs().size() && i < outs.size(); ++i) env[n->output(i)] = outs[i];
+        }
+        break;
+      }
+      case capture::Step::Kind::Branch: {
+        for (int b : step.breaks) {
+          ++break_hits_[b];
+          const auto& gb = partition_.breaks[b];
+          event(Event::Kind::GraphBreak, gb.ends_region, "", gb.id + " " + gb.reason + " at " + gb.loc.str());
+        }
+        bool cond = capture::lookup(env, step.control->input(0)).toBool();
+        const auto* block = step.control->blocks()[cond ? 0 : 1];
+        run_program(step.blocks[cond ? 0 : 1], env);
+        for (size_t i = 0; i < step.control->outputs().size(); ++i)
+          env[step.control->output(i)] = capture::lookup(env, block->outputs()[i]);
+        break;
+      }
+    }
+  }
+}
+
+void CapturedRuntime::run_eager(const capture::RegionStatic& region, Env& env) {
+  for (const auto* n : region.nodes) {
+    auto outs = interp_.exec_node(n, env, hooks_);
+    for (size_t i = 0; i < n->outputs().size() && i < outs.size(); ++i) env[n->output(i)] = outs[i];
+  }
+}
+
+void CapturedRuntime::run_region(int r, Env& env) {
+  const auto& region = partition_.regions[r];
+  auto& cache = caches_[r];
+  if (options_.disable) {
+    run_eager(region, env);
+    return;
+  }
+  std::vector<c10::IValue> inputs;
+  inputs.reserve(region.inputs.size());
+  for (const auto* v : region.inputs) inputs.push_back(capture::lookup(env, v));
+
+  capture::GuardFailure last;
+  // Newest entry first, as Dynamo's cache does.
+  for (auto it = cache.entries.rbegin(); it != cache.entries.rend(); ++it) {
+    auto f = capture::check_guards(*it, inputs);
+    if (!f.failed()) {
+      ++it->info.hits;
+      capture::run_trace(*it, interp_, env);
+      return;
+    }
+    if (!last.failed()) last = f;
+  }
+  if (!cache.entries.empty()) {
+    event(Event::Kind::GuardFailure, r, cache.entries.back().info.compile_id, last.text);
+  }
+  if (static_cast<int>(cache.entries.size()) >= options_.cache_limit) {
+    if (!cache.limit_reached) {
+      cache.limit_reached = true;
+      event(Event::Kind::RecompileLimit, r, "[" + std::to_string(r) + "/*]",
+            "recompile limit reached: region " + std::to_string(r) + " has " + std::to_string(cache.entries.size()) +
+                " cache entries (limit " + std::to_string(options_.cache_limit) + "); last failing guard: " +
+                last.text + "; running it eagerly from now on");
+    }
+    event(Event::Kind::EagerFallback, r, "", "region " + std::to_string(r) + " ran eagerly (recompile limit)");
+    run_eager(region, env);
+    return;
+  }
+  // Dynamic dims: true = every dim symbolic; unset = automatic after a size mismatch.
+  if (options_.dynamic.value_or(false)) {
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (inputs[i].isTensor())
+        for (int64_t d = 0; d < inputs[i].toTensor().dim(); ++d) cache.dynamic.insert({static_cast<int>(i), static_cast<int>(d)});
+  } else if (!options_.dynamic.has_value() && last.input >= 0) {
+    cache.dynamic.insert({last.input, last.dim});
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  std::string id = "[" + std::to_string(r) + "/" + std::to_string(cache.entries.size()) + "]";
+  auto entry = capture::specialize_region(region, cache.dynamic, interp_, env, options_.unroll_limit, sources_,
+                                          partition_.data_values);
+  entry.info.compile_id = id;
+  entry.info.recompile_reason = last.text;
+  entry.info.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  entry.info.hits = 1;
+  if (cache.entries.empty()) {
+    event(Event::Kind::Capture, r, id, "captured region " + std::to_string(r) + " (" +
+                                           std::to_string(entry.info.graph.call_nodes().size()) + " ops)");
+  } else {
+    event(Event::Kind::Recompile, r, id, "recompiling region " + std::to_string(r) + ": " + last.text);
+  }
+  cache.entries.push_back(std::move(entry));
+}
+
+std::vector<capture::RegionInfo> CapturedRuntime::regions() const {
+  std::vector<capture::RegionInfo> out;
+  for (size_t r = 0; r < partition_.regions.size(); ++r) {
+    capture::RegionInfo info;
+    info.index = static_cast<int>(r);
+    for (const auto* n : partition_.regions[r].nodes) info.ops.push_back(n->kind().toQualString());
+    for (const auto& e : caches_[r].entries) info.entries.push_back(e.info);
+    info.limit_reached = caches_[r].limit_reached;
+    if (!partition_.regions[r].nodes.empty()) {
+      capture::SourceFiles s = sources_;
+      info.first_loc = capture::node_origin(partition_.regions[r].nodes.front(), s).loc;
+    }
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+}  // namespace kiln::runtime

@@ -1,0 +1,57 @@
+// Runs a captured program: regions through their cache of compiled entries (guarded,
+// recompiled on guard failure, automatic dynamic shapes, a per-region cache limit), the rest
+// through the interpreter. Records every capture, break, guard failure, recompile and fallback
+// as a timestamped event.
+#pragma once
+
+#include <chrono>
+#include <ostream>
+#include <vector>
+
+#include "engine/capture/interpreter.h"
+#include "engine/capture/partition.h"
+#include "engine/capture/specialize.h"
+#include "engine/model/model_impl.h"
+
+namespace kiln::runtime {
+
+class CapturedRuntime {
+ public:
+  // Throws kiln::Error when fullgraph is set and the model has a graph break (naming it and its line).
+  CapturedRuntime(const model::Model& model, capture::CaptureOptions options);
+
+  // One forward call. prim::Print output goes to `print_sink` (std::cout when null).
+  std::vector<c10::IValue> run(const std::vector<at::Tensor>& inputs, std::ostream* print_sink = nullptr);
+
+  const capture::Partition& partition() const { return partition_; }
+  std::vector<capture::RegionInfo> regions() const;
+  const std::vector<capture::Event>& events() const { return events_; }
+  const std::vector<int>& break_hits() const { return break_hits_; }
+
+ private:
+  struct RegionCache {
+    std::vector<capture::CompiledRegion> entries;
+    capture::DynamicDims dynamic;
+    bool limit_reached = false;
+  };
+  using Env = capture::Interpreter::Env;
+
+  void run_program(const capture::Program& p, Env& env);
+  void run_region(int r, Env& env);
+  void run_eager(const capture::RegionStatic& region, Env& env);
+  void event(capture::Event::Kind k, int region, const std::string& compile_id, const std::string& message);
+
+  model::Model model_;
+  capture::CaptureOptions options_;
+  capture::SourceFiles sources_;
+  capture::Partition partition_;
+  capture::Interpreter interp_;
+  std::vector<RegionCache> caches_;
+  std::vector<capture::Event> events_;
+  std::vector<int> break_hits_;
+  capture::InterpreterHooks hooks_;
+  std::chrono::steady_clock::time_point start_;
+  int call_ = -1;
+};
+
+}  // namespace kiln::runtime

@@ -1,0 +1,45 @@
+// Capture over a sequence of calls, as `kiln explain` reports it: regions, graph breaks,
+// guards, recompiles and the events behind them. No LibTorch types: the CLI and GUI include this.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/base/input_spec.h"
+#include "engine/capture/capture_types.h"
+#include "engine/model/model.h"
+
+namespace kiln::runtime {
+
+using capture::CaptureOptions;
+using capture::Event;
+using capture::GraphBreak;
+using capture::RegionInfo;
+
+
+struct CallCheck {
+  std::vector<InputSpec> inputs;
+  bool equal = false;          // bit-for-bit equal to module.forward
+  double max_abs_diff = 0.0;
+  std::vector<std::string> printed;
+};
+
+struct ExplainResult {
+  std::string model;
+  std::vector<GraphBreak> breaks;  // one per break site in the program
+  std::vector<int> break_hits;     // per break site: times it was hit over all calls
+  std::vector<RegionInfo> regions;
+  std::vector<Event> events;
+  std::vector<CallCheck> calls;
+  int compiles() const;  // cache entries made, all regions
+};
+
+ExplainResult explain_model(const model::Model& model, const std::vector<std::vector<InputSpec>>& calls,
+                            const CaptureOptions& options);
+
+// The text report of `kiln explain` (pure function of the result).
+std::string explain_text(const ExplainResult& r);
+std::string explain_json(const ExplainResult& r);
+
+}  // namespace kiln::runtime
