@@ -2,6 +2,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "app/cli/commands.h"
@@ -18,6 +19,7 @@ struct InspectArgs {
   std::string dot;
   bool json = false;
   bool table = false;
+  bool regions = false;
 };
 
 std::string with_commas(int64_t v) {
@@ -54,6 +56,14 @@ int run(const InspectArgs& a) {
     j["buffer_count"] = r.buffer_count;
     j["op_histogram"] = r.op_histogram;
     j["printed"] = r.printed;
+    if (a.regions) {
+      nlohmann::ordered_json breaks = nlohmann::ordered_json::array();
+      for (const auto& b : r.breaks)
+        breaks.push_back({{"id", b.id}, {"reason", b.reason}, {"line", b.loc.line}, {"file", b.loc.file},
+                          {"ends_region", b.ends_region}, {"resumes_region", b.resumes_region}});
+      j["regions"] = r.regions;
+      j["graph_breaks"] = breaks;
+    }
     j["graph"] = nlohmann::ordered_json::parse(ir::to_json(r.graph));
     std::cout << j.dump(2) << "\n";
     return 0;
@@ -69,6 +79,12 @@ int run(const InspectArgs& a) {
   size_t w = 0;
   for (const auto& [op, n] : r.op_histogram) w = std::max(w, op.size());
   for (const auto& [op, n] : r.op_histogram) std::cout << "  " << op << std::string(w - op.size() + 2, ' ') << n << "\n";
+  if (a.regions) {
+    std::cout << "\ncapture regions (" << r.breaks.size() << " graph break" << (r.breaks.size() == 1 ? "" : "s")
+              << ")\n";
+    std::istringstream lines(r.regions);
+    for (std::string l; std::getline(lines, l);) std::cout << "  " << l << "\n";
+  }
   if (!r.printed.empty()) {
     std::cout << "\nprinted by the model during the run\n";
     for (const auto& l : r.printed) std::cout << "  " << l << "\n";
@@ -90,6 +106,7 @@ std::function<int()> add_inspect(CLI::App& app) {
   cmd->add_option("--dtype", args->dtype, "Default dtype of the inputs")->capture_default_str();
   cmd->add_option("--dot", args->dot, "Also write the graph as Graphviz DOT to FILE");
   cmd->add_flag("--json", args->json, "Print JSON instead of text");
+  cmd->add_flag("--regions", args->regions, "Also show how capture cuts the graph into regions and graph breaks");
   cmd->add_flag("--table", args->table, "Print the graph as a table (opcode, name, target, args, meta, module, source)");
   return [args] { return run(*args); };
 }

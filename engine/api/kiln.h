@@ -31,7 +31,7 @@ using ExplainResult = runtime::ExplainResult;
 // output with LibTorch's own module.forward.
 ExplainResult explain(const std::string& model_path, const std::vector<std::vector<InputSpec>>& calls,
                       const CaptureOptions& options = {});
-inline std::string explain_text(const ExplainResult& r) { return runtime::explain_text(r); }
+inline std::string explain_text(const ExplainResult& r, bool timings = true) { return runtime::explain_text(r, timings); }
 inline std::string explain_json(const ExplainResult& r) { return runtime::explain_json(r); }
 
 }  // namespace kiln::api

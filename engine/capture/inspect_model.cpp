@@ -6,6 +6,7 @@
 #include "engine/base/error.h"
 #include "engine/capture/import_graph.h"
 #include "engine/capture/interpreter.h"
+#include "engine/capture/partition.h"
 #include "engine/capture/torch_meta.h"
 #include "engine/model/model_impl.h"
 #include "engine/runtime/example_inputs.h"
@@ -68,6 +69,9 @@ InspectResult inspect_model(const model::Model& model, const std::vector<InputSp
   }
   r.graph = import_graph(*impl.graph, observed, sources);
   r.op_histogram = r.graph.op_histogram();
+  auto part = partition_graph(*impl.graph, sources);
+  r.regions = partition_text(part);
+  r.breaks = part.breaks;
   std::istringstream lines(printed.str());
   for (std::string l; std::getline(lines, l);) r.printed.push_back(l);
   return r;

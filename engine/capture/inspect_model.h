@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "engine/base/input_spec.h"
+#include "engine/capture/capture_types.h"
 #include "engine/ir/graph.h"
 #include "engine/model/model.h"
 
@@ -28,6 +29,8 @@ struct InspectResult {
   int64_t buffer_count = 0;
   std::string libtorch_version;
   std::vector<std::string> printed;  // lines the model printed during the run
+  std::string regions;               // the capture partition as text (regions, steps, breaks)
+  std::vector<GraphBreak> breaks;    // the graph breaks capture finds
 };
 
 InspectResult inspect_model(const model::Model& model, const std::vector<InputSpec>& inputs, uint64_t seed = 0);

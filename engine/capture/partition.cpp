@@ -1,6 +1,7 @@
 #include "engine/capture/partition.h"
 
 #include <functional>
+#include <sstream>
 #include <unordered_set>
 
 namespace kiln::capture {
@@ -22,8 +23,8 @@ BreakCategoryInfo break_category_info(BreakCategory c) {
 }
 
 std::string user_name(const Value* v) {
-  if (!v->hasDebugName()) return "tmp" + std::to_string(v->unique());
-  std::string n = v->debugName();
+  std::string n = v->hasDebugName() ? v->debugName() : "";
+  if (n.empty() || std::isdigit(static_cast<unsigned char>(n[0]))) return v->node()->kind().toUnqualString();
   auto dot = n.find('.');
   if (dot != std::string::npos) n = n.substr(0, dot);
   // TorchScript renames reassigned variables y -> y0, y1; show the user's name.
@@ -47,7 +48,9 @@ bool is_scalar_extraction(const Node* n) {
 }
 
 bool is_side_effect(const Node* n) {
-  static const std::set<std::string> ops = {"prim::Print", "aten::warn", "prim::RaiseException", "prim::SetAttr",
+  // prim::RaiseException is not here: an assert on shapes is decided at capture time (and raising
+  // ends the call as it would eagerly), as Dynamo turns shape asserts into guards.
+  static const std::set<std::string> ops = {"prim::Print", "aten::warn", "prim::SetAttr",
                                             "aten::manual_seed", "prim::Enter", "prim::Exit"};
   return ops.count(n->kind().toQualString()) > 0;
 }
@@ -348,7 +351,46 @@ void link_breaks(const Program& p, Partition& part, int& last_region, std::vecto
   }
 }
 
+void program_text(const Program& p, const Partition& part, const std::string& indent, std::ostringstream& os) {
+  auto values = [](const std::vector<const Value*>& vs) {
+    std::string s;
+    for (const Value* v : vs) s += (s.empty() ? "" : ", ") + user_name(v);
+    return s;
+  };
+  for (const Step& s : p.steps) {
+    switch (s.kind) {
+      case Step::Kind::Region: {
+        const auto& r = part.regions[s.region];
+        os << indent << "region " << r.index << " (" << values(r.inputs) << ") -> (" << values(r.outputs) << ")\n";
+        for (const Node* n : r.nodes) os << indent << "  " << n->kind().toQualString() << "\n";
+        break;
+      }
+      case Step::Kind::Interpret:
+        os << indent << "interpret\n";
+        for (const Node* n : s.nodes) os << indent << "  " << n->kind().toQualString() << "\n";
+        break;
+      case Step::Kind::Branch:
+        os << indent << "branch on " << user_name(s.control->input(0)) << "\n";
+        for (size_t b = 0; b < s.blocks.size(); ++b) {
+          os << indent << "  block" << b << ":\n";
+          program_text(s.blocks[b], part, indent + "    ", os);
+        }
+        break;
+    }
+    for (int b : s.breaks) {
+      const auto& gb = part.breaks[b];
+      os << indent << "  ! break " << gb.id << " at " << gb.loc.str() << ": " << gb.reason << "\n";
+    }
+  }
+}
+
 }  // namespace
+
+std::string partition_text(const Partition& p) {
+  std::ostringstream os;
+  program_text(p.main, p, "", os);
+  return os.str();
+}
 
 Partition partition_graph(const torch::jit::Graph& graph, SourceFiles& sources, const PartitionOptions& options) {
   Partition part;

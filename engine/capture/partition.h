@@ -57,6 +57,10 @@ struct Partition {
 
 Partition partition_graph(const torch::jit::Graph& graph, SourceFiles& sources, const PartitionOptions& options = {});
 
+// Stable text of a partition: steps in order, region ops with their inputs/outputs, breaks with
+// their category, line and reason (the before/after form pass tests compare).
+std::string partition_text(const Partition& p);
+
 // Name of a value as the user wrote it: "x" for "x.1", "y" for "y0.3"; "tmp" + id when unnamed.
 std::string user_name(const torch::jit::Value* v);
 

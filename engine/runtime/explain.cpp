@@ -20,17 +20,18 @@ int ExplainResult::compiles() const {
 }
 
 ExplainResult explain_model(const model::Model& model, const std::vector<std::vector<InputSpec>>& calls,
-                            const CaptureOptions& options) {
+                            const CaptureOptions& options, uint64_t seed) {
   if (calls.empty()) throw Error(model.path() + ": no inputs given (pass --input at least once)");
   auto names = model.forward_arg_names();
   ExplainResult r;
   r.model = model.path();
   CapturedRuntime rt(model, options);
-  for (const auto& specs : calls) {
+  for (size_t call = 0; call < calls.size(); ++call) {
+    const auto& specs = calls[call];
     if (specs.size() != names.size())
       throw Error(model.path() + ": forward takes " + std::to_string(names.size()) + " input(s), " +
                   std::to_string(specs.size()) + " given in one call");
-    auto inputs = make_inputs(specs);
+    auto inputs = make_inputs(specs, seed == 0 ? 0 : seed + call);
     CallCheck check;
     check.inputs = specs;
     std::ostringstream printed;
@@ -103,7 +104,7 @@ std::vector<UniqueBreak> dedupe(const ExplainResult& r) {
 
 }  // namespace
 
-std::string explain_text(const ExplainResult& r) {
+std::string explain_text(const ExplainResult& r, bool timings) {
   std::ostringstream os;
   auto unique = dedupe(r);
   os << "model        " << r.model << "\n";
@@ -147,7 +148,7 @@ std::string explain_text(const ExplainResult& r) {
       os << "\n";
       for (const auto& s : e.guards.symbols) os << "    symbol " << s << "\n";
       os << "    guards (" << e.guards.guards.size() << ", evaluated " << e.guards.evaluations << "x";
-      if (e.guards.evaluations > 0) os << ", " << (e.guards.eval_ns / e.guards.evaluations) << " ns each";
+      if (timings && e.guards.evaluations > 0) os << ", " << (e.guards.eval_ns / e.guards.evaluations) << " ns each";
       os << "):\n";
       for (const auto& g : e.guards.guards) os << "      " << g.text << "\n";
     }

@@ -35,11 +35,13 @@ struct ExplainResult {
   int compiles() const;  // cache entries made, all regions
 };
 
+// seed 0 draws fresh random inputs for every call; otherwise call i uses seed + i (golden tests).
 ExplainResult explain_model(const model::Model& model, const std::vector<std::vector<InputSpec>>& calls,
-                            const CaptureOptions& options);
+                            const CaptureOptions& options, uint64_t seed = 0);
 
 // The text report of `kiln explain` (pure function of the result).
-std::string explain_text(const ExplainResult& r);
+// timings=false leaves out measured times (for golden tests).
+std::string explain_text(const ExplainResult& r, bool timings = true);
 std::string explain_json(const ExplainResult& r);
 
 }  // namespace kiln::runtime

@@ -66,3 +66,29 @@ TEST(Cli, ErrorsAreOneLineAndNameTheInput) {
   EXPECT_NE(run_kiln("inspect " + test::example("small_mlp.pt"), out), 0);  // --input is required
   EXPECT_NE(out.find("--input"), std::string::npos) << out;
 }
+
+TEST(Cli, ExplainShapeBranchAndBreaky) {
+  std::string out;
+  ASSERT_EQ(run_kiln("explain " + test::example("shape_branch.pt") + " --input 2x16 --input 8x16 --input 6x16 --input 3x16",
+                     out),
+            0)
+      << out;
+  EXPECT_NE(out.find("[0/1] recompiling region 0: tensor 'x' size mismatch at index 0. expected 2, actual 8"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("graph breaks 0"), std::string::npos) << out;
+  ASSERT_EQ(run_kiln("explain " + test::example("breaky.pt") + " --input 4x64 --json", out), 0) << out;
+  auto j = nlohmann::json::parse(out.substr(out.find('{')));
+  EXPECT_EQ(j["break_count"], 3);
+  EXPECT_EQ(j["graph_breaks"][0]["source"]["line"], 42);
+  EXPECT_EQ(run_kiln("explain " + test::example("breaky.pt") + " --input 4x64 --fullgraph", out), 1);
+  EXPECT_NE(out.find("fullgraph=True"), std::string::npos) << out;
+  EXPECT_EQ(run_kiln("explain --help", out), 0);
+  EXPECT_NE(out.find("--cache-limit"), std::string::npos);
+}
+
+TEST(Cli, InspectRegions) {
+  std::string out;
+  ASSERT_EQ(run_kiln("inspect " + test::example("breaky.pt") + " --input 4x64 --regions", out), 0) << out;
+  EXPECT_NE(out.find("capture regions (3 graph breaks)"), std::string::npos) << out;
+}

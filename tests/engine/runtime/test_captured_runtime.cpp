@@ -1,0 +1,188 @@
+// The captured runtime: results equal module.forward exactly; guards, recompiles, automatic
+// dynamic shapes and the cache limit behave as Dynamo's do.
+#include "engine/runtime/captured_runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "engine/base/error.h"
+#include "engine/runtime/example_inputs.h"
+#include "tests/support/paths.h"
+
+using namespace kiln;
+using capture::Event;
+
+namespace {
+
+at::Tensor eager(const model::Model& m, const at::Tensor& x) {
+  torch::NoGradGuard g;
+  return const_cast<torch::jit::Module&>(m.impl->module).forward({x}).toTensor();
+}
+
+at::Tensor input(const std::string& spec) { return runtime::make_inputs({parse_input_spec(spec)})[0]; }
+
+std::vector<const Event*> events_of(const runtime::CapturedRuntime& rt, Event::Kind k) {
+  std::vector<const Event*> out;
+  for (const auto& e : rt.events())
+    if (e.kind == k) out.push_back(&e);
+  return out;
+}
+
+}  // namespace
+
+TEST(CapturedRuntime, EveryExampleEqualsEagerExactly) {
+  struct Case {
+    const char* model;
+    std::vector<const char*> inputs;
+  };
+  std::vector<Case> cases = {{"small_mlp.pt", {"4x64", "8x64"}}, {"small_mlp_traced.pt", {"8x64"}},
+                             {"gate.pt", {"4x64", "4x64", "4x64", "2x64"}}, {"breaky.pt", {"4x64", "4x64", "4x64"}},
+                             {"block.pt", {"2x16x64", "2x8x64"}}, {"tiny_resnet.pt", {"2x3x16x16"}},
+                             {"shape_branch.pt", {"2x16", "8x16"}}};
+  for (const auto& c : cases) {
+    auto m = model::load_model(test::example(c.model));
+    runtime::CapturedRuntime rt(m, {});
+    for (const char* spec : c.inputs) {
+      auto x = input(spec);
+      std::ostringstream printed;
+      auto out = rt.run({x}, &printed);
+      ASSERT_EQ(out.size(), 1u);
+      EXPECT_TRUE(torch::equal(out[0].toTensor(), eager(m, x))) << c.model << " " << spec;
+    }
+  }
+}
+
+TEST(CapturedRuntime, ShapeBranchRecompilesWithDynamoReasons) {
+  auto m = model::load_model(test::example("shape_branch.pt"));
+  runtime::CapturedRuntime rt(m, {});
+  for (const char* s : {"2x16", "8x16", "6x16", "3x16"}) {
+    auto x = input(s);
+    EXPECT_TRUE(torch::equal(rt.run({x})[0].toTensor(), eager(m, x))) << s;
+  }
+  EXPECT_TRUE(rt.partition().breaks.empty());
+  auto regions = rt.regions();
+  ASSERT_EQ(regions.size(), 1u);
+  const auto& entries = regions[0].entries;
+  ASSERT_EQ(entries.size(), 3u);
+  EXPECT_EQ(entries[0].compile_id, "[0/0]");
+  EXPECT_EQ(entries[1].compile_id, "[0/1]");
+  EXPECT_EQ(entries[1].recompile_reason, "tensor 'x' size mismatch at index 0. expected 2, actual 8");
+  // The new entry has a symbolic batch size and a guard on the branch condition.
+  EXPECT_EQ(entries[1].guards.symbols, std::vector<std::string>{"s0 = x.size(0)"});
+  bool has_branch_guard = false;
+  for (const auto& g : entries[1].guards.guards) has_branch_guard |= g.text == "s0 > 4";
+  EXPECT_TRUE(has_branch_guard);
+  EXPECT_EQ(entries[1].hits, 2);  // 8x16 compiled it, 6x16 hit it
+  EXPECT_EQ(entries[2].recompile_reason, "guard failed: s0 > 4 (s0 = 3)");
+  auto recompiles = events_of(rt, Event::Kind::Recompile);
+  ASSERT_EQ(recompiles.size(), 2u);
+  EXPECT_EQ(recompiles[0]->call, 1);
+  EXPECT_EQ(recompiles[0]->compile_id, "[0/1]");
+  EXPECT_EQ(recompiles[1]->call, 3);
+}
+
+TEST(CapturedRuntime, SmallMlpBecomesDynamicAfterOneRecompile) {
+  auto m = model::load_model(test::example("small_mlp.pt"));
+  runtime::CapturedRuntime rt(m, {});
+  for (const char* s : {"4x64", "8x64", "16x64"}) {
+    auto x = input(s);
+    EXPECT_TRUE(torch::equal(rt.run({x})[0].toTensor(), eager(m, x)));
+  }
+  auto regions = rt.regions();
+  ASSERT_EQ(regions[0].entries.size(), 2u);
+  EXPECT_EQ(regions[0].entries[1].hits, 2);
+  EXPECT_EQ(regions[0].entries[1].graph.nodes[0].outputs[0].meta.str(), "f32[s0, 64]");
+}
+
+TEST(CapturedRuntime, DynamicTrueAndFalse) {
+  auto m = model::load_model(test::example("small_mlp.pt"));
+  capture::CaptureOptions dyn;
+  dyn.dynamic = true;
+  runtime::CapturedRuntime a(m, dyn);
+  for (const char* s : {"4x64", "8x64", "16x64"}) a.run({input(s)});
+  EXPECT_EQ(a.regions()[0].entries.size(), 1u);
+  capture::CaptureOptions stat;
+  stat.dynamic = false;
+  runtime::CapturedRuntime b(m, stat);
+  for (const char* s : {"4x64", "8x64", "16x64"}) b.run({input(s)});
+  EXPECT_EQ(b.regions()[0].entries.size(), 3u);
+}
+
+TEST(CapturedRuntime, CacheLimitFallsBackToEagerLoudly) {
+  auto m = model::load_model(test::example("small_mlp.pt"));
+  capture::CaptureOptions o;
+  o.dynamic = false;  // every batch size is its own specialization
+  runtime::CapturedRuntime rt(m, o);
+  for (int b = 1; b <= 10; ++b) {
+    auto x = input(std::to_string(b) + "x64");
+    EXPECT_TRUE(torch::equal(rt.run({x})[0].toTensor(), eager(m, x))) << b;
+  }
+  auto regions = rt.regions();
+  EXPECT_EQ(regions[0].entries.size(), 8u);
+  EXPECT_TRUE(regions[0].limit_reached);
+  auto limits = events_of(rt, Event::Kind::RecompileLimit);
+  ASSERT_EQ(limits.size(), 1u);
+  EXPECT_EQ(limits[0]->call, 8);
+  EXPECT_NE(limits[0]->message.find("recompile limit reached"), std::string::npos);
+  EXPECT_NE(limits[0]->message.find("tensor 'x' size mismatch at index 0. expected 8, actual 9"), std::string::npos)
+      << limits[0]->message;
+  EXPECT_EQ(events_of(rt, Event::Kind::EagerFallback).size(), 2u);  // calls 9 and 10
+}
+
+TEST(CapturedRuntime, GuardFailuresForDtypeAndRank) {
+  auto m = model::load_model(test::example("small_mlp.pt"));
+  runtime::CapturedRuntime rt(m, {});
+  rt.run({input("4x64")});
+  rt.run({input("4x64:float64").to(at::kFloat).to(at::kDouble).to(at::kFloat)});  // same dtype: a hit
+  EXPECT_EQ(rt.regions()[0].entries.size(), 1u);
+  auto x = input("4x64").t().contiguous().t();  // same sizes, column-major strides
+  auto out = rt.run({x});
+  EXPECT_TRUE(torch::equal(out[0].toTensor(), eager(m, x)));
+  auto failures = events_of(rt, Event::Kind::GuardFailure);
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_EQ(failures[0]->message, "tensor 'x' stride mismatch at index 0. expected 64, actual 1");
+}
+
+TEST(CapturedRuntime, FullgraphNamesTheBreakAndItsLine) {
+  auto m = model::load_model(test::example("breaky.pt"));
+  capture::CaptureOptions o;
+  o.fullgraph = true;
+  try {
+    runtime::CapturedRuntime rt(m, o);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("fullgraph=True"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("sample_models.py:42"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("print(\"mid\")"), std::string::npos) << msg;
+  }
+  EXPECT_NO_THROW(runtime::CapturedRuntime(model::load_model(test::example("block.pt")), o));
+}
+
+TEST(CapturedRuntime, DisableRunsEagerly) {
+  auto m = model::load_model(test::example("breaky.pt"));
+  capture::CaptureOptions o;
+  o.disable = true;
+  runtime::CapturedRuntime rt(m, o);
+  auto x = input("4x64");
+  std::ostringstream printed;
+  EXPECT_TRUE(torch::equal(rt.run({x}, &printed)[0].toTensor(), eager(m, x)));
+  for (const auto& r : rt.regions()) EXPECT_TRUE(r.entries.empty());
+}
+
+TEST(CapturedRuntime, EventsAreTimestampedInOrder) {
+  auto m = model::load_model(test::example("breaky.pt"));
+  runtime::CapturedRuntime rt(m, {});
+  std::ostringstream printed;
+  rt.run({input("4x64")}, &printed);
+  rt.run({input("4x64")}, &printed);
+  EXPECT_EQ(printed.str(), "mid\nmid\n");
+  int64_t last = -1;
+  for (const auto& e : rt.events()) {
+    EXPECT_GE(e.t_ns, last);
+    last = e.t_ns;
+  }
+  EXPECT_EQ(events_of(rt, Event::Kind::GraphBreak).size(), 6u);  // 3 breaks x 2 calls
+  EXPECT_GE(events_of(rt, Event::Kind::Capture).size(), 4u);
+}
