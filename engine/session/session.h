@@ -1,0 +1,154 @@
+// The session model: everything one profiling run (or one import of a real torch.compile run)
+// produced, as plain values. The SQLite store, the reports, the CLI and the GUI all read and
+// write this one model. No LibTorch, no Qt.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/capture/capture_types.h"
+
+namespace kiln::session {
+
+inline constexpr int kSchemaVersion = 1;
+
+struct Environment {
+  std::string kiln_version;
+  std::string libtorch_version;  // or the imported run's torch version
+  std::string os;
+  std::string cpu;
+  std::string gpu;     // empty when none
+  std::string driver;  // empty when none
+  std::string cuda;    // empty when none
+  std::string created_at;  // ISO 8601 UTC
+};
+
+struct ModelInfo {
+  std::string path;
+  std::string sha256;
+  std::vector<std::string> inputs;  // "8x64", one per forward argument
+  std::map<std::string, int> op_histogram;
+  int64_t parameter_count = 0;
+};
+
+// A graph at one stage of the pipeline: Kiln's "captured", "lowered", "loops", "fused", or an
+// imported run's "dynamo_output_graph", "aot_forward_graph", "inductor_post_grad_graph", ...
+struct StageGraph {
+  std::string stage;
+  std::string text;  // readable listing
+  std::string json;  // ir::to_json form when Kiln made it (empty for imported text graphs)
+  std::string dot;   // DOT when available
+};
+
+// One compiled cache entry of one region (Kiln) or one compile id (imported), e.g. "[1/0]".
+struct CompiledRegion {
+  std::string compile_id;  // "[r/k]" or, imported, "[frame/compile]" with an optional "_attempt"
+  int region = -1;
+  std::string frame;        // imported: the function Dynamo compiled (name and file:line)
+  std::vector<StageGraph> graphs;
+  std::vector<std::string> guards;   // guard texts
+  std::vector<std::string> symbols;  // "s0 = x.size(0)"
+  std::string recompile_reason;
+  double compile_ms = 0;
+  int64_t hits = 0;
+  std::map<std::string, std::string> metrics;  // imported compilation_metrics and the like
+};
+
+struct GraphBreakRecord {
+  capture::GraphBreak info;
+  int hits = 0;
+  std::string compile_id;               // imported: the compile id whose restart it caused
+  std::vector<std::string> user_stack;  // imported: "file:line in fn" frames, innermost last
+};
+
+struct AutotuneCandidate {
+  std::string config;  // "block=256, vec=4"
+  double ms = 0;
+  bool chosen = false;
+};
+
+struct Kernel {
+  std::string name;        // "k0_fused_linear_relu", "triton_poi_fused_add_0"
+  std::string compile_id;
+  std::string language;    // "cpp", "cuda", "triton", "python"
+  std::string source;
+  std::vector<std::string> nodes;  // graph nodes it came from (provenance)
+  std::string launch_config;
+  int registers = 0;
+  int shared_bytes = 0;
+  std::vector<AutotuneCandidate> autotune;
+};
+
+struct FusionDecision {
+  std::string compile_id;
+  std::string first;
+  std::string second;
+  bool fused = false;
+  std::string reason;
+};
+
+struct LatencyStats {
+  double median_ms = 0, p10_ms = 0, p90_ms = 0;
+  int iterations = 0;
+};
+
+// One mode/backend measured (or skipped) in a comparison run.
+struct Run {
+  int id = -1;                   // assigned by the store
+  std::string mode;              // "eager", "default", "reduce-overhead", "max-autotune"
+  std::string backend;           // "kiln", "eager", "aot_eager", "cudagraphs", "torchscript"
+  std::string device;            // "cpu", "cuda:0"
+  std::string status = "ok";     // "ok" or "skipped: <reason>" or "failed: <reason>"
+  double compile_cold_ms = 0, compile_warm_ms = 0, first_call_ms = 0;
+  LatencyStats latency;
+  double kernels_per_iter = 0;
+  double gpu_busy = 0;           // fraction 0..1 (0 on CPU)
+  double launch_gap_ms = 0;      // mean gap between device kernels
+  double host_overhead_ms = 0;   // guard checks + interpreter per iteration
+  int64_t peak_memory_bytes = 0;
+  double speedup_vs_eager = 0;
+  double max_abs_error = 0;
+  double max_rel_error = 0;
+};
+
+// One span or instant on a timeline lane.
+struct TimelineEvent {
+  int run = -1;              // Run::id (or -1 for import-wide/compile events)
+  std::string lane;          // "host:1234", "cuda:0/stream 7", "compile"
+  std::string name;
+  std::string category;      // "region", "kernel", "guard", "interpreter", "compile", "cpu_op", "memcpy", ...
+  int64_t start_ns = 0;
+  int64_t dur_ns = 0;        // 0 for instants
+  std::string compile_id;
+  std::string kernel;        // Kernel::name it belongs to, when known
+  int64_t correlation = -1;
+  std::string args_json;     // extra fields as a JSON object ("" for none)
+};
+
+// What an import could not take: counted, never fatal.
+struct ImportNote {
+  std::string source;  // file name
+  std::string what;    // "bad payload MD5", "unknown event type 'foo'", "corrupt JSON at line 12"
+  int64_t count = 0;
+  std::string example;
+};
+
+struct Session {
+  int schema_version = kSchemaVersion;
+  std::string origin;  // "kiln profile", "kiln explain", "TORCH_TRACE import", "profiler trace import"
+  Environment env;
+  ModelInfo model;
+  std::vector<GraphBreakRecord> breaks;
+  std::vector<CompiledRegion> regions;
+  std::vector<capture::Event> events;
+  std::vector<Kernel> kernels;
+  std::vector<FusionDecision> fusion;
+  std::vector<Run> runs;
+  std::vector<TimelineEvent> timeline;
+  std::vector<ImportNote> import_notes;
+  int rank = -1;  // imported distributed runs: the rank this session holds
+};
+
+}  // namespace kiln::session
