@@ -18,6 +18,7 @@ set(KILN_TORCH_VERSION "${Torch_VERSION}")
 
 find_package(Threads REQUIRED)
 find_package(SQLite3 REQUIRED)
+find_package(ZLIB)
 find_package(nlohmann_json 3 REQUIRED)
 find_package(simdjson QUIET)
 find_package(CLI11 QUIET CONFIG)
