@@ -19,6 +19,7 @@ struct ExplainArgs {
   std::vector<std::string> calls;
   std::string dtype = "float32";
   std::string dynamic = "auto";
+  std::string backend = "eager";
   int cache_limit = 8;
   bool fullgraph = false;
   bool disable = false;
@@ -42,6 +43,7 @@ int run(const ExplainArgs& a) {
   else if (a.dynamic == "false") o.dynamic = false;
   else if (a.dynamic != "auto") throw Error("--dynamic '" + a.dynamic + "': use auto, true or false");
   o.cache_limit = a.cache_limit;
+  o.backend = a.backend;
   o.fullgraph = a.fullgraph;
   o.disable = a.disable;
   auto r = api::explain(a.model, calls, o);
@@ -64,6 +66,7 @@ std::function<int()> add_explain(CLI::App& app) {
   cmd->add_option("--dtype", args->dtype, "Default dtype of the inputs")->capture_default_str();
   cmd->add_option("--dynamic", args->dynamic, "auto (dynamic after the first size change), true, or false")
       ->capture_default_str();
+  cmd->add_option("--backend", args->backend, "eager (exact), aot_eager or kiln")->capture_default_str();
   cmd->add_option("--cache-limit", args->cache_limit, "Cache entries per region before running it eagerly")
       ->capture_default_str();
   cmd->add_flag("--fullgraph", args->fullgraph, "Treat any graph break as an error");

@@ -9,5 +9,7 @@ namespace kiln::cli {
 // Registers the subcommand; returns the function main() calls when it was chosen.
 std::function<int()> add_inspect(CLI::App& app);
 std::function<int()> add_explain(CLI::App& app);
+std::function<int()> add_compile(CLI::App& app);
+std::function<int()> add_import(CLI::App& app);
 
 }  // namespace kiln::cli

@@ -11,6 +11,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   auto inspect = kiln::cli::add_inspect(app);
   auto explain = kiln::cli::add_explain(app);
+  auto compile = kiln::cli::add_compile(app);
+  auto imports = kiln::cli::add_import(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -20,6 +22,8 @@ int main(int argc, char** argv) {
     for (auto* sub : app.get_subcommands()) {
       if (sub->get_name() == "inspect") return inspect();
       if (sub->get_name() == "explain") return explain();
+      if (sub->get_name() == "compile") return compile();
+      if (sub->get_name() == "import") return imports();
     }
   } catch (const kiln::Error& e) {
     std::cerr << "kiln: error: " << e.what() << "\n";

@@ -22,4 +22,13 @@ ExplainResult explain(const std::string& model_path, const std::vector<std::vect
   return runtime::explain_model(m, calls, options);
 }
 
+CompileResult compile(const std::string& model_path, const std::vector<InputSpec>& inputs,
+                      const CaptureOptions& options, const std::string& dump_dir, int checks) {
+  auto m = model::load_model(model_path);
+  return runtime::compile_model(m, inputs, options, dump_dir, checks);
+}
+
+std::vector<std::string> backend_names() { return runtime::backend_names(); }
+void load_backend_plugin(const std::string& path) { runtime::load_backend_plugin(path); }
+
 }  // namespace kiln::api

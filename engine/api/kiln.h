@@ -12,6 +12,7 @@
 #include "engine/ir/print_text.h"
 #include "engine/ir/to_dot.h"
 #include "engine/ir/to_json.h"
+#include "engine/runtime/compile_model.h"
 #include "engine/runtime/explain.h"
 
 namespace kiln::api {
@@ -33,5 +34,13 @@ ExplainResult explain(const std::string& model_path, const std::vector<std::vect
                       const CaptureOptions& options = {});
 inline std::string explain_text(const ExplainResult& r, bool timings = true) { return runtime::explain_text(r, timings); }
 inline std::string explain_json(const ExplainResult& r) { return runtime::explain_json(r); }
+
+using CompileResult = runtime::CompileResult;
+CompileResult compile(const std::string& model_path, const std::vector<InputSpec>& inputs,
+                      const CaptureOptions& options, const std::string& dump_dir = "", int checks = 3);
+inline std::string compile_text(const CompileResult& r) { return runtime::compile_text(r); }
+inline std::string compile_json(const CompileResult& r) { return runtime::compile_json(r); }
+std::vector<std::string> backend_names();
+void load_backend_plugin(const std::string& path);
 
 }  // namespace kiln::api

@@ -82,31 +82,6 @@ struct Importer {
     return ir::Arg::value(it == names.end() ? v->debugName() : it->second);
   }
 
-  static std::optional<ir::Arg> literal(const c10::IValue& iv) {
-    if (iv.isNone()) return ir::Arg::none();
-    if (iv.isBool()) return ir::Arg::boolean(iv.toBool());
-    if (iv.isInt()) return ir::Arg::integer(iv.toInt());
-    if (iv.isDouble()) return ir::Arg::real(iv.toDouble());
-    if (iv.isString()) return ir::Arg::string(iv.toStringRef());
-    if (iv.isDevice()) return ir::Arg::other("device(\"" + iv.toDevice().str() + "\")");
-    if (iv.isIntList()) {
-      std::vector<ir::Arg> items;
-      for (auto x : iv.toIntVector()) items.push_back(ir::Arg::integer(x));
-      return ir::Arg::list(std::move(items));
-    }
-    if (iv.isDoubleList()) {
-      std::vector<ir::Arg> items;
-      for (auto x : iv.toDoubleVector()) items.push_back(ir::Arg::real(x));
-      return ir::Arg::list(std::move(items));
-    }
-    if (iv.isBoolList()) {
-      std::vector<ir::Arg> items;
-      for (auto x : iv.toBoolList()) items.push_back(ir::Arg::boolean(x));
-      return ir::Arg::list(std::move(items));
-    }
-    return std::nullopt;
-  }
-
   bool inlinable_list(const Node* n) {
     if (n->kind() != c10::prim::ListConstruct) return false;
     for (const auto& use : n->output()->uses()) {
@@ -149,7 +124,7 @@ struct Importer {
           continue;
         }
         if (iv) {
-          if (auto lit = literal(*iv)) {
+          if (auto lit = literal_arg(*iv)) {
             literals[n->output()] = *lit;
             continue;
           }

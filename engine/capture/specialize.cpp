@@ -308,6 +308,7 @@ struct Specializer {
       g.nodes.push_back(std::move(p));
     }
     std::vector<ir::Node> attrs, body;
+    std::vector<const Node*> body_nodes;
     auto arg = [&](const Value* v) -> ir::Arg {
       auto it = names.find(v);
       if (it != names.end()) return ir::Arg::value(it->second);
@@ -326,12 +327,8 @@ struct Specializer {
           return ir::Arg::value(n);
         }
         if (iv) {
+          if (auto lit = literal_arg(*iv)) return *lit;
           std::ostringstream os;
-          if (iv->isNone()) return ir::Arg::none();
-          if (iv->isInt()) return ir::Arg::integer(iv->toInt());
-          if (iv->isDouble()) return ir::Arg::real(iv->toDouble());
-          if (iv->isBool()) return ir::Arg::boolean(iv->toBool());
-          if (iv->isString()) return ir::Arg::string(iv->toStringRef());
           os << *iv;
           return ir::Arg::other(os.str());
         }
@@ -361,14 +358,19 @@ struct Specializer {
         node.outputs.push_back({nm, meta(v)});
       }
       body.push_back(std::move(node));
+      body_nodes.push_back(n);
     }
+    out.graph_nodes.assign(g.nodes.size() + attrs.size(), nullptr);
     for (auto& a : attrs) g.nodes.push_back(std::move(a));
     for (auto& b : body) g.nodes.push_back(std::move(b));
+    out.graph_nodes.insert(out.graph_nodes.end(), body_nodes.begin(), body_nodes.end());
+    out.graph_nodes.push_back(nullptr);  // output
     ir::Node outn;
     outn.op = ir::NodeOp::Output;
     outn.target = "output";
     for (const Value* v : region.outputs) outn.args.push_back(arg(v));
     g.nodes.push_back(std::move(outn));
+    out.name_of = names;
     return g;
   }
 };

@@ -9,6 +9,8 @@
 #pragma once
 
 #include <chrono>
+#include <map>
+#include <unordered_map>
 #include <set>
 #include <string>
 #include <utility>
@@ -53,6 +55,10 @@ struct DecisionGuard {
 
 struct CompiledRegion {
   RegionEntry info;
+  // info.graph's nodes back to TorchScript: the node each IR node came from (null for
+  // placeholders, get_attr and output) and the IR name of each TorchScript value.
+  std::vector<const torch::jit::Node*> graph_nodes;
+  std::unordered_map<const torch::jit::Value*, std::string> name_of;
   std::vector<Instr> trace;
   std::vector<InputGuardSpec> inputs;
   std::vector<DecisionGuard> decisions;

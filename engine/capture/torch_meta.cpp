@@ -129,4 +129,29 @@ ir::ValueMeta meta_of_type(const c10::TypePtr& t) {
   return m;
 }
 
+std::optional<ir::Arg> literal_arg(const c10::IValue& iv) {
+  if (iv.isNone()) return ir::Arg::none();
+  if (iv.isBool()) return ir::Arg::boolean(iv.toBool());
+  if (iv.isInt()) return ir::Arg::integer(iv.toInt());
+  if (iv.isDouble()) return ir::Arg::real(iv.toDouble());
+  if (iv.isString()) return ir::Arg::string(iv.toStringRef());
+  if (iv.isDevice()) return ir::Arg::other("device(\"" + iv.toDevice().str() + "\")");
+  if (iv.isIntList()) {
+    std::vector<ir::Arg> items;
+    for (auto x : iv.toIntVector()) items.push_back(ir::Arg::integer(x));
+    return ir::Arg::list(std::move(items));
+  }
+  if (iv.isDoubleList()) {
+    std::vector<ir::Arg> items;
+    for (auto x : iv.toDoubleVector()) items.push_back(ir::Arg::real(x));
+    return ir::Arg::list(std::move(items));
+  }
+  if (iv.isBoolList()) {
+    std::vector<ir::Arg> items;
+    for (auto x : iv.toBoolList()) items.push_back(ir::Arg::boolean(x));
+    return ir::Arg::list(std::move(items));
+  }
+  return std::nullopt;
+}
+
 }  // namespace kiln::capture

@@ -26,6 +26,7 @@ CapturedRuntime::CapturedRuntime(const model::Model& model, capture::CaptureOpti
   po.unroll_limit = options_.unroll_limit;
   partition_ = capture::partition_graph(*model.impl->graph, sources_, po);
   caches_.resize(partition_.regions.size());
+  backend_ = make_backend(options_.backend);
   break_hits_.assign(partition_.breaks.size(), 0);
   if (options_.fullgraph && !partition_.breaks.empty()) {
     const auto& b = partition_.breaks.front();
@@ -118,11 +119,13 @@ void CapturedRuntime::run_region(int r, Env& env) {
 
   capture::GuardFailure last;
   // Newest entry first, as Dynamo's cache does.
-  for (auto it = cache.entries.rbegin(); it != cache.entries.rend(); ++it) {
-    auto f = capture::check_guards(*it, inputs);
+  for (size_t k = cache.entries.size(); k-- > 0;) {
+    auto& e = cache.entries[k];
+    auto f = capture::check_guards(e, inputs);
     if (!f.failed()) {
-      ++it->info.hits;
-      capture::run_trace(*it, interp_, env);
+      ++e.info.hits;
+      if (cache.fns[k]) cache.fns[k]->run(interp_, env);
+      else capture::run_trace(e, interp_, env);
       return;
     }
     if (!last.failed()) last = f;
@@ -164,7 +167,25 @@ void CapturedRuntime::run_region(int r, Env& env) {
   } else {
     event(Event::Kind::Recompile, r, id, "recompiling region " + std::to_string(r) + ": " + last.text);
   }
+  // The backend compiles the captured entry; the first call already runs the compiled code.
+  RegionArtifacts art;
+  std::shared_ptr<CompiledFn> fn;
+  try {
+    BackendOptions bo;
+    bo.mode = options_.mode;
+    fn = backend_->compile(entry, region, bo, art);
+    if (fn) fn->run(interp_, env);
+  } catch (const Error& e) {
+    fn.reset();
+    art.note = std::string("backend ") + backend_->name() + " failed, region runs eagerly: " + e.what();
+    event(Event::Kind::EagerFallback, r, id, art.note);
+    capture::run_trace(entry, interp_, env);
+  }
+  if (!art.note.empty() && fn == nullptr && art.note.find("failed, region runs eagerly") == std::string::npos)
+    event(Event::Kind::EagerFallback, r, id, art.note);
   cache.entries.push_back(std::move(entry));
+  cache.fns.push_back(std::move(fn));
+  cache.artifacts.push_back(std::move(art));
 }
 
 std::vector<capture::RegionInfo> CapturedRuntime::regions() const {

@@ -11,6 +11,7 @@
 #include "engine/capture/interpreter.h"
 #include "engine/capture/partition.h"
 #include "engine/capture/specialize.h"
+#include "engine/runtime/backend.h"
 #include "engine/model/model_impl.h"
 
 namespace kiln::runtime {
@@ -27,12 +28,16 @@ class CapturedRuntime {
   std::vector<capture::RegionInfo> regions() const;
   const std::vector<capture::Event>& events() const { return events_; }
   const std::vector<int>& break_hits() const { return break_hits_; }
+  // Per region, per cache entry: what the backend produced.
+  const std::vector<RegionArtifacts>& artifacts(int region) const { return caches_.at(region).artifacts; }
 
  private:
   struct RegionCache {
     std::vector<capture::CompiledRegion> entries;
     capture::DynamicDims dynamic;
     bool limit_reached = false;
+    std::vector<std::shared_ptr<CompiledFn>> fns;  // per entry; null: replay the captured trace
+    std::vector<RegionArtifacts> artifacts;        // per entry
   };
   using Env = capture::Interpreter::Env;
 
@@ -47,6 +52,7 @@ class CapturedRuntime {
   capture::Partition partition_;
   capture::Interpreter interp_;
   std::vector<RegionCache> caches_;
+  std::unique_ptr<Backend> backend_;
   std::vector<capture::Event> events_;
   std::vector<int> break_hits_;
   capture::InterpreterHooks hooks_;

@@ -1,0 +1,71 @@
+// kiln compile MODEL.pt --input 8x64 [--backend kiln|eager|aot_eager] [--mode default] [--dump DIR] [--json]
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+
+#include "app/cli/commands.h"
+#include "engine/api/kiln.h"
+
+namespace kiln::cli {
+
+namespace {
+
+struct CompileArgs {
+  std::string model;
+  std::vector<std::string> inputs;
+  std::string dtype = "float32";
+  std::string backend = "kiln";
+  std::string mode = "default";
+  std::string dump;
+  std::string dynamic = "auto";
+  std::vector<std::string> plugins;
+  int checks = 3;
+  bool json = false;
+};
+
+int run(const CompileArgs& a) {
+  auto dt = ir::parse_dtype(a.dtype);
+  if (!dt) throw Error("--dtype '" + a.dtype + "': unknown dtype");
+  std::vector<InputSpec> specs;
+  for (const auto& t : a.inputs) specs.push_back(parse_input_spec(t, *dt));
+  if (a.mode != "default" && a.mode != "reduce-overhead" && a.mode != "max-autotune")
+    throw Error("--mode '" + a.mode + "': use default, reduce-overhead or max-autotune");
+  for (const auto& p : a.plugins) api::load_backend_plugin(p);
+  api::CaptureOptions o;
+  o.backend = a.backend;
+  o.mode = a.mode;
+  if (a.dynamic == "true") o.dynamic = true;
+  else if (a.dynamic == "false") o.dynamic = false;
+  else if (a.dynamic != "auto") throw Error("--dynamic '" + a.dynamic + "': use auto, true or false");
+  std::string dump = a.dump;
+  if (dump.empty())
+    if (const char* d = std::getenv("KILN_DUMP_DIR"); d && *d) dump = d;
+  auto r = api::compile(a.model, specs, o, dump, a.checks);
+  std::cout << (a.json ? api::compile_json(r) + "\n" : api::compile_text(r));
+  if (!a.json && !dump.empty()) std::cout << "stage dumps written under " << dump << "\n";
+  return r.within_tolerance ? 0 : 3;
+}
+
+}  // namespace
+
+std::function<int()> add_compile(CLI::App& app) {
+  auto args = std::make_shared<CompileArgs>();
+  auto* cmd = app.add_subcommand("compile", "Capture and compile a model with a backend; print the kernels per region, "
+                                            "what each fuses, extern and fallback calls, compile time by stage, and a "
+                                            "check against LibTorch eager.");
+  cmd->add_option("model", args->model, "TorchScript archive (.pt)")->required();
+  cmd->add_option("-i,--input", args->inputs, "Shape of one forward argument (repeat per argument)")->required();
+  cmd->add_option("--dtype", args->dtype, "Default dtype of the inputs")->capture_default_str();
+  cmd->add_option("--backend", args->backend, "kiln (fusing C++ codegen), aot_eager, eager, or a plugin's")
+      ->capture_default_str();
+  cmd->add_option("--mode", args->mode, "default, reduce-overhead or max-autotune")->capture_default_str();
+  cmd->add_option("--dynamic", args->dynamic, "auto, true or false")->capture_default_str();
+  cmd->add_option("--dump", args->dump, "Write every stage (captured graph, loop IR, fusion, source) under DIR "
+                                        "(also KILN_DUMP_DIR)");
+  cmd->add_option("--plugin", args->plugins, "Load backends from a shared library");
+  cmd->add_option("--checks", args->checks, "Calls checked against eager (fresh random inputs each)")->capture_default_str();
+  cmd->add_flag("--json", args->json, "Print JSON");
+  return [args] { return run(*args); };
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,144 @@
+#include "engine/codegen/cpp/cpp_compiler.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include "engine/base/error.h"
+
+namespace kiln::codegen {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::atomic<int> g_invocations{0};
+std::atomic<int> g_hits{0};
+
+std::string run_capture(const std::string& cmd, int& status) {
+  std::string out;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) {
+    status = -1;
+    return out;
+  }
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  status = ::pclose(p);
+  return out;
+}
+
+std::string compiler() {
+  const char* cxx = std::getenv("KILN_CXX");
+  return cxx && *cxx ? cxx : "c++";
+}
+
+uint64_t fnv1a(const std::string& s, uint64_t h = 1469598103934665603ULL) {
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+std::string hex(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+std::string quote_shell(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+}  // namespace
+
+std::string cpp_compiler_id() {
+  static std::once_flag once;
+  static std::string id;
+  std::call_once(once, [] {
+    int status = 0;
+    std::string v = run_capture(compiler() + " --version 2>/dev/null", status);
+    id = v.substr(0, v.find('\n'));
+    if (id.empty()) id = "unknown compiler";
+  });
+  return id;
+}
+
+std::string cpp_flags() { return "-O3 -march=native -fopenmp -fPIC -shared -std=c++17 -fno-math-errno"; }
+
+std::string kiln_cache_dir() {
+  if (const char* d = std::getenv("KILN_CACHE_DIR"); d && *d) return d;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/kiln";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/kiln";
+  return "/tmp/kiln-cache";
+}
+
+CppCompilerStats cpp_compiler_stats() { return CppCompilerStats{g_invocations.load(), g_hits.load()}; }
+
+CppLibrary compile_cpp(const std::string& source, const std::vector<std::string>& kernel_names) {
+  CppLibrary lib;
+  std::string key = hex(fnv1a(source + "\n" + cpp_compiler_id() + "\n" + cpp_flags()));
+  fs::path dir = fs::path(kiln_cache_dir()) / "cpp";
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw Error(dir.string() + ": cannot create the kernel cache folder (" + ec.message() + ")");
+  fs::path so = dir / (key + ".so");
+  fs::path cpp = dir / (key + ".cpp");
+  lib.path = so.string();
+  lib.source_path = cpp.string();
+  if (fs::exists(so)) {
+    lib.cache_hit = true;
+    ++g_hits;
+  } else {
+    auto t0 = std::chrono::steady_clock::now();
+    std::string tag = std::to_string(::getpid()) + "-" + hex(fnv1a(std::to_string(
+                                                              std::chrono::steady_clock::now().time_since_epoch().count())));
+    fs::path tmp_cpp = dir / (key + "." + tag + ".cpp"), tmp_so = dir / (key + "." + tag + ".so");
+    {
+      std::ofstream out(tmp_cpp);
+      out << source;
+      if (!out.flush()) throw Error(tmp_cpp.string() + ": cannot write generated source (disk full?)");
+    }
+    std::string cmd = compiler() + " " + cpp_flags() + " -o " + quote_shell(tmp_so.string()) + " " +
+                      quote_shell(tmp_cpp.string()) + " 2>&1";
+    int status = 0;
+    ++g_invocations;
+    std::string log = run_capture(cmd, status);
+    if (status != 0 || !fs::exists(tmp_so)) {
+      fs::remove(tmp_so, ec);
+      std::istringstream lines(log);
+      std::string first, l;
+      for (int i = 0; i < 6 && std::getline(lines, l); ++i) first += (first.empty() ? "" : " | ") + l;
+      throw Error("C++ kernel compilation failed (" + tmp_cpp.string() + "): " + first);
+    }
+    fs::rename(tmp_cpp, cpp, ec);
+    fs::rename(tmp_so, so, ec);  // atomic: concurrent compilers race harmlessly
+    if (ec) throw Error(so.string() + ": cannot place the compiled kernel library (" + ec.message() + ")");
+    lib.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
+  auto t1 = std::chrono::steady_clock::now();
+  void* h = ::dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!h) throw Error(so.string() + ": cannot load the kernel library: " + ::dlerror());
+  lib.handle = std::shared_ptr<void>(h, [](void* p) { ::dlclose(p); });
+  for (const auto& name : kernel_names) {
+    void* f = ::dlsym(h, name.c_str());
+    if (!f) throw Error(so.string() + ": kernel " + name + " is missing from the library");
+    lib.kernels[name] = reinterpret_cast<KernelFn>(f);
+  }
+  lib.load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
+  return lib;
+}
+
+}  // namespace kiln::codegen

@@ -1,0 +1,293 @@
+#include "engine/codegen/cpp/emit_cpp.h"
+
+#include <cmath>
+#include <functional>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace kiln::codegen {
+
+using fusion::FusedKernel;
+using lowering::Comp;
+using lowering::IExpr;
+using lowering::IExprNode;
+using lowering::Sym;
+using lowering::VExpr;
+using lowering::VExprNode;
+
+std::string cpp_comment(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text) out += (c >= 0x20 && c < 0x7f) ? static_cast<char>(c) : ' ';
+  while (!out.empty() && (out.back() == '\\' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+namespace {
+
+const char* ctype(ir::DType t) {
+  switch (t) {
+    case ir::DType::Float32: return "float";
+    case ir::DType::Float64: return "double";
+    case ir::DType::Int64: return "int64_t";
+    case ir::DType::Int32: return "int32_t";
+    case ir::DType::Int16: return "int16_t";
+    case ir::DType::Int8: return "int8_t";
+    case ir::DType::UInt8: return "uint8_t";
+    case ir::DType::Bool: return "bool";
+    default: return "float";
+  }
+}
+
+struct Emitter {
+  const fusion::FusedProgram& p;
+  std::map<std::string, int> sym_index;
+
+  std::string size(const Sym& s) {
+    using Op = capture::SymNode::Op;
+    switch (s->op) {
+      case Op::Const: return std::to_string(s->value) + "LL";
+      case Op::Var: {
+        auto it = sym_index.find(s->name);
+        return it == sym_index.end() ? "0LL /* unknown symbol */" : "sym[" + std::to_string(it->second) + "]";
+      }
+      case Op::Add: return "(" + size(s->a) + " + " + size(s->b) + ")";
+      case Op::Sub: return "(" + size(s->a) + " - " + size(s->b) + ")";
+      case Op::Mul: return "(" + size(s->a) + " * " + size(s->b) + ")";
+      case Op::FloorDiv: return "kiln_floordiv(" + size(s->a) + ", " + size(s->b) + ")";
+      case Op::Mod: return "kiln_mod(" + size(s->a) + ", " + size(s->b) + ")";
+      default: return "0LL";
+    }
+  }
+
+  std::string index(const IExpr& e, const std::vector<std::string>& vars) {
+    switch (e->op) {
+      case IExprNode::Op::Const: return std::to_string(e->value);
+      case IExprNode::Op::Var: return e->var < static_cast<int>(vars.size()) ? vars[e->var] : "0";
+      case IExprNode::Op::Size: return size(e->size);
+      case IExprNode::Op::Add: return "(" + index(e->a, vars) + " + " + index(e->b, vars) + ")";
+      case IExprNode::Op::Mul: return index(e->a, vars) + " * " + index(e->b, vars);
+      case IExprNode::Op::FloorDiv: return "kiln_floordiv(" + index(e->a, vars) + ", " + index(e->b, vars) + ")";
+      case IExprNode::Op::Mod: return "kiln_mod(" + index(e->a, vars) + ", " + index(e->b, vars) + ")";
+    }
+    return "0";
+  }
+
+  // Row-major offset of an index into computation c.
+  std::string offset(int c, const std::vector<IExpr>& idx, const std::vector<std::string>& vars) {
+    const auto& sizes = p.program.comps[c].sizes;
+    std::string off;
+    for (size_t d = 0; d < idx.size(); ++d) {
+      std::string stride;
+      for (size_t k = d + 1; k < sizes.size(); ++k) {
+        std::string s = size(sizes[k]);
+        if (s == "1LL") continue;
+        stride += (stride.empty() ? "" : " * ") + s;
+      }
+      std::string term = index(idx[d], vars);
+      if (term == "0") continue;
+      if (!stride.empty()) term = "(" + term + ") * " + stride;
+      off += (off.empty() ? "" : " + ") + term;
+    }
+    return off.empty() ? "0" : off;
+  }
+
+  static std::string literal(double v) {
+    if (std::isnan(v)) return "NAN";
+    if (std::isinf(v)) return v > 0 ? "INFINITY" : "-INFINITY";
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.9g", v);
+    std::string s = buf;
+    if (s.find_first_of(".eE") == std::string::npos) s += ".0";
+    return s + "f";
+  }
+
+  // accumulators: reduction computations of the current row kernel → local variable names.
+  std::string value(const VExpr& e, const std::vector<std::string>& vars, const std::map<int, std::string>& accs,
+                    size_t outer_rank) {
+    switch (e->op) {
+      case VExprNode::Op::Const: return literal(e->value);
+      case VExprNode::Op::Scalar: return "static_cast<float>(scalar[" + std::to_string(e->scalar) + "])";
+      case VExprNode::Op::Load: {
+        auto acc = accs.find(e->comp);
+        if (acc != accs.end()) return acc->second;
+        const Comp& c = p.program.comps[e->comp];
+        std::string load = "b" + std::to_string(e->comp) + "[" + offset(e->comp, e->index, vars) + "]";
+        return c.dtype == ir::DType::Float32 || c.dtype == ir::DType::Bool ? load : "static_cast<float>(" + load + ")";
+      }
+      case VExprNode::Op::Unary: {
+        std::string a = value(e->a, vars, accs, outer_rank);
+        const std::string& f = e->fn;
+        if (f == "relu") return "kiln_relu(" + a + ")";
+        if (f == "sigmoid") return "(1.0f / (1.0f + std::exp(-(" + a + "))))";
+        if (f == "rsqrt") return "(1.0f / std::sqrt(" + a + "))";
+        if (f == "neg") return "(-(" + a + "))";
+        if (f == "abs") return "std::fabs(" + a + ")";
+        if (f == "reciprocal") return "(1.0f / (" + a + "))";
+        if (f == "not") return "(!(" + a + "))";
+        return "std::" + f + "(" + a + ")";
+      }
+      case VExprNode::Op::Binary: {
+        if (e->fn == "idx_lt") return "(" + index(e->index[0], vars) + " < " + index(e->index[1], vars) + ")";
+        std::string a = value(e->a, vars, accs, outer_rank), b = value(e->b, vars, accs, outer_rank);
+        static const std::map<std::string, std::string> ops = {{"add", "+"}, {"sub", "-"}, {"mul", "*"}, {"div", "/"},
+                                                               {"gt", ">"},  {"lt", "<"},  {"ge", ">="}, {"le", "<="},
+                                                               {"eq", "=="}, {"ne", "!="}, {"and", "&&"}, {"or", "||"}};
+        auto it = ops.find(e->fn);
+        if (it != ops.end()) return "(" + a + " " + it->second + " " + b + ")";
+        if (e->fn == "max") return "kiln_max(" + a + ", " + b + ")";
+        if (e->fn == "min") return "kiln_min(" + a + ", " + b + ")";
+        if (e->fn == "pow") return "std::pow(" + a + ", " + b + ")";
+        return "/* unknown " + cpp_comment(e->fn) + " */ 0.0f";
+      }
+      case VExprNode::Op::Where:
+        return "(" + value(e->c, vars, accs, outer_rank) + " ? " + value(e->a, vars, accs, outer_rank) + " : " +
+               value(e->b, vars, accs, outer_rank) + ")";
+    }
+    return "0.0f";
+  }
+
+  void loops_open(std::ostringstream& os, const std::vector<Sym>& sizes, size_t first_var, const std::string& indent,
+                  bool parallel, std::vector<std::string>& vars) {
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      std::string v = "i" + std::to_string(first_var + d);
+      vars.push_back(v);
+      std::string pad = indent + std::string(2 * d, ' ');
+      if (d == 0 && parallel) os << pad << "#pragma omp parallel for if(" << size_product(sizes) << " > 16384)\n";
+      os << pad << "for (int64_t " << v << " = 0; " << v << " < " << size(sizes[d]) << "; ++" << v << ") {\n";
+    }
+  }
+  void loops_close(std::ostringstream& os, size_t n, const std::string& indent) {
+    for (size_t d = n; d-- > 0;) os << indent << std::string(2 * d, ' ') << "}\n";
+  }
+  std::string size_product(const std::vector<Sym>& sizes) {
+    std::string s;
+    for (const auto& x : sizes) s += (s.empty() ? "" : " * ") + size(x);
+    return s.empty() ? "1LL" : s;
+  }
+
+  void declare_buffers(std::ostringstream& os, const FusedKernel& k) {
+    std::set<int> used;
+    std::function<void(const VExpr&)> walk = [&](const VExpr& e) {
+      if (!e) return;
+      if (e->op == VExprNode::Op::Load) used.insert(e->comp);
+      walk(e->a);
+      walk(e->b);
+      walk(e->c);
+    };
+    for (int c : k.comps) {
+      walk(p.program.comps[c].body);
+      used.insert(c);
+    }
+    std::set<int> own(k.comps.begin(), k.comps.end());
+    for (int c : used) {
+      const Comp& comp = p.program.comps[c];
+      if (!p.realized[c]) continue;
+      bool writes = own.count(c) > 0;
+      os << "  " << (writes ? "" : "const ") << ctype(comp.dtype) << "* __restrict__ b" << c << " = static_cast<"
+         << (writes ? "" : "const ") << ctype(comp.dtype) << "*>(buf[" << c << "]);  // " << cpp_comment(comp.name)
+         << "\n";
+    }
+  }
+
+  void comment_nodes(std::ostringstream& os, const FusedKernel& k, const std::vector<NodeNote>& notes) {
+    os << "// " << k.name << ": " << (k.kind == FusedKernel::Kind::Row ? "row kernel" : "pointwise kernel")
+       << " fusing " << k.nodes.size() << " graph node" << (k.nodes.size() == 1 ? "" : "s") << "\n";
+    for (const auto& nd : k.nodes) {
+      std::string line = "//   " + cpp_comment(nd);
+      for (const auto& note : notes)
+        if (note.name == nd) {
+          line += " = " + cpp_comment(note.target);
+          if (!note.where.empty()) line += "  (" + cpp_comment(note.where) + ")";
+        }
+      os << line << "\n";
+    }
+  }
+
+  void pointwise_kernel(std::ostringstream& os, const FusedKernel& k) {
+    const auto& sizes = p.program.comps[k.comps[0]].sizes;
+    std::vector<std::string> vars;
+    loops_open(os, sizes, 0, "  ", true, vars);
+    std::string pad = "  " + std::string(2 * sizes.size(), ' ');
+    for (int c : k.comps) {
+      const Comp& comp = p.program.comps[c];
+      std::vector<lowering::IExpr> idx;
+      for (size_t d = 0; d < comp.sizes.size(); ++d) idx.push_back(lowering::ie_var(static_cast<int>(d)));
+      os << pad << "b" << c << "[" << offset(c, idx, vars) << "] = " << value(comp.body, vars, {}, 0) << ";  // "
+         << cpp_comment(comp.name) << "\n";
+    }
+    loops_close(os, sizes.size(), "  ");
+  }
+
+  void row_kernel(std::ostringstream& os, const FusedKernel& k) {
+    std::vector<std::string> vars;
+    loops_open(os, k.outer, 0, "  ", true, vars);
+    std::string pad = "  " + std::string(2 * k.outer.size(), ' ');
+    std::map<int, std::string> accs;
+    std::vector<lowering::IExpr> row_idx;
+    for (size_t d = 0; d < k.outer.size(); ++d) row_idx.push_back(lowering::ie_var(static_cast<int>(d)));
+    for (int c : k.comps) {
+      const Comp& comp = p.program.comps[c];
+      if (comp.kind == Comp::Kind::Reduction) {
+        std::string acc = "acc" + std::to_string(c);
+        bool sum = comp.reduce_op == "sum";
+        os << pad << (sum ? "double " : "float ") << acc << " = "
+           << (sum ? "0.0" : comp.reduce_op == "max" ? "-INFINITY" : "INFINITY") << ";  // " << comp.reduce_op << " for "
+           << cpp_comment(comp.name) << "\n";
+        std::vector<std::string> rvars = vars;
+        std::ostringstream inner;
+        loops_open(inner, comp.reduce_sizes, k.outer.size(), pad, false, rvars);
+        std::string ipad = pad + std::string(2 * comp.reduce_sizes.size(), ' ');
+        std::string v = value(comp.body, rvars, accs, k.outer.size());
+        if (sum) inner << ipad << acc << " += " << v << ";\n";
+        else inner << ipad << "{ const float v = " << v << "; " << acc << " = kiln_" << comp.reduce_op << "(" << acc
+                   << ", v); }\n";
+        loops_close(inner, comp.reduce_sizes.size(), pad);
+        os << inner.str();
+        if (!comp.post_div_sizes.empty())
+          os << pad << acc << " = " << acc << " / static_cast<double>(" << size_product(comp.post_div_sizes) << ");\n";
+        os << pad << "b" << c << "[" << offset(c, row_idx, vars) << "] = static_cast<float>(" << acc << ");\n";
+        accs[c] = "static_cast<float>(" + acc + ")";
+      } else {
+        std::vector<Sym> inner_sizes(comp.sizes.begin() + k.outer.size(), comp.sizes.end());
+        std::vector<std::string> ivars = vars;
+        loops_open(os, inner_sizes, k.outer.size(), pad, false, ivars);
+        std::string ipad = pad + std::string(2 * inner_sizes.size(), ' ');
+        std::vector<lowering::IExpr> idx;
+        for (size_t d = 0; d < comp.sizes.size(); ++d) idx.push_back(lowering::ie_var(static_cast<int>(d)));
+        os << ipad << "b" << c << "[" << offset(c, idx, ivars) << "] = " << value(comp.body, ivars, accs, k.outer.size())
+           << ";  // " << cpp_comment(comp.name) << "\n";
+        loops_close(os, inner_sizes.size(), pad);
+      }
+    }
+    loops_close(os, k.outer.size(), "  ");
+  }
+};
+
+}  // namespace
+
+std::string emit_cpp(const fusion::FusedProgram& p, const std::vector<NodeNote>& notes) {
+  Emitter em{p, {}};
+  for (size_t i = 0; i < p.program.symbols.size(); ++i) em.sym_index[p.program.symbols[i]] = static_cast<int>(i);
+  std::ostringstream os;
+  os << "// Generated by Kiln's C++ backend. One function per fused kernel.\n"
+     << "#include <cmath>\n#include <cstdint>\n\n"
+     << "static inline int64_t kiln_floordiv(int64_t a, int64_t b) { int64_t q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }\n"
+     << "static inline int64_t kiln_mod(int64_t a, int64_t b) { int64_t r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n"
+     << "static inline float kiln_relu(float a) { return a != a ? a : (a > 0.0f ? a : 0.0f); }\n"
+     << "static inline float kiln_max(float a, float b) { return (a != a || a > b) ? a : b; }\n"
+     << "static inline float kiln_min(float a, float b) { return (a != a || a < b) ? a : b; }\n\n";
+  for (const auto& k : p.kernels) {
+    em.comment_nodes(os, k, notes);
+    os << "extern \"C\" void " << k.name << "(void* const* buf, const double* scalar, const int64_t* sym) {\n";
+    os << "  (void)scalar; (void)sym;\n";
+    em.declare_buffers(os, k);
+    if (k.kind == FusedKernel::Kind::Row) em.row_kernel(os, k);
+    else em.pointwise_kernel(os, k);
+    os << "}\n\n";
+  }
+  return os.str();
+}
+
+}  // namespace kiln::codegen

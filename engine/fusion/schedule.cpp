@@ -1,0 +1,250 @@
+#include "engine/fusion/schedule.h"
+
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace kiln::fusion {
+
+using lowering::IExpr;
+using lowering::IExprNode;
+using lowering::VExpr;
+using lowering::VExprNode;
+using Kind = Comp::Kind;
+
+namespace {
+
+bool computes(const Comp& c) { return c.kind == Kind::Pointwise || c.kind == Kind::Reduction; }
+
+std::string sizes_key(const std::vector<Sym>& s) {
+  std::string k;
+  for (const auto& x : s) k += capture::sym_str(x) + ",";
+  return k;
+}
+
+// Loads of computation `target` anywhere in e, with their indices.
+void loads_of(const VExpr& e, int target, std::vector<const VExprNode*>& out) {
+  if (!e) return;
+  if (e->op == VExprNode::Op::Load && e->comp == target) out.push_back(e.get());
+  loads_of(e->a, target, out);
+  loads_of(e->b, target, out);
+  loads_of(e->c, target, out);
+}
+
+void all_loads(const VExpr& e, std::set<int>& out) {
+  if (!e) return;
+  if (e->op == VExprNode::Op::Load) out.insert(e->comp);
+  all_loads(e->a, out);
+  all_loads(e->b, out);
+  all_loads(e->c, out);
+}
+
+bool index_is_rows(const std::vector<IExpr>& idx, size_t k) {
+  if (idx.size() != k) return false;
+  for (size_t i = 0; i < k; ++i)
+    if (idx[i]->op != IExprNode::Op::Var || idx[i]->var != static_cast<int>(i)) return false;
+  return true;
+}
+
+bool prefix(const std::vector<Sym>& outer, const std::vector<Sym>& sizes) {
+  if (outer.size() > sizes.size()) return false;
+  for (size_t i = 0; i < outer.size(); ++i)
+    if (capture::sym_str(outer[i]) != capture::sym_str(sizes[i])) return false;
+  return true;
+}
+
+}  // namespace
+
+FusedProgram schedule(const LoopProgram& input, const FusionOptions& options) {
+  FusedProgram fp;
+  fp.program = input;
+  auto& comps = fp.program.comps;
+  const size_t n = comps.size();
+  std::vector<std::vector<int>> users(n);
+  for (size_t i = 0; i < n; ++i)
+    for (int d : comps[i].deps) users[d].push_back(static_cast<int>(i));
+  std::set<int> outputs(input.outputs.begin(), input.outputs.end());
+
+  // 1. Which computations get a buffer.
+  fp.realized.assign(n, false);
+  std::vector<VExpr> inlined(n);  // bodies with non-realized loads substituted
+  std::set<std::pair<int, int>> decided;  // the first reason for a pair is the one that holds
+  auto decide = [&](int p, int c, bool fused, const std::string& why) {
+    if (!decided.insert({p, c}).second) return;
+    fp.decisions.push_back(Decision{comps[p].name, comps[c].name, fused, why});
+  };
+  std::function<VExpr(const VExpr&)> substitute = [&](const VExpr& e) -> VExpr {
+    if (!e) return e;
+    switch (e->op) {
+      case VExprNode::Op::Load:
+        if (!fp.realized[e->comp]) return lowering::ve_subst(inlined[e->comp], e->index);
+        return e;
+      case VExprNode::Op::Unary: return lowering::ve_unary(e->fn, substitute(e->a));
+      case VExprNode::Op::Binary:
+        if (e->fn == "idx_lt") return e;
+        return lowering::ve_binary(e->fn, substitute(e->a), substitute(e->b));
+      case VExprNode::Op::Where: return lowering::ve_where(substitute(e->c), substitute(e->a), substitute(e->b));
+      default: return e;
+    }
+  };
+  for (size_t i = 0; i < n; ++i) {
+    Comp& c = comps[i];
+    if (c.body) inlined[i] = substitute(c.body);
+    if (!computes(c)) {
+      fp.realized[i] = true;
+      continue;
+    }
+    if (c.kind == Kind::Reduction || outputs.count(static_cast<int>(i))) {
+      fp.realized[i] = true;
+      continue;
+    }
+    if (users[i].empty()) continue;  // dead
+    bool extern_user = false;
+    for (int u : users[i]) extern_user |= !computes(comps[u]);
+    bool cheap = c.is_view || lowering::ve_size(c.body) <= 3;
+    std::string why;
+    if (!options.fuse) why = "fusion disabled";
+    else if (extern_user) why = "extern boundary: an extern call reads it, so it is written to a buffer";
+    else if (users[i].size() > 1 && !cheap)
+      why = "used by " + std::to_string(users[i].size()) + " consumers: inlining would recompute it";
+    else if (lowering::ve_size(inlined[i]) > options.inline_limit) why = "size limit: expression too large to inline";
+    if (!why.empty()) {
+      fp.realized[i] = true;
+      for (int u : users[i]) decide(static_cast<int>(i), u, false, why);
+    } else {
+      for (int u : users[i]) decide(static_cast<int>(i), u, true, "inlined into its consumer (vertical fusion)");
+    }
+  }
+  for (size_t i = 0; i < n; ++i)
+    if (fp.realized[i] && comps[i].body) comps[i].body = inlined[i];
+
+  // 2. Kernels, in program order.
+  std::vector<int> kernel_of(n, -1);
+  int open_row = -1;       // the row kernel still accepting stages
+  int last_pointwise = -1; // the pointwise kernel that may absorb an independent neighbour
+  for (size_t i = 0; i < n; ++i) {
+    const Comp& c = comps[i];
+    if (!fp.realized[i] || c.kind == Kind::Input || c.kind == Kind::Constant) continue;
+    if (!computes(c)) {
+      fp.steps.push_back(Step{Step::Kind::Extern, static_cast<int>(i)});
+      for (int d : c.deps)
+        if (computes(comps[d])) decide(d, static_cast<int>(i), false, "extern boundary: the extern call needs a buffer");
+      open_row = last_pointwise = -1;
+      continue;
+    }
+    std::set<int> reads;
+    all_loads(c.body, reads);
+    auto depends_on_kernel = [&](int k) {
+      for (int r : reads)
+        if (kernel_of[r] == k) return true;
+      return false;
+    };
+    if (options.fuse && open_row >= 0) {
+      FusedKernel& g = fp.kernels[open_row];
+      bool fits = c.kind == Kind::Reduction ? sizes_key(c.sizes) == sizes_key(g.outer) : prefix(g.outer, c.sizes);
+      // Reads of the group's reductions must be at the current row.
+      for (int r : reads) {
+        if (kernel_of[r] != open_row) continue;
+        std::vector<const VExprNode*> ls;
+        loads_of(c.body, r, ls);
+        for (const auto* l : ls)
+          if (comps[r].kind != Kind::Reduction || !index_is_rows(l->index, g.outer.size())) fits = false;
+      }
+      if (fits) {
+        g.comps.push_back(static_cast<int>(i));
+        kernel_of[i] = open_row;
+        for (int r : reads)
+          if (kernel_of[r] == open_row) decide(r, static_cast<int>(i), true, "same rows: one row kernel");
+        continue;
+      }
+      for (int r : reads)
+        if (kernel_of[r] == open_row)
+          decide(r, static_cast<int>(i), false, "different iteration space: cannot share the row kernel");
+      open_row = -1;
+    }
+    if (c.kind == Kind::Reduction) {
+      FusedKernel k;
+      k.kind = FusedKernel::Kind::Row;
+      k.outer = c.sizes;
+      k.comps.push_back(static_cast<int>(i));
+      fp.kernels.push_back(k);
+      kernel_of[i] = static_cast<int>(fp.kernels.size()) - 1;
+      fp.steps.push_back(Step{Step::Kind::Kernel, kernel_of[i]});
+      open_row = options.fuse ? kernel_of[i] : -1;
+      last_pointwise = -1;
+      for (int r : reads)
+        if (comps[r].kind == Kind::Reduction && kernel_of[r] >= 0)
+          decide(r, static_cast<int>(i), false, "would recompute a reduction: it is in another kernel");
+      continue;
+    }
+    // Horizontal fusion: an independent pointwise kernel over the same range.
+    if (options.fuse && last_pointwise >= 0 && !depends_on_kernel(last_pointwise) &&
+        sizes_key(comps[fp.kernels[last_pointwise].comps[0]].sizes) == sizes_key(c.sizes)) {
+      fp.kernels[last_pointwise].comps.push_back(static_cast<int>(i));
+      kernel_of[i] = last_pointwise;
+      decide(fp.kernels[last_pointwise].comps[0], static_cast<int>(i), true, "same range, independent: horizontal fusion");
+      continue;
+    }
+    FusedKernel k;
+    k.kind = FusedKernel::Kind::Pointwise;
+    k.comps.push_back(static_cast<int>(i));
+    fp.kernels.push_back(k);
+    kernel_of[i] = static_cast<int>(fp.kernels.size()) - 1;
+    fp.steps.push_back(Step{Step::Kind::Kernel, kernel_of[i]});
+    last_pointwise = kernel_of[i];
+    for (int r : reads)
+      if (comps[r].kind == Kind::Reduction)
+        decide(r, static_cast<int>(i), false, "different iteration space: the reduction's rows do not match");
+  }
+  // Names and provenance: every computation inlined into a kernel contributes its IR nodes.
+  for (size_t k = 0; k < fp.kernels.size(); ++k) {
+    auto& kern = fp.kernels[k];
+    std::set<int> seen;
+    std::vector<int> order;
+    std::function<void(int)> visit = [&](int c) {
+      if (!seen.insert(c).second) return;
+      for (int d : comps[c].deps)
+        if (!fp.realized[d]) visit(d);
+      order.push_back(c);
+    };
+    for (int c : kern.comps) visit(c);
+    std::set<std::string> names;
+    for (int c : order)
+      for (const auto& p : comps[c].provenance)
+        if (names.insert(p).second) kern.nodes.push_back(p);
+    std::string tag = comps[kern.comps.back()].target;
+    tag = tag.substr(tag.find("::") == std::string::npos ? 0 : tag.find("::") + 2);
+    std::string safe;
+    for (char ch : tag) safe += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+    kern.name = "k" + std::to_string(k) + "_" + (kern.kind == FusedKernel::Kind::Row ? "row_" : "") + safe;
+  }
+  return fp;
+}
+
+std::string fused_program_text(const FusedProgram& p) {
+  std::ostringstream os;
+  for (const auto& s : p.steps) {
+    if (s.kind == Step::Kind::Extern) {
+      const Comp& c = p.program.comps[s.index];
+      os << (c.kind == Kind::Fallback ? "fallback " : "extern ") << c.target << " -> " << c.name << "\n";
+      continue;
+    }
+    const auto& k = p.kernels[s.index];
+    os << "kernel " << k.name << (k.kind == FusedKernel::Kind::Row ? " rows " + sizes_key(k.outer) : "") << " computes";
+    for (int c : k.comps) os << " " << p.program.comps[c].name;
+    os << "\n  fuses:";
+    for (const auto& nd : k.nodes) os << " " << nd;
+    os << "\n";
+  }
+  return os.str();
+}
+
+std::string decisions_text(const FusedProgram& p) {
+  std::ostringstream os;
+  for (const auto& d : p.decisions)
+    os << (d.fused ? "fused     " : "not fused ") << d.first << " -> " << d.second << ": " << d.reason << "\n";
+  return os.str();
+}
+
+}  // namespace kiln::fusion

@@ -1,0 +1,64 @@
+// Fusion: decides which loop-IR computations get a buffer and which kernels compute them.
+//
+// schedule(program, options)
+//   pre:  program verifies (lowering's output).
+//   post: every computation is realized (has a buffer) or inlined into all its consumers;
+//         realized pointwise/reduction computations are grouped into kernels: vertical fusion of
+//         pointwise chains (inlining), pointwise prologues inlined into reductions, reductions
+//         over the same rows and their pointwise epilogue in one row kernel (softmax, layer_norm),
+//         the pointwise tail after an extern GEMM/conv in one kernel, and independent pointwise
+//         kernels over the same range merged (horizontal fusion). Every producer/consumer pair
+//         that stays apart is recorded with the reason.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/lowering/loop_ir.h"
+
+namespace kiln::fusion {
+
+using lowering::Comp;
+using lowering::LoopProgram;
+using lowering::Sym;
+
+struct FusionOptions {
+  bool fuse = true;         // false: every computation is its own kernel (the aot_eager check)
+  int inline_limit = 160;   // largest inlined expression (nodes) before a producer gets a buffer
+};
+
+struct FusedKernel {
+  enum class Kind { Pointwise, Row };
+  Kind kind = Kind::Pointwise;
+  std::string name;                 // "k2_softmax"
+  std::vector<int> comps;           // realized computations it computes, in order
+  std::vector<Sym> outer;           // Row: the rows' index space (the reductions' output sizes)
+  std::vector<std::string> nodes;   // IR nodes fused into it (provenance)
+};
+
+struct Step {
+  enum class Kind { Kernel, Extern };
+  Kind kind = Kind::Kernel;
+  int index = -1;  // kernel index, or the extern/fallback computation
+};
+
+struct Decision {
+  std::string first, second;
+  bool fused = false;
+  std::string reason;
+};
+
+struct FusedProgram {
+  LoopProgram program;            // bodies of realized computations with inlined loads substituted
+  std::vector<bool> realized;     // per computation
+  std::vector<FusedKernel> kernels;
+  std::vector<Step> steps;
+  std::vector<Decision> decisions;
+};
+
+FusedProgram schedule(const LoopProgram& program, const FusionOptions& options = {});
+
+std::string fused_program_text(const FusedProgram& p);  // kernels and steps, for dumps and tests
+std::string decisions_text(const FusedProgram& p);
+
+}  // namespace kiln::fusion

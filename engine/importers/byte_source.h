@@ -1,0 +1,45 @@
+// ByteSource: the bytes of one input file, read in chunks, gunzipped on the fly when the file
+// starts with the gzip magic (needs zlib; without it a gzip file is an Error naming it).
+//
+// ByteSource(path)
+//   error: kiln::Error naming the file when it cannot be opened.
+// read(buf, n)
+//   post: fills up to n bytes, returns how many; 0 at the end. A gzip stream cut short or
+//         corrupt ends early: truncated() then says so (the bytes before the damage are kept).
+// bytes_read(): compressed (on-disk) bytes consumed so far, for progress and MB/s figures.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace kiln::importers {
+
+class ByteSource {
+ public:
+  explicit ByteSource(const std::string& path);
+  ~ByteSource();
+  ByteSource(const ByteSource&) = delete;
+  ByteSource& operator=(const ByteSource&) = delete;
+
+  size_t read(char* buf, size_t n);
+  bool gzipped() const { return gzipped_; }
+  bool truncated() const { return truncated_; }
+  uint64_t bytes_read() const;
+  const std::string& path() const { return path_; }
+
+ private:
+  struct Inflater;
+  std::string path_;
+  int fd_ = -1;
+  bool gzipped_ = false;
+  bool truncated_ = false;
+  uint64_t raw_bytes_ = 0;
+  std::unique_ptr<Inflater> inflater_;
+};
+
+// True when the file starts with the gzip magic bytes (1f 8b).
+bool is_gzip_file(const std::string& path);
+
+}  // namespace kiln::importers

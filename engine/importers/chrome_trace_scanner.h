@@ -1,0 +1,50 @@
+// ChromeTraceScanner: finds the events of a Chrome trace (PyTorch profiler / Kineto JSON) in a
+// stream of bytes without building the document: each element of the top-level "traceEvents"
+// array (or of a top-level array) is handed over as its own JSON text; everything else of the
+// document is kept as a small header text with "traceEvents": [] for the caller to parse.
+//
+// feed(bytes) any number of times, then finish().
+//   post: on_event(text) ran once per object element, in order; text is valid during the call.
+//         header() is the document minus the events (capped at header_limit bytes; past the cap
+//         header_truncated() is true). complete() is false when the input ended inside the
+//         document (a cut file): events before the cut were still delivered.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+namespace kiln::importers {
+
+class ChromeTraceScanner {
+ public:
+  explicit ChromeTraceScanner(std::function<void(std::string_view)> on_event, size_t header_limit = 64 << 20);
+  void feed(std::string_view bytes);
+  void finish();
+  const std::string& header() const { return header_; }
+  bool header_truncated() const { return header_truncated_; }
+  bool complete() const { return started_ && depth_ == 0 && !in_string_; }
+  bool started() const { return started_; }
+  int64_t events() const { return events_; }
+
+ private:
+  void header_append(std::string_view s);
+  std::function<void(std::string_view)> on_event_;
+  size_t header_limit_;
+  std::string header_;
+  bool header_truncated_ = false;
+  std::string element_;  // the element being captured, across chunks
+  std::string key_;      // the top-level key being read
+  int depth_ = 0;
+  int events_depth_ = -1;  // depth inside the events array; -1 when not in it
+  bool started_ = false;
+  bool in_string_ = false;
+  bool escape_ = false;
+  bool reading_key_ = false;
+  bool expect_key_ = false;
+  bool capturing_ = false;
+  int64_t events_ = 0;
+};
+
+}  // namespace kiln::importers

@@ -1,0 +1,34 @@
+#include "engine/importers/import_notes.h"
+
+namespace kiln::importers {
+
+void ImportTally::note(std::string_view what, std::string_view example, int64_t n) {
+  auto it = index_.find(std::string(what));
+  if (it == index_.end()) {
+    it = index_.emplace(std::string(what), entries_.size()).first;
+    Entry e;
+    e.what = std::string(what);
+    e.example = std::string(example.substr(0, 200));
+    entries_.push_back(std::move(e));
+  }
+  entries_[it->second].count += n;
+}
+
+int64_t ImportTally::count(std::string_view what) const {
+  auto it = index_.find(std::string(what));
+  return it == index_.end() ? 0 : entries_[it->second].count;
+}
+
+int64_t ImportTally::total() const {
+  int64_t n = 0;
+  for (const auto& e : entries_) n += e.count;
+  return n;
+}
+
+std::vector<session::ImportNote> ImportTally::notes(const std::string& source) const {
+  std::vector<session::ImportNote> out;
+  for (const auto& e : entries_) out.push_back({source, e.what, e.count, e.example});
+  return out;
+}
+
+}  // namespace kiln::importers

@@ -1,0 +1,38 @@
+// ImportTally: what an import could not take (or took only generically), counted per kind of
+// problem with the first example kept, so one bad file yields a few lines, not a flood.
+//
+// note(what, example, n)
+//   post: the count for `what` grows by n (default one); the first example given for it is kept (cut to
+//         200 characters).
+// notes(source)
+//   post: one ImportNote per `what`, in first-seen order, each naming `source`.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/session/session.h"
+
+namespace kiln::importers {
+
+class ImportTally {
+ public:
+  void note(std::string_view what, std::string_view example = {}, int64_t n = 1);
+  int64_t count(std::string_view what) const;
+  int64_t total() const;
+  std::vector<session::ImportNote> notes(const std::string& source) const;
+
+ private:
+  struct Entry {
+    std::string what;
+    std::string example;
+    int64_t count = 0;
+  };
+  std::vector<Entry> entries_;
+  std::unordered_map<std::string, size_t> index_;
+};
+
+}  // namespace kiln::importers

@@ -1,0 +1,164 @@
+// The join works on the merged session only: compile ids are the key, time picks between reuses of
+// one id, lane nesting gives host events their region, correlation gives GPU events theirs.
+#include "engine/importers/join.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <unordered_map>
+
+namespace kiln::importers {
+
+namespace {
+
+// "[0/0]#2" → "0/0"; "[0/0]" → "0/0".
+std::string base_id(const std::string& compile_id) {
+  if (compile_id.size() < 2 || compile_id[0] != '[') return compile_id;
+  size_t close = compile_id.find(']');
+  return close == std::string::npos ? compile_id : compile_id.substr(1, close - 1);
+}
+
+bool is_compiled(const session::CompiledRegion& r) {  // came from a TORCH_TRACE log
+  return !r.graphs.empty() || r.compile_ms > 0 || r.metrics.count("co_name") || r.metrics.count("start_stack");
+}
+
+std::string ms_text(double ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", ms);
+  return buf;
+}
+
+}  // namespace
+
+void merge_sessions(session::Session& into, session::Session&& from) {
+  int shift = 0;
+  for (const auto& r : into.runs) shift = std::max(shift, r.id + 1);
+  for (auto& r : from.runs) {
+    r.id += shift;
+    into.runs.push_back(std::move(r));
+  }
+  for (auto& e : from.timeline) {
+    if (e.run >= 0) e.run += shift;
+    into.timeline.push_back(std::move(e));
+  }
+  auto move_all = [](auto& dst, auto& src) {
+    for (auto& x : src) dst.push_back(std::move(x));
+  };
+  move_all(into.regions, from.regions);
+  move_all(into.breaks, from.breaks);
+  move_all(into.events, from.events);
+  move_all(into.kernels, from.kernels);
+  move_all(into.fusion, from.fusion);
+  move_all(into.import_notes, from.import_notes);
+  if (into.origin.empty()) into.origin = from.origin;
+  else if (!from.origin.empty() && into.origin.find(from.origin) == std::string::npos) into.origin += " + " + from.origin;
+  auto fill = [](std::string& a, const std::string& b) {
+    if (a.empty()) a = b;
+  };
+  fill(into.env.gpu, from.env.gpu);
+  fill(into.env.cuda, from.env.cuda);
+  fill(into.env.driver, from.env.driver);
+  fill(into.env.libtorch_version, from.env.libtorch_version);
+  fill(into.env.created_at, from.env.created_at);
+  if (into.model.path.empty()) into.model.path = from.model.path;
+  else if (!from.model.path.empty()) into.model.path += " + " + from.model.path;
+  if (into.rank < 0) into.rank = from.rank;
+}
+
+void join_runtime_to_compile(session::Session& s) {
+  auto& tl = s.timeline;
+
+  // Compiled regions by Dynamo id, in compile order, with their start times (epoch ns).
+  std::map<std::string, std::vector<std::pair<int64_t, size_t>>> compiled;
+  for (size_t i = 0; i < s.regions.size(); ++i) {
+    if (!is_compiled(s.regions[i])) continue;
+    auto it = s.regions[i].metrics.find("start_time");
+    int64_t start = it == s.regions[i].metrics.end() ? INT64_MIN : int64_t(std::atof(it->second.c_str()) * 1e9);
+    compiled[base_id(s.regions[i].compile_id)].push_back({start, i});
+  }
+
+  // 1. Region events → the compile that was live when they ran.
+  for (auto& e : tl) {
+    if (e.category != "region" || e.compile_id.empty()) continue;
+    auto it = compiled.find(base_id(e.compile_id));
+    if (it == compiled.end()) continue;
+    size_t pick = it->second.front().second;
+    for (const auto& [start, idx] : it->second)
+      if (start == INT64_MIN || start <= e.start_ns) pick = idx;
+    e.compile_id = s.regions[pick].compile_id;
+  }
+
+  // 2. Host events inside a region span (same lane) take its compile id.
+  std::unordered_map<std::string, std::vector<size_t>> lanes;
+  for (size_t i = 0; i < tl.size(); ++i)
+    if (tl[i].lane.rfind("host:", 0) == 0) lanes[tl[i].lane].push_back(i);
+  for (auto& [lane, idx] : lanes) {
+    std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+      if (tl[a].start_ns != tl[b].start_ns) return tl[a].start_ns < tl[b].start_ns;
+      return tl[a].dur_ns > tl[b].dur_ns;  // the enclosing span first
+    });
+    std::vector<size_t> open;  // region spans containing the current time, innermost last
+    for (size_t i : idx) {
+      while (!open.empty() && tl[open.back()].start_ns + tl[open.back()].dur_ns < tl[i].start_ns) open.pop_back();
+      if (tl[i].category == "region") {
+        open.push_back(i);
+      } else if (!open.empty() && tl[i].compile_id.empty()) {
+        tl[i].compile_id = tl[open.back()].compile_id;
+      }
+    }
+  }
+
+  // 3. GPU events take the compile id of the call that launched them.
+  std::unordered_map<int64_t, size_t> launch_of;
+  for (size_t i = 0; i < tl.size(); ++i)
+    if (tl[i].lane.rfind("host:", 0) == 0 && tl[i].correlation >= 0) launch_of.emplace(tl[i].correlation, i);
+  for (auto& e : tl) {
+    if (e.lane.rfind("host:", 0) == 0 || e.correlation < 0 || !e.compile_id.empty()) continue;
+    auto it = launch_of.find(e.correlation);
+    if (it != launch_of.end()) e.compile_id = tl[it->second].compile_id;
+  }
+
+  // 4. Triton kernels → their generated Kernel records.
+  std::map<std::pair<std::string, std::string>, size_t> generated;  // (name, compile id) → kernel
+  std::map<std::string, std::vector<size_t>> by_name;
+  for (size_t i = 0; i < s.kernels.size(); ++i) {
+    if (s.kernels[i].source.empty()) continue;
+    generated[{s.kernels[i].name, s.kernels[i].compile_id}] = i;
+    by_name[s.kernels[i].name].push_back(i);
+  }
+  for (auto& e : tl) {
+    if (e.kernel.empty()) continue;
+    if (generated.count({e.kernel, e.compile_id})) continue;
+    auto it = by_name.find(e.kernel);
+    if (it != by_name.end() && it->second.size() == 1 && e.compile_id.empty())
+      e.compile_id = s.kernels[it->second.front()].compile_id;
+  }
+  s.kernels.erase(std::remove_if(s.kernels.begin(), s.kernels.end(),
+                                 [&](const session::Kernel& k) { return k.source.empty() && by_name.count(k.name); }),
+                  s.kernels.end());
+
+  // 5. Region calls → hits; profiler-only duplicates of compiled regions go.
+  std::unordered_map<std::string, std::pair<int64_t, int64_t>> calls;  // compile id → (count, ns)
+  for (const auto& e : tl)
+    if (e.category == "region" && !e.compile_id.empty()) {
+      auto& c = calls[e.compile_id];
+      ++c.first;
+      c.second += e.dur_ns;
+    }
+  s.regions.erase(std::remove_if(s.regions.begin(), s.regions.end(),
+                                 [&](const session::CompiledRegion& r) {
+                                   return !is_compiled(r) && compiled.count(base_id(r.compile_id));
+                                 }),
+                  s.regions.end());
+  for (auto& r : s.regions) {
+    auto it = calls.find(r.compile_id);
+    if (it == calls.end()) continue;
+    r.hits = it->second.first;
+    r.metrics["runtime calls"] = std::to_string(it->second.first);
+    r.metrics["runtime total ms"] = ms_text(double(it->second.second) / 1e6);
+    r.metrics["runtime mean ms"] = ms_text(double(it->second.second) / 1e6 / double(it->second.first));
+  }
+}
+
+}  // namespace kiln::importers

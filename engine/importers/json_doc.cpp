@@ -1,0 +1,255 @@
+// Backend selection happens here only. simdjson needs SIMDJSON_PADDING readable bytes after the
+// text; the parser copies each text into its own padded buffer, reused between parses.
+#include "engine/importers/json_doc.h"
+
+#include <cstdio>
+#include <cstring>
+#include <new>
+#include <vector>
+
+#ifdef KILN_HAVE_SIMDJSON
+#include <simdjson.h>
+#else
+#include <nlohmann/json.hpp>
+#endif
+
+namespace kiln::importers {
+
+#ifdef KILN_HAVE_SIMDJSON
+using Element = simdjson::dom::element;
+#else
+using Element = const nlohmann::json*;
+#endif
+static_assert(sizeof(Element) <= 24, "JsonValue::raw_ too small for the backend handle");
+
+struct JsonAccess {
+  static JsonValue make(const Element& e) {
+    JsonValue v;
+#ifdef KILN_HAVE_SIMDJSON
+    using T = simdjson::dom::element_type;
+    switch (e.type()) {
+      case T::OBJECT: v.kind_ = JsonValue::Kind::Object; break;
+      case T::ARRAY: v.kind_ = JsonValue::Kind::Array; break;
+      case T::STRING: v.kind_ = JsonValue::Kind::String; break;
+      case T::INT64:
+      case T::UINT64:
+      case T::DOUBLE: v.kind_ = JsonValue::Kind::Number; break;
+      case T::BOOL: v.kind_ = JsonValue::Kind::Bool; break;
+      case T::NULL_VALUE: v.kind_ = JsonValue::Kind::Null; break;
+    }
+#else
+    if (e->is_object()) v.kind_ = JsonValue::Kind::Object;
+    else if (e->is_array()) v.kind_ = JsonValue::Kind::Array;
+    else if (e->is_string()) v.kind_ = JsonValue::Kind::String;
+    else if (e->is_number()) v.kind_ = JsonValue::Kind::Number;
+    else if (e->is_boolean()) v.kind_ = JsonValue::Kind::Bool;
+    else v.kind_ = JsonValue::Kind::Null;
+#endif
+    new (v.raw_) Element(e);
+    return v;
+  }
+  static const Element& get(const JsonValue& v) { return *reinterpret_cast<const Element*>(v.raw_); }
+};
+
+#ifdef KILN_HAVE_SIMDJSON
+
+std::string_view JsonValue::str(std::string_view fallback) const {
+  if (kind_ != Kind::String) return fallback;
+  std::string_view s;
+  return JsonAccess::get(*this).get_string().get(s) ? fallback : s;
+}
+
+int64_t JsonValue::i64(int64_t fallback) const {
+  if (kind_ != Kind::Number) return fallback;
+  const auto& e = JsonAccess::get(*this);
+  int64_t i;
+  if (!e.get_int64().get(i)) return i;
+  uint64_t u;
+  if (!e.get_uint64().get(u)) return static_cast<int64_t>(u);
+  double d;
+  if (!e.get_double().get(d)) return static_cast<int64_t>(d);
+  return fallback;
+}
+
+double JsonValue::f64(double fallback) const {
+  if (kind_ != Kind::Number) return fallback;
+  const auto& e = JsonAccess::get(*this);
+  double d;
+  if (!e.get_double().get(d)) return d;
+  int64_t i;
+  if (!e.get_int64().get(i)) return static_cast<double>(i);
+  uint64_t u;
+  if (!e.get_uint64().get(u)) return static_cast<double>(u);
+  return fallback;
+}
+
+bool JsonValue::boolean(bool fallback) const {
+  if (kind_ != Kind::Bool) return fallback;
+  bool b;
+  return JsonAccess::get(*this).get_bool().get(b) ? fallback : b;
+}
+
+JsonValue JsonValue::operator[](std::string_view key) const {
+  if (kind_ != Kind::Object) return {};
+  simdjson::dom::element child;
+  if (JsonAccess::get(*this).get_object().at_key(key).get(child)) return {};
+  return JsonAccess::make(child);
+}
+
+size_t JsonValue::size() const {
+  const auto& e = JsonAccess::get(*this);
+  simdjson::dom::array a;
+  simdjson::dom::object o;
+  if (kind_ == Kind::Array && !e.get_array().get(a)) return a.size();
+  if (kind_ == Kind::Object && !e.get_object().get(o)) return o.size();
+  return 0;
+}
+
+void JsonValue::each_field(const std::function<void(std::string_view, const JsonValue&)>& f) const {
+  if (kind_ != Kind::Object) return;
+  simdjson::dom::object o;
+  if (JsonAccess::get(*this).get_object().get(o)) return;
+  for (auto field : o) f(field.key, JsonAccess::make(field.value));
+}
+
+void JsonValue::each_element(const std::function<void(const JsonValue&)>& f) const {
+  if (kind_ != Kind::Array) return;
+  simdjson::dom::array a;
+  if (JsonAccess::get(*this).get_array().get(a)) return;
+  for (auto e : a) f(JsonAccess::make(e));
+}
+
+std::string JsonValue::dump() const {
+  if (kind_ == Kind::Missing) return "";
+  return simdjson::minify(JsonAccess::get(*this));
+}
+
+struct JsonParser::Impl {
+  simdjson::dom::parser parser;
+  std::vector<char> padded;
+};
+
+JsonParser::JsonParser() : impl_(std::make_unique<Impl>()) {}
+JsonParser::~JsonParser() = default;
+
+bool JsonParser::parse(std::string_view text, JsonValue& root, std::string* error) {
+  auto& buf = impl_->padded;
+  if (buf.size() < text.size() + simdjson::SIMDJSON_PADDING) buf.resize(text.size() + simdjson::SIMDJSON_PADDING);
+  std::memcpy(buf.data(), text.data(), text.size());
+  std::memset(buf.data() + text.size(), 0, simdjson::SIMDJSON_PADDING);
+  simdjson::dom::element e;
+  auto err = impl_->parser.parse(reinterpret_cast<const uint8_t*>(buf.data()), text.size(), false).get(e);
+  if (err) {
+    if (error) *error = simdjson::error_message(err);
+    root = JsonValue();
+    return false;
+  }
+  root = JsonAccess::make(e);
+  return true;
+}
+
+#else  // nlohmann::json
+
+std::string_view JsonValue::str(std::string_view fallback) const {
+  if (kind_ != Kind::String) return fallback;
+  return JsonAccess::get(*this)->get_ref<const std::string&>();
+}
+
+int64_t JsonValue::i64(int64_t fallback) const {
+  if (kind_ != Kind::Number) return fallback;
+  const auto* j = JsonAccess::get(*this);
+  if (j->is_number_float()) return static_cast<int64_t>(j->get<double>());
+  if (j->is_number_unsigned()) return static_cast<int64_t>(j->get<uint64_t>());
+  return j->get<int64_t>();
+}
+
+double JsonValue::f64(double fallback) const {
+  if (kind_ != Kind::Number) return fallback;
+  return JsonAccess::get(*this)->get<double>();
+}
+
+bool JsonValue::boolean(bool fallback) const {
+  if (kind_ != Kind::Bool) return fallback;
+  return JsonAccess::get(*this)->get<bool>();
+}
+
+JsonValue JsonValue::operator[](std::string_view key) const {
+  if (kind_ != Kind::Object) return {};
+  const auto* j = JsonAccess::get(*this);
+  auto it = j->find(std::string(key));
+  if (it == j->end()) return {};
+  return JsonAccess::make(&*it);
+}
+
+size_t JsonValue::size() const {
+  if (kind_ != Kind::Array && kind_ != Kind::Object) return 0;
+  return JsonAccess::get(*this)->size();
+}
+
+void JsonValue::each_field(const std::function<void(std::string_view, const JsonValue&)>& f) const {
+  if (kind_ != Kind::Object) return;
+  for (auto it = JsonAccess::get(*this)->begin(); it != JsonAccess::get(*this)->end(); ++it)
+    f(it.key(), JsonAccess::make(&it.value()));
+}
+
+void JsonValue::each_element(const std::function<void(const JsonValue&)>& f) const {
+  if (kind_ != Kind::Array) return;
+  for (const auto& e : *JsonAccess::get(*this)) f(JsonAccess::make(&e));
+}
+
+std::string JsonValue::dump() const {
+  if (kind_ == Kind::Missing) return "";
+  return JsonAccess::get(*this)->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+struct JsonParser::Impl {
+  nlohmann::json doc;
+};
+
+JsonParser::JsonParser() : impl_(std::make_unique<Impl>()) {}
+JsonParser::~JsonParser() = default;
+
+bool JsonParser::parse(std::string_view text, JsonValue& root, std::string* error) {
+  impl_->doc = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
+  if (impl_->doc.is_discarded()) {
+    if (error) *error = "malformed JSON";
+    root = JsonValue();
+    return false;
+  }
+  root = JsonAccess::make(&impl_->doc);
+  return true;
+}
+
+#endif
+
+std::string JsonValue::text() const {
+  if (kind_ == Kind::String) return std::string(str());
+  return dump();
+}
+
+std::string json_quote(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 2);
+  out += '"';
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  out += '"';
+  return out;
+}
+
+}  // namespace kiln::importers

@@ -1,0 +1,68 @@
+// The importers' one JSON adapter: a read-only view of a parsed document, backed by simdjson's DOM
+// when Kiln is built with it (KILN_HAVE_SIMDJSON) and by nlohmann::json otherwise. Importers see
+// plain values only; neither library's types leave json_doc.cpp.
+//
+// JsonParser::parse(text, root)
+//   post: true and `root` views the document, valid until this parser parses again (JsonValues
+//         taken from it too); false on malformed JSON, with a one-line reason in *error.
+// JsonValue: a missing key or a wrong type gives the fallback, never an exception.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace kiln::importers {
+
+class JsonValue {
+ public:
+  JsonValue() = default;
+  bool exists() const { return kind_ != Kind::Missing; }
+  bool is_null() const { return kind_ == Kind::Null; }
+  bool is_object() const { return kind_ == Kind::Object; }
+  bool is_array() const { return kind_ == Kind::Array; }
+  bool is_string() const { return kind_ == Kind::String; }
+  bool is_number() const { return kind_ == Kind::Number; }
+  bool is_bool() const { return kind_ == Kind::Bool; }
+
+  std::string_view str(std::string_view fallback = {}) const;  // strings only
+  int64_t i64(int64_t fallback = 0) const;                     // numbers (doubles truncate)
+  double f64(double fallback = 0) const;                       // numbers
+  bool boolean(bool fallback = false) const;
+
+  JsonValue operator[](std::string_view key) const;  // objects; Missing otherwise
+  size_t size() const;                               // elements or fields; 0 for scalars
+  void each_field(const std::function<void(std::string_view, const JsonValue&)>& f) const;
+  void each_element(const std::function<void(const JsonValue&)>& f) const;
+
+  std::string dump() const;  // minified JSON ("" when missing)
+  std::string text() const;  // a string's value; other values as dump()
+
+ private:
+  friend class JsonParser;
+  friend struct JsonAccess;
+  enum class Kind : uint8_t { Missing, Null, Bool, Number, String, Array, Object };
+  Kind kind_ = Kind::Missing;
+  alignas(void*) unsigned char raw_[24] = {};  // the backend's element handle
+};
+
+class JsonParser {
+ public:
+  JsonParser();
+  ~JsonParser();
+  JsonParser(const JsonParser&) = delete;
+  JsonParser& operator=(const JsonParser&) = delete;
+  bool parse(std::string_view text, JsonValue& root, std::string* error = nullptr);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// "a\"b" → a JSON string literal with quotes, for building small JSON texts by hand.
+std::string json_quote(std::string_view s);
+
+}  // namespace kiln::importers

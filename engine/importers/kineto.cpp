@@ -1,0 +1,276 @@
+// Reading a Kineto trace: ChromeTraceScanner hands over each event's JSON text, this file turns it
+// into a TimelineEvent (+ its link ids), the header into Environment/rank, and kineto_links.cpp
+// does the rest.
+#include "engine/importers/kineto.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <ctime>
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/base/error.h"
+#include "engine/importers/byte_source.h"
+#include "engine/importers/chrome_trace_scanner.h"
+#include "engine/importers/json_doc.h"
+#include "engine/importers/kineto_trace.h"
+
+namespace kiln::importers {
+
+namespace {
+
+std::string id_text(const JsonValue& v) {
+  if (v.is_number()) return std::to_string(v.i64());
+  if (v.is_string()) return std::string(v.str());
+  return "?";
+}
+
+bool is_device_category(std::string_view cat) {
+  return cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset" || cat == "gpu_user_annotation" ||
+         cat == "Kernel" || cat == "Memcpy" || cat == "Memset";
+}
+
+std::string category_of(std::string_view cat) {
+  if (cat == "kernel" || cat == "Kernel") return "kernel";
+  if (cat == "gpu_memcpy" || cat == "Memcpy") return "memcpy";
+  if (cat == "gpu_memset" || cat == "Memset") return "memset";
+  if (cat == "gpu_user_annotation") return "gpu_annotation";
+  if (cat == "python_function") return "python";
+  if (cat == "Runtime") return "cuda_runtime";
+  if (cat == "Operator") return "cpu_op";
+  return cat.empty() ? "other" : std::string(cat);
+}
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+std::string cuda_version_text(int64_t v) {  // 13000 → "13.0"
+  if (v <= 0) return "";
+  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
+
+std::string now_iso8601() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+class KinetoReader {
+ public:
+  explicit KinetoReader(ImportTally& tally) : tally_(tally) {}
+
+  void on_event(std::string_view text) {
+    ++events_;
+    JsonValue e;
+    if (!parser_.parse(text, e) || !e.is_object()) {
+      tally_.note("corrupt JSON event", std::string(text.substr(0, 120)));
+      return;
+    }
+    std::string_view ph = e["ph"].str();
+    if (ph == "X" || ph == "B") return add_span(e, ph == "B");
+    if (ph == "E") return close_span(e);
+    if (ph == "i" || ph == "I" || ph == "R") return add_instant(e);
+    if (ph == "s" || ph == "f" || ph == "t") return add_flow(e, ph == "s");
+    if (ph == "M") return;  // process/thread names: lanes are named from ids
+    tally_.note("unsupported event phase '" + std::string(ph) + "'", std::string(e["name"].str()));
+  }
+
+  void finish(const std::string& header_text, bool header_truncated) {
+    JsonValue h;
+    int64_t base = 0;
+    if (!header_truncated && parser_.parse(header_text, h) && h.is_object()) {
+      base = h["baseTimeNanoseconds"].i64(0);
+      JsonValue devices = h["deviceProperties"];
+      devices.each_element([&](const JsonValue& d) {
+        if (t_.session.env.gpu.empty()) t_.session.env.gpu = std::string(d["name"].str());
+      });
+      t_.session.env.cuda = cuda_version_text(h["cuda_runtime_version"].i64(0));
+      t_.session.env.driver = cuda_version_text(h["cuda_driver_version"].i64(0));
+      JsonValue dist = h["distributedInfo"];
+      if (dist["rank"].is_number()) t_.session.rank = static_cast<int>(dist["rank"].i64());
+    } else if (header_truncated) {
+      tally_.note("trace header too large; environment not read");
+    }
+    for (const auto& [key, stack] : open_)
+      for (size_t idx : stack) tally_.note("unfinished span", t_.session.timeline[idx].name);
+    if (base != 0) {
+      for (auto& ev : t_.session.timeline) ev.start_ns += base;
+      for (auto& f : t_.flows) f.ts_ns += base;
+      for (auto& m : t_.memory) m.ts_ns += base;
+    }
+    for (auto& [id, r] : regions_) {
+      session::CompiledRegion reg;
+      reg.compile_id = "[" + id + "]";
+      reg.region = std::isdigit(static_cast<unsigned char>(id[0])) ? std::atoi(id.c_str()) : -1;
+      reg.hits = r.calls;
+      reg.metrics["runtime calls"] = std::to_string(r.calls);
+      t_.session.regions.push_back(std::move(reg));
+    }
+  }
+
+  KinetoTrace& trace() { return t_; }
+  int64_t pid() const { return pid_; }
+  int64_t events() const { return events_; }
+
+ private:
+  const std::string& lane_for(const JsonValue& e, bool device) {
+    std::string key;
+    if (device) {
+      JsonValue args = e["args"];
+      std::string dev = args["device"].exists() ? id_text(args["device"]) : id_text(e["pid"]);
+      std::string stream = args["stream"].exists() ? id_text(args["stream"]) : id_text(e["tid"]);
+      key = "cuda:" + dev + "/stream " + stream;
+    } else {
+      key = "host:" + id_text(e["tid"]);
+    }
+    return *lanes_.insert(std::move(key)).first;
+  }
+
+  void fill(session::TimelineEvent& ev, EventIds& ids, const JsonValue& e) {
+    std::string_view cat = e["cat"].str();
+    std::string_view name = e["name"].str();
+    ids.device = is_device_category(cat);
+    ids.runtime = cat == "cuda_runtime" || cat == "cuda_driver" || cat == "Runtime";
+    ids.busy = ids.device && cat != "gpu_user_annotation";
+    ev.lane = lane_for(e, ids.device);
+    ev.name = std::string(name);
+    ev.category = category_of(cat);
+    ev.start_ns = std::llround(e["ts"].f64() * 1000.0);
+    JsonValue args = e["args"];
+    if (args.is_object() && args.size() > 0) ev.args_json = args.dump();
+    ev.correlation = args["correlation"].is_number() ? args["correlation"].i64() : -1;
+    ids.external_id = args["External id"].is_number() ? args["External id"].i64() : -1;
+    if (!ids.device && pid_ < 0 && e["pid"].is_number() && (cat == "cpu_op" || cat == "user_annotation"))
+      pid_ = e["pid"].i64();
+
+    // torch.compile markers.
+    if (starts_with(name, "Torch-Compiled Region: ")) {
+      std::string id(name.substr(23));
+      ev.category = "region";
+      ev.compile_id = "[" + id + "]";
+      ++regions_[id].calls;
+    } else if (name == "TorchDynamo Cache Lookup") {
+      ev.category = "guard";
+    } else if (starts_with(name, "## Call CompiledFxGraph")) {
+      ev.category = "compiled_graph";
+    } else if (starts_with(name, "ProfilerStep#")) {
+      ev.category = "step";
+    }
+    if (starts_with(name, "triton_")) {
+      ev.kernel = ev.name;
+      if (ids.device && cat != "gpu_user_annotation" && kernels_seen_.insert(ev.name).second) {
+        session::Kernel k;
+        k.name = ev.name;
+        k.language = "triton";
+        if (args["grid"].is_array() || args["block"].is_array())
+          k.launch_config = "grid " + args["grid"].dump() + " block " + args["block"].dump();
+        k.registers = static_cast<int>(args["registers per thread"].i64(0));
+        k.shared_bytes = static_cast<int>(args["shared memory"].i64(0));
+        t_.session.kernels.push_back(std::move(k));
+      }
+    }
+  }
+
+  void add_span(const JsonValue& e, bool begin) {
+    session::TimelineEvent ev;
+    EventIds ids;
+    fill(ev, ids, e);
+    ev.dur_ns = begin ? 0 : std::max<int64_t>(0, std::llround(e["dur"].f64() * 1000.0));
+    if (begin) open_[stack_key(e)].push_back(t_.session.timeline.size());
+    t_.session.timeline.push_back(std::move(ev));
+    t_.ids.push_back(ids);
+  }
+
+  void close_span(const JsonValue& e) {
+    auto& stack = open_[stack_key(e)];
+    if (stack.empty()) {
+      tally_.note("unmatched end event", std::string(e["name"].str()));
+      return;
+    }
+    auto& ev = t_.session.timeline[stack.back()];
+    ev.dur_ns = std::max<int64_t>(0, std::llround(e["ts"].f64() * 1000.0) - ev.start_ns);
+    stack.pop_back();
+  }
+
+  void add_instant(const JsonValue& e) {
+    if (e["name"].str() == "[memory]") {
+      JsonValue args = e["args"];
+      MemorySample m;
+      m.ts_ns = std::llround(e["ts"].f64() * 1000.0);
+      m.allocated = args["Total Allocated"].i64(-1);
+      if (m.allocated >= 0) t_.memory.push_back(m);
+      return;
+    }
+    session::TimelineEvent ev;
+    EventIds ids;
+    fill(ev, ids, e);
+    t_.session.timeline.push_back(std::move(ev));
+    t_.ids.push_back(ids);
+  }
+
+  void add_flow(const JsonValue& e, bool start) {
+    if (e["cat"].str() != "ac2g" && e["name"].str() != "ac2g") return;  // other flows carry no launch link
+    FlowPoint f;
+    f.id = e["id"].i64(-1);
+    f.ts_ns = std::llround(e["ts"].f64() * 1000.0);
+    // The start sits on the CPU thread, the end on the GPU stream (pid = device, tid = stream).
+    f.lane = start ? "host:" + id_text(e["tid"]) : "cuda:" + id_text(e["pid"]) + "/stream " + id_text(e["tid"]);
+    f.start = start;
+    t_.flows.push_back(std::move(f));
+  }
+
+  std::string stack_key(const JsonValue& e) { return id_text(e["pid"]) + "/" + id_text(e["tid"]); }
+
+  struct RegionCalls {
+    int64_t calls = 0;
+  };
+
+  ImportTally& tally_;
+  JsonParser parser_;
+  KinetoTrace t_;
+  std::unordered_map<std::string, std::vector<size_t>> open_;
+  std::set<std::string> lanes_;
+  std::set<std::string> kernels_seen_;
+  std::map<std::string, RegionCalls> regions_;
+  int64_t pid_ = -1;
+  int64_t events_ = 0;
+};
+
+}  // namespace
+
+session::Session import_kineto_trace(const std::string& path, KinetoFacts* facts) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) throw Error(path + ": is a directory, not a trace file");
+  ByteSource source(path);
+  ImportTally tally;
+  KinetoReader reader(tally);
+  ChromeTraceScanner scanner([&](std::string_view text) { reader.on_event(text); });
+  std::vector<char> chunk(4 << 20);
+  size_t n;
+  while ((n = source.read(chunk.data(), chunk.size())) > 0) scanner.feed(std::string_view(chunk.data(), n));
+  scanner.finish();
+  if (!scanner.started()) throw Error(path + ": not a Chrome trace (no JSON object or array found)");
+  if (!scanner.complete() || source.truncated())
+    tally.note("trace cut short", "the file ends inside the JSON document; events before the cut were kept");
+  reader.finish(scanner.header(), scanner.header_truncated());
+  KinetoTrace& t = reader.trace();
+  link_kineto_trace(t, tally);
+  t.session.origin = "profiler trace import";
+  t.session.env.created_at = now_iso8601();
+  t.session.model.path = path;
+  t.session.import_notes = tally.notes(path);
+  if (facts) {
+    facts->pid = reader.pid();
+    facts->events = reader.events();
+    facts->bytes = source.bytes_read();
+  }
+  return std::move(t.session);
+}
+
+}  // namespace kiln::importers

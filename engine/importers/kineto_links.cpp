@@ -1,0 +1,168 @@
+// Linking a Kineto trace: flows complete missing correlations; correlation links GPU work to its
+// runtime call, "External id" to the CPU op that made it; ProfilerStep spans (or the whole trace)
+// become runs with their summary numbers.
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include "engine/importers/json_doc.h"
+#include "engine/importers/kineto_trace.h"
+
+namespace kiln::importers {
+
+void add_json_field(std::string& object, std::string_view key, std::string_view value_json) {
+  std::string field = json_quote(key) + ":" + std::string(value_json);
+  if (object.empty() || object == "{}") {
+    object = "{" + field + "}";
+    return;
+  }
+  size_t close = object.rfind('}');
+  if (close == std::string::npos) return;
+  object.insert(close, "," + field);
+}
+
+namespace {
+
+void complete_correlations(KinetoTrace& t) {
+  bool missing = false;
+  for (size_t i = 0; i < t.ids.size() && !missing; ++i)
+    missing = (t.ids[i].device || t.ids[i].runtime) && t.session.timeline[i].correlation < 0;
+  if (!missing || t.flows.empty()) return;
+  std::map<std::pair<std::string, int64_t>, int64_t> starts, ends;  // (lane, ts) → flow id
+  for (const auto& f : t.flows) (f.start ? starts : ends)[{f.lane, f.ts_ns}] = f.id;
+  for (size_t i = 0; i < t.ids.size(); ++i) {
+    auto& ev = t.session.timeline[i];
+    if (ev.correlation >= 0 || !(t.ids[i].device || t.ids[i].runtime)) continue;
+    auto& table = t.ids[i].device ? ends : starts;
+    auto it = table.find({ev.lane, ev.start_ns});
+    if (it != table.end()) ev.correlation = it->second;
+  }
+}
+
+void annotate_launches(KinetoTrace& t) {
+  auto& tl = t.session.timeline;
+  std::unordered_map<int64_t, size_t> runtime_of;  // correlation → runtime call
+  std::unordered_map<int64_t, size_t> op_of;       // External id → CPU op
+  for (size_t i = 0; i < tl.size(); ++i) {
+    if (t.ids[i].runtime && tl[i].correlation >= 0) runtime_of.emplace(tl[i].correlation, i);
+    else if (!t.ids[i].device && !t.ids[i].runtime && t.ids[i].external_id >= 0) op_of.emplace(t.ids[i].external_id, i);
+  }
+  for (size_t i = 0; i < tl.size(); ++i) {
+    if (!t.ids[i].device) continue;
+    int64_t ext = t.ids[i].external_id;
+    auto r = tl[i].correlation >= 0 ? runtime_of.find(tl[i].correlation) : runtime_of.end();
+    if (r != runtime_of.end()) {
+      add_json_field(tl[i].args_json, "launch", json_quote(tl[r->second].name));
+      if (tl[r->second].name == "cudaGraphLaunch") add_json_field(tl[i].args_json, "cuda_graph", "true");
+      if (ext < 0) ext = t.ids[r->second].external_id;
+    }
+    auto op = ext >= 0 ? op_of.find(ext) : op_of.end();
+    if (op != op_of.end()) add_json_field(tl[i].args_json, "cpu_op", json_quote(tl[op->second].name));
+  }
+}
+
+// Length of the union of [start, end) intervals, and the mean gap between consecutive ones.
+void busy_and_gaps(std::vector<std::pair<int64_t, int64_t>>& iv, int64_t* busy, double* mean_gap) {
+  std::sort(iv.begin(), iv.end());
+  *busy = 0;
+  int64_t gaps = 0, gap_count = 0, end = INT64_MIN;
+  for (const auto& [s, e] : iv) {
+    if (end != INT64_MIN) {
+      gaps += std::max<int64_t>(0, s - end);
+      ++gap_count;
+    }
+    if (s >= end) *busy += e - s;
+    else if (e > end) *busy += e - end;
+    end = std::max(end, e);
+  }
+  *mean_gap = gap_count ? double(gaps) / double(gap_count) : 0;
+}
+
+void make_runs(KinetoTrace& t) {
+  auto& s = t.session;
+  auto& tl = s.timeline;
+  struct Window {
+    int64_t start, end;
+    std::string name;
+  };
+  std::vector<Window> steps;
+  for (const auto& ev : tl)
+    if (ev.category == "step" && ev.lane.rfind("host:", 0) == 0) steps.push_back({ev.start_ns, ev.start_ns + ev.dur_ns, ev.name});
+  std::sort(steps.begin(), steps.end(), [](const Window& a, const Window& b) { return a.start < b.start; });
+  if (steps.empty()) {
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (const auto& ev : tl) {
+      lo = std::min(lo, ev.start_ns);
+      hi = std::max(hi, ev.start_ns + ev.dur_ns);
+    }
+    if (tl.empty()) lo = hi = 0;
+    steps.push_back({lo, hi, "imported"});
+  }
+  auto run_at = [&](int64_t ts) -> int {
+    auto it = std::upper_bound(steps.begin(), steps.end(), ts, [](int64_t v, const Window& w) { return v < w.start; });
+    if (it == steps.begin()) return -1;
+    --it;
+    return ts <= it->end ? static_cast<int>(it - steps.begin()) : -1;
+  };
+
+  std::unordered_map<int64_t, size_t> runtime_of;
+  for (size_t i = 0; i < tl.size(); ++i)
+    if (t.ids[i].runtime && tl[i].correlation >= 0) runtime_of.emplace(tl[i].correlation, i);
+  for (size_t i = 0; i < tl.size(); ++i)
+    if (!t.ids[i].device) tl[i].run = run_at(tl[i].start_ns);
+  for (size_t i = 0; i < tl.size(); ++i) {
+    if (!t.ids[i].device) continue;
+    auto r = tl[i].correlation >= 0 ? runtime_of.find(tl[i].correlation) : runtime_of.end();
+    tl[i].run = r != runtime_of.end() ? tl[r->second].run : run_at(tl[i].start_ns);
+  }
+
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> busy(steps.size());
+  std::vector<int64_t> kernels(steps.size(), 0), guard_ns(steps.size(), 0);
+  std::vector<bool> compiled(steps.size(), false);
+  std::string device;
+  for (size_t i = 0; i < tl.size(); ++i) {
+    int r = tl[i].run;
+    if (r < 0) continue;
+    if (t.ids[i].busy) busy[r].push_back({tl[i].start_ns, tl[i].start_ns + tl[i].dur_ns});
+    if (tl[i].category == "kernel") ++kernels[r];
+    if (tl[i].category == "guard") guard_ns[r] += tl[i].dur_ns;
+    if (tl[i].category == "region") compiled[r] = true;
+    if (t.ids[i].device && device.empty()) device = tl[i].lane.substr(0, tl[i].lane.find('/'));
+  }
+  std::sort(t.memory.begin(), t.memory.end(), [](const auto& a, const auto& b) { return a.ts_ns < b.ts_ns; });
+  for (size_t r = 0; r < steps.size(); ++r) {
+    session::Run run;
+    run.id = static_cast<int>(r);
+    run.mode = steps[r].name;
+    run.backend = compiled[r] ? "torch.compile" : "eager";
+    run.device = device.empty() ? "cpu" : device;
+    double ms = double(steps[r].end - steps[r].start) / 1e6;
+    run.latency.median_ms = run.latency.p10_ms = run.latency.p90_ms = ms;
+    run.latency.iterations = 1;
+    run.kernels_per_iter = double(kernels[r]);
+    int64_t busy_ns = 0;
+    double gap_ns = 0;
+    busy_and_gaps(busy[r], &busy_ns, &gap_ns);
+    int64_t span = steps[r].end - steps[r].start;
+    run.gpu_busy = span > 0 ? std::min(1.0, double(busy_ns) / double(span)) : 0;
+    run.launch_gap_ms = gap_ns / 1e6;
+    run.host_overhead_ms = double(guard_ns[r]) / 1e6;
+    for (const auto& m : t.memory)
+      if (m.ts_ns >= steps[r].start && m.ts_ns <= steps[r].end) run.peak_memory_bytes = std::max(run.peak_memory_bytes, m.allocated);
+    s.runs.push_back(std::move(run));
+  }
+}
+
+}  // namespace
+
+void link_kineto_trace(KinetoTrace& t, ImportTally& tally) {
+  complete_correlations(t);
+  annotate_launches(t);
+  make_runs(t);
+  int64_t orphans = 0;
+  for (const auto& ev : t.session.timeline) orphans += ev.run < 0 ? 1 : 0;
+  if (orphans > 0 && t.session.runs.size() > 1)
+    tally.note("events outside every ProfilerStep (run -1)", t.session.timeline.front().name, orphans);
+}
+
+}  // namespace kiln::importers

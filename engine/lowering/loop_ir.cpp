@@ -1,0 +1,271 @@
+#include "engine/lowering/loop_ir.h"
+
+#include <cstdio>
+#include <functional>
+#include <sstream>
+
+namespace kiln::lowering {
+
+using IOp = IExprNode::Op;
+using VOp = VExprNode::Op;
+
+static IExpr make_i(IOp op, IExpr a, IExpr b) {
+  auto n = std::make_shared<IExprNode>();
+  n->op = op;
+  n->a = std::move(a);
+  n->b = std::move(b);
+  return n;
+}
+
+IExpr ie_const(int64_t v) {
+  auto n = std::make_shared<IExprNode>();
+  n->value = v;
+  return n;
+}
+IExpr ie_var(int v) {
+  auto n = std::make_shared<IExprNode>();
+  n->op = IOp::Var;
+  n->var = v;
+  return n;
+}
+IExpr ie_size(const Sym& s) {
+  if (capture::sym_is_const(s)) return ie_const(s->value);
+  auto n = std::make_shared<IExprNode>();
+  n->op = IOp::Size;
+  n->size = s;
+  return n;
+}
+static bool is_c(const IExpr& e, int64_t v) { return e->op == IOp::Const && e->value == v; }
+IExpr ie_add(IExpr a, IExpr b) {
+  if (is_c(a, 0)) return b;
+  if (is_c(b, 0)) return a;
+  if (a->op == IOp::Const && b->op == IOp::Const) return ie_const(a->value + b->value);
+  return make_i(IOp::Add, a, b);
+}
+IExpr ie_mul(IExpr a, IExpr b) {
+  if (is_c(a, 0) || is_c(b, 0)) return ie_const(0);
+  if (is_c(a, 1)) return b;
+  if (is_c(b, 1)) return a;
+  if (a->op == IOp::Const && b->op == IOp::Const) return ie_const(a->value * b->value);
+  return make_i(IOp::Mul, a, b);
+}
+IExpr ie_floordiv(IExpr a, IExpr b) {
+  if (is_c(b, 1)) return a;
+  if (is_c(a, 0)) return a;
+  if (a->op == IOp::Const && b->op == IOp::Const && b->value > 0 && a->value >= 0) return ie_const(a->value / b->value);
+  return make_i(IOp::FloorDiv, a, b);
+}
+IExpr ie_mod(IExpr a, IExpr b) {
+  if (is_c(b, 1)) return ie_const(0);
+  if (a->op == IOp::Const && b->op == IOp::Const && b->value > 0 && a->value >= 0) return ie_const(a->value % b->value);
+  return make_i(IOp::Mod, a, b);
+}
+
+std::string ie_str(const IExpr& e) {
+  switch (e->op) {
+    case IOp::Const: return std::to_string(e->value);
+    case IOp::Var: return "i" + std::to_string(e->var);
+    case IOp::Size: return capture::sym_str(e->size);
+    case IOp::Add: return "(" + ie_str(e->a) + " + " + ie_str(e->b) + ")";
+    case IOp::Mul: return ie_str(e->a) + "*" + ie_str(e->b);
+    case IOp::FloorDiv: return "(" + ie_str(e->a) + " // " + ie_str(e->b) + ")";
+    case IOp::Mod: return "(" + ie_str(e->a) + " % " + ie_str(e->b) + ")";
+  }
+  return "?";
+}
+
+static VExpr make_v(VOp op) {
+  auto n = std::make_shared<VExprNode>();
+  n->op = op;
+  return VExpr(n);
+}
+
+VExpr ve_const(double v) {
+  auto n = std::make_shared<VExprNode>();
+  n->value = v;
+  return n;
+}
+VExpr ve_load(int comp, std::vector<IExpr> index) {
+  auto n = std::make_shared<VExprNode>();
+  n->op = VOp::Load;
+  n->comp = comp;
+  n->index = std::move(index);
+  return n;
+}
+VExpr ve_scalar(int k) {
+  auto n = std::make_shared<VExprNode>();
+  n->op = VOp::Scalar;
+  n->scalar = k;
+  return n;
+}
+static bool bool_fn(const std::string& fn) {
+  return fn == "idx_lt" || fn == "gt" || fn == "lt" || fn == "ge" || fn == "le" || fn == "eq" || fn == "ne" || fn == "and" ||
+         fn == "or" || fn == "not";
+}
+VExpr ve_unary(const std::string& fn, VExpr a) {
+  auto n = std::make_shared<VExprNode>();
+  n->op = VOp::Unary;
+  n->fn = fn;
+  n->a = std::move(a);
+  n->is_bool = bool_fn(fn);
+  return n;
+}
+VExpr ve_binary(const std::string& fn, VExpr a, VExpr b) {
+  auto n = std::make_shared<VExprNode>();
+  n->op = VOp::Binary;
+  n->fn = fn;
+  n->a = std::move(a);
+  n->b = std::move(b);
+  n->is_bool = bool_fn(fn);
+  return n;
+}
+VExpr ve_where(VExpr cond, VExpr a, VExpr b) {
+  auto n = std::make_shared<VExprNode>();
+  n->op = VOp::Where;
+  n->c = std::move(cond);
+  n->a = std::move(a);
+  n->b = std::move(b);
+  return n;
+}
+
+int ve_size(const VExpr& e) {
+  if (!e) return 0;
+  return 1 + ve_size(e->a) + ve_size(e->b) + ve_size(e->c);
+}
+
+std::string ve_str(const VExpr& e, const std::vector<std::string>& names) {
+  switch (e->op) {
+    case VOp::Const: {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.9g", e->value);
+      return buf;
+    }
+    case VOp::Load: {
+      std::string s = (e->comp >= 0 && e->comp < static_cast<int>(names.size()) ? names[e->comp] : "?") + "[";
+      for (size_t i = 0; i < e->index.size(); ++i) s += (i ? ", " : "") + ie_str(e->index[i]);
+      return s + "]";
+    }
+    case VOp::Scalar: return "scalar" + std::to_string(e->scalar);
+    case VOp::Unary: return e->fn + "(" + ve_str(e->a, names) + ")";
+    case VOp::Binary:
+      if (e->fn == "idx_lt") return "(" + ie_str(e->index[0]) + " < " + ie_str(e->index[1]) + ")";
+      return e->fn + "(" + ve_str(e->a, names) + ", " + ve_str(e->b, names) + ")";
+    case VOp::Where: return "where(" + ve_str(e->c, names) + ", " + ve_str(e->a, names) + ", " + ve_str(e->b, names) + ")";
+  }
+  return "?";
+}
+
+IExpr ie_subst(const IExpr& e, const std::vector<IExpr>& index) {
+  switch (e->op) {
+    case IOp::Const:
+    case IOp::Size: return e;
+    case IOp::Var: return e->var < static_cast<int>(index.size()) ? index[e->var] : e;
+    case IOp::Add: return ie_add(ie_subst(e->a, index), ie_subst(e->b, index));
+    case IOp::Mul: return ie_mul(ie_subst(e->a, index), ie_subst(e->b, index));
+    case IOp::FloorDiv: return ie_floordiv(ie_subst(e->a, index), ie_subst(e->b, index));
+    case IOp::Mod: return ie_mod(ie_subst(e->a, index), ie_subst(e->b, index));
+  }
+  return e;
+}
+
+VExpr ve_subst(const VExpr& e, const std::vector<IExpr>& index) {
+  if (!e) return e;
+  switch (e->op) {
+    case VOp::Const:
+    case VOp::Scalar: return e;
+    case VOp::Load: {
+      std::vector<IExpr> idx;
+      for (const auto& i : e->index) idx.push_back(ie_subst(i, index));
+      return ve_load(e->comp, std::move(idx));
+    }
+    case VOp::Unary: return ve_unary(e->fn, ve_subst(e->a, index));
+    case VOp::Binary: {
+      if (e->fn == "idx_lt") {  // compares two index expressions
+        auto n = std::make_shared<VExprNode>(*e);
+        n->index = {ie_subst(e->index[0], index), ie_subst(e->index[1], index)};
+        return n;
+      }
+      return ve_binary(e->fn, ve_subst(e->a, index), ve_subst(e->b, index));
+    }
+    case VOp::Where: return ve_where(ve_subst(e->c, index), ve_subst(e->a, index), ve_subst(e->b, index));
+  }
+  return e;
+}
+
+const char* comp_kind_name(Comp::Kind k) {
+  switch (k) {
+    case Comp::Kind::Input: return "input";
+    case Comp::Kind::Constant: return "constant";
+    case Comp::Kind::Pointwise: return "pointwise";
+    case Comp::Kind::Reduction: return "reduction";
+    case Comp::Kind::Extern: return "extern";
+    case Comp::Kind::Fallback: return "fallback";
+  }
+  return "?";
+}
+
+static std::string sizes_str(const std::vector<Sym>& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + capture::sym_str(s[i]);
+  return out + "]";
+}
+
+std::string loop_program_text(const LoopProgram& p) {
+  std::vector<std::string> names;
+  for (const auto& c : p.comps) names.push_back(c.name);
+  std::ostringstream os;
+  for (size_t i = 0; i < p.comps.size(); ++i) {
+    const Comp& c = p.comps[i];
+    os << c.name << " = " << comp_kind_name(c.kind) << (c.is_view ? "(view)" : "") << " " << sizes_str(c.sizes);
+    switch (c.kind) {
+      case Comp::Kind::Input: os << " input " << c.input; break;
+      case Comp::Kind::Constant: os << " " << c.attr; break;
+      case Comp::Kind::Pointwise: os << " := " << ve_str(c.body, names); break;
+      case Comp::Kind::Reduction:
+        os << " := " << c.reduce_op << " over " << sizes_str(c.reduce_sizes) << " of " << ve_str(c.body, names);
+        if (!c.post_div_sizes.empty()) os << " / " << sizes_str(c.post_div_sizes);
+        break;
+      case Comp::Kind::Extern:
+      case Comp::Kind::Fallback: {
+        os << " " << c.target << "(";
+        for (size_t d = 0; d < c.deps.size(); ++d) os << (d ? ", " : "") << names[c.deps[d]];
+        os << ")";
+        if (!c.why_fallback.empty()) os << "  # " << c.why_fallback;
+        break;
+      }
+    }
+    os << "\n";
+  }
+  os << "outputs: ";
+  for (size_t i = 0; i < p.outputs.size(); ++i) os << (i ? ", " : "") << names[p.outputs[i]];
+  os << "\n";
+  return os.str();
+}
+
+std::vector<std::string> verify(const LoopProgram& p) {
+  std::vector<std::string> problems;
+  std::function<void(const VExpr&, size_t)> check = [&](const VExpr& e, size_t at) {
+    if (!e) return;
+    if (e->op == VOp::Load) {
+      if (e->comp < 0 || static_cast<size_t>(e->comp) >= at)
+        problems.push_back(p.comps[at].name + " loads a computation that is not before it");
+      else if (e->index.size() != p.comps[e->comp].sizes.size())
+        problems.push_back(p.comps[at].name + " loads " + p.comps[e->comp].name + " with " +
+                           std::to_string(e->index.size()) + " indices for " +
+                           std::to_string(p.comps[e->comp].sizes.size()) + " dims");
+    }
+    check(e->a, at);
+    check(e->b, at);
+    check(e->c, at);
+  };
+  for (size_t i = 0; i < p.comps.size(); ++i) {
+    for (int d : p.comps[i].deps)
+      if (d < 0 || static_cast<size_t>(d) >= i) problems.push_back(p.comps[i].name + " depends on a later computation");
+    check(p.comps[i].body, i);
+  }
+  for (int o : p.outputs)
+    if (o < 0 || static_cast<size_t>(o) >= p.comps.size()) problems.push_back("an output does not exist");
+  return problems;
+}
+
+}  // namespace kiln::lowering

@@ -1,0 +1,105 @@
+// The loop-level IR: what a captured region becomes after lowering. Each computation is a
+// pointwise function over an index space, a reduction, or an extern/fallback call into LibTorch.
+// Pointwise bodies load from other computations through index expressions, so views (permute,
+// reshape, expand, slice, ...) are pure index arithmetic and fusion is substitution.
+//
+// Sizes are capture::Sym expressions: constants, or size symbols (s0) when dimensions are dynamic.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/capture/sym.h"
+#include "engine/ir/graph.h"
+
+namespace kiln::lowering {
+
+using capture::Sym;
+
+// Integer index expressions over loop variables and size symbols.
+struct IExprNode;
+using IExpr = std::shared_ptr<const IExprNode>;
+struct IExprNode {
+  enum class Op { Const, Var, Size, Add, Mul, FloorDiv, Mod };
+  Op op = Op::Const;
+  int64_t value = 0;  // Const
+  int var = 0;        // Var: loop variable number
+  Sym size;           // Size: a size expression
+  IExpr a, b;
+};
+IExpr ie_const(int64_t v);
+IExpr ie_var(int v);
+IExpr ie_size(const Sym& s);  // folds constant sizes to Const
+IExpr ie_add(IExpr a, IExpr b);
+IExpr ie_mul(IExpr a, IExpr b);
+IExpr ie_floordiv(IExpr a, IExpr b);
+IExpr ie_mod(IExpr a, IExpr b);
+std::string ie_str(const IExpr& e);
+
+// Value expressions (float32 math; comparisons yield bool).
+struct VExprNode;
+using VExpr = std::shared_ptr<const VExprNode>;
+struct VExprNode {
+  enum class Op { Const, Load, Scalar, Unary, Binary, Where };
+  Op op = Op::Const;
+  double value = 0;            // Const
+  int comp = -1;               // Load: the computation read
+  std::vector<IExpr> index;    // Load: one index per dim of the computation
+  int scalar = -1;             // Scalar: index of a scalar input of the region
+  std::string fn;              // Unary/Binary function name ("exp", "add", "gt", ...)
+  VExpr a, b, c;               // operands (Where: c ? a : b)
+  bool is_bool = false;        // result is a boolean
+};
+VExpr ve_const(double v);
+VExpr ve_load(int comp, std::vector<IExpr> index);
+VExpr ve_scalar(int k);
+VExpr ve_unary(const std::string& fn, VExpr a);
+VExpr ve_binary(const std::string& fn, VExpr a, VExpr b);
+VExpr ve_where(VExpr cond, VExpr a, VExpr b);
+int ve_size(const VExpr& e);  // node count (fusion's size limit)
+std::string ve_str(const VExpr& e, const std::vector<std::string>& comp_names);
+
+// Replaces loop variable k by index[k] everywhere in e.
+IExpr ie_subst(const IExpr& e, const std::vector<IExpr>& index);
+VExpr ve_subst(const VExpr& e, const std::vector<IExpr>& index);
+
+struct Comp {
+  enum class Kind { Input, Constant, Pointwise, Reduction, Extern, Fallback };
+  Kind kind = Kind::Pointwise;
+  std::string name;              // the IR value it computes ("linear", "x")
+  std::vector<Sym> sizes;        // output sizes
+  ir::DType dtype = ir::DType::Float32;
+  bool is_view = false;          // pointwise that only moves indices (never worth a kernel of its own)
+  // Pointwise: body over vars 0..rank-1. Reduction: body over vars 0..rank-1 (output) then
+  // rank..rank+reduce_rank-1 (reduced dims).
+  VExpr body;
+  std::string reduce_op;         // "sum", "max", "min"
+  std::vector<Sym> reduce_sizes;
+  double post_scale_div = 0;     // reduction: divide the result by this size product (mean) when > 0
+  std::vector<Sym> post_div_sizes;
+  // Input: region input position. Constant: the get_attr target. Extern/Fallback: the IR node index.
+  int input = -1;
+  std::string attr;
+  int ir_node = -1;
+  std::string target;            // the aten op for Extern/Fallback; the op lowered for others
+  std::string why_fallback;      // Fallback: why it has no lowering
+  std::vector<int> deps;         // computations this one reads (Load targets or extern inputs)
+  std::vector<std::string> provenance;  // IR nodes this computation comes from
+};
+
+const char* comp_kind_name(Comp::Kind k);
+
+struct LoopProgram {
+  std::vector<Comp> comps;       // topological order
+  std::vector<int> outputs;      // computations that are region outputs (in output order)
+  std::vector<std::string> scalar_inputs;  // names of scalar region inputs, by Scalar index
+  std::vector<int> scalar_input_positions; // their region input positions
+  std::vector<std::string> symbols;        // size symbols used ("s0")
+};
+
+std::string loop_program_text(const LoopProgram& p);
+// Invariants: deps point backwards; loads index every dim of their target; outputs exist.
+std::vector<std::string> verify(const LoopProgram& p);
+
+}  // namespace kiln::lowering

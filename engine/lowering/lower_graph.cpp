@@ -1,0 +1,457 @@
+#include "engine/lowering/lower_graph.h"
+
+#include <functional>
+#include <set>
+
+#include "engine/lowering/lowering_context.h"
+
+namespace kiln::lowering {
+
+using capture::sym_binary;
+using capture::sym_const;
+using capture::sym_is_const;
+using capture::sym_var;
+using Op = capture::SymNode::Op;
+
+bool same_size(const Sym& a, const Sym& b) { return capture::sym_str(a) == capture::sym_str(b); }
+
+Sym sym_mul(const Sym& a, const Sym& b) {
+  if (sym_is_const(a) && a->value == 1) return b;
+  if (sym_is_const(b) && b->value == 1) return a;
+  return sym_binary(Op::Mul, a, b);
+}
+
+Sym numel(const std::vector<Sym>& sizes, size_t from, size_t to) {
+  Sym n = sym_const(1);
+  for (size_t i = from; i < sizes.size() && i < to; ++i) n = sym_mul(n, sizes[i]);
+  return n;
+}
+
+Val LoweringContext::value(const ir::Arg& a) const {
+  Val v;
+  switch (a.kind) {
+    case ir::Arg::Kind::Ref: {
+      auto it = vals.find(a.ref);
+      if (it == vals.end()) throw LoweringError("value %" + a.ref + " is not lowered");
+      return it->second;
+    }
+    case ir::Arg::Kind::None: return v;
+    case ir::Arg::Kind::Bool: v.kind = Val::Kind::Bool; v.b = a.b; return v;
+    case ir::Arg::Kind::Int: v.kind = Val::Kind::Int; v.i = sym_const(a.i); return v;
+    case ir::Arg::Kind::Float: v.kind = Val::Kind::Float; v.f = a.f; return v;
+    case ir::Arg::Kind::Str: v.kind = Val::Kind::Str; v.s = a.s; return v;
+    case ir::Arg::Kind::List: {
+      bool all_int = true, all_tensor = !a.items.empty();
+      std::vector<Val> items;
+      for (const auto& it : a.items) {
+        items.push_back(value(it));
+        all_int &= items.back().kind == Val::Kind::Int;
+        all_tensor &= items.back().kind == Val::Kind::Tensor;
+      }
+      if (all_int) {
+        v.kind = Val::Kind::IntList;
+        for (auto& it : items) v.ints.push_back(it.i);
+      } else if (all_tensor) {
+        v.kind = Val::Kind::TensorList;
+        for (auto& it : items) v.tensors.push_back(it.comp);
+      } else {
+        v.kind = Val::Kind::Other;
+      }
+      return v;
+    }
+    case ir::Arg::Kind::Other: v.kind = Val::Kind::Other; v.s = a.s; return v;
+  }
+  return v;
+}
+
+Val LoweringContext::arg(size_t i) const {
+  if (i >= node->args.size()) return Val{};
+  return value(node->args[i]);
+}
+
+int LoweringContext::tensor(size_t i) const {
+  Val v = arg(i);
+  if (v.kind != Val::Kind::Tensor) throw LoweringError(node->target + ": argument " + std::to_string(i) + " is not a tensor");
+  return v.comp;
+}
+
+int64_t LoweringContext::int_const(size_t i) const {
+  Val v = arg(i);
+  if (v.kind == Val::Kind::Int && sym_is_const(v.i)) return v.i->value;
+  if (v.kind == Val::Kind::Bool) return v.b;
+  throw LoweringError(node->target + ": argument " + std::to_string(i) + " must be a static int");
+}
+
+double LoweringContext::number(size_t i) const {
+  Val v = arg(i);
+  if (v.kind == Val::Kind::Float) return v.f;
+  if (v.kind == Val::Kind::Int && sym_is_const(v.i)) return static_cast<double>(v.i->value);
+  if (v.kind == Val::Kind::Bool) return v.b;
+  throw LoweringError(node->target + ": argument " + std::to_string(i) + " must be a static number");
+}
+
+std::vector<Sym> LoweringContext::int_list(size_t i) const {
+  Val v = arg(i);
+  if (v.kind == Val::Kind::IntList) return v.ints;
+  if (v.kind == Val::Kind::Int) return {v.i};
+  throw LoweringError(node->target + ": argument " + std::to_string(i) + " must be a list of ints");
+}
+
+bool LoweringContext::is_none(size_t i) const { return arg(i).kind == Val::Kind::None; }
+
+static void collect_loads(const VExpr& e, std::set<int>& into) {
+  if (!e) return;
+  if (e->op == VExprNode::Op::Load) into.insert(e->comp);
+  collect_loads(e->a, into);
+  collect_loads(e->b, into);
+  collect_loads(e->c, into);
+}
+
+int LoweringContext::add(Comp c) {
+  if (c.body) {
+    std::set<int> deps;
+    collect_loads(c.body, deps);
+    c.deps.assign(deps.begin(), deps.end());
+  }
+  if (node) c.provenance.push_back(node->outputs.empty() ? node->target : node->name());
+  if (c.name.empty() && node && !node->outputs.empty()) c.name = node->name();
+  out.program.comps.push_back(std::move(c));
+  return static_cast<int>(out.program.comps.size()) - 1;
+}
+
+int LoweringContext::pointwise(const std::vector<Sym>& sizes, VExpr body, bool is_view, const std::string& target) {
+  Comp c;
+  c.kind = Comp::Kind::Pointwise;
+  c.sizes = sizes;
+  c.body = std::move(body);
+  c.is_view = is_view;
+  c.target = target.empty() && node ? node->target : target;
+  c.name = node && !node->outputs.empty() ? node->name() : "";
+  // Intermediate computations of one node get suffixed names.
+  for (const auto& other : out.program.comps)
+    if (other.name == c.name) c.name += "_" + std::to_string(out.program.comps.size());
+  return add(std::move(c));
+}
+
+int LoweringContext::reduction(const std::vector<Sym>& out_sizes, const std::vector<Sym>& reduce_sizes,
+                               const std::string& op, VExpr body, bool mean) {
+  Comp c;
+  c.kind = Comp::Kind::Reduction;
+  c.sizes = out_sizes;
+  c.reduce_sizes = reduce_sizes;
+  c.reduce_op = op;
+  c.body = std::move(body);
+  if (mean) c.post_div_sizes = reduce_sizes;
+  c.target = node ? node->target : "";
+  c.name = (node && !node->outputs.empty() ? node->name() : std::string("red")) + "_" + op;
+  for (const auto& other : out.program.comps)
+    if (other.name == c.name) c.name += "_" + std::to_string(out.program.comps.size());
+  return add(std::move(c));
+}
+
+std::vector<Sym> LoweringContext::broadcast(const std::vector<Sym>& a, const std::vector<Sym>& b) const {
+  size_t n = std::max(a.size(), b.size());
+  std::vector<Sym> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    const Sym* x = i + a.size() >= n ? &a[i + a.size() - n] : nullptr;
+    const Sym* y = i + b.size() >= n ? &b[i + b.size() - n] : nullptr;
+    if (!x) out[i] = *y;
+    else if (!y) out[i] = *x;
+    else if (sym_is_const(*x) && (*x)->value == 1) out[i] = *y;
+    else if (sym_is_const(*y) && (*y)->value == 1) out[i] = *x;
+    else if (same_size(*x, *y)) out[i] = *x;
+    else throw LoweringError(node->target + ": cannot broadcast " + capture::sym_str(*x) + " with " + capture::sym_str(*y));
+  }
+  return out;
+}
+
+VExpr LoweringContext::load_broadcast(int t, const std::vector<Sym>& out_sizes) const {
+  const auto& ts = comp(t).sizes;
+  std::vector<IExpr> idx;
+  size_t offset = out_sizes.size() - ts.size();
+  for (size_t j = 0; j < ts.size(); ++j) {
+    bool one = sym_is_const(ts[j]) && ts[j]->value == 1;
+    bool out_one = sym_is_const(out_sizes[offset + j]) && out_sizes[offset + j]->value == 1;
+    idx.push_back(one && !out_one ? ie_const(0) : ie_var(static_cast<int>(offset + j)));
+  }
+  return ve_load(t, std::move(idx));
+}
+
+VExpr LoweringContext::load_all(int t) const {
+  std::vector<IExpr> idx;
+  for (size_t j = 0; j < comp(t).sizes.size(); ++j) idx.push_back(ie_var(static_cast<int>(j)));
+  return ve_load(t, std::move(idx));
+}
+
+VExpr LoweringContext::operand(const Val& v, const std::vector<Sym>& out_sizes) const {
+  switch (v.kind) {
+    case Val::Kind::Tensor: return load_broadcast(v.comp, out_sizes);
+    case Val::Kind::Float: return ve_const(v.f);
+    case Val::Kind::Bool: return ve_const(v.b ? 1.0 : 0.0);
+    case Val::Kind::Int:
+      if (sym_is_const(v.i)) return ve_const(static_cast<double>(v.i->value));
+      break;
+    case Val::Kind::ScalarInput: return ve_scalar(v.scalar);
+    default: break;
+  }
+  throw LoweringError(node->target + ": unsupported operand");
+}
+
+std::vector<Sym> LoweringContext::sizes_of(const Val& v) const {
+  if (v.kind == Val::Kind::Tensor) return comp(v.comp).sizes;
+  return {};
+}
+
+int64_t LoweringContext::dim_arg(int64_t d, size_t rank) const {
+  int64_t r = static_cast<int64_t>(rank);
+  if (d < 0) d += r;
+  if (d < 0 || (d >= r && !(r == 0 && d == 0))) throw LoweringError(node->target + ": dim out of range");
+  return d;
+}
+
+void LoweringContext::set_output(const Val& v) {
+  if (!node->outputs.empty()) vals[node->outputs[0].name] = v;
+}
+
+namespace {
+
+Sym dim_sym(const ir::Dim& d) { return d.is_symbolic() ? sym_var(d.symbol) : sym_const(d.value); }
+
+std::vector<Sym> meta_sizes(const ir::ValueMeta& m) {
+  std::vector<Sym> s;
+  for (const auto& d : m.shape) s.push_back(dim_sym(d));
+  return s;
+}
+
+const std::set<std::string>& extern_ops() {
+  static const std::set<std::string> ops = {"aten::linear", "aten::addmm", "aten::mm", "aten::matmul", "aten::bmm",
+                                            "aten::conv2d", "aten::_convolution", "aten::conv1d", "aten::embedding",
+                                            "aten::baddbmm", "aten::einsum"};
+  return ops;
+}
+
+// Non-tensor nodes: evaluated on the host (symbolically here, exactly at run time).
+bool lower_host_op(LoweringContext& cx) {
+  const ir::Node& n = *cx.node;
+  bool makes_tensor = false;
+  for (const auto& o : n.outputs) makes_tensor |= o.meta.is_tensor() || o.meta.type_name.find("Tensor") != std::string::npos;
+  if (makes_tensor) return false;
+  const std::string& t = n.target;
+  auto int_of = [&](size_t i) -> Sym {
+    Val v = cx.arg(i);
+    if (v.kind == Val::Kind::Int) return v.i;
+    if (v.kind == Val::Kind::Bool) return sym_const(v.b);
+    return nullptr;
+  };
+  cx.out.host_ops.push_back(cx.node_index);
+  if (t == "aten::size" && n.args.size() == 1) {
+    Val v;
+    v.kind = Val::Kind::IntList;
+    v.ints = cx.comp(cx.tensor(0)).sizes;
+    cx.set_output(v);
+  } else if (t == "aten::size" && n.args.size() == 2) {
+    auto& s = cx.comp(cx.tensor(0)).sizes;
+    Val v;
+    v.kind = Val::Kind::Int;
+    v.i = s.at(cx.dim_arg(cx.int_const(1), s.size()));
+    cx.set_output(v);
+  } else if (t == "aten::dim" || t == "aten::len") {
+    Val in = cx.arg(0);
+    Val v;
+    v.kind = Val::Kind::Int;
+    v.i = sym_const(in.kind == Val::Kind::Tensor ? cx.comp(in.comp).sizes.size() : in.ints.size());
+    cx.set_output(v);
+  } else if (t == "prim::ListUnpack") {
+    Val in = cx.arg(0);
+    for (size_t i = 0; i < n.outputs.size(); ++i) {
+      Val v;
+      if (in.kind == Val::Kind::IntList && i < in.ints.size()) {
+        v.kind = Val::Kind::Int;
+        v.i = in.ints[i];
+      } else if (in.kind == Val::Kind::TensorList && i < in.tensors.size()) {
+        v.kind = Val::Kind::Tensor;
+        v.comp = in.tensors[i];
+        cx.out.host_ops.pop_back();  // unpacking a tensor list is bookkeeping, not a host op
+      } else {
+        throw LoweringError("prim::ListUnpack of an unsupported list");
+      }
+      cx.vals[n.outputs[i].name] = v;
+    }
+  } else if (t == "prim::ListConstruct") {
+    cx.set_output(cx.value(ir::Arg::list(n.args)));
+  } else if (t == "aten::floordiv" || t == "aten::add" || t == "aten::sub" || t == "aten::mul" || t == "aten::remainder") {
+    Sym a = int_of(0), b = int_of(1);
+    if (!a || !b) {
+      // float arithmetic on static numbers
+      Val v;
+      v.kind = Val::Kind::Float;
+      double x = cx.number(0), y = cx.number(1);
+      v.f = t == "aten::add" ? x + y : t == "aten::sub" ? x - y : t == "aten::mul" ? x * y : x / y;
+      cx.set_output(v);
+    } else {
+      Op op = t == "aten::floordiv" ? Op::FloorDiv : t == "aten::add" ? Op::Add : t == "aten::sub" ? Op::Sub
+              : t == "aten::mul" ? Op::Mul : Op::Mod;
+      Val v;
+      v.kind = Val::Kind::Int;
+      v.i = sym_binary(op, a, b);
+      cx.set_output(v);
+    }
+  } else if (t == "aten::pow" || t == "aten::div" || t == "aten::Float" || t == "aten::sqrt") {
+    Val v;
+    v.kind = Val::Kind::Float;
+    double x = cx.number(0);
+    v.f = t == "aten::pow" ? std::pow(x, cx.number(1)) : t == "aten::div" ? x / cx.number(1)
+          : t == "aten::sqrt" ? std::sqrt(x) : x;
+    cx.set_output(v);
+  } else if (t == "aten::gt" || t == "aten::lt" || t == "aten::ge" || t == "aten::le" || t == "aten::eq" ||
+             t == "aten::ne" || t == "aten::__not__" || t == "aten::__and__" || t == "aten::__or__") {
+    // Conditions capture already decided and guarded; their value only matters to host code.
+    Val v;
+    v.kind = Val::Kind::Other;
+    cx.set_output(v);
+  } else if (t == "aten::Int") {
+    Val v;
+    v.kind = Val::Kind::Int;
+    v.i = sym_const(static_cast<int64_t>(cx.number(0)));
+    cx.set_output(v);
+  } else {
+    throw LoweringError(t + " is a host op Kiln does not evaluate");
+  }
+  return true;
+}
+
+void lower_extern(LoweringContext& cx, bool fallback, const std::string& why) {
+  const ir::Node& n = *cx.node;
+  if (n.outputs.size() != 1 || !n.outputs[0].meta.is_tensor())
+    throw LoweringError(n.target + " returns " + std::to_string(n.outputs.size()) + " values; only single tensors run as externs");
+  Comp c;
+  c.kind = fallback ? Comp::Kind::Fallback : Comp::Kind::Extern;
+  c.sizes = meta_sizes(n.outputs[0].meta);
+  c.dtype = n.outputs[0].meta.dtype;
+  c.ir_node = cx.node_index;
+  c.target = n.target;
+  c.why_fallback = why;
+  c.name = n.name();
+  std::function<void(const ir::Arg&)> deps = [&](const ir::Arg& a) {
+    Val v = cx.value(a);
+    if (v.kind == Val::Kind::Tensor) c.deps.push_back(v.comp);
+    if (v.kind == Val::Kind::TensorList)
+      for (int t : v.tensors) c.deps.push_back(t);
+  };
+  for (const auto& a : n.args) deps(a);
+  std::sort(c.deps.begin(), c.deps.end());
+  c.deps.erase(std::unique(c.deps.begin(), c.deps.end()), c.deps.end());
+  int id = cx.add(std::move(c));
+  Val v;
+  v.kind = Val::Kind::Tensor;
+  v.comp = id;
+  cx.set_output(v);
+  if (fallback) cx.out.fallbacks.push_back(n.target + " (" + n.name() + "): " + why);
+}
+
+}  // namespace
+
+const std::vector<std::string>& lowered_ops() {
+  static const std::vector<std::string> ops = {
+      "aten::linear", "aten::addmm", "aten::mm", "aten::matmul", "aten::bmm", "aten::conv2d", "aten::_convolution",
+      "aten::batch_norm", "aten::layer_norm", "aten::softmax", "aten::log_softmax", "aten::relu", "aten::gelu",
+      "aten::silu", "aten::sigmoid", "aten::tanh", "aten::exp", "aten::log", "aten::sqrt", "aten::rsqrt", "aten::sin",
+      "aten::cos", "aten::abs", "aten::neg", "aten::pow", "aten::add", "aten::sub", "aten::mul", "aten::div",
+      "aten::rsub", "aten::clamp", "aten::where", "aten::masked_fill", "aten::mean", "aten::sum", "aten::amax",
+      "aten::amin", "aten::adaptive_avg_pool2d", "aten::flatten", "aten::contiguous", "aten::cat", "aten::embedding",
+      "aten::dropout", "aten::view", "aten::reshape", "aten::permute", "aten::transpose", "aten::t", "aten::expand",
+      "aten::squeeze", "aten::unsqueeze", "aten::slice", "aten::select", "aten::chunk", "aten::split"};
+  return ops;
+}
+
+LoweredRegion lower_graph(const ir::Graph& graph) {
+  LoweringContext cx{graph, {}, {}, -1, nullptr};
+  auto& prog = cx.prog();
+  int input_pos = 0;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const ir::Node& n = graph.nodes[i];
+    cx.node_index = static_cast<int>(i);
+    cx.node = &n;
+    if (n.op == ir::NodeOp::Placeholder) {
+      const auto& m = n.outputs[0].meta;
+      Val v;
+      if (m.is_tensor()) {
+        Comp c;
+        c.kind = Comp::Kind::Input;
+        c.name = n.name();
+        c.sizes = meta_sizes(m);
+        c.dtype = m.dtype;
+        c.input = input_pos;
+        c.provenance.push_back(n.name());
+        for (const auto& d : m.shape)
+          if (d.is_symbolic() && std::find(prog.symbols.begin(), prog.symbols.end(), d.symbol) == prog.symbols.end())
+            prog.symbols.push_back(d.symbol);
+        prog.comps.push_back(std::move(c));
+        v.kind = Val::Kind::Tensor;
+        v.comp = static_cast<int>(prog.comps.size()) - 1;
+      } else if (m.kind == ir::ValueMeta::Kind::Float || m.kind == ir::ValueMeta::Kind::Int ||
+                 m.kind == ir::ValueMeta::Kind::Bool) {
+        v.kind = Val::Kind::ScalarInput;
+        v.scalar = static_cast<int>(prog.scalar_inputs.size());
+        v.scalar_is_int = m.kind != ir::ValueMeta::Kind::Float;
+        prog.scalar_inputs.push_back(n.name());
+        prog.scalar_input_positions.push_back(input_pos);
+      } else {
+        v.kind = Val::Kind::Other;
+      }
+      cx.vals[n.name()] = v;
+      ++input_pos;
+      continue;
+    }
+    if (n.op == ir::NodeOp::GetAttr) {
+      Comp c;
+      c.kind = Comp::Kind::Constant;
+      c.name = n.name();
+      c.attr = n.target;
+      c.sizes = meta_sizes(n.outputs[0].meta);
+      c.dtype = n.outputs[0].meta.dtype;
+      c.ir_node = static_cast<int>(i);
+      c.provenance.push_back(n.name());
+      prog.comps.push_back(std::move(c));
+      Val v;
+      v.kind = Val::Kind::Tensor;
+      v.comp = static_cast<int>(prog.comps.size()) - 1;
+      cx.vals[n.name()] = v;
+      continue;
+    }
+    if (n.op == ir::NodeOp::Output) {
+      for (const auto& a : n.args) {
+        Val v = cx.value(a);
+        if (v.kind != Val::Kind::Tensor) throw LoweringError("region output %" + a.ref + " is not a tensor");
+        prog.outputs.push_back(v.comp);
+      }
+      continue;
+    }
+    if (lower_host_op(cx)) continue;
+    const std::string& t = n.target;
+    bool all_float = true;
+    for (const auto& o : n.outputs)
+      if (o.meta.is_tensor() && o.meta.dtype != ir::DType::Float32 && o.meta.dtype != ir::DType::Bool) all_float = false;
+    if (extern_ops().count(t)) {
+      lower_extern(cx, false, "");
+      continue;
+    }
+    bool done = false;
+    if (all_float) {
+      try {
+        done = lower_view_op(cx, t) || lower_pointwise_op(cx, t) || lower_reduction_op(cx, t);
+      } catch (const LoweringError& e) {
+        lower_extern(cx, true, e.what());
+        continue;
+      }
+    }
+    if (!done) lower_extern(cx, true, all_float ? "no lowering for " + t : "dtype other than float32");
+  }
+  for (const auto& [name, v] : cx.vals)
+    if (v.kind == Val::Kind::Tensor) cx.out.tensor_of[name] = v.comp;
+  auto problems = verify(prog);
+  if (!problems.empty()) throw LoweringError("lowering produced invalid loop IR: " + problems.front());
+  return std::move(cx.out);
+}
+
+}  // namespace kiln::lowering

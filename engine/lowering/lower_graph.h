@@ -1,0 +1,40 @@
+// Lowering: a captured region's FX-style graph → the loop-level IR.
+//
+// lower_graph(graph)
+//   pre:  graph is a region graph from capture (placeholders, get_attr, call_function, output;
+//         no control flow). Tensor metas carry dtype and (possibly symbolic) shapes.
+//   post: every tensor value is a computation: pointwise (views are index arithmetic, the
+//         decomposition table turns batch_norm, layer_norm, softmax, gelu, ... into primitives),
+//         reduction, extern (GEMM/convolution through LibTorch) or fallback (an op without a
+//         lowering: it runs through LibTorch and is reported, it does not break the graph).
+//         Non-tensor nodes (sizes and their arithmetic) are host ops, listed in host_ops.
+//   error: LoweringError when the region cannot be lowered at all (the backend then runs it eagerly).
+#pragma once
+
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "engine/ir/graph.h"
+#include "engine/lowering/loop_ir.h"
+
+namespace kiln::lowering {
+
+struct LoweringError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct LoweredRegion {
+  LoopProgram program;
+  std::vector<int> host_ops;        // IR node indices of non-tensor nodes, in order
+  std::vector<std::string> fallbacks;  // "aten::foo (at node bar): no lowering"
+  std::map<std::string, int> tensor_of;  // IR value name → the computation holding it
+};
+
+LoweredRegion lower_graph(const ir::Graph& graph);
+
+// The ops the decomposition table covers (for reports and the fallback list).
+const std::vector<std::string>& lowered_ops();
+
+}  // namespace kiln::lowering

@@ -1,0 +1,74 @@
+// Internal to engine/lowering: the state the decomposition table works on.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/ir/graph.h"
+#include "engine/lowering/lower_graph.h"
+
+namespace kiln::lowering {
+
+// The lowered form of one IR value.
+struct Val {
+  enum class Kind { None, Tensor, Int, IntList, Float, Bool, TensorList, Str, ScalarInput, Other };
+  Kind kind = Kind::None;
+  int comp = -1;             // Tensor
+  Sym i;                     // Int
+  std::vector<Sym> ints;     // IntList
+  double f = 0;              // Float
+  bool b = false;            // Bool
+  std::vector<int> tensors;  // TensorList
+  std::string s;             // Str
+  int scalar = -1;           // ScalarInput
+  bool scalar_is_int = false;
+};
+
+struct LoweringContext {
+  const ir::Graph& graph;
+  LoweredRegion out;
+  std::map<std::string, Val> vals;
+  int node_index = -1;       // the IR node being lowered
+  const ir::Node* node = nullptr;
+
+  LoopProgram& prog() { return out.program; }
+  const Comp& comp(int c) const { return out.program.comps[c]; }
+
+  // Arguments.
+  Val arg(size_t i) const;
+  Val value(const ir::Arg& a) const;
+  int tensor(size_t i) const;                 // the comp of a tensor argument (LoweringError otherwise)
+  int64_t int_const(size_t i) const;          // a static int argument
+  double number(size_t i) const;              // a static int/float argument
+  std::vector<Sym> int_list(size_t i) const;  // an int-list argument (symbolic entries allowed)
+  bool is_none(size_t i) const;
+
+  // Building computations (each returns the comp index; deps and provenance filled in).
+  int add(Comp c);
+  int pointwise(const std::vector<Sym>& sizes, VExpr body, bool is_view = false, const std::string& target = "");
+  int reduction(const std::vector<Sym>& out_sizes, const std::vector<Sym>& reduce_sizes, const std::string& op,
+                VExpr body, bool mean = false);
+
+  // Loads t broadcast to out_sizes (numpy rules, trailing alignment), using vars 0..rank-1.
+  VExpr load_broadcast(int t, const std::vector<Sym>& out_sizes) const;
+  // Loads t at exactly the loop vars 0..rank-1.
+  VExpr load_all(int t) const;
+  // An operand: a tensor (broadcast), a number or a scalar input.
+  VExpr operand(const Val& v, const std::vector<Sym>& out_sizes) const;
+  std::vector<Sym> broadcast(const std::vector<Sym>& a, const std::vector<Sym>& b) const;
+  std::vector<Sym> sizes_of(const Val& v) const;  // [] for non-tensors
+  int64_t dim_arg(int64_t d, size_t rank) const;  // normalizes a (possibly negative) dim
+  void set_output(const Val& v);                  // binds the node's first output
+};
+
+bool same_size(const Sym& a, const Sym& b);
+Sym sym_mul(const Sym& a, const Sym& b);
+Sym numel(const std::vector<Sym>& sizes, size_t from = 0, size_t to = SIZE_MAX);
+
+// The decomposition table, split by kind. Each returns false when it does not handle the target.
+bool lower_view_op(LoweringContext& cx, const std::string& target);
+bool lower_pointwise_op(LoweringContext& cx, const std::string& target);
+bool lower_reduction_op(LoweringContext& cx, const std::string& target);
+
+}  // namespace kiln::lowering

@@ -1,0 +1,121 @@
+// Graphviz behind plain strings; see graphviz_svg.h.
+#include "engine/report/graphviz_svg.h"
+
+#include <mutex>
+
+#ifdef KILN_HAVE_GRAPHVIZ
+#include <graphviz/cgraph.h>
+#include <graphviz/gvc.h>
+#endif
+
+namespace kiln::report {
+
+#ifdef KILN_HAVE_GRAPHVIZ
+
+namespace {
+
+std::mutex graphviz_mutex;
+std::string* captured_errors = nullptr;  // guarded by graphviz_mutex
+
+int capture_error(char* text) {
+  if (captured_errors && text) *captured_errors += text;
+  return 0;
+}
+
+// Attributes through which DOT reaches files or emits links; cleared on every object.
+const char* const kInertAttributes[] = {"URL", "href", "image", "imagepath", "shapefile", "stylesheet",
+                                        "fontpath", "edgeURL", "edgehref", "headURL", "headhref", "tailURL",
+                                        "tailhref", "labelURL", "labelhref"};
+
+void clear_attributes(Agraph_t* root, int kind, void* object) {
+  for (const char* name : kInertAttributes) {
+    Agsym_t* sym = agattr(root, kind, const_cast<char*>(name), nullptr);
+    if (sym) agxset(object, sym, const_cast<char*>(""));
+  }
+}
+
+void make_inert(Agraph_t* root, Agraph_t* g) {
+  clear_attributes(root, AGRAPH, g);
+  for (Agraph_t* sub = agfstsubg(g); sub; sub = agnxtsubg(sub)) make_inert(root, sub);
+}
+
+// One context for the process: loading Graphviz's plugins is the slow part of a call.
+GVC_t* context() {
+  static GVC_t* gvc = gvContext();
+  return gvc;
+}
+
+std::string one_line(std::string s) {
+  for (char& c : s)
+    if (c == '\n' || c == '\r') c = ' ';
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+bool graphviz_available() { return true; }
+
+SvgResult dot_to_svg(const std::string& dot) {
+  std::lock_guard<std::mutex> lock(graphviz_mutex);
+  std::string errors;
+  captured_errors = &errors;
+  agusererrf previous = agseterrf(capture_error);
+  agerrlevel_t previous_level = agseterr(AGERR);
+  auto restore = [&] {
+    agseterrf(previous);
+    agseterr(previous_level);
+    captured_errors = nullptr;
+  };
+
+  SvgResult result;
+  Agraph_t* g = agmemread(dot.c_str());
+  if (!g) {
+    restore();
+    result.error = "DOT does not parse" + (errors.empty() ? std::string() : ": " + one_line(errors));
+    return result;
+  }
+  int nodes = agnnodes(g);
+  if (nodes > kMaxDrawnNodes) {
+    agclose(g);
+    restore();
+    result.error = "graph too large to draw (" + std::to_string(nodes) + " nodes)";
+    return result;
+  }
+  make_inert(g, g);
+  for (Agnode_t* n = agfstnode(g); n; n = agnxtnode(g, n)) {
+    clear_attributes(g, AGNODE, n);
+    for (Agedge_t* e = agfstout(g, n); e; e = agnxtout(g, e)) clear_attributes(g, AGEDGE, e);
+  }
+
+  GVC_t* gvc = context();
+  char* data = nullptr;
+  unsigned int length = 0;
+  if (gvLayout(gvc, g, "dot") != 0) {
+    result.error = "Graphviz layout failed" + (errors.empty() ? std::string() : ": " + one_line(errors));
+  } else {
+    if (gvRenderData(gvc, g, "svg", &data, &length) == 0 && data) {
+      std::string svg(data, length);
+      auto start = svg.find("<svg");
+      if (start == std::string::npos) result.error = "Graphviz wrote no <svg> element";
+      else result.svg = svg.substr(start);
+    } else {
+      result.error = "Graphviz SVG rendering failed" + (errors.empty() ? std::string() : ": " + one_line(errors));
+    }
+    if (data) gvFreeRenderData(data);
+    gvFreeLayout(gvc, g);
+  }
+  agclose(g);
+  restore();
+  return result;
+}
+
+#else
+
+bool graphviz_available() { return false; }
+
+SvgResult dot_to_svg(const std::string&) { return {"", "Graphviz is not built in"}; }
+
+#endif
+
+}  // namespace kiln::report

@@ -1,0 +1,11 @@
+// html_escape(text): text made safe to place in HTML or SVG element content and in quoted
+// attribute values: & < > " ' become entities; other bytes pass unchanged.
+#pragma once
+
+#include <string>
+
+namespace kiln::report {
+
+std::string html_escape(const std::string& text);
+
+}  // namespace kiln::report

@@ -1,0 +1,48 @@
+// Number formatting for reports; see number_text.h.
+#include "engine/report/number_text.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace kiln::report {
+
+std::string fixed(double v, int decimals) {
+  if (!std::isfinite(v)) return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+std::string grouped(int64_t v) {
+  std::string digits = std::to_string(v < 0 ? -static_cast<uint64_t>(v) : static_cast<uint64_t>(v));
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return v < 0 ? "-" + out : out;
+}
+
+std::string bytes(int64_t v) {
+  if (v < 1024) return std::to_string(v) + " B";
+  const char* units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+  double x = static_cast<double>(v);
+  int u = -1;
+  while (x >= 1024 && u < 4) {
+    x /= 1024;
+    ++u;
+  }
+  return fixed(x, 1) + " " + units[u];
+}
+
+std::string speedup(double v) {
+  if (!std::isfinite(v) || v <= 0) return "-";
+  return fixed(v, 2) + "x";
+}
+
+std::string percent(double fraction) {
+  if (!std::isfinite(fraction)) return "-";
+  return fixed(fraction * 100, 1) + "%";
+}
+
+}  // namespace kiln::report

@@ -1,0 +1,20 @@
+// Numbers as reports print them: fixed decimals, thousands separators, bytes in binary units.
+// All locale-independent (the C locale's '.' and ',').
+//
+// fixed(1.23456, 3) == "1.235"; grouped(8320) == "8,320"; bytes(1536) == "1.5 KiB";
+// speedup(1.853) == "1.85x" and speedup(0) == "-"; percent(0.734) == "73.4%".
+// Non-finite values print as "-".
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace kiln::report {
+
+std::string fixed(double v, int decimals);
+std::string grouped(int64_t v);
+std::string bytes(int64_t v);
+std::string speedup(double v);
+std::string percent(double fraction);
+
+}  // namespace kiln::report

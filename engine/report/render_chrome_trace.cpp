@@ -1,0 +1,91 @@
+// Session run → Chrome trace JSON; see render_chrome_trace.h.
+#include "engine/report/render_chrome_trace.h"
+
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "engine/base/error.h"
+
+namespace kiln::report {
+
+using nlohmann::ordered_json;
+
+namespace {
+
+const session::Run& find_run(const session::Session& s, const std::string& mode) {
+  for (const auto& r : s.runs)
+    if (r.mode == mode) return r;
+  std::string modes;
+  for (const auto& r : s.runs) modes += (modes.empty() ? "" : ", ") + r.mode;
+  throw Error("no run with mode '" + mode + "' (this session has: " + (modes.empty() ? "no runs" : modes) + ")");
+}
+
+std::string process_of(const std::string& lane) {
+  auto slash = lane.find('/');
+  return slash == std::string::npos ? lane : lane.substr(0, slash);
+}
+
+ordered_json metadata(const char* name, int pid, int tid, const std::string& value) {
+  return ordered_json{{"name", name}, {"ph", "M"}, {"pid", pid}, {"tid", tid}, {"args", {{"name", value}}}};
+}
+
+}  // namespace
+
+std::string render_chrome_trace(const session::Session& s, const std::string& mode) {
+  const auto& run = find_run(s, mode);
+  // Times are relative to the run's first event (otherData.start_ns), so that microseconds with
+  // nanosecond fractions stay exact in a double even for clock values since the epoch.
+  int64_t origin = 0;
+  bool first = true;
+  for (const auto& e : s.timeline)
+    if (e.run == run.id && (first || e.start_ns < origin)) {
+      origin = e.start_ns;
+      first = false;
+    }
+  ordered_json events = ordered_json::array();
+  std::map<std::string, int> pids;                 // process name → pid
+  std::map<std::string, std::pair<int, int>> ids;  // lane → (pid, tid)
+  for (const auto& e : s.timeline) {
+    if (e.run != run.id) continue;
+    auto lane = ids.find(e.lane);
+    if (lane == ids.end()) {
+      std::string process = process_of(e.lane);
+      auto [p, new_process] = pids.emplace(process, static_cast<int>(pids.size()) + 1);
+      if (new_process) events.push_back(metadata("process_name", p->second, 0, process));
+      int tid = static_cast<int>(ids.size()) + 1;
+      lane = ids.emplace(e.lane, std::make_pair(p->second, tid)).first;
+      events.push_back(metadata("thread_name", p->second, tid, e.lane));
+    }
+    ordered_json args{{"category", e.category}};
+    if (!e.compile_id.empty()) args["compile_id"] = e.compile_id;
+    if (!e.kernel.empty()) args["kernel"] = e.kernel;
+    if (e.correlation >= 0) args["correlation"] = e.correlation;
+    if (!e.args_json.empty()) {
+      auto extra = ordered_json::parse(e.args_json, nullptr, false);
+      if (extra.is_object()) {
+        for (auto it = extra.begin(); it != extra.end(); ++it)
+          if (!args.contains(it.key())) args[it.key()] = it.value();
+      } else {
+        args["args_json"] = e.args_json;
+      }
+    }
+    ordered_json ev{{"name", e.name}, {"cat", e.category.empty() ? "event" : e.category}};
+    ev["ph"] = e.dur_ns > 0 ? "X" : "i";
+    ev["ts"] = static_cast<double>(e.start_ns - origin) / 1000.0;
+    if (e.dur_ns > 0) ev["dur"] = static_cast<double>(e.dur_ns) / 1000.0;
+    else ev["s"] = "t";
+    ev["pid"] = lane->second.first;
+    ev["tid"] = lane->second.second;
+    ev["args"] = args;
+    events.push_back(std::move(ev));
+  }
+  ordered_json out;
+  out["displayTimeUnit"] = "ns";
+  out["traceEvents"] = events;
+  out["otherData"] = ordered_json{{"producer", "kiln"}, {"model", s.model.path}, {"mode", run.mode},
+                                  {"backend", run.backend}, {"device", run.device}, {"run", run.id},
+                                  {"start_ns", origin}};
+  return out.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace kiln::report

@@ -1,0 +1,147 @@
+// Session → JSON text; see render_json.h.
+#include "engine/report/render_json.h"
+
+#include <nlohmann/json.hpp>
+
+namespace kiln::report {
+
+using nlohmann::ordered_json;
+using namespace kiln::session;  // NOLINT
+
+namespace {
+
+ordered_json env_json(const Environment& e) {
+  return ordered_json{{"kiln_version", e.kiln_version}, {"libtorch_version", e.libtorch_version}, {"os", e.os},
+                      {"cpu", e.cpu},   {"gpu", e.gpu},   {"driver", e.driver},
+                      {"cuda", e.cuda}, {"created_at", e.created_at}};
+}
+
+ordered_json model_json(const ModelInfo& m) {
+  ordered_json hist = ordered_json::object();
+  for (const auto& [op, n] : m.op_histogram) hist[op] = n;
+  return ordered_json{{"path", m.path},
+                      {"sha256", m.sha256},
+                      {"inputs", m.inputs},
+                      {"op_histogram", hist},
+                      {"parameter_count", m.parameter_count}};
+}
+
+ordered_json break_json(const GraphBreakRecord& r) {
+  const auto& b = r.info;
+  return ordered_json{{"id", b.id},
+                      {"category", capture::break_category_info(b.category).name},
+                      {"op", b.op},
+                      {"reason", b.reason},
+                      {"hint", b.hint},
+                      {"source", {{"file", b.loc.file}, {"line", b.loc.line}, {"col", b.loc.col}, {"text", b.loc.text}}},
+                      {"module_path", b.module_path},
+                      {"ends_region", b.ends_region},
+                      {"resumes_region", b.resumes_region},
+                      {"hits", r.hits},
+                      {"compile_id", r.compile_id},
+                      {"user_stack", r.user_stack}};
+}
+
+ordered_json region_json(const CompiledRegion& r) {
+  ordered_json graphs = ordered_json::array();
+  for (const auto& g : r.graphs)
+    graphs.push_back(ordered_json{{"stage", g.stage}, {"text", g.text}, {"json", g.json}, {"dot", g.dot}});
+  ordered_json metrics = ordered_json::object();
+  for (const auto& [k, v] : r.metrics) metrics[k] = v;
+  return ordered_json{{"compile_id", r.compile_id}, {"region", r.region},
+                      {"frame", r.frame},           {"graphs", graphs},
+                      {"guards", r.guards},         {"symbols", r.symbols},
+                      {"recompile_reason", r.recompile_reason}, {"compile_ms", r.compile_ms},
+                      {"hits", r.hits},             {"metrics", metrics}};
+}
+
+ordered_json event_json(const capture::Event& e) {
+  return ordered_json{{"kind", capture::event_kind_name(e.kind)}, {"t_ns", e.t_ns}, {"call", e.call},
+                      {"region", e.region}, {"compile_id", e.compile_id}, {"message", e.message}};
+}
+
+ordered_json kernel_json(const Kernel& k) {
+  ordered_json tune = ordered_json::array();
+  for (const auto& a : k.autotune) tune.push_back(ordered_json{{"config", a.config}, {"ms", a.ms}, {"chosen", a.chosen}});
+  return ordered_json{{"name", k.name},
+                      {"compile_id", k.compile_id},
+                      {"language", k.language},
+                      {"source", k.source},
+                      {"nodes", k.nodes},
+                      {"launch_config", k.launch_config},
+                      {"registers", k.registers},
+                      {"shared_bytes", k.shared_bytes},
+                      {"autotune", tune}};
+}
+
+ordered_json run_json(const Run& r) {
+  return ordered_json{{"id", r.id},
+                      {"mode", r.mode},
+                      {"backend", r.backend},
+                      {"device", r.device},
+                      {"status", r.status},
+                      {"compile_cold_ms", r.compile_cold_ms},
+                      {"compile_warm_ms", r.compile_warm_ms},
+                      {"first_call_ms", r.first_call_ms},
+                      {"latency",
+                       {{"median_ms", r.latency.median_ms},
+                        {"p10_ms", r.latency.p10_ms},
+                        {"p90_ms", r.latency.p90_ms},
+                        {"iterations", r.latency.iterations}}},
+                      {"kernels_per_iter", r.kernels_per_iter},
+                      {"gpu_busy", r.gpu_busy},
+                      {"launch_gap_ms", r.launch_gap_ms},
+                      {"host_overhead_ms", r.host_overhead_ms},
+                      {"peak_memory_bytes", r.peak_memory_bytes},
+                      {"speedup_vs_eager", r.speedup_vs_eager},
+                      {"max_abs_error", r.max_abs_error},
+                      {"max_rel_error", r.max_rel_error}};
+}
+
+ordered_json timeline_json(const TimelineEvent& e) {
+  ordered_json args;  // null when empty
+  if (!e.args_json.empty()) {
+    args = ordered_json::parse(e.args_json, nullptr, false);
+    if (args.is_discarded()) args = e.args_json;
+  }
+  return ordered_json{{"run", e.run},           {"lane", e.lane},
+                      {"name", e.name},         {"category", e.category},
+                      {"start_ns", e.start_ns}, {"dur_ns", e.dur_ns},
+                      {"compile_id", e.compile_id}, {"kernel", e.kernel},
+                      {"correlation", e.correlation}, {"args", args}};
+}
+
+template <typename T, typename F>
+ordered_json list(const std::vector<T>& items, F to_json) {
+  ordered_json out = ordered_json::array();
+  for (const auto& item : items) out.push_back(to_json(item));
+  return out;
+}
+
+}  // namespace
+
+std::string render_json(const Session& s) {
+  ordered_json j;
+  j["schema_version"] = s.schema_version;
+  j["origin"] = s.origin;
+  j["rank"] = s.rank;
+  j["environment"] = env_json(s.env);
+  j["model"] = model_json(s.model);
+  j["graph_breaks"] = list(s.breaks, break_json);
+  j["regions"] = list(s.regions, region_json);
+  j["events"] = list(s.events, event_json);
+  j["kernels"] = list(s.kernels, kernel_json);
+  j["fusion"] = list(s.fusion, [](const FusionDecision& f) {
+    return ordered_json{{"compile_id", f.compile_id}, {"first", f.first}, {"second", f.second}, {"fused", f.fused},
+                        {"reason", f.reason}};
+  });
+  j["runs"] = list(s.runs, run_json);
+  j["timeline"] = list(s.timeline, timeline_json);
+  j["import_notes"] = list(s.import_notes, [](const ImportNote& n) {
+    return ordered_json{{"source", n.source}, {"what", n.what}, {"count", n.count}, {"example", n.example}};
+  });
+  // Invalid UTF-8 in imported text is replaced, not fatal.
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace kiln::report

@@ -1,0 +1,190 @@
+// The timeline picture; see svg_timeline.h.
+#include "engine/report/svg_timeline.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <sstream>
+
+#include "engine/report/html_text.h"
+#include "engine/report/number_text.h"
+
+namespace kiln::report {
+
+namespace {
+
+constexpr int kLabelWidth = 170;
+constexpr int kPlotWidth = 900;
+constexpr int kRowHeight = 16;
+constexpr int kMaxRows = 8;  // deeper nesting is drawn in the last row
+constexpr int kAxisHeight = 24;
+constexpr int kLaneGap = 6;
+
+const char* category_class(const std::string& category) {
+  static const std::map<std::string, const char*> known = {
+      {"region", "c-region"}, {"kernel", "c-kernel"}, {"guard", "c-guard"}, {"interpreter", "c-interp"},
+      {"compile", "c-compile"}, {"cpu_op", "c-cpuop"}, {"memcpy", "c-memcpy"}, {"memset", "c-memcpy"}};
+  auto it = known.find(category);
+  if (it != known.end()) return it->second;
+  static const char* others[] = {"c-other0", "c-other1", "c-other2"};
+  return others[std::hash<std::string>{}(category) % 3];
+}
+
+struct Item {
+  const session::TimelineEvent* event;
+  int depth;
+};
+
+// Lanes in order of first appearance, each with its spans sorted and given a nesting depth.
+struct Lane {
+  std::string name;
+  std::vector<Item> items;
+  int rows = 1;
+};
+
+std::vector<Lane> lay_out(const std::vector<session::TimelineEvent>& events) {
+  std::vector<Lane> lanes;
+  std::map<std::string, size_t> index;
+  for (const auto& e : events) {
+    auto [it, inserted] = index.emplace(e.lane, lanes.size());
+    if (inserted) lanes.push_back(Lane{e.lane, {}, 1});
+    lanes[it->second].items.push_back({&e, 0});
+  }
+  for (auto& lane : lanes) {
+    std::stable_sort(lane.items.begin(), lane.items.end(), [](const Item& a, const Item& b) {
+      if (a.event->start_ns != b.event->start_ns) return a.event->start_ns < b.event->start_ns;
+      return a.event->dur_ns > b.event->dur_ns;  // the enclosing span first
+    });
+    std::vector<int64_t> open_ends;
+    for (auto& item : lane.items) {
+      int64_t start = item.event->start_ns;
+      while (!open_ends.empty() && open_ends.back() <= start) open_ends.pop_back();
+      item.depth = std::min<int>(static_cast<int>(open_ends.size()), kMaxRows - 1);
+      lane.rows = std::max(lane.rows, item.depth + 1);
+      if (item.event->dur_ns > 0) open_ends.push_back(start + item.event->dur_ns);
+    }
+  }
+  return lanes;
+}
+
+std::string span_title(const session::TimelineEvent& e) {
+  std::string t = e.name + " (" + e.category + ") " + duration_text(e.dur_ns);
+  if (!e.compile_id.empty()) t += " " + e.compile_id;
+  if (!e.kernel.empty() && e.kernel != e.name) t += " kernel " + e.kernel;
+  return t;
+}
+
+}  // namespace
+
+std::string duration_text(int64_t ns) {
+  int64_t a = ns < 0 ? -ns : ns;
+  if (a >= 1000000) return fixed(ns / 1e6, 3) + " ms";
+  if (a >= 1000) return fixed(ns / 1e3, 1) + " us";
+  return std::to_string(ns) + " ns";
+}
+
+std::string timeline_svg(const std::vector<session::TimelineEvent>& events) {
+  std::ostringstream os;
+  if (events.empty()) {
+    os << "<svg class=\"timeline\" width=\"400\" height=\"30\"><text x=\"10\" y=\"20\">no timeline events</text></svg>\n";
+    return os.str();
+  }
+  int64_t t0 = events.front().start_ns, t1 = t0;
+  for (const auto& e : events) {
+    t0 = std::min(t0, e.start_ns);
+    t1 = std::max(t1, e.start_ns + std::max<int64_t>(0, e.dur_ns));
+  }
+  if (t1 <= t0) t1 = t0 + 1;
+  double scale = static_cast<double>(kPlotWidth) / static_cast<double>(t1 - t0);
+  auto x_of = [&](int64_t t) { return kLabelWidth + (t - t0) * scale; };
+
+  auto lanes = lay_out(events);
+  int height = kAxisHeight;
+  for (const auto& l : lanes) height += l.rows * kRowHeight + kLaneGap;
+  int width = kLabelWidth + kPlotWidth + 10;
+  os << "<svg class=\"timeline\" width=\"" << width << "\" height=\"" << height << "\" viewBox=\"0 0 " << width << " "
+     << height << "\" role=\"img\" aria-label=\"timeline\">\n";
+  // Time axis: five ticks.
+  for (int i = 0; i <= 4; ++i) {
+    int64_t t = t0 + (t1 - t0) * i / 4;
+    double x = x_of(t);
+    os << "<line class=\"tick\" x1=\"" << fixed(x, 1) << "\" y1=\"" << kAxisHeight - 6 << "\" x2=\"" << fixed(x, 1)
+       << "\" y2=\"" << height << "\"/><text class=\"axis\" x=\"" << fixed(x, 1) << "\" y=\"" << kAxisHeight - 10
+       << "\" text-anchor=\"" << (i == 0 ? "start" : i == 4 ? "end" : "middle") << "\">" << duration_text(t - t0)
+       << "</text>\n";
+  }
+  int y = kAxisHeight;
+  for (const auto& lane : lanes) {
+    int lane_h = lane.rows * kRowHeight;
+    os << "<rect class=\"lane\" x=\"0\" y=\"" << y << "\" width=\"" << width << "\" height=\"" << lane_h << "\"/>"
+       << "<text class=\"lane-label\" x=\"4\" y=\"" << y + 12 << "\">" << html_escape(lane.name) << "</text>\n";
+    // One pending fold per row: narrow spans that touch are merged into it.
+    struct Fold {
+      double x0 = 0, x1 = 0;
+      int count = 0;
+      int64_t total_ns = 0;
+      const session::TimelineEvent* only = nullptr;
+    };
+    std::vector<Fold> folds(static_cast<size_t>(lane.rows));
+    auto flush = [&](int row) {
+      Fold& f = folds[static_cast<size_t>(row)];
+      if (f.count == 0) return;
+      double ry = y + row * kRowHeight + 1;
+      double w = std::max(1.0, f.x1 - f.x0);
+      if (f.count == 1) {
+        os << "<rect class=\"" << category_class(f.only->category) << "\" x=\"" << fixed(f.x0, 2) << "\" y=\"" << ry
+           << "\" width=\"" << fixed(w, 2) << "\" height=\"" << kRowHeight - 2 << "\"><title>"
+           << html_escape(span_title(*f.only)) << "</title></rect>\n";
+      } else {
+        os << "<rect class=\"fold\" x=\"" << fixed(f.x0, 2) << "\" y=\"" << ry << "\" width=\"" << fixed(w, 2)
+           << "\" height=\"" << kRowHeight - 2 << "\"><title>" << f.count << " spans, " << duration_text(f.total_ns)
+           << " in all</title></rect>\n";
+      }
+      f = Fold{};
+    };
+    for (const auto& item : lane.items) {
+      const auto& e = *item.event;
+      double x0 = x_of(e.start_ns);
+      double ry = y + item.depth * kRowHeight + 1;
+      if (e.dur_ns <= 0) {  // an instant: a tick with a tooltip
+        os << "<rect class=\"instant\" x=\"" << fixed(x0 - 0.5, 2) << "\" y=\"" << ry << "\" width=\"1\" height=\""
+           << kRowHeight - 2 << "\"><title>" << html_escape(e.name + " (" + e.category + ")") << "</title></rect>\n";
+        continue;
+      }
+      double x1 = x_of(e.start_ns + e.dur_ns);
+      Fold& f = folds[static_cast<size_t>(item.depth)];
+      if (x1 - x0 < kFoldPx) {
+        if (f.count > 0 && x0 > f.x1 + 1.0) flush(item.depth);
+        if (f.count == 0) f.x0 = x0;
+        f.x1 = std::max(f.x1, x1);
+        f.count += 1;
+        f.total_ns += e.dur_ns;
+        f.only = &e;
+        continue;
+      }
+      flush(item.depth);
+      double w = x1 - x0;
+      os << "<rect class=\"" << category_class(e.category) << "\" x=\"" << fixed(x0, 2) << "\" y=\"" << ry
+         << "\" width=\"" << fixed(w, 2) << "\" height=\"" << kRowHeight - 2 << "\"><title>"
+         << html_escape(span_title(e)) << "</title></rect>";
+      if (w > 40) {
+        size_t chars = static_cast<size_t>((w - 6) / 6.5);
+        std::string label = e.name;
+        if (label.size() > chars) {
+          size_t cut = chars > 1 ? chars - 1 : 0;
+          while (cut > 0 && (static_cast<unsigned char>(label[cut]) & 0xC0) == 0x80) --cut;  // whole UTF-8 characters
+          label = label.substr(0, cut) + "…";
+        }
+        os << "<text class=\"span-label\" x=\"" << fixed(x0 + 3, 2) << "\" y=\"" << ry + 11 << "\">"
+           << html_escape(label) << "</text>";
+      }
+      os << "\n";
+    }
+    for (int row = 0; row < lane.rows; ++row) flush(row);
+    y += lane_h + kLaneGap;
+  }
+  os << "</svg>\n";
+  return os.str();
+}
+
+}  // namespace kiln::report

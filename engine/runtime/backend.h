@@ -1,0 +1,71 @@
+// Compiler backends behind one interface. A backend takes a captured region (its graph and the
+// TorchScript nodes behind it) plus options and returns a compiled callable and its artefacts
+// (graphs per stage, kernels with source and provenance, fusion decisions).
+//
+// Built-in backends (plugins/): eager, aot_eager, kiln. Others load from a shared library that
+// exports `extern "C" void kiln_register_backends()` (load_backend_plugin).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/capture/interpreter.h"
+#include "engine/capture/partition.h"
+#include "engine/capture/specialize.h"
+#include "engine/session/session.h"
+
+namespace kiln::runtime {
+
+struct BackendOptions {
+  std::string mode = "default";  // default, reduce-overhead, max-autotune
+};
+
+struct StageDump {
+  std::string file;  // "00_captured.txt"
+  std::string text;
+};
+
+struct RegionArtifacts {
+  std::vector<StageDump> stages;
+  std::vector<session::Kernel> kernels;
+  std::vector<session::FusionDecision> decisions;
+  std::vector<std::string> externs;    // extern calls (GEMM/conv through LibTorch)
+  std::vector<std::string> fallbacks;  // ops without a lowering, run through LibTorch
+  std::vector<std::pair<std::string, double>> stage_ms;  // "lower", "fuse", "codegen", "compile", "load"
+  bool cache_hit = false;              // the compiled library came from the disk cache
+  int compiler_invocations = 0;
+  std::string note;                    // e.g. why the region runs eagerly
+};
+
+class CompiledFn {
+ public:
+  virtual ~CompiledFn() = default;
+  // Reads the region's inputs from env, writes its outputs into env.
+  virtual void run(capture::Interpreter& interp, capture::Interpreter::Env& env) = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+  // Returns null when the region should run through the captured trace as is (eager).
+  virtual std::unique_ptr<CompiledFn> compile(const capture::CompiledRegion& entry, const capture::RegionStatic& region,
+                                              const BackendOptions& options, RegionArtifacts& artifacts) = 0;
+};
+
+using BackendFactory = std::function<std::unique_ptr<Backend>()>;
+
+void register_backend(const std::string& name, BackendFactory factory);
+// Throws kiln::Error naming the backend and listing the known ones.
+std::unique_ptr<Backend> make_backend(const std::string& name);
+std::vector<std::string> backend_names();
+// dlopens `path` and calls its kiln_register_backends(); throws kiln::Error naming the file.
+void load_backend_plugin(const std::string& path);
+
+// Defined in plugins/: registers eager, aot_eager and kiln.
+void register_builtin_backends();
+
+}  // namespace kiln::runtime

@@ -1,0 +1,188 @@
+#include "engine/runtime/compile_model.h"
+
+#include <torch/csrc/jit/runtime/print_handler.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "engine/base/error.h"
+#include "engine/runtime/captured_runtime.h"
+#include "engine/runtime/example_inputs.h"
+
+namespace kiln::runtime {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool has_reduction_or_gemm(const CompileResult& r) {
+  for (const auto& reg : r.regions) {
+    if (!reg.artifacts.externs.empty()) return true;
+    for (const auto& s : reg.artifacts.stages)
+      if (s.file == "10_lowered.txt" && s.text.find("reduction") != std::string::npos) return true;
+  }
+  return false;
+}
+
+void write_dumps(const std::string& dir, const CompileResult& r) {
+  for (const auto& reg : r.regions) {
+    std::string id = reg.compile_id;
+    std::string sub;
+    for (char c : id)
+      if (std::isdigit(static_cast<unsigned char>(c)) || c == '/') sub += c == '/' ? '_' : c;
+    fs::path d = fs::path(dir) / ("region_" + sub);
+    std::error_code ec;
+    fs::create_directories(d, ec);
+    if (ec) throw Error(dir + ": cannot create the dump folder (" + ec.message() + ")");
+    for (const auto& s : reg.artifacts.stages) {
+      std::ofstream out(d / s.file);
+      out << s.text;
+      if (!out.flush()) throw Error((d / s.file).string() + ": cannot write the stage dump");
+    }
+  }
+}
+
+}  // namespace
+
+CompileResult compile_model(const model::Model& model, const std::vector<InputSpec>& inputs,
+                            const capture::CaptureOptions& options, const std::string& dump_dir, int checks) {
+  CompileResult r;
+  r.model = model.path();
+  r.backend = options.backend;
+  r.mode = options.mode;
+  r.inputs = inputs;
+  auto names = model.forward_arg_names();
+  if (names.size() != inputs.size())
+    throw Error(model.path() + ": forward takes " + std::to_string(names.size()) + " input(s), " +
+                std::to_string(inputs.size()) + " given");
+  CapturedRuntime rt(model, options);
+  std::ostringstream printed;
+  auto saved = torch::jit::getPrintHandler();
+  torch::jit::setPrintHandler([](const std::string&) {});
+  try {
+    for (int call = 0; call < std::max(1, checks); ++call) {
+      auto x = make_inputs(inputs);
+      std::vector<c10::IValue> args(x.begin(), x.end());
+      torch::NoGradGuard g;
+      auto ref = const_cast<torch::jit::Module&>(model.impl->module).forward(args);
+      auto t0 = std::chrono::steady_clock::now();
+      std::vector<c10::IValue> outs;
+      try {
+        outs = rt.run(x, &printed);
+      } catch (const Error& e) {
+        throw Error(model.path() + ": compiled forward failed: " + e.what());
+      }
+      if (call == 0) r.capture_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      if (outs.size() == 1 && outs[0].isTensor() && ref.isTensor()) {
+        auto a = outs[0].toTensor().to(at::kDouble), b = ref.toTensor().to(at::kDouble);
+        if (a.sizes() != b.sizes()) throw Error(model.path() + ": compiled output has sizes " + c10::str(a.sizes()) +
+                                                ", eager " + c10::str(b.sizes()));
+        double abs = (a - b).abs().max().item<double>();
+        double scale = std::max(b.abs().max().item<double>(), 1e-12);
+        if (std::isnan(abs)) abs = INFINITY;
+        r.max_abs_error = std::max(r.max_abs_error, abs);
+        r.max_rel_error = std::max(r.max_rel_error, abs / scale);
+      }
+      ++r.checks;
+    }
+  } catch (...) {
+    torch::jit::setPrintHandler(saved);
+    throw;
+  }
+  torch::jit::setPrintHandler(saved);
+  r.graph_breaks = static_cast<int>(rt.partition().breaks.size());
+  for (const auto& info : rt.regions()) {
+    const auto& arts = rt.artifacts(info.index);
+    for (size_t k = 0; k < info.entries.size() && k < arts.size(); ++k) {
+      RegionCompileReport rep;
+      rep.region = info.index;
+      rep.compile_id = info.entries[k].compile_id;
+      rep.graph_ops = static_cast<int>(info.entries[k].graph.call_nodes().size());
+      rep.artifacts = arts[k];
+      rep.artifacts.stage_ms.insert(rep.artifacts.stage_ms.begin(), {"capture", info.entries[k].compile_ms});
+      r.compiler_invocations += arts[k].compiler_invocations;
+      r.cache_hits += arts[k].cache_hit ? 1 : 0;
+      r.regions.push_back(std::move(rep));
+    }
+  }
+  // Tolerances (float32): 1e-5 relative for pointwise-only graphs, 1e-4 with reductions or GEMM.
+  r.tolerance = has_reduction_or_gemm(r) ? 1e-4 : 1e-5;
+  r.within_tolerance = r.max_rel_error <= r.tolerance;
+  if (!dump_dir.empty()) write_dumps(dump_dir, r);
+  return r;
+}
+
+std::string compile_text(const CompileResult& r) {
+  std::ostringstream os;
+  os << "model     " << r.model << "\nbackend   " << r.backend << " (mode " << r.mode << ")\n";
+  os << "regions   " << r.regions.size() << " compiled, " << r.graph_breaks << " graph break"
+     << (r.graph_breaks == 1 ? "" : "s") << "\n";
+  for (const auto& reg : r.regions) {
+    const auto& a = reg.artifacts;
+    os << "\nRegion " << reg.compile_id << ": " << reg.graph_ops << " graph ops -> " << a.kernels.size() << " kernel"
+       << (a.kernels.size() == 1 ? "" : "s") << ", " << a.externs.size() << " extern call"
+       << (a.externs.size() == 1 ? "" : "s") << ", " << a.fallbacks.size() << " fallback"
+       << (a.fallbacks.size() == 1 ? "" : "s") << (a.cache_hit ? "  (kernel library from the disk cache)" : "") << "\n";
+    if (!a.note.empty()) os << "  note: " << a.note << "\n";
+    for (const auto& k : a.kernels) {
+      os << "  kernel " << k.name << " fuses " << k.nodes.size() << ":";
+      for (const auto& n : k.nodes) os << " " << n;
+      os << "\n";
+    }
+    for (const auto& e : a.externs) os << "  extern " << e << "\n";
+    for (const auto& f : a.fallbacks) os << "  fallback " << f << "\n";
+    os << "  compile ms:";
+    double total = 0;
+    for (const auto& [stage, ms] : a.stage_ms) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, " %s %.1f", stage.c_str(), ms);
+      os << buf;
+      total += ms;
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf, " (total %.1f)", total);
+    os << buf << "\n";
+  }
+  char line[256];
+  std::snprintf(line, sizeof line, "\ncheck vs LibTorch eager over %d call%s with fresh random inputs: max abs %.3g, max rel %.3g (tolerance %.0e) %s\n",
+                r.checks, r.checks == 1 ? "" : "s", r.max_abs_error, r.max_rel_error, r.tolerance,
+                r.within_tolerance ? "OK" : "MISMATCH");
+  os << line;
+  os << "C++ compiler invocations: " << r.compiler_invocations << ", disk cache hits: " << r.cache_hits << "\n";
+  return os.str();
+}
+
+std::string compile_json(const CompileResult& r) {
+  using nlohmann::ordered_json;
+  ordered_json j;
+  j["model"] = r.model;
+  j["backend"] = r.backend;
+  j["mode"] = r.mode;
+  j["graph_breaks"] = r.graph_breaks;
+  ordered_json regs = ordered_json::array();
+  for (const auto& reg : r.regions) {
+    ordered_json kernels = ordered_json::array();
+    for (const auto& k : reg.artifacts.kernels) kernels.push_back({{"name", k.name}, {"nodes", k.nodes}});
+    ordered_json ms = ordered_json::object();
+    for (const auto& [s, v] : reg.artifacts.stage_ms) ms[s] = v;
+    ordered_json decisions = ordered_json::array();
+    for (const auto& d : reg.artifacts.decisions)
+      decisions.push_back({{"first", d.first}, {"second", d.second}, {"fused", d.fused}, {"reason", d.reason}});
+    regs.push_back({{"compile_id", reg.compile_id}, {"graph_ops", reg.graph_ops}, {"kernels", kernels},
+                    {"externs", reg.artifacts.externs}, {"fallbacks", reg.artifacts.fallbacks},
+                    {"compile_ms", ms}, {"cache_hit", reg.artifacts.cache_hit}, {"note", reg.artifacts.note},
+                    {"fusion_decisions", decisions}});
+  }
+  j["regions"] = regs;
+  j["check"] = {{"calls", r.checks}, {"max_abs_error", r.max_abs_error}, {"max_rel_error", r.max_rel_error},
+                {"tolerance", r.tolerance}, {"ok", r.within_tolerance}};
+  j["compiler_invocations"] = r.compiler_invocations;
+  j["cache_hits"] = r.cache_hits;
+  return j.dump(2);
+}
+
+}  // namespace kiln::runtime

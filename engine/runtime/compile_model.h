@@ -1,0 +1,48 @@
+// `kiln compile`: capture a model, compile every region with a backend, check the result against
+// LibTorch eager, and report kernels, fusion, externs, fallbacks and compile time per stage.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/base/input_spec.h"
+#include "engine/capture/capture_types.h"
+#include "engine/model/model.h"
+#include "engine/runtime/backend.h"
+
+namespace kiln::runtime {
+
+struct RegionCompileReport {
+  int region = -1;
+  std::string compile_id;
+  int graph_ops = 0;
+  RegionArtifacts artifacts;
+};
+
+struct CompileResult {
+  std::string model;
+  std::string backend;
+  std::string mode;
+  std::vector<InputSpec> inputs;
+  std::vector<RegionCompileReport> regions;
+  int graph_breaks = 0;
+  double capture_ms = 0;     // first call: capture + compile + run
+  double max_abs_error = 0;  // vs LibTorch eager, over the checked calls
+  double max_rel_error = 0;  // max |a-b| / max(|b|) per output
+  double tolerance = 0;      // the relative tolerance that applies
+  bool within_tolerance = false;
+  int checks = 0;            // calls checked (fresh random inputs each)
+  int compiler_invocations = 0;
+  int cache_hits = 0;
+};
+
+// Compiles with options.backend and runs `checks` calls on fresh random inputs, comparing each
+// output with module.forward. dump_dir: when not empty, every region's stage texts are written
+// there as <region>_<entry>/<NN_stage>.
+CompileResult compile_model(const model::Model& model, const std::vector<InputSpec>& inputs,
+                            const capture::CaptureOptions& options, const std::string& dump_dir = "", int checks = 3);
+
+std::string compile_text(const CompileResult& r);
+std::string compile_json(const CompileResult& r);
+
+}  // namespace kiln::runtime

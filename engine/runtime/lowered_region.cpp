@@ -1,0 +1,128 @@
+#include "engine/runtime/lowered_region.h"
+
+#include "engine/base/error.h"
+#include "engine/capture/torch_meta.h"
+
+namespace kiln::runtime {
+
+using lowering::Comp;
+
+LoweredRegionFn::LoweredRegionFn(const capture::CompiledRegion& entry, const capture::RegionStatic& region,
+                                 lowering::LoweredRegion lowered, fusion::FusedProgram fused,
+                                 std::vector<KernelCall> kernels, std::shared_ptr<void> keep_alive)
+    : graph_nodes_(entry.graph_nodes),
+      name_of_(entry.name_of),
+      inputs_(entry.inputs),
+      region_inputs_(region.inputs),
+      region_outputs_(region.outputs),
+      lowered_(std::move(lowered)),
+      fused_(std::move(fused)),
+      kernels_(std::move(kernels)),
+      keep_alive_(std::move(keep_alive)) {
+  for (const auto& [v, n] : name_of_) value_of_.emplace(n, v);
+}
+
+void LoweredRegionFn::run(capture::Interpreter& interp, capture::Interpreter::Env& env) {
+  const auto& prog = fused_.program;
+  // Size symbols from the inputs.
+  std::map<std::string, int64_t> bindings;
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    if (!inputs_[i].tensor) continue;
+    const auto& t = capture::lookup(env, region_inputs_[i]).toTensor();
+    for (size_t d = 0; d < inputs_[i].symbols.size(); ++d)
+      if (!inputs_[i].symbols[d].empty()) bindings[inputs_[i].symbols[d]] = t.size(static_cast<int64_t>(d));
+  }
+  std::vector<int64_t> syms;
+  for (const auto& s : prog.symbols) syms.push_back(bindings.count(s) ? bindings[s] : 0);
+  auto eval_sizes = [&](const std::vector<lowering::Sym>& sizes) {
+    std::vector<int64_t> out;
+    for (const auto& s : sizes) {
+      auto v = capture::sym_eval(s, bindings);
+      if (!v) throw Error("kiln backend: size " + capture::sym_str(s) + " cannot be evaluated");
+      out.push_back(*v);
+    }
+    return out;
+  };
+  std::vector<double> scalars;
+  for (int pos : prog.scalar_input_positions) {
+    const auto& iv = capture::lookup(env, region_inputs_[pos]);
+    scalars.push_back(iv.isDouble() ? iv.toDouble() : iv.isInt() ? static_cast<double>(iv.toInt()) : iv.toBool());
+  }
+  // Buffers for inputs and constants.
+  std::vector<at::Tensor> bufs(prog.comps.size());
+  for (size_t c = 0; c < prog.comps.size(); ++c) {
+    const Comp& comp = prog.comps[c];
+    if (comp.kind == Comp::Kind::Input) {
+      bufs[c] = capture::lookup(env, region_inputs_[comp.input]).toTensor().contiguous();
+    } else if (comp.kind == Comp::Kind::Constant) {
+      auto it = value_of_.find(comp.name);
+      if (it == value_of_.end()) throw Error("kiln backend: constant " + comp.name + " has no value");
+      bufs[c] = capture::lookup(env, it->second).toTensor().contiguous();
+    }
+  }
+  // Host ops: sizes of computed tensors from their (symbolic) sizes, the rest through the interpreter.
+  for (int idx : lowered_.host_ops) {
+    const torch::jit::Node* n = graph_nodes_[idx];
+    if (!n) continue;
+    if (n->kind() == c10::aten::size && n->inputs().size() >= 1) {
+      auto name = name_of_.find(n->input(0));
+      auto comp = name == name_of_.end() ? lowered_.tensor_of.end() : lowered_.tensor_of.find(name->second);
+      if (comp != lowered_.tensor_of.end() && !bufs[comp->second].defined()) {
+        auto sizes = eval_sizes(prog.comps[comp->second].sizes);
+        if (n->inputs().size() == 1) {
+          env[n->output()] = c10::IValue(sizes);
+        } else {
+          int64_t d = capture::lookup(env, n->input(1)).toInt();
+          if (d < 0) d += static_cast<int64_t>(sizes.size());
+          env[n->output()] = c10::IValue(sizes.at(d));
+        }
+        continue;
+      }
+    }
+    auto outs = interp.exec_node(n, env);
+    for (size_t i = 0; i < n->outputs().size() && i < outs.size(); ++i) env[n->output(i)] = outs[i];
+  }
+  // Buffers the kernels write.
+  for (size_t c = 0; c < prog.comps.size(); ++c) {
+    const Comp& comp = prog.comps[c];
+    if (!fused_.realized[c] || (comp.kind != Comp::Kind::Pointwise && comp.kind != Comp::Kind::Reduction)) continue;
+    auto st = comp.dtype == ir::DType::Bool ? at::kBool : at::kFloat;
+    bufs[c] = at::empty(eval_sizes(comp.sizes), at::TensorOptions().dtype(st));
+  }
+  std::vector<void*> ptrs(prog.comps.size(), nullptr);
+  auto refresh = [&](size_t c) { ptrs[c] = bufs[c].defined() ? bufs[c].data_ptr() : nullptr; };
+  for (size_t c = 0; c < prog.comps.size(); ++c) refresh(c);
+  for (const auto& step : fused_.steps) {
+    if (step.kind == fusion::Step::Kind::Kernel) {
+      kernels_[step.index](ptrs.data(), scalars.data(), syms.data());
+      continue;
+    }
+    const Comp& comp = prog.comps[step.index];
+    const torch::jit::Node* n = graph_nodes_.at(comp.ir_node);
+    if (!n) throw Error("kiln backend: extern " + comp.name + " has no TorchScript node");
+    for (const auto* v : n->inputs()) {
+      auto name = name_of_.find(v);
+      if (name == name_of_.end()) continue;
+      auto t = lowered_.tensor_of.find(name->second);
+      if (t != lowered_.tensor_of.end() && bufs[t->second].defined()) env[v] = bufs[t->second];
+    }
+    auto outs = interp.exec_node(n, env);
+    at::Tensor out = outs.at(0).toTensor().contiguous();
+    auto expect = eval_sizes(comp.sizes);
+    if (out.sizes().vec() != expect)
+      throw Error("kiln backend: " + comp.target + " returned sizes " + c10::str(out.sizes()) + ", lowering expected " +
+                  c10::str(at::IntArrayRef(expect)));
+    bufs[step.index] = out;
+    refresh(step.index);
+  }
+  for (const auto* v : region_outputs_) {
+    auto name = name_of_.find(v);
+    if (name == name_of_.end()) throw Error("kiln backend: region output has no name");
+    auto t = lowered_.tensor_of.find(name->second);
+    if (t == lowered_.tensor_of.end() || !bufs[t->second].defined())
+      throw Error("kiln backend: region output " + name->second + " was not computed");
+    env[v] = bufs[t->second];
+  }
+}
+
+}  // namespace kiln::runtime

@@ -1,0 +1,241 @@
+// save_session, load_session and SessionWriter over the schema (store_schema), the row writers
+// (store_write) and the row reader (store_read); see store.h for the contracts.
+//
+// Errors name the file and say what is wrong in one line:
+//   "<path>: file not found", "<path>: not a Kiln session (not an SQLite database)",
+//   "<path>: not a Kiln session (no meta table)", "<path>: corrupt session file (...)",
+//   "<path>: written by schema 2; this Kiln reads schema 1", "<path>: cannot write session (...)".
+#include "engine/session/store.h"
+
+#include <unistd.h>
+
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "engine/session/sqlite_db.h"
+#include "engine/session/store_read.h"
+#include "engine/session/store_schema.h"
+#include "engine/session/store_write.h"
+
+namespace kiln::session {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string now_utc() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// Removes `db` and the WAL files SQLite keeps beside it; missing files are fine.
+void remove_db_files(const std::string& db) {
+  std::error_code ec;
+  fs::remove(db, ec);
+  fs::remove(db + "-wal", ec);
+  fs::remove(db + "-shm", ec);
+}
+
+uint32_t big_endian(const unsigned char* p, int n) {
+  uint32_t v = 0;
+  for (int i = 0; i < n; ++i) v = (v << 8) | p[i];
+  return v;
+}
+
+// Checks what can be checked before SQLite opens the file: it exists, it starts like an SQLite
+// database, and (with no WAL beside it) it is as long as its header says.
+void check_file(const std::string& path) {
+  std::error_code ec;
+  auto status = fs::status(path, ec);
+  if (!fs::exists(status)) throw Error(path + ": file not found");
+  if (fs::is_directory(status)) throw Error(path + ": is a folder, not a session file");
+  uint64_t size = fs::file_size(path, ec);
+  if (ec) throw Error(path + ": cannot read (" + ec.message() + ")");
+  if (size == 0) throw Error(path + ": not a Kiln session (empty file)");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path + ": cannot read (" + std::strerror(errno) + ")");
+  unsigned char header[100] = {};
+  in.read(reinterpret_cast<char*>(header), sizeof header);
+  auto got = static_cast<size_t>(in.gcount());
+  static const char kMagic[] = "SQLite format 3";  // 16 bytes with its NUL
+  if (got < sizeof kMagic || std::memcmp(header, kMagic, sizeof kMagic) != 0)
+    throw Error(path + ": not a Kiln session (not an SQLite database)");
+  if (got < sizeof header)
+    throw Error(path + ": corrupt session file (truncated: " + std::to_string(size) + " bytes)");
+  if (fs::exists(path + "-wal", ec)) return;  // the WAL may hold pages the main file does not have yet
+  uint64_t page_size = big_endian(header + 16, 2);
+  if (page_size == 1) page_size = 65536;
+  uint32_t change_counter = big_endian(header + 24, 4);
+  uint32_t pages = big_endian(header + 28, 4);
+  uint32_t valid_for = big_endian(header + 92, 4);
+  if (valid_for == change_counter && pages > 0 && page_size * pages > size)
+    throw Error(path + ": corrupt session file (truncated: " + std::to_string(size) + " of " +
+                std::to_string(page_size * pages) + " bytes)");
+}
+
+// A SQLite failure while reading `path`, as one line naming it.
+Error read_error(const std::string& path, const SqliteError& e) {
+  if (e.is_not_a_db()) return Error(path + ": not a Kiln session (not an SQLite database)");
+  if (e.is_corrupt()) return Error(path + ": corrupt session file (" + std::string(e.what()) + ")");
+  return Error(path + ": cannot read session (" + std::string(e.what()) + ")");
+}
+
+std::unique_ptr<SqliteDb> open_for_reading(const std::string& path) {
+  try {
+    auto db = std::make_unique<SqliteDb>(path, SqliteDb::Mode::ReadOnly);
+    db->has_table("meta");  // the first read: SQLite opens the file (and its WAL) lazily
+    return db;
+  } catch (const SqliteError& e) {
+    std::error_code ec;
+    // A folder this process cannot write: no -shm can be made; read the file as it stands.
+    if (e.is_cant_open() && !fs::exists(path + "-wal", ec)) return std::make_unique<SqliteDb>(path, SqliteDb::Mode::Immutable);
+    throw;
+  }
+}
+
+void check_output_folder(const std::string& path) {
+  fs::path parent = fs::path(path).parent_path();
+  if (parent.empty()) return;
+  std::error_code ec;
+  if (!fs::is_directory(parent, ec)) throw Error(path + ": cannot write session (folder " + parent.string() + " does not exist)");
+}
+
+// Run ids as the file will hold them: each run's own id, or the next free one for id < 0.
+std::vector<int> assign_run_ids(const std::string& path, const std::vector<Run>& runs) {
+  std::set<int> used;
+  int next = 0;
+  for (const auto& r : runs) {
+    if (r.id < 0) continue;
+    if (!used.insert(r.id).second) throw Error(path + ": cannot write session (run id " + std::to_string(r.id) + " appears twice)");
+    next = std::max(next, r.id + 1);
+  }
+  std::vector<int> ids;
+  for (const auto& r : runs) ids.push_back(r.id >= 0 ? r.id : next++);
+  return ids;
+}
+
+}  // namespace
+
+void save_session(const std::string& path, const Session& s) {
+  check_output_folder(path);
+  std::vector<int> ids = assign_run_ids(path, s.runs);
+  std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+  remove_db_files(tmp);
+  try {
+    SqliteDb db(tmp, SqliteDb::Mode::Create);
+    create_schema(db, now_utc());
+    Transaction t(db);
+    write_header(db, s);
+    for (size_t i = 0; i < s.runs.size(); ++i) write_run(db, s.runs[i], ids[i]);
+    write_timeline(db, s.timeline);
+    t.commit();
+    db.close();
+  } catch (const SqliteError& e) {
+    remove_db_files(tmp);
+    throw Error(path + ": cannot write session (" + std::string(e.what()) + ")");
+  } catch (...) {
+    remove_db_files(tmp);
+    throw;
+  }
+  // A WAL left beside an older file at `path` would be replayed onto the new one: remove it first.
+  std::error_code ec;
+  fs::remove(path + "-wal", ec);
+  fs::remove(path + "-shm", ec);
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    remove_db_files(tmp);
+    throw Error(path + ": cannot write session (" + ec.message() + ")");
+  }
+}
+
+Session load_session(const std::string& path) {
+  check_file(path);
+  try {
+    auto db = open_for_reading(path);
+    check_schema(*db, path);
+    db->exec("BEGIN");  // one snapshot: a writer appending runs meanwhile is not seen half-way
+    Session s = read_session(*db, path);
+    db->exec("COMMIT");
+    return s;
+  } catch (const SqliteError& e) {
+    throw read_error(path, e);
+  }
+}
+
+struct SessionWriter::Impl {
+  std::string path;
+  std::unique_ptr<SqliteDb> db;
+
+  template <typename F>
+  auto guarded(F&& f) -> decltype(f()) {
+    if (!db) throw Error(path + ": session writer is closed");
+    try {
+      return f();
+    } catch (const SqliteError& e) {
+      throw Error(path + ": cannot write session (" + std::string(e.what()) + ")");
+    }
+  }
+};
+
+SessionWriter::SessionWriter(const std::string& path, const Session& header) : impl_(std::make_unique<Impl>()) {
+  impl_->path = path;
+  check_output_folder(path);
+  remove_db_files(path);
+  try {
+    impl_->db = std::make_unique<SqliteDb>(path, SqliteDb::Mode::Create);
+  } catch (const SqliteError& e) {
+    throw Error(path + ": cannot write session (" + std::string(e.what()) + ")");
+  }
+  impl_->guarded([&] {
+    create_schema(*impl_->db, now_utc());
+    Transaction t(*impl_->db);
+    write_header(*impl_->db, header);
+    std::vector<TimelineEvent> session_wide;
+    for (const auto& e : header.timeline)
+      if (e.run < 0) session_wide.push_back(e);
+    write_timeline(*impl_->db, session_wide);
+    t.commit();
+  });
+}
+
+SessionWriter::~SessionWriter() {
+  try {
+    if (impl_ && impl_->db) impl_->db->close();
+  } catch (const std::exception&) {
+    // Everything committed is already in the file; a failed WAL checkpoint loses nothing.
+  }
+}
+
+int SessionWriter::append_run(const Run& run, const std::vector<TimelineEvent>& timeline) {
+  return impl_->guarded([&] {
+    Transaction t(*impl_->db);
+    int id = next_run_id(*impl_->db);
+    write_run(*impl_->db, run, id);
+    write_timeline(*impl_->db, timeline, id);
+    t.commit();
+    return id;
+  });
+}
+
+void SessionWriter::append_kernels(const std::vector<Kernel>& kernels) {
+  impl_->guarded([&] {
+    Transaction t(*impl_->db);
+    write_kernels(*impl_->db, kernels);
+    t.commit();
+  });
+}
+
+void SessionWriter::close() {
+  if (!impl_->db) return;
+  impl_->guarded([&] { impl_->db->close(); });
+  impl_->db.reset();
+}
+
+}  // namespace kiln::session

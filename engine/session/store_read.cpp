@@ -1,0 +1,256 @@
+// Rows → Session values; see store_read.h and the schema in store_schema.cpp.
+#include "engine/session/store_read.h"
+
+#include <nlohmann/json.hpp>
+
+#include "engine/session/capture_names.h"
+
+namespace kiln::session {
+
+namespace {
+
+// Column readers bound to one file name, so every bad value names the file and the table.
+struct Rows {
+  SqliteDb& db;
+  const std::string& path;
+
+  [[noreturn]] void bad(const std::string& table, const std::string& what) const {
+    throw Error(path + ": corrupt session file (table " + table + ": " + what + ")");
+  }
+
+  nlohmann::json parse(const std::string& table, const std::string& text) const {
+    auto j = nlohmann::json::parse(text, nullptr, false);
+    if (j.is_discarded()) bad(table, "JSON column does not parse");
+    return j;
+  }
+
+  std::vector<std::string> strings(const std::string& table, const std::string& text) const {
+    auto j = parse(table, text);
+    if (!j.is_array()) bad(table, "expected a JSON list");
+    std::vector<std::string> out;
+    for (const auto& v : j) {
+      if (!v.is_string()) bad(table, "expected a JSON list of strings");
+      out.push_back(v.get<std::string>());
+    }
+    return out;
+  }
+
+  std::map<std::string, std::string> string_map(const std::string& table, const std::string& text) const {
+    auto j = parse(table, text);
+    if (!j.is_object()) bad(table, "expected a JSON object");
+    std::map<std::string, std::string> out;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (!it.value().is_string()) bad(table, "expected a JSON object of strings");
+      out[it.key()] = it.value().get<std::string>();
+    }
+    return out;
+  }
+};
+
+void read_meta_env_model(const Rows& rows, Session& s) {
+  auto meta = rows.db.prepare("SELECT key, value FROM meta");
+  while (meta->step()) {
+    std::string key = meta->column_text(0), value = meta->column_text(1);
+    if (key == "schema_version") s.schema_version = std::stoi(value);
+    if (key == "origin") s.origin = value;
+    if (key == "rank") {
+      try {
+        s.rank = std::stoi(value);
+      } catch (const std::exception&) {
+        rows.bad("meta", "rank '" + value + "'");
+      }
+    }
+  }
+  auto env = rows.db.prepare(
+      "SELECT kiln_version, libtorch_version, os, cpu, gpu, driver, cuda, created_at FROM env LIMIT 1");
+  if (env->step()) {
+    auto& e = s.env;
+    e.kiln_version = env->column_text(0);
+    e.libtorch_version = env->column_text(1);
+    e.os = env->column_text(2);
+    e.cpu = env->column_text(3);
+    e.gpu = env->column_text(4);
+    e.driver = env->column_text(5);
+    e.cuda = env->column_text(6);
+    e.created_at = env->column_text(7);
+  }
+  auto model = rows.db.prepare("SELECT path, sha256, inputs_json, parameter_count FROM model LIMIT 1");
+  if (model->step()) {
+    s.model.path = model->column_text(0);
+    s.model.sha256 = model->column_text(1);
+    s.model.inputs = rows.strings("model", model->column_text(2));
+    s.model.parameter_count = model->column_int(3);
+  }
+  auto hist = rows.db.prepare("SELECT op, count FROM op_histogram ORDER BY op");
+  while (hist->step()) s.model.op_histogram[hist->column_text(0)] = static_cast<int>(hist->column_int(1));
+}
+
+void read_breaks(const Rows& rows, Session& s) {
+  auto st = rows.db.prepare(
+      "SELECT category, break_id, op, reason, hint, file, line, col, text, module_path, ends_region, "
+      "resumes_region, hits, compile_id, user_stack_json FROM breaks ORDER BY seq");
+  while (st->step()) {
+    GraphBreakRecord r;
+    auto& b = r.info;
+    auto category = break_category_from_name(st->column_text(0));
+    if (!category) rows.bad("breaks", "unknown category '" + st->column_text(0) + "'");
+    b.category = *category;
+    b.id = st->column_text(1);
+    b.op = st->column_text(2);
+    b.reason = st->column_text(3);
+    b.hint = st->column_text(4);
+    b.loc.file = st->column_text(5);
+    b.loc.line = static_cast<int>(st->column_int(6));
+    b.loc.col = static_cast<int>(st->column_int(7));
+    b.loc.text = st->column_text(8);
+    b.module_path = st->column_text(9);
+    b.ends_region = static_cast<int>(st->column_int(10));
+    b.resumes_region = static_cast<int>(st->column_int(11));
+    r.hits = static_cast<int>(st->column_int(12));
+    r.compile_id = st->column_text(13);
+    r.user_stack = rows.strings("breaks", st->column_text(14));
+    s.breaks.push_back(std::move(r));
+  }
+}
+
+void read_regions(const Rows& rows, Session& s) {
+  auto st = rows.db.prepare(
+      "SELECT seq, compile_id, region, frame, guards_json, symbols_json, recompile_reason, compile_ms, hits, "
+      "metrics_json FROM regions ORDER BY seq");
+  auto graphs = rows.db.prepare(
+      "SELECT stage, text, json, dot FROM region_graphs WHERE region_seq = ? ORDER BY seq");
+  while (st->step()) {
+    CompiledRegion r;
+    int64_t seq = st->column_int(0);
+    r.compile_id = st->column_text(1);
+    r.region = static_cast<int>(st->column_int(2));
+    r.frame = st->column_text(3);
+    r.guards = rows.strings("regions", st->column_text(4));
+    r.symbols = rows.strings("regions", st->column_text(5));
+    r.recompile_reason = st->column_text(6);
+    r.compile_ms = st->column_double(7);
+    r.hits = st->column_int(8);
+    r.metrics = rows.string_map("regions", st->column_text(9));
+    graphs->bind(1, seq);
+    while (graphs->step())
+      r.graphs.push_back({graphs->column_text(0), graphs->column_text(1), graphs->column_text(2),
+                          graphs->column_text(3)});
+    graphs->reset();
+    s.regions.push_back(std::move(r));
+  }
+}
+
+void read_events(const Rows& rows, Session& s) {
+  auto st = rows.db.prepare("SELECT kind, t_ns, call, region, compile_id, message FROM events ORDER BY seq");
+  while (st->step()) {
+    capture::Event e;
+    auto kind = event_kind_from_name(st->column_text(0));
+    if (!kind) rows.bad("events", "unknown event kind '" + st->column_text(0) + "'");
+    e.kind = *kind;
+    e.t_ns = st->column_int(1);
+    e.call = static_cast<int>(st->column_int(2));
+    e.region = static_cast<int>(st->column_int(3));
+    e.compile_id = st->column_text(4);
+    e.message = st->column_text(5);
+    s.events.push_back(std::move(e));
+  }
+}
+
+void read_kernels(const Rows& rows, Session& s) {
+  auto st = rows.db.prepare(
+      "SELECT seq, name, compile_id, language, source, nodes_json, launch_config, registers, shared_bytes "
+      "FROM kernels ORDER BY seq");
+  auto tune = rows.db.prepare("SELECT config, ms, chosen FROM autotune WHERE kernel_seq = ? ORDER BY seq");
+  while (st->step()) {
+    Kernel k;
+    int64_t seq = st->column_int(0);
+    k.name = st->column_text(1);
+    k.compile_id = st->column_text(2);
+    k.language = st->column_text(3);
+    k.source = st->column_text(4);
+    k.nodes = rows.strings("kernels", st->column_text(5));
+    k.launch_config = st->column_text(6);
+    k.registers = static_cast<int>(st->column_int(7));
+    k.shared_bytes = static_cast<int>(st->column_int(8));
+    tune->bind(1, seq);
+    while (tune->step()) k.autotune.push_back({tune->column_text(0), tune->column_double(1), tune->column_int(2) != 0});
+    tune->reset();
+    s.kernels.push_back(std::move(k));
+  }
+}
+
+void read_fusion_and_notes(const Rows& rows, Session& s) {
+  auto fusion = rows.db.prepare("SELECT compile_id, first, second, fused, reason FROM fusion ORDER BY seq");
+  while (fusion->step())
+    s.fusion.push_back({fusion->column_text(0), fusion->column_text(1), fusion->column_text(2),
+                        fusion->column_int(3) != 0, fusion->column_text(4)});
+  auto notes = rows.db.prepare("SELECT source, what, count, example FROM import_notes ORDER BY seq");
+  while (notes->step())
+    s.import_notes.push_back({notes->column_text(0), notes->column_text(1), notes->column_int(2),
+                              notes->column_text(3)});
+}
+
+void read_runs(const Rows& rows, Session& s) {
+  auto st = rows.db.prepare(
+      "SELECT id, mode, backend, device, status, compile_cold_ms, compile_warm_ms, first_call_ms, median_ms, "
+      "p10_ms, p90_ms, iterations, kernels_per_iter, gpu_busy, launch_gap_ms, host_overhead_ms, "
+      "peak_memory_bytes, speedup_vs_eager, max_abs_error, max_rel_error FROM runs ORDER BY seq");
+  while (st->step()) {
+    Run r;
+    r.id = static_cast<int>(st->column_int(0));
+    r.mode = st->column_text(1);
+    r.backend = st->column_text(2);
+    r.device = st->column_text(3);
+    r.status = st->column_text(4);
+    r.compile_cold_ms = st->column_double(5);
+    r.compile_warm_ms = st->column_double(6);
+    r.first_call_ms = st->column_double(7);
+    r.latency.median_ms = st->column_double(8);
+    r.latency.p10_ms = st->column_double(9);
+    r.latency.p90_ms = st->column_double(10);
+    r.latency.iterations = static_cast<int>(st->column_int(11));
+    r.kernels_per_iter = st->column_double(12);
+    r.gpu_busy = st->column_double(13);
+    r.launch_gap_ms = st->column_double(14);
+    r.host_overhead_ms = st->column_double(15);
+    r.peak_memory_bytes = st->column_int(16);
+    r.speedup_vs_eager = st->column_double(17);
+    r.max_abs_error = st->column_double(18);
+    r.max_rel_error = st->column_double(19);
+    s.runs.push_back(std::move(r));
+  }
+  auto tl = rows.db.prepare(
+      "SELECT run, lane, name, category, start_ns, dur_ns, compile_id, kernel, correlation, args_json "
+      "FROM timeline ORDER BY seq");
+  while (tl->step()) {
+    TimelineEvent e;
+    e.run = static_cast<int>(tl->column_int(0));
+    e.lane = tl->column_text(1);
+    e.name = tl->column_text(2);
+    e.category = tl->column_text(3);
+    e.start_ns = tl->column_int(4);
+    e.dur_ns = tl->column_int(5);
+    e.compile_id = tl->column_text(6);
+    e.kernel = tl->column_text(7);
+    e.correlation = tl->column_int(8);
+    e.args_json = tl->column_text(9);
+    s.timeline.push_back(std::move(e));
+  }
+}
+
+}  // namespace
+
+Session read_session(SqliteDb& db, const std::string& path) {
+  Rows rows{db, path};
+  Session s;
+  read_meta_env_model(rows, s);
+  read_breaks(rows, s);
+  read_regions(rows, s);
+  read_events(rows, s);
+  read_kernels(rows, s);
+  read_fusion_and_notes(rows, s);
+  read_runs(rows, s);
+  return s;
+}
+
+}  // namespace kiln::session

@@ -1,0 +1,87 @@
+// The .kiln schema (version 1). Rows keep their order through a `seq` column; nested lists and
+// maps that are only ever read whole (guards, symbols, metrics, node lists, user stacks) are JSON
+// text. Every REAL column stores an IEEE double exactly; NULL in one means NaN.
+#include "engine/session/store_schema.h"
+
+#include <cstdlib>
+
+#include "engine/session/session.h"
+
+#ifndef KILN_VERSION
+#define KILN_VERSION "unknown"
+#endif
+
+namespace kiln::session {
+
+namespace {
+
+const char* kTables = R"sql(
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE env (
+  kiln_version TEXT, libtorch_version TEXT, os TEXT, cpu TEXT, gpu TEXT, driver TEXT, cuda TEXT, created_at TEXT);
+CREATE TABLE model (path TEXT, sha256 TEXT, inputs_json TEXT, parameter_count INTEGER);
+CREATE TABLE op_histogram (op TEXT PRIMARY KEY, count INTEGER NOT NULL);
+CREATE TABLE breaks (
+  seq INTEGER PRIMARY KEY, category TEXT NOT NULL, break_id TEXT, op TEXT, reason TEXT, hint TEXT,
+  file TEXT, line INTEGER, col INTEGER, text TEXT, module_path TEXT, ends_region INTEGER, resumes_region INTEGER,
+  hits INTEGER, compile_id TEXT, user_stack_json TEXT);
+CREATE TABLE regions (
+  seq INTEGER PRIMARY KEY, compile_id TEXT, region INTEGER, frame TEXT, guards_json TEXT, symbols_json TEXT,
+  recompile_reason TEXT, compile_ms REAL, hits INTEGER, metrics_json TEXT);
+CREATE TABLE region_graphs (
+  region_seq INTEGER NOT NULL REFERENCES regions(seq), seq INTEGER NOT NULL, stage TEXT, text TEXT, json TEXT,
+  dot TEXT, PRIMARY KEY (region_seq, seq));
+CREATE TABLE events (
+  seq INTEGER PRIMARY KEY, kind TEXT NOT NULL, t_ns INTEGER, call INTEGER, region INTEGER, compile_id TEXT,
+  message TEXT);
+CREATE TABLE kernels (
+  seq INTEGER PRIMARY KEY, name TEXT, compile_id TEXT, language TEXT, source TEXT, nodes_json TEXT,
+  launch_config TEXT, registers INTEGER, shared_bytes INTEGER);
+CREATE TABLE autotune (
+  kernel_seq INTEGER NOT NULL REFERENCES kernels(seq), seq INTEGER NOT NULL, config TEXT, ms REAL,
+  chosen INTEGER, PRIMARY KEY (kernel_seq, seq));
+CREATE TABLE fusion (
+  seq INTEGER PRIMARY KEY, compile_id TEXT, first TEXT, second TEXT, fused INTEGER, reason TEXT);
+CREATE TABLE runs (
+  seq INTEGER PRIMARY KEY, id INTEGER NOT NULL UNIQUE, mode TEXT, backend TEXT, device TEXT, status TEXT,
+  compile_cold_ms REAL, compile_warm_ms REAL, first_call_ms REAL, median_ms REAL, p10_ms REAL, p90_ms REAL,
+  iterations INTEGER, kernels_per_iter REAL, gpu_busy REAL, launch_gap_ms REAL, host_overhead_ms REAL,
+  peak_memory_bytes INTEGER, speedup_vs_eager REAL, max_abs_error REAL, max_rel_error REAL);
+CREATE TABLE timeline (
+  seq INTEGER PRIMARY KEY, run INTEGER NOT NULL, lane TEXT, name TEXT, category TEXT, start_ns INTEGER,
+  dur_ns INTEGER, compile_id TEXT, kernel TEXT, correlation INTEGER, args_json TEXT);
+CREATE INDEX timeline_by_run ON timeline (run, seq);
+CREATE TABLE import_notes (seq INTEGER PRIMARY KEY, source TEXT, what TEXT, count INTEGER, example TEXT);
+)sql";
+
+}  // namespace
+
+std::string kiln_version() { return KILN_VERSION; }
+
+void create_schema(SqliteDb& db, const std::string& created_at) {
+  db.exec("PRAGMA journal_mode = WAL");
+  db.exec("PRAGMA synchronous = NORMAL");
+  Transaction t(db);
+  db.exec(kTables);
+  auto put = db.prepare("INSERT INTO meta (key, value) VALUES (?, ?)");
+  put->bind(1, "schema_version").bind(2, std::to_string(kSchemaVersion)).run();
+  put->bind(1, "kiln_version").bind(2, kiln_version()).run();
+  put->bind(1, "created_at").bind(2, created_at).run();
+  put.reset();
+  t.commit();
+}
+
+void check_schema(SqliteDb& db, const std::string& path) {
+  if (!db.has_table("meta")) throw Error(path + ": not a Kiln session (no meta table)");
+  auto get = db.prepare("SELECT value FROM meta WHERE key = 'schema_version'");
+  if (!get->step()) throw Error(path + ": not a Kiln session (no schema_version in its meta table)");
+  std::string text = get->column_text(0);
+  char* end = nullptr;
+  long version = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0') throw Error(path + ": not a Kiln session (schema_version '" + text + "')");
+  if (version != kSchemaVersion)
+    throw Error(path + ": written by schema " + std::to_string(version) + "; this Kiln reads schema " +
+                std::to_string(kSchemaVersion));
+}
+
+}  // namespace kiln::session

@@ -1,0 +1,24 @@
+// The .kiln file's schema: the tables, and the `meta` table that names the schema version.
+//
+// create_schema(db, created_at)
+//   pre:  db is a fresh, empty database opened for writing.
+//   post: WAL journal mode; every table exists; meta holds schema_version = kSchemaVersion,
+//         kiln_version and created_at.
+// check_schema(db, path)
+//   post: returns normally when db is a Kiln session of kSchemaVersion.
+//   error: kiln::Error naming `path`: "not a Kiln session (no meta table)" or
+//          "written by schema N; this Kiln reads schema 1". SqliteError passes through.
+#pragma once
+
+#include <string>
+
+#include "engine/session/sqlite_db.h"
+
+namespace kiln::session {
+
+void create_schema(SqliteDb& db, const std::string& created_at);
+void check_schema(SqliteDb& db, const std::string& path);
+
+std::string kiln_version();  // the Kiln version this build writes into meta ("0.1.0")
+
+}  // namespace kiln::session

@@ -1,0 +1,155 @@
+// Session values → rows; see store_write.h and the schema in store_schema.cpp.
+#include "engine/session/store_write.h"
+
+#include <nlohmann/json.hpp>
+
+namespace kiln::session {
+
+namespace {
+
+std::string json_text(const std::vector<std::string>& v) { return nlohmann::json(v).dump(); }
+std::string json_text(const std::map<std::string, std::string>& m) { return nlohmann::json(m).dump(); }
+
+int64_t next_seq(SqliteDb& db, const std::string& table) {
+  auto st = db.prepare("SELECT COALESCE(MAX(seq) + 1, 0) FROM " + table);
+  st->step();
+  return st->column_int(0);
+}
+
+void write_env_and_model(SqliteDb& db, const Session& s) {
+  auto meta = db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)");
+  meta->bind(1, "origin").bind(2, s.origin).run();
+  meta->bind(1, "rank").bind(2, std::to_string(s.rank)).run();
+
+  const auto& e = s.env;
+  auto env = db.prepare(
+      "INSERT INTO env (kiln_version, libtorch_version, os, cpu, gpu, driver, cuda, created_at) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+  env->bind(1, e.kiln_version).bind(2, e.libtorch_version).bind(3, e.os).bind(4, e.cpu).bind(5, e.gpu);
+  env->bind(6, e.driver).bind(7, e.cuda).bind(8, e.created_at).run();
+
+  const auto& m = s.model;
+  auto model = db.prepare("INSERT INTO model (path, sha256, inputs_json, parameter_count) VALUES (?, ?, ?, ?)");
+  model->bind(1, m.path).bind(2, m.sha256).bind(3, json_text(m.inputs)).bind(4, m.parameter_count).run();
+  auto hist = db.prepare("INSERT INTO op_histogram (op, count) VALUES (?, ?)");
+  for (const auto& [op, n] : m.op_histogram) hist->bind(1, op).bind(2, n).run();
+}
+
+void write_breaks(SqliteDb& db, const std::vector<GraphBreakRecord>& breaks) {
+  auto st = db.prepare(
+      "INSERT INTO breaks (seq, category, break_id, op, reason, hint, file, line, col, text, module_path, "
+      "ends_region, resumes_region, hits, compile_id, user_stack_json) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  int64_t seq = 0;
+  for (const auto& r : breaks) {
+    const auto& b = r.info;
+    st->bind(1, seq++).bind(2, capture::break_category_info(b.category).name).bind(3, b.id).bind(4, b.op);
+    st->bind(5, b.reason).bind(6, b.hint).bind(7, b.loc.file).bind(8, b.loc.line).bind(9, b.loc.col);
+    st->bind(10, b.loc.text).bind(11, b.module_path).bind(12, b.ends_region).bind(13, b.resumes_region);
+    st->bind(14, r.hits).bind(15, r.compile_id).bind(16, json_text(r.user_stack)).run();
+  }
+}
+
+void write_regions(SqliteDb& db, const std::vector<CompiledRegion>& regions) {
+  auto reg = db.prepare(
+      "INSERT INTO regions (seq, compile_id, region, frame, guards_json, symbols_json, recompile_reason, "
+      "compile_ms, hits, metrics_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  auto graph = db.prepare(
+      "INSERT INTO region_graphs (region_seq, seq, stage, text, json, dot) VALUES (?, ?, ?, ?, ?, ?)");
+  int64_t seq = 0;
+  for (const auto& r : regions) {
+    reg->bind(1, seq).bind(2, r.compile_id).bind(3, r.region).bind(4, r.frame).bind(5, json_text(r.guards));
+    reg->bind(6, json_text(r.symbols)).bind(7, r.recompile_reason).bind(8, r.compile_ms).bind(9, r.hits);
+    reg->bind(10, json_text(r.metrics)).run();
+    int64_t g = 0;
+    for (const auto& sg : r.graphs) {
+      graph->bind(1, seq).bind(2, g++).bind(3, sg.stage).bind(4, sg.text).bind(5, sg.json).bind(6, sg.dot).run();
+    }
+    ++seq;
+  }
+}
+
+void write_events(SqliteDb& db, const std::vector<capture::Event>& events) {
+  auto st = db.prepare(
+      "INSERT INTO events (seq, kind, t_ns, call, region, compile_id, message) VALUES (?, ?, ?, ?, ?, ?, ?)");
+  int64_t seq = 0;
+  for (const auto& e : events) {
+    st->bind(1, seq++).bind(2, capture::event_kind_name(e.kind)).bind(3, e.t_ns).bind(4, e.call);
+    st->bind(5, e.region).bind(6, e.compile_id).bind(7, e.message).run();
+  }
+}
+
+void write_fusion_and_notes(SqliteDb& db, const Session& s) {
+  auto fusion = db.prepare(
+      "INSERT INTO fusion (seq, compile_id, first, second, fused, reason) VALUES (?, ?, ?, ?, ?, ?)");
+  int64_t seq = 0;
+  for (const auto& f : s.fusion) {
+    fusion->bind(1, seq++).bind(2, f.compile_id).bind(3, f.first).bind(4, f.second).bind(5, f.fused);
+    fusion->bind(6, f.reason).run();
+  }
+  auto note = db.prepare("INSERT INTO import_notes (seq, source, what, count, example) VALUES (?, ?, ?, ?, ?)");
+  seq = 0;
+  for (const auto& n : s.import_notes) {
+    note->bind(1, seq++).bind(2, n.source).bind(3, n.what).bind(4, n.count).bind(5, n.example).run();
+  }
+}
+
+}  // namespace
+
+void write_header(SqliteDb& db, const Session& s) {
+  write_env_and_model(db, s);
+  write_breaks(db, s.breaks);
+  write_regions(db, s.regions);
+  write_events(db, s.events);
+  write_kernels(db, s.kernels);
+  write_fusion_and_notes(db, s);
+}
+
+void write_run(SqliteDb& db, const Run& r, int id) {
+  auto st = db.prepare(
+      "INSERT INTO runs (seq, id, mode, backend, device, status, compile_cold_ms, compile_warm_ms, first_call_ms, "
+      "median_ms, p10_ms, p90_ms, iterations, kernels_per_iter, gpu_busy, launch_gap_ms, host_overhead_ms, "
+      "peak_memory_bytes, speedup_vs_eager, max_abs_error, max_rel_error) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  st->bind(1, next_seq(db, "runs")).bind(2, id).bind(3, r.mode).bind(4, r.backend).bind(5, r.device);
+  st->bind(6, r.status).bind(7, r.compile_cold_ms).bind(8, r.compile_warm_ms).bind(9, r.first_call_ms);
+  st->bind(10, r.latency.median_ms).bind(11, r.latency.p10_ms).bind(12, r.latency.p90_ms);
+  st->bind(13, r.latency.iterations).bind(14, r.kernels_per_iter).bind(15, r.gpu_busy);
+  st->bind(16, r.launch_gap_ms).bind(17, r.host_overhead_ms).bind(18, r.peak_memory_bytes);
+  st->bind(19, r.speedup_vs_eager).bind(20, r.max_abs_error).bind(21, r.max_rel_error).run();
+}
+
+void write_timeline(SqliteDb& db, const std::vector<TimelineEvent>& events, int run_override) {
+  auto st = db.prepare(
+      "INSERT INTO timeline (seq, run, lane, name, category, start_ns, dur_ns, compile_id, kernel, correlation, "
+      "args_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  int64_t seq = next_seq(db, "timeline");
+  for (const auto& e : events) {
+    st->bind(1, seq++).bind(2, run_override >= 0 ? run_override : e.run).bind(3, e.lane).bind(4, e.name);
+    st->bind(5, e.category).bind(6, e.start_ns).bind(7, e.dur_ns).bind(8, e.compile_id).bind(9, e.kernel);
+    st->bind(10, e.correlation).bind(11, e.args_json).run();
+  }
+}
+
+void write_kernels(SqliteDb& db, const std::vector<Kernel>& kernels) {
+  auto kern = db.prepare(
+      "INSERT INTO kernels (seq, name, compile_id, language, source, nodes_json, launch_config, registers, "
+      "shared_bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  auto tune = db.prepare("INSERT INTO autotune (kernel_seq, seq, config, ms, chosen) VALUES (?, ?, ?, ?, ?)");
+  int64_t seq = next_seq(db, "kernels");
+  for (const auto& k : kernels) {
+    kern->bind(1, seq).bind(2, k.name).bind(3, k.compile_id).bind(4, k.language).bind(5, k.source);
+    kern->bind(6, json_text(k.nodes)).bind(7, k.launch_config).bind(8, k.registers).bind(9, k.shared_bytes).run();
+    int64_t c = 0;
+    for (const auto& a : k.autotune) tune->bind(1, seq).bind(2, c++).bind(3, a.config).bind(4, a.ms).bind(5, a.chosen).run();
+    ++seq;
+  }
+}
+
+int next_run_id(SqliteDb& db) {
+  auto st = db.prepare("SELECT COALESCE(MAX(id) + 1, 0) FROM runs");
+  st->step();
+  return static_cast<int>(st->column_int(0));
+}
+
+}  // namespace kiln::session

@@ -1,0 +1,32 @@
+// Writing a Session's parts into the tables of store_schema.h. Each function runs inside the
+// caller's transaction and opens none of its own.
+//
+// write_header(db, s)
+//   pre:  the schema exists and holds no session yet.
+//   post: meta (origin, rank), env, model, op histogram, breaks, regions with their graphs, events,
+//         kernels with autotune candidates, fusion decisions and import notes hold s's values, in
+//         s's order. Runs and the timeline are not written.
+// write_run(db, run, id)
+//   post: one row in runs with id `id` (run.id is ignored). error: SqliteError if the id exists.
+// write_timeline(db, events, run_override)
+//   post: events appended in order (one prepared statement, rebound per row); with run_override
+//         >= 0 every row's run is run_override instead of the event's own.
+// write_kernels(db, kernels)
+//   post: kernels (and their autotune candidates) appended after those already stored.
+// next_run_id(db): one more than the largest stored run id (0 when none).
+#pragma once
+
+#include <vector>
+
+#include "engine/session/session.h"
+#include "engine/session/sqlite_db.h"
+
+namespace kiln::session {
+
+void write_header(SqliteDb& db, const Session& s);
+void write_run(SqliteDb& db, const Run& run, int id);
+void write_timeline(SqliteDb& db, const std::vector<TimelineEvent>& events, int run_override = -1);
+void write_kernels(SqliteDb& db, const std::vector<Kernel>& kernels);
+int next_run_id(SqliteDb& db);
+
+}  // namespace kiln::session

@@ -1,0 +1,33 @@
+// The eager backend: the captured region's ops one by one through LibTorch (the trace capture
+// recorded). Also the home of the built-in backend registration.
+#include "engine/runtime/backend.h"
+#include "engine/ir/print_text.h"
+#include "plugins/kiln/kiln_backend.h"
+
+namespace kiln::plugins {
+
+namespace {
+
+class EagerBackend : public runtime::Backend {
+ public:
+  std::string name() const override { return "eager"; }
+  std::unique_ptr<runtime::CompiledFn> compile(const capture::CompiledRegion& entry, const capture::RegionStatic&,
+                                               const runtime::BackendOptions&, runtime::RegionArtifacts& art) override {
+    art.stages.push_back({"00_captured.txt", ir::to_readable(entry.info.graph)});
+    return nullptr;  // the runtime replays the captured trace
+  }
+};
+
+}  // namespace
+
+}  // namespace kiln::plugins
+
+namespace kiln::runtime {
+
+void register_builtin_backends() {
+  register_backend("eager", [] { return std::make_unique<plugins::EagerBackend>(); });
+  register_backend("aot_eager", [] { return plugins::make_kiln_backend(/*fuse=*/false); });
+  register_backend("kiln", [] { return plugins::make_kiln_backend(/*fuse=*/true); });
+}
+
+}  // namespace kiln::runtime

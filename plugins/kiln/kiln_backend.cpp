@@ -1,0 +1,107 @@
+#include "plugins/kiln/kiln_backend.h"
+
+#include <chrono>
+
+#include "engine/base/error.h"
+#include "engine/codegen/cpp/cpp_compiler.h"
+#include "engine/codegen/cpp/emit_cpp.h"
+#include "engine/ir/print_text.h"
+#include "engine/lowering/lower_graph.h"
+#include "engine/runtime/lowered_region.h"
+
+namespace kiln::plugins {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+class KilnBackend : public runtime::Backend {
+ public:
+  explicit KilnBackend(bool fuse) : fuse_(fuse) {}
+  std::string name() const override { return fuse_ ? "kiln" : "aot_eager"; }
+
+  std::unique_ptr<runtime::CompiledFn> compile(const capture::CompiledRegion& entry, const capture::RegionStatic& region,
+                                               const runtime::BackendOptions& options,
+                                               runtime::RegionArtifacts& art) override {
+    const ir::Graph& graph = entry.info.graph;
+    art.stages.push_back({"00_captured.txt", ir::to_readable(graph)});
+    auto t0 = Clock::now();
+    lowering::LoweredRegion lowered;
+    try {
+      lowered = lowering::lower_graph(graph);
+    } catch (const lowering::LoweringError& e) {
+      art.note = std::string("lowering failed, region runs eagerly: ") + e.what();
+      return nullptr;
+    }
+    art.stage_ms.push_back({"lower", ms_since(t0)});
+    std::string loop_text = lowering::loop_program_text(lowered.program);
+    art.stages.push_back({"10_lowered.txt", loop_text});
+    art.stages.push_back({"20_loops_before_fusion.txt", loop_text});
+    auto t1 = Clock::now();
+    fusion::FusionOptions fo;
+    fo.fuse = fuse_;
+    auto fused = fusion::schedule(lowered.program, fo);
+    art.stage_ms.push_back({"fuse", ms_since(t1)});
+    art.stages.push_back({"21_loops_after_fusion.txt", fusion::fused_program_text(fused)});
+    art.stages.push_back({"22_fusion_decisions.txt", fusion::decisions_text(fused)});
+    for (const auto& d : fused.decisions)
+      art.decisions.push_back(session::FusionDecision{entry.info.compile_id, d.first, d.second, d.fused, d.reason});
+    for (const auto& c : fused.program.comps) {
+      if (c.kind == lowering::Comp::Kind::Extern) art.externs.push_back(c.target + " -> " + c.name);
+    }
+    art.fallbacks = lowered.fallbacks;
+    // Notes for provenance comments: op and user line of every node.
+    std::vector<codegen::NodeNote> notes;
+    for (const auto& n : graph.nodes)
+      if (n.op == ir::NodeOp::CallFunction && !n.outputs.empty())
+        notes.push_back({n.name(), n.target, n.loc.str() + (n.module_path.empty() ? "" : " in " + n.module_path)});
+    auto t2 = Clock::now();
+    std::string source = codegen::emit_cpp(fused, notes);
+    art.stage_ms.push_back({"codegen", ms_since(t2)});
+    art.stages.push_back({"30_kernels.cpp", source});
+    std::vector<std::string> names;
+    for (const auto& k : fused.kernels) names.push_back(k.name);
+    std::vector<runtime::KernelCall> calls;
+    std::shared_ptr<void> keep;
+    if (!names.empty()) {
+      auto before = codegen::cpp_compiler_stats().invocations;
+      auto lib = codegen::compile_cpp(source, names);
+      art.compiler_invocations = codegen::cpp_compiler_stats().invocations - before;
+      art.cache_hit = lib.cache_hit;
+      art.stage_ms.push_back({"compile", lib.compile_ms});
+      art.stage_ms.push_back({"load", lib.load_ms});
+      for (const auto& n : names) calls.push_back(lib.kernels.at(n));
+      keep = lib.handle;
+    }
+    for (const auto& k : fused.kernels) {
+      session::Kernel sk;
+      sk.name = k.name;
+      sk.compile_id = entry.info.compile_id;
+      sk.language = "cpp";
+      sk.source = kernel_source(source, k.name);
+      sk.nodes = k.nodes;
+      sk.launch_config = k.kind == fusion::FusedKernel::Kind::Row ? "row kernel, OpenMP over rows" : "pointwise, OpenMP over the outer loop";
+      art.kernels.push_back(std::move(sk));
+    }
+    (void)options;
+    return std::make_unique<runtime::LoweredRegionFn>(entry, region, std::move(lowered), std::move(fused),
+                                                      std::move(calls), keep);
+  }
+
+ private:
+  // The kernel's function with its comment block, cut from the whole translation unit.
+  static std::string kernel_source(const std::string& all, const std::string& name) {
+    auto head = all.find("// " + name + ":");
+    auto end = all.find("\n}\n", head == std::string::npos ? 0 : head);
+    if (head == std::string::npos || end == std::string::npos) return "";
+    return all.substr(head, end + 3 - head);
+  }
+  bool fuse_;
+};
+
+}  // namespace
+
+std::unique_ptr<runtime::Backend> make_kiln_backend(bool fuse) { return std::make_unique<KilnBackend>(fuse); }
+
+}  // namespace kiln::plugins

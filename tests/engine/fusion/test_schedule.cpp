@@ -1,0 +1,66 @@
+// Fusion, before (loop IR) / after (kernels and decisions), and the fusion rules users rely on.
+#include "engine/fusion/schedule.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/support/compile_support.h"
+
+using namespace kiln;
+
+TEST(Schedule, BeforeAfterGoldens) {
+  for (auto [name, input] : std::vector<std::pair<const char*, const char*>>{
+           {"small_mlp.pt", "4x64"}, {"block.pt", "2x16x64"}, {"tiny_resnet.pt", "2x3x16x16"}}) {
+    auto cm = test::compile_example(name, input);
+    std::string text = "# before\n" + cm.stages["20_loops_before_fusion.txt"] + "\n# after\n" +
+                       cm.stages["21_loops_after_fusion.txt"] + "\n# decisions\n" + cm.stages["22_fusion_decisions.txt"];
+    auto diff = test::check_golden(std::string("fusion/") + name + ".txt", text);
+    EXPECT_TRUE(diff.empty()) << diff;
+  }
+}
+
+TEST(Schedule, SoftmaxAndLayerNormAreOneRowKernelEach) {
+  auto cm = test::compile_example("block.pt", "2x16x64");
+  int softmax = 0, layer_norm = 0;
+  for (const auto& k : cm.artifacts.kernels) {
+    bool has_att = false, has_ln = false, has_ln1 = false;
+    for (const auto& n : k.nodes) {
+      has_att |= n == "att";
+      has_ln |= n == "layer_norm";
+      has_ln1 |= n == "layer_norm_1";
+    }
+    if (has_att) ++softmax;
+    if (has_ln) ++layer_norm;
+    if (has_ln1) ++layer_norm;
+  }
+  EXPECT_EQ(softmax, 1);     // max, sum and the normalization in one kernel
+  EXPECT_EQ(layer_norm, 2);  // each layer_norm in exactly one kernel
+  const auto& after = cm.stages["21_loops_after_fusion.txt"];
+  EXPECT_NE(after.find("kernel k2_row_softmax rows 2,4,16, computes att_max att_sum att"), std::string::npos) << after;
+}
+
+TEST(Schedule, PointwiseTailAfterEachLinearIsOneKernel) {
+  auto cm = test::compile_example("small_mlp.pt", "4x64");
+  // linear -> relu -> linear -> tanh * 0.5 + x: relu after l1, and tanh/mul/add after l2.
+  ASSERT_EQ(cm.artifacts.kernels.size(), 2u);
+  EXPECT_EQ(cm.artifacts.kernels[1].nodes, (std::vector<std::string>{"tanh", "mul", "add"}));
+}
+
+TEST(Schedule, EveryUnfusedNeighbourPairIsExplained) {
+  auto cm = test::compile_example("block.pt", "2x16x64");
+  const auto& decisions = cm.artifacts.decisions;
+  ASSERT_FALSE(decisions.empty());
+  for (const auto& d : decisions) {
+    EXPECT_FALSE(d.reason.empty()) << d.first << " -> " << d.second;
+  }
+  // Every producer feeding a kernel it is not part of appears in the log.
+  int unfused = 0;
+  for (const auto& d : decisions) unfused += d.fused ? 0 : 1;
+  EXPECT_GE(unfused, 6);  // one per extern input at least
+}
+
+TEST(Schedule, NoFusionGivesOneKernelPerComputation) {
+  auto fused = test::compile_example("small_mlp.pt", "4x64", "kiln");
+  auto unfused = test::compile_example("small_mlp.pt", "4x64", "aot_eager");
+  EXPECT_GT(unfused.artifacts.kernels.size(), fused.artifacts.kernels.size());
+  EXPECT_LT(test::relative_error(unfused, "4x64"), 1e-5);
+}
