@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   auto inspect = kiln::cli::add_inspect(app);
   auto explain = kiln::cli::add_explain(app);
   auto compile = kiln::cli::add_compile(app);
+  auto profile = kiln::cli::add_profile(app);
   auto imports = kiln::cli::add_import(app);
   try {
     app.parse(argc, argv);
@@ -23,6 +24,7 @@ int main(int argc, char** argv) {
       if (sub->get_name() == "inspect") return inspect();
       if (sub->get_name() == "explain") return explain();
       if (sub->get_name() == "compile") return compile();
+      if (sub->get_name() == "profile") return profile();
       if (sub->get_name() == "import") return imports();
     }
   } catch (const kiln::Error& e) {

@@ -1,5 +1,7 @@
 #include "engine/api/kiln.h"
 
+#include <cstdio>
+
 #include "engine/model/model.h"
 
 #ifndef KILN_VERSION
@@ -30,5 +32,29 @@ CompileResult compile(const std::string& model_path, const std::vector<InputSpec
 
 std::vector<std::string> backend_names() { return runtime::backend_names(); }
 void load_backend_plugin(const std::string& path) { runtime::load_backend_plugin(path); }
+
+session::Session profile(const std::string& model_path, const std::vector<InputSpec>& inputs,
+                         const ProfileOptions& options, const std::string& out_path,
+                         const runtime::ProgressFn& progress) {
+  auto m = model::load_model(model_path);
+  return runtime::profile_model(m, inputs, options, out_path, progress);
+}
+
+session::Session open_session(const std::string& path) { return session::load_session(path); }
+
+std::string runs_table(const session::Session& s) {
+  std::string out;
+  char line[256];
+  std::snprintf(line, sizeof line, "%-16s %-12s %10s %10s %10s %9s %9s %10s  %s\n", "mode", "backend", "median ms",
+                "p10 ms", "p90 ms", "speedup", "kern/it", "max rel", "status");
+  out += line;
+  for (const auto& r : s.runs) {
+    std::snprintf(line, sizeof line, "%-16s %-12s %10.4f %10.4f %10.4f %9.2f %9.1f %10.2g  %s\n", r.mode.c_str(),
+                  r.backend.c_str(), r.latency.median_ms, r.latency.p10_ms, r.latency.p90_ms, r.speedup_vs_eager,
+                  r.kernels_per_iter, r.max_rel_error, r.status.c_str());
+    out += line;
+  }
+  return out;
+}
 
 }  // namespace kiln::api

@@ -14,6 +14,9 @@
 #include "engine/ir/to_json.h"
 #include "engine/runtime/compile_model.h"
 #include "engine/runtime/explain.h"
+#include "engine/runtime/profile_model.h"
+#include "engine/session/session.h"
+#include "engine/session/store.h"
 
 namespace kiln::api {
 
@@ -41,6 +44,16 @@ CompileResult compile(const std::string& model_path, const std::vector<InputSpec
 inline std::string compile_text(const CompileResult& r) { return runtime::compile_text(r); }
 inline std::string compile_json(const CompileResult& r) { return runtime::compile_json(r); }
 std::vector<std::string> backend_names();
+
+using ProfileOptions = runtime::ProfileOptions;
+// Profiles eager and every requested mode/backend and writes the session to out_path.
+session::Session profile(const std::string& model_path, const std::vector<InputSpec>& inputs,
+                         const ProfileOptions& options, const std::string& out_path,
+                         const runtime::ProgressFn& progress = nullptr);
+// Opens a .kiln session (kiln::Error naming the file when it cannot).
+session::Session open_session(const std::string& path);
+// The run comparison as a text table (mode, backend, status, latency, speedup, error).
+std::string runs_table(const session::Session& s);
 void load_backend_plugin(const std::string& path);
 
 }  // namespace kiln::api

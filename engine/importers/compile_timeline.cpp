@@ -22,7 +22,7 @@ std::string args_of(const JsonValue& event) {
 void CompileTimeline::add(const JsonValue& event, const std::string& compile_id) {
   std::string_view ph = event["ph"].str();
   std::string_view name = event["name"].str();
-  int64_t ts_ns = static_cast<int64_t>(event["ts"].f64() * 1000.0);
+  int64_t ts_ns = us_to_ns(event["ts"].f64());
   auto key = std::make_pair(id_of(event["pid"]), id_of(event["tid"]));
   if (ph == "E") {
     auto& stack = stacks_[key];
@@ -47,7 +47,7 @@ void CompileTimeline::add(const JsonValue& event, const std::string& compile_id)
   e.start_ns = ts_ns;
   e.compile_id = compile_id;
   e.args_json = args_of(event);
-  if (ph == "X") e.dur_ns = static_cast<int64_t>(event["dur"].f64() * 1000.0);
+  if (ph == "X") e.dur_ns = std::max<int64_t>(0, us_to_ns(event["dur"].f64()));
   spans_.push_back(std::move(e));
   open_.push_back(ph == "B");
   if (ph == "B") stacks_[key].push_back(spans_.size() - 1);

@@ -192,8 +192,8 @@ capture::BreakCategory classify_break(const DynamoBreak& b) {
   if (has(".item()") || has("tolist") || has("capture_scalar_outputs") || has("_local_scalar_dense") ||
       has("data-dependent output") || has("unbacked"))
     return capture::BreakCategory::ScalarExtraction;
-  if (has("`print`") || has("builtin print") || has("print(") || has("logging") || has("side effect") ||
-      has("warnings.warn"))
+  if (has("`print`") || has("builtin print") || has("print(") || has("(print)") || has("logging") ||
+      has("side effect") || has("warnings.warn"))
     return capture::BreakCategory::SideEffect;
   return capture::BreakCategory::OpaqueCall;
 }

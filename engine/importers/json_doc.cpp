@@ -2,6 +2,7 @@
 // text; the parser copies each text into its own padded buffer, reused between parses.
 #include "engine/importers/json_doc.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <new>
@@ -225,6 +226,12 @@ bool JsonParser::parse(std::string_view text, JsonValue& root, std::string* erro
 std::string JsonValue::text() const {
   if (kind_ == Kind::String) return std::string(str());
   return dump();
+}
+
+int64_t us_to_ns(double us) {
+  if (!(us > -9.2e15 && us < 9.2e15)) return 0;  // NaN or out of range
+  double whole = std::floor(us);
+  return static_cast<int64_t>(whole) * 1000 + static_cast<int64_t>(std::llround((us - whole) * 1000.0));
 }
 
 std::string json_quote(std::string_view s) {

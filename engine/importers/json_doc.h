@@ -62,6 +62,10 @@ class JsonParser {
   std::unique_ptr<Impl> impl_;
 };
 
+// Microseconds (as Chrome traces write "ts", possibly fractional) → integer nanoseconds, exact for
+// epoch timestamps (a double holds them to 1/4 µs; multiplying first would round to 256 ns).
+int64_t us_to_ns(double us);
+
 // "a\"b" → a JSON string literal with quotes, for building small JSON texts by hand.
 std::string json_quote(std::string_view s);
 

@@ -96,6 +96,8 @@ class KinetoReader {
       if (dist["rank"].is_number()) t_.session.rank = static_cast<int>(dist["rank"].i64());
     } else if (header_truncated) {
       tally_.note("trace header too large; environment not read");
+    } else {
+      tally_.note("trace header unreadable; environment and time base not read", header_text.substr(0, 120));
     }
     for (const auto& [key, stack] : open_)
       for (size_t idx : stack) tally_.note("unfinished span", t_.session.timeline[idx].name);
@@ -141,7 +143,7 @@ class KinetoReader {
     ev.lane = lane_for(e, ids.device);
     ev.name = std::string(name);
     ev.category = category_of(cat);
-    ev.start_ns = std::llround(e["ts"].f64() * 1000.0);
+    ev.start_ns = us_to_ns(e["ts"].f64());
     JsonValue args = e["args"];
     if (args.is_object() && args.size() > 0) ev.args_json = args.dump();
     ev.correlation = args["correlation"].is_number() ? args["correlation"].i64() : -1;
@@ -181,7 +183,7 @@ class KinetoReader {
     session::TimelineEvent ev;
     EventIds ids;
     fill(ev, ids, e);
-    ev.dur_ns = begin ? 0 : std::max<int64_t>(0, std::llround(e["dur"].f64() * 1000.0));
+    ev.dur_ns = begin ? 0 : std::max<int64_t>(0, us_to_ns(e["dur"].f64()));
     if (begin) open_[stack_key(e)].push_back(t_.session.timeline.size());
     t_.session.timeline.push_back(std::move(ev));
     t_.ids.push_back(ids);
@@ -194,7 +196,7 @@ class KinetoReader {
       return;
     }
     auto& ev = t_.session.timeline[stack.back()];
-    ev.dur_ns = std::max<int64_t>(0, std::llround(e["ts"].f64() * 1000.0) - ev.start_ns);
+    ev.dur_ns = std::max<int64_t>(0, us_to_ns(e["ts"].f64()) - ev.start_ns);
     stack.pop_back();
   }
 
@@ -202,7 +204,7 @@ class KinetoReader {
     if (e["name"].str() == "[memory]") {
       JsonValue args = e["args"];
       MemorySample m;
-      m.ts_ns = std::llround(e["ts"].f64() * 1000.0);
+      m.ts_ns = us_to_ns(e["ts"].f64());
       m.allocated = args["Total Allocated"].i64(-1);
       if (m.allocated >= 0) t_.memory.push_back(m);
       return;
@@ -218,7 +220,7 @@ class KinetoReader {
     if (e["cat"].str() != "ac2g" && e["name"].str() != "ac2g") return;  // other flows carry no launch link
     FlowPoint f;
     f.id = e["id"].i64(-1);
-    f.ts_ns = std::llround(e["ts"].f64() * 1000.0);
+    f.ts_ns = us_to_ns(e["ts"].f64());
     // The start sits on the CPU thread, the end on the GPU stream (pid = device, tid = stream).
     f.lane = start ? "host:" + id_text(e["tid"]) : "cuda:" + id_text(e["pid"]) + "/stream " + id_text(e["tid"]);
     f.start = start;

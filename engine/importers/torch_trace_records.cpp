@@ -69,9 +69,11 @@ TorchTraceReader::TorchTraceReader(ByteSource& source, ImportTally& tally, Trace
 bool TorchTraceReader::read_line(std::string_view& line) {
   bool ok = lines_.next(line);
   if (lines_.overlong_lines() > overlong_seen_) {
+    tally_.note("overlong line skipped",
+                "line " + std::to_string(lines_.first_overlong_line()) + " is longer than " +
+                    std::to_string(options_.max_line_bytes) + " bytes",
+                lines_.overlong_lines() - overlong_seen_);
     overlong_seen_ = lines_.overlong_lines();
-    tally_.note("overlong line skipped", "line " + std::to_string(lines_.first_overlong_line()) + " is longer than " +
-                                             std::to_string(options_.max_line_bytes) + " bytes");
   }
   return ok;
 }

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "engine/base/error.h"
+#include "engine/profile/host_trace.h"
 
 namespace kiln::runtime {
 
@@ -71,6 +72,7 @@ void CapturedRuntime::run_program(const capture::Program& p, Env& env) {
     switch (step.kind) {
       case capture::Step::Kind::Region: run_region(step.region, env); break;
       case capture::Step::Kind::Interpret: {
+        profile::Span span("interpreter", "interpreter: " + (step.nodes.empty() ? std::string("?") : std::string(step.nodes.front()->kind().toQualString())));
         for (int b : step.breaks) {
           ++break_hits_[b];
           const auto& gb = partition_.breaks[b];
@@ -118,14 +120,22 @@ void CapturedRuntime::run_region(int r, Env& env) {
   for (const auto* v : region.inputs) inputs.push_back(capture::lookup(env, v));
 
   capture::GuardFailure last;
+  profile::Span region_span("region", "region " + std::to_string(r));
   // Newest entry first, as Dynamo's cache does.
   for (size_t k = cache.entries.size(); k-- > 0;) {
     auto& e = cache.entries[k];
-    auto f = capture::check_guards(e, inputs);
+    capture::GuardFailure f;
+    {
+      profile::Span guard_span("guard", "guards " + e.info.compile_id, e.info.compile_id);
+      f = capture::check_guards(e, inputs);
+    }
     if (!f.failed()) {
       ++e.info.hits;
       if (cache.fns[k]) cache.fns[k]->run(interp_, env);
-      else capture::run_trace(e, interp_, env);
+      else {
+        profile::Span eager_span("kernel", "eager ops " + e.info.compile_id, e.info.compile_id);
+        capture::run_trace(e, interp_, env);
+      }
       return;
     }
     if (!last.failed()) last = f;
@@ -155,6 +165,7 @@ void CapturedRuntime::run_region(int r, Env& env) {
   }
   auto t0 = std::chrono::steady_clock::now();
   std::string id = "[" + std::to_string(r) + "/" + std::to_string(cache.entries.size()) + "]";
+  profile::Span capture_span("capture", "capture " + id, id);
   auto entry = capture::specialize_region(region, cache.dynamic, interp_, env, options_.unroll_limit, sources_,
                                           partition_.data_values);
   entry.info.compile_id = id;
@@ -173,7 +184,10 @@ void CapturedRuntime::run_region(int r, Env& env) {
   try {
     BackendOptions bo;
     bo.mode = options_.mode;
-    fn = backend_->compile(entry, region, bo, art);
+    {
+      profile::Span compile_span("compile", "compile " + id + " (" + backend_->name() + ")", id);
+      fn = backend_->compile(entry, region, bo, art);
+    }
     if (fn) fn->run(interp_, env);
   } catch (const Error& e) {
     fn.reset();

@@ -2,6 +2,7 @@
 
 #include "engine/base/error.h"
 #include "engine/capture/torch_meta.h"
+#include "engine/profile/host_trace.h"
 
 namespace kiln::runtime {
 
@@ -18,7 +19,8 @@ LoweredRegionFn::LoweredRegionFn(const capture::CompiledRegion& entry, const cap
       lowered_(std::move(lowered)),
       fused_(std::move(fused)),
       kernels_(std::move(kernels)),
-      keep_alive_(std::move(keep_alive)) {
+      keep_alive_(std::move(keep_alive)),
+      compile_id_(entry.info.compile_id) {
   for (const auto& [v, n] : name_of_) value_of_.emplace(n, v);
 }
 
@@ -94,6 +96,8 @@ void LoweredRegionFn::run(capture::Interpreter& interp, capture::Interpreter::En
   for (size_t c = 0; c < prog.comps.size(); ++c) refresh(c);
   for (const auto& step : fused_.steps) {
     if (step.kind == fusion::Step::Kind::Kernel) {
+      const auto& name = fused_.kernels[step.index].name;
+      profile::Span span("kernel", name, compile_id_, name);
       kernels_[step.index](ptrs.data(), scalars.data(), syms.data());
       continue;
     }
@@ -106,7 +110,11 @@ void LoweredRegionFn::run(capture::Interpreter& interp, capture::Interpreter::En
       auto t = lowered_.tensor_of.find(name->second);
       if (t != lowered_.tensor_of.end() && bufs[t->second].defined()) env[v] = bufs[t->second];
     }
-    auto outs = interp.exec_node(n, env);
+    std::vector<c10::IValue> outs;
+    {
+      profile::Span span("extern", comp.target, compile_id_);
+      outs = interp.exec_node(n, env);
+    }
     at::Tensor out = outs.at(0).toTensor().contiguous();
     auto expect = eval_sizes(comp.sizes);
     if (out.sizes().vec() != expect)

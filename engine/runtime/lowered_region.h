@@ -33,6 +33,7 @@ class LoweredRegionFn : public CompiledFn {
   fusion::FusedProgram fused_;
   std::vector<KernelCall> kernels_;
   std::shared_ptr<void> keep_alive_;
+  std::string compile_id_;
 };
 
 }  // namespace kiln::runtime

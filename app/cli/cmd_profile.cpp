@@ -1,0 +1,75 @@
+// kiln profile MODEL.pt --input 8x64 [--input ...] --modes eager,default,reduce-overhead,max-autotune
+//   [--backends kiln,cudagraphs,torchscript] [--iters N] -o run.kiln
+#include <unistd.h>
+
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "app/cli/commands.h"
+#include "engine/api/kiln.h"
+
+namespace kiln::cli {
+
+namespace {
+
+struct ProfileArgs {
+  std::string model;
+  std::vector<std::string> inputs;
+  std::string dtype = "float32";
+  std::string modes = "eager,default";
+  std::string backends;
+  std::string out;
+  int iters = 50;
+};
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  for (std::string t; std::getline(in, t, ',');)
+    if (!t.empty()) out.push_back(t);
+  return out;
+}
+
+int run(const ProfileArgs& a) {
+  auto dt = ir::parse_dtype(a.dtype);
+  if (!dt) throw Error("--dtype '" + a.dtype + "': unknown dtype");
+  std::vector<InputSpec> specs;
+  for (const auto& t : a.inputs) specs.push_back(parse_input_spec(t, *dt));
+  if (a.iters < 1) throw Error("--iters must be at least 1");
+  api::ProfileOptions o;
+  o.modes = split(a.modes);
+  o.backends = split(a.backends);
+  o.iters = a.iters;
+  bool tty = ::isatty(2);
+  auto progress = [tty](const std::string& what, int done, int total) {
+    int width = 24, filled = total ? done * width / total : width;
+    std::cerr << (tty ? "\r" : "") << "[" << std::string(filled, '#') << std::string(width - filled, ' ') << "] " << done
+              << "/" << total << " " << what << (tty ? "            " : "\n") << std::flush;
+  };
+  auto s = api::profile(a.model, specs, o, a.out, progress);
+  if (tty) std::cerr << "\n";
+  std::cout << api::runs_table(s);
+  std::cout << "session written to " << a.out << " (open it with kiln-gui, or kiln report " << a.out << ")\n";
+  return 0;
+}
+
+}  // namespace
+
+std::function<int()> add_profile(CLI::App& app) {
+  auto args = std::make_shared<ProfileArgs>();
+  auto* cmd = app.add_subcommand("profile", "Run a model eagerly and in every compile mode, measure each (compile time, "
+                                            "first call, steady state, kernels, host overhead, error vs eager) and "
+                                            "write a session file.");
+  cmd->add_option("model", args->model, "TorchScript archive (.pt)")->required();
+  cmd->add_option("-i,--input", args->inputs, "Shape of one forward argument (repeat per argument)")->required();
+  cmd->add_option("--dtype", args->dtype, "Default dtype of the inputs")->capture_default_str();
+  cmd->add_option("--modes", args->modes, "Comma-separated: eager, default, reduce-overhead, max-autotune")
+      ->capture_default_str();
+  cmd->add_option("--backends", args->backends, "Extra peers measured in default mode: torchscript, cudagraphs, aot_eager");
+  cmd->add_option("--iters", args->iters, "Timed iterations per run after warm-up")->capture_default_str();
+  cmd->add_option("-o,--output", args->out, "Session file to write (.kiln)")->required();
+  return [args] { return run(*args); };
+}
+
+}  // namespace kiln::cli

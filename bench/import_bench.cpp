@@ -1,0 +1,235 @@
+// Import benchmark: synthesizes a TORCH_TRACE log and a Chrome (Kineto) trace of at least the
+// requested size in /tmp (default 1 GiB each) by repeating the sample records with fresh compile
+// ids / timestamps / correlation ids, imports each once, and prints MB/s, peak RSS (VmHWM, reset
+// before each import) and the bytes the session holds. Deletes the files unless --keep.
+//   kiln_import_bench [--mb N] [--keep] [--dir DIR]
+// Not a test: nothing asserts speed.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "engine/importers/kineto.h"
+#include "engine/importers/md5.h"
+#include "engine/importers/torch_trace.h"
+
+using namespace kiln;  // NOLINT
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+int64_t vm_hwm_kb() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::atoll(line.c_str() + 6);
+  return -1;
+}
+
+void reset_peak_rss() { std::ofstream("/proc/self/clear_refs") << "5"; }
+
+// Rewrites "frame_id": F and "compile_id": "F/C" so that F becomes F + offset.
+std::string shift_ids(const std::string& line, int offset, bool* changed) {
+  static const std::regex frame("\"frame_id\": (\\d+)"), compile("\"compile_id\": \"(\\d+)/");
+  if (line.find("frame_id") == std::string::npos && line.find("compile_id") == std::string::npos) return line;
+  std::string out;
+  auto shift = [&](const std::string& in, const std::regex& re, const char* prefix, const char* suffix) {
+    std::string r;
+    auto it = std::sregex_iterator(in.begin(), in.end(), re);
+    size_t last = 0;
+    for (; it != std::sregex_iterator(); ++it) {
+      r += in.substr(last, it->position() - last);
+      r += prefix + std::to_string(std::stoi((*it)[1]) + offset) + suffix;
+      last = it->position() + it->length();
+    }
+    return r + in.substr(last);
+  };
+  out = shift(shift(line, frame, "\"frame_id\": ", ""), compile, "\"compile_id\": \"", "/");
+  if (out != line) *changed = true;
+  return out;
+}
+
+// One record's lines: header then payload lines (with their tab).
+void write_record(std::ofstream& out, std::string header, std::vector<std::string>& payload, int offset) {
+  bool changed = false;
+  header = shift_ids(header, offset, &changed);
+  bool payload_changed = false;
+  std::string joined;
+  for (size_t i = 0; i < payload.size(); ++i) {
+    payload[i] = shift_ids(payload[i], offset, &payload_changed);
+    joined += (i ? "\n" : "") + payload[i].substr(1);
+  }
+  if (payload_changed) {  // keep the digest true
+    size_t at = header.find("\"has_payload\": \"");
+    if (at != std::string::npos) header.replace(at + 16, 32, importers::md5_hex(joined));
+  }
+  out << header << '\n';
+  for (const auto& p : payload) out << p << '\n';
+}
+
+uint64_t make_torch_trace(const std::string& sample, const std::string& path, uint64_t min_bytes) {
+  std::string text = read_all(sample);
+  std::vector<std::string> lines;
+  for (size_t at = 0; at < text.size();) {
+    size_t nl = text.find('\n', at);
+    if (nl == std::string::npos) nl = text.size();
+    lines.push_back(text.substr(at, nl - at));
+    at = nl + 1;
+  }
+  std::ofstream out(path, std::ios::binary);
+  uint64_t written = 0;
+  for (int rep = 0; written < min_bytes; ++rep) {
+    std::string header;
+    std::vector<std::string> payload;
+    for (const auto& l : lines) {
+      if (!l.empty() && l[0] == '\t') {
+        payload.push_back(l);
+        continue;
+      }
+      if (!header.empty()) write_record(out, header, payload, rep * 10);
+      header = l;
+      payload.clear();
+    }
+    if (!header.empty()) write_record(out, header, payload, rep * 10);
+    written = static_cast<uint64_t>(out.tellp());
+  }
+  return written;
+}
+
+uint64_t make_chrome_trace(const std::string& sample, const std::string& path, uint64_t min_bytes) {
+  auto doc = nlohmann::json::parse(read_all(sample));
+  auto events = doc["traceEvents"];
+  doc["traceEvents"] = nlohmann::json::array();
+  double lo = 1e300, hi = -1e300;
+  for (const auto& e : events)
+    if (e.contains("ts") && e["ts"].is_number()) {
+      lo = std::min(lo, e["ts"].get<double>());
+      hi = std::max(hi, e["ts"].get<double>() + e.value("dur", 0.0));
+    }
+  double span = hi - lo + 100;
+  std::string head = doc.dump(2);
+  head.resize(head.rfind(']'));  // ... "traceEvents": [
+  std::ofstream out(path, std::ios::binary);
+  out << head << "\n";
+  uint64_t written = 0;
+  bool first = true;
+  for (int rep = 0; written < min_bytes; ++rep) {
+    double shift = rep * span;
+    nlohmann::json step = {{"ph", "X"},  {"cat", "user_annotation"}, {"name", "ProfilerStep#" + std::to_string(rep)},
+                           {"pid", 1034}, {"tid", 1034}, {"ts", lo + shift - 1}, {"dur", span - 50}};
+    out << (first ? "" : ",\n") << step.dump();
+    first = false;
+    for (auto e : events) {
+      if (e.value("ph", "") == "M" && rep > 0) continue;
+      if (e.contains("ts") && e["ts"].is_number()) e["ts"] = e["ts"].get<double>() + shift;
+      if (e.contains("id") && e["id"].is_number()) e["id"] = e["id"].get<int64_t>() + rep * 1000;
+      if (e.contains("args")) {
+        auto& a = e["args"];
+        if (a.contains("External id")) a["External id"] = a["External id"].get<int64_t>() + rep * 1000;
+        if (a.contains("correlation")) a["correlation"] = a["correlation"].get<int64_t>() + rep * 1000;
+      }
+      out << ",\n" << e.dump();
+    }
+    written = static_cast<uint64_t>(out.tellp());
+  }
+  out << "\n]}\n";
+  return static_cast<uint64_t>(out.tellp());
+}
+
+uint64_t stored_bytes(const session::Session& s) {
+  uint64_t n = 0;
+  for (const auto& r : s.regions) {
+    for (const auto& g : r.graphs) n += g.stage.size() + g.text.size();
+    for (const auto& g : r.guards) n += g.size();
+    for (const auto& [k, v] : r.metrics) n += k.size() + v.size();
+  }
+  for (const auto& k : s.kernels) n += k.name.size() + k.source.size() + k.launch_config.size();
+  for (const auto& e : s.events) n += e.message.size();
+  for (const auto& b : s.breaks) n += b.info.reason.size() + b.info.hint.size();
+  for (const auto& e : s.timeline)
+    n += sizeof(e) + e.lane.size() + e.name.size() + e.args_json.size() + e.compile_id.size() + e.kernel.size();
+  return n;
+}
+
+struct Row {
+  std::string what;
+  uint64_t bytes;
+  double seconds;
+  int64_t peak_kb;
+  uint64_t stored;
+  std::string detail;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  uint64_t mb = 1024;
+  bool keep = false;
+  std::string dir = "/tmp";
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--mb") && i + 1 < argc) mb = std::strtoull(argv[++i], nullptr, 10);
+    else if (!std::strcmp(argv[i], "--keep")) keep = true;
+    else if (!std::strcmp(argv[i], "--dir") && i + 1 < argc) dir = argv[++i];
+  }
+  const std::string data = KILN_TEST_DATA;
+  const std::string log = dir + "/kiln_bench_torch_trace.log", trace = dir + "/kiln_bench_kineto.json";
+  std::printf("synthesizing %llu MB inputs in %s ...\n", static_cast<unsigned long long>(mb), dir.c_str());
+  auto t0 = Clock::now();
+  uint64_t log_bytes = make_torch_trace(data + "/traces/breaky_dynamic.log", log, mb << 20);
+  uint64_t trace_bytes = make_chrome_trace(data + "/traces/kineto_small_mlp.json", trace, mb << 20);
+  std::printf("  done in %.1f s\n\n", std::chrono::duration<double>(Clock::now() - t0).count());
+
+  std::vector<Row> rows;
+  for (bool md5 : {true, false}) {
+    reset_peak_rss();
+    importers::TorchTraceOptions o;
+    o.verify_md5 = md5;
+    auto t = Clock::now();
+    auto s = importers::import_torch_trace(log, o);
+    double sec = std::chrono::duration<double>(Clock::now() - t).count();
+    rows.push_back({md5 ? "TORCH_TRACE (MD5 checked)" : "TORCH_TRACE (no MD5)", log_bytes, sec, vm_hwm_kb(),
+                    stored_bytes(s),
+                    std::to_string(s.regions.size()) + " compile ids, " + std::to_string(s.kernels.size()) +
+                        " kernels, " + std::to_string(s.timeline.size()) + " spans, notes " +
+                        std::to_string(s.import_notes.size())});
+  }
+  {
+    reset_peak_rss();
+    auto t = Clock::now();
+    auto s = importers::import_kineto_trace(trace);
+    double sec = std::chrono::duration<double>(Clock::now() - t).count();
+    rows.push_back({"Chrome trace (Kineto)", trace_bytes, sec, vm_hwm_kb(), stored_bytes(s),
+                    std::to_string(s.timeline.size()) + " events, " + std::to_string(s.runs.size()) + " runs, notes " +
+                        std::to_string(s.import_notes.size())});
+  }
+
+  std::printf("%-28s %10s %9s %9s %8s %12s %12s  %s\n", "input", "MB", "seconds", "MB/s", "s/GB", "peak RSS MB",
+              "stored MB", "what");
+  for (const auto& r : rows) {
+    double m = double(r.bytes) / (1 << 20);
+    std::printf("%-28s %10.0f %9.2f %9.0f %8.2f %12.0f %12.0f  %s\n", r.what.c_str(), m, r.seconds, m / r.seconds,
+                r.seconds / (m / 1024), double(r.peak_kb) / 1024, double(r.stored) / (1 << 20), r.detail.c_str());
+  }
+  long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
+  std::printf("\none thread; machine has %ld cores\n", cores);
+  if (!keep) {
+    std::filesystem::remove(log);
+    std::filesystem::remove(trace);
+  }
+  return 0;
+}

@@ -1,0 +1,46 @@
+#include "engine/profile/host_trace.h"
+
+#include <functional>
+#include <thread>
+
+namespace kiln::profile {
+
+namespace {
+thread_local HostTrace* t_active = nullptr;
+int thread_number() {
+  static thread_local int n = static_cast<int>(std::hash<std::thread::id>{}(std::this_thread::get_id()) % 100000);
+  return n;
+}
+}  // namespace
+
+HostTrace::HostTrace() : start_(std::chrono::steady_clock::now()), previous_(t_active) { t_active = this; }
+HostTrace::~HostTrace() { t_active = previous_; }
+
+int64_t HostTrace::now_ns() const {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start_).count();
+}
+
+HostTrace* HostTrace::active() { return t_active; }
+
+Span::Span(const char* category, std::string name, std::string compile_id, std::string kernel) : trace_(t_active) {
+  if (!trace_) return;
+  HostSpan s;
+  s.name = std::move(name);
+  s.category = category;
+  s.compile_id = std::move(compile_id);
+  s.kernel = std::move(kernel);
+  s.depth = trace_->depth_++;
+  s.thread = thread_number();
+  s.start_ns = trace_->now_ns();
+  index_ = trace_->spans_.size();
+  trace_->spans_.push_back(std::move(s));
+}
+
+Span::~Span() {
+  if (!trace_) return;
+  auto& s = trace_->spans_[index_];
+  s.dur_ns = trace_->now_ns() - s.start_ns;
+  --trace_->depth_;
+}
+
+}  // namespace kiln::profile

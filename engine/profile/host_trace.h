@@ -1,0 +1,54 @@
+// Host tracing: spans recorded on the calling thread while a HostTrace is active on it. With no
+// active trace a Span costs one thread-local load. Spans nest; each knows its lane (thread).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kiln::profile {
+
+struct HostSpan {
+  std::string name;
+  std::string category;    // "region", "kernel", "extern", "guard", "interpreter", "capture", "compile", "iteration"
+  std::string compile_id;
+  std::string kernel;
+  int64_t start_ns = 0;    // since the trace began
+  int64_t dur_ns = 0;
+  int depth = 0;
+  int thread = 0;
+};
+
+class HostTrace {
+ public:
+  HostTrace();   // becomes the active trace of this thread
+  ~HostTrace();  // restores the previous one
+  HostTrace(const HostTrace&) = delete;
+  HostTrace& operator=(const HostTrace&) = delete;
+
+  const std::vector<HostSpan>& spans() const { return spans_; }
+  int64_t now_ns() const;
+  static HostTrace* active();
+
+ private:
+  friend class Span;
+  std::chrono::steady_clock::time_point start_;
+  std::vector<HostSpan> spans_;
+  HostTrace* previous_ = nullptr;
+  int depth_ = 0;
+};
+
+class Span {
+ public:
+  Span(const char* category, std::string name, std::string compile_id = "", std::string kernel = "");
+  ~Span();
+  Span(const Span&) = delete;
+  Span& operator=(const Span&) = delete;
+
+ private:
+  HostTrace* trace_;
+  size_t index_ = 0;
+};
+
+}  // namespace kiln::profile

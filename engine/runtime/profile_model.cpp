@@ -1,0 +1,307 @@
+#include "engine/runtime/profile_model.h"
+
+#include <ATen/record_function.h>
+#include <sys/utsname.h>
+#include <torch/csrc/jit/runtime/print_handler.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+
+#include "engine/base/error.h"
+#include "engine/base/sha256.h"
+#include "engine/ir/print_text.h"
+#include "engine/ir/to_dot.h"
+#include "engine/ir/to_json.h"
+#include "engine/model/model_impl.h"
+#include "engine/profile/host_trace.h"
+#include "engine/runtime/captured_runtime.h"
+#include "engine/runtime/example_inputs.h"
+#include "engine/session/store.h"
+
+namespace kiln::runtime {
+
+using Clock = std::chrono::steady_clock;
+
+session::Environment current_environment() {
+  session::Environment env;
+#ifdef KILN_VERSION
+  env.kiln_version = KILN_VERSION;
+#endif
+  env.libtorch_version = compat::torch_version();
+  struct utsname u;
+  if (::uname(&u) == 0) env.os = std::string(u.sysname) + " " + u.release + " " + u.machine;
+  std::ifstream cpu("/proc/cpuinfo");
+  int cores = 0;
+  for (std::string line; std::getline(cpu, line);) {
+    if (line.rfind("model name", 0) == 0 && env.cpu.empty()) env.cpu = line.substr(line.find(':') + 2);
+    if (line.rfind("processor", 0) == 0) ++cores;
+  }
+  if (cores) env.cpu += " (" + std::to_string(cores) + " logical cores)";
+  std::time_t now = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  env.created_at = buf;
+  return env;
+}
+
+namespace {
+
+session::LatencyStats stats(std::vector<double> ms) {
+  session::LatencyStats s;
+  if (ms.empty()) return s;
+  std::sort(ms.begin(), ms.end());
+  auto at = [&](double q) { return ms[std::min(ms.size() - 1, static_cast<size_t>(q * (ms.size() - 1) + 0.5))]; };
+  s.median_ms = at(0.5);
+  s.p10_ms = at(0.1);
+  s.p90_ms = at(0.9);
+  s.iterations = static_cast<int>(ms.size());
+  return s;
+}
+
+// LibTorch op spans (the eager baseline, and externs inside compiled runs) while a window is traced.
+struct OpSpan {
+  std::string name;
+  int64_t start_ns, end_ns;
+};
+thread_local std::vector<OpSpan>* t_ops = nullptr;
+thread_local Clock::time_point t_ops_origin;
+
+std::unique_ptr<at::ObserverContext> op_start(const at::RecordFunction& fn) {
+  if (t_ops)
+    t_ops->push_back({fn.name(), std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t_ops_origin).count(), -1});
+  return nullptr;
+}
+
+void op_end(const at::RecordFunction& fn, at::ObserverContext*) {
+  if (!t_ops) return;
+  for (auto it = t_ops->rbegin(); it != t_ops->rend(); ++it)
+    if (it->end_ns < 0 && it->name == fn.name()) {
+      it->end_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t_ops_origin).count();
+      break;
+    }
+}
+
+struct Measured {
+  session::Run run;
+  std::vector<session::TimelineEvent> timeline;
+};
+
+// Times fn: first call, steady state, a traced window. `check` computes the error vs eager.
+Measured measure(const std::string& mode, const std::string& backend, const std::function<at::Tensor()>& fn,
+                 const at::Tensor& reference, int iters, int timeline_iters) {
+  Measured m;
+  m.run.mode = mode;
+  m.run.backend = backend;
+  m.run.device = "cpu";
+  auto t0 = Clock::now();
+  at::Tensor out = fn();
+  m.run.first_call_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  for (int i = 0; i < 3; ++i) fn();
+  std::vector<double> times;
+  for (int i = 0; i < iters; ++i) {
+    auto s = Clock::now();
+    out = fn();
+    times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - s).count());
+  }
+  m.run.latency = stats(times);
+  auto a = out.to(at::kDouble), b = reference.to(at::kDouble);
+  if (a.sizes() == b.sizes()) {
+    m.run.max_abs_error = (a - b).abs().max().item<double>();
+    m.run.max_rel_error = m.run.max_abs_error / std::max(b.abs().max().item<double>(), 1e-12);
+  } else {
+    m.run.status = "failed: output sizes differ from eager";
+  }
+  profile::HostTrace trace;
+  std::vector<OpSpan> ops;
+  t_ops = &ops;
+  t_ops_origin = Clock::now() - std::chrono::nanoseconds(trace.now_ns());
+  auto handle = at::addThreadLocalCallback(at::RecordFunctionCallback(op_start, op_end).scopes({at::RecordScope::FUNCTION}));
+  for (int i = 0; i < timeline_iters; ++i) {
+    profile::Span it("iteration", "iteration " + std::to_string(i));
+    fn();
+  }
+  at::removeCallback(handle);
+  t_ops = nullptr;
+  int aten_ops = 0;  // top-level ops only: aten::linear counts once, not with the addmm inside it
+  int64_t top_end = -1;
+  for (const auto& o : ops) {
+    if (o.end_ns < 0) continue;
+    if (o.start_ns >= top_end) {
+      ++aten_ops;
+      top_end = o.end_ns;
+    }
+    session::TimelineEvent e;
+    e.lane = "aten ops";
+    e.name = o.name;
+    e.category = "cpu_op";
+    e.start_ns = o.start_ns;
+    e.dur_ns = o.end_ns - o.start_ns;
+    m.timeline.push_back(std::move(e));
+  }
+  int kernels = 0;
+  double host_ns = 0;
+  for (const auto& s : trace.spans()) {
+    session::TimelineEvent e;
+    e.lane = "host:" + std::to_string(s.thread);
+    e.name = s.name;
+    e.category = s.category;
+    e.start_ns = s.start_ns;
+    e.dur_ns = s.dur_ns;
+    e.compile_id = s.compile_id;
+    e.kernel = s.kernel;
+    m.timeline.push_back(std::move(e));
+    if (s.category == "kernel" || s.category == "extern") ++kernels;
+    if (s.category == "guard" || s.category == "interpreter") host_ns += static_cast<double>(s.dur_ns);
+  }
+  if (backend == "eager" || backend == "torchscript") kernels = aten_ops;  // each LibTorch op is a kernel there
+  if (timeline_iters > 0) {
+    m.run.kernels_per_iter = static_cast<double>(kernels) / timeline_iters;
+    m.run.host_overhead_ms = host_ns / 1e6 / timeline_iters;
+  }
+  return m;
+}
+
+void add_capture_results(session::Session& s, const CapturedRuntime& rt) {
+  const auto& part = rt.partition();
+  for (size_t i = 0; i < part.breaks.size(); ++i) {
+    session::GraphBreakRecord b;
+    b.info = part.breaks[i];
+    b.hits = rt.break_hits()[i];
+    s.breaks.push_back(std::move(b));
+  }
+  for (const auto& info : rt.regions()) {
+    const auto& arts = rt.artifacts(info.index);
+    for (size_t k = 0; k < info.entries.size(); ++k) {
+      const auto& e = info.entries[k];
+      session::CompiledRegion cr;
+      cr.compile_id = e.compile_id;
+      cr.region = info.index;
+      cr.recompile_reason = e.recompile_reason;
+      cr.compile_ms = e.compile_ms;
+      cr.hits = e.hits;
+      cr.symbols = e.guards.symbols;
+      for (const auto& g : e.guards.guards) cr.guards.push_back(g.text);
+      cr.graphs.push_back({"captured", ir::to_readable(e.graph), ir::to_json(e.graph), ir::to_dot(e.graph)});
+      if (k < arts.size()) {
+        for (const auto& st : arts[k].stages) {
+          if (st.file == "00_captured.txt") continue;
+          std::string stage = st.file.substr(3, st.file.find('.') - 3);
+          cr.graphs.push_back({stage, st.text, "", ""});
+        }
+        double total = 0;
+        for (const auto& [name, ms] : arts[k].stage_ms) {
+          cr.metrics["compile_" + name + "_ms"] = std::to_string(ms);
+          total += ms;
+        }
+        cr.compile_ms += total;
+        if (!arts[k].note.empty()) cr.metrics["note"] = arts[k].note;
+        for (const auto& kern : arts[k].kernels) s.kernels.push_back(kern);
+        for (const auto& d : arts[k].decisions) s.fusion.push_back(d);
+      }
+      s.regions.push_back(std::move(cr));
+    }
+  }
+  s.events = rt.events();
+}
+
+}  // namespace
+
+session::Session profile_model(const model::Model& model, const std::vector<InputSpec>& inputs,
+                               const ProfileOptions& options, const std::string& out_path, const ProgressFn& progress) {
+  auto names = model.forward_arg_names();
+  if (names.size() != inputs.size())
+    throw Error(model.path() + ": forward takes " + std::to_string(names.size()) + " input(s), " +
+                std::to_string(inputs.size()) + " given");
+  for (const auto& mode : options.modes)
+    if (mode != "eager" && mode != "default" && mode != "reduce-overhead" && mode != "max-autotune")
+      throw Error("--modes: unknown mode '" + mode + "' (use eager, default, reduce-overhead, max-autotune)");
+  session::Session s;
+  s.origin = "kiln profile";
+  s.env = current_environment();
+  s.model.path = model.path();
+  s.model.sha256 = sha256_file(model.path());
+  for (const auto& in : inputs) s.model.inputs.push_back(in.str());
+  s.model.parameter_count = model.parameter_count();
+  for (const auto* n : model.impl->graph->nodes()) ++s.model.op_histogram[n->kind().toQualString()];
+
+  auto saved = torch::jit::getPrintHandler();
+  torch::jit::setPrintHandler([](const std::string&) {});
+  struct Restore {
+    torch::jit::PrintHandler h;
+    ~Restore() { torch::jit::setPrintHandler(h); }
+  } restore{saved};
+  torch::NoGradGuard no_grad;
+  auto x = make_inputs(inputs);
+  std::vector<c10::IValue> args(x.begin(), x.end());
+  auto& module = const_cast<torch::jit::Module&>(model.impl->module);
+  at::Tensor reference = module.forward(args).toTensor();
+
+  // Everything but the runs goes into the header; the capture results come from the kiln backend.
+  capture::CaptureOptions co;
+  co.backend = "kiln";
+  std::ostringstream printed;
+  auto t0 = Clock::now();
+  CapturedRuntime kiln_rt(model, co);
+  kiln_rt.run(x, &printed);
+  double kiln_cold_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  add_capture_results(s, kiln_rt);
+  session::SessionWriter writer(out_path, s);
+
+  std::vector<std::pair<std::string, std::string>> plan;  // (mode, backend)
+  for (const auto& m : options.modes) plan.push_back({m, m == "eager" ? "eager" : "kiln"});
+  // Eager first: every other run's speedup is measured against it.
+  std::stable_partition(plan.begin(), plan.end(), [](const auto& p) { return p.first == "eager"; });
+  for (const auto& b : options.backends) plan.push_back({"default", b});
+  int done = 0;
+  double eager_ms = 0;
+  for (const auto& [mode, backend] : plan) {
+    if (progress) progress(mode + " / " + backend, done, static_cast<int>(plan.size()));
+    Measured m;
+    if (mode == "reduce-overhead" || mode == "max-autotune" || backend == "cudagraphs") {
+      m.run.mode = mode;
+      m.run.backend = backend;
+      m.run.device = "cpu";
+      m.run.status = "skipped: needs an NVIDIA GPU (no CUDA device on this machine)";
+    } else if (mode == "eager") {
+      m = measure(mode, backend, [&] { return module.forward(args).toTensor(); }, reference, options.iters,
+                  options.timeline_iters);
+      eager_ms = m.run.latency.median_ms;
+    } else if (backend == "torchscript") {
+      auto peer = model::load_model(model.path());
+      auto tc = Clock::now();
+      auto optimized = torch::jit::optimize_for_inference(const_cast<torch::jit::Module&>(peer.impl->frozen));
+      double compile_ms = std::chrono::duration<double, std::milli>(Clock::now() - tc).count();
+      m = measure(mode, backend, [&] { return optimized.forward(args).toTensor(); }, reference, options.iters,
+                  options.timeline_iters);
+      m.run.compile_cold_ms = compile_ms;
+    } else {
+      capture::CaptureOptions o;
+      o.backend = backend;
+      o.mode = mode;
+      auto tw = Clock::now();
+      CapturedRuntime rt(model, o);
+      rt.run(x, &printed);
+      double warm = std::chrono::duration<double, std::milli>(Clock::now() - tw).count();
+      m = measure(mode, backend, [&] { return rt.run(x, &printed).at(0).toTensor(); }, reference, options.iters,
+                  options.timeline_iters);
+      m.run.compile_cold_ms = backend == "kiln" ? kiln_cold_ms : warm;
+      m.run.compile_warm_ms = warm;
+    }
+    if (eager_ms > 0 && m.run.latency.median_ms > 0) m.run.speedup_vs_eager = eager_ms / m.run.latency.median_ms;
+    m.run.id = writer.append_run(m.run, m.timeline);
+    s.runs.push_back(m.run);
+    for (auto& e : m.timeline) {
+      e.run = m.run.id;
+      s.timeline.push_back(e);
+    }
+    ++done;
+  }
+  if (progress) progress("done", done, static_cast<int>(plan.size()));
+  writer.close();
+  return s;
+}
+
+}  // namespace kiln::runtime

@@ -1,0 +1,211 @@
+// The Kineto / Chrome-trace importer: the scanner that streams events out of the document, and the
+// profiler sample (eager and compiled MLP on an H100) with its runs, links and compile markers.
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "engine/base/error.h"
+#include "engine/importers/chrome_trace_scanner.h"
+#include "engine/importers/kineto.h"
+#include "tests/support/paths.h"
+
+using namespace kiln;  // NOLINT
+using importers::import_kineto_trace;
+
+namespace {
+
+std::vector<std::string> scan(const std::string& doc, size_t piece, std::string* header = nullptr,
+                              bool* complete = nullptr) {
+  std::vector<std::string> events;
+  importers::ChromeTraceScanner s([&](std::string_view e) { events.emplace_back(e); });
+  for (size_t at = 0; at < doc.size(); at += piece) s.feed(std::string_view(doc).substr(at, piece));
+  s.finish();
+  if (header) *header = s.header();
+  if (complete) *complete = s.complete();
+  return events;
+}
+
+const session::TimelineEvent* find_event(const session::Session& s, const std::string& category, int64_t correlation) {
+  for (const auto& e : s.timeline)
+    if (e.category == category && e.correlation == correlation) return &e;
+  return nullptr;
+}
+
+std::string write_text(const std::string& name, const std::string& text) {
+  std::string path = test::temp_dir() + "/" + name;
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+}  // namespace
+
+TEST(ChromeTraceScanner, EventsAndHeaderAtEveryChunkSize) {
+  std::string doc = R"({"schemaVersion": 1, "deviceProperties": [{"name": "G]{"}],
+    "note": "a \"traceEvents\": [ {x} ]",
+    "traceEvents": [ {"name": "a", "args": {"s": "}]\\\"{["}}, 7, {"name": "b", "args": {"nested": {"k": [1, {"z": 2}]}}} ],
+    "baseTimeNanoseconds": 5})";
+  for (size_t piece = 1; piece <= doc.size(); ++piece) {
+    std::string header;
+    bool complete = false;
+    auto events = scan(doc, piece, &header, &complete);
+    ASSERT_EQ(events.size(), 2u) << piece;
+    EXPECT_EQ(events[0], R"({"name": "a", "args": {"s": "}]\\\"{["}})");
+    EXPECT_EQ(events[1], R"({"name": "b", "args": {"nested": {"k": [1, {"z": 2}]}}})");
+    EXPECT_TRUE(complete);
+    auto h = nlohmann::json::parse(header);
+    EXPECT_EQ(h["baseTimeNanoseconds"], 5);
+    EXPECT_EQ(h["traceEvents"].size(), 0u);
+    EXPECT_EQ(h["deviceProperties"][0]["name"], "G]{");
+  }
+}
+
+TEST(ChromeTraceScanner, BareArrayAndCutDocuments) {
+  std::string header;
+  bool complete = false;
+  auto events = scan(R"([{"ph": "X"}, {"ph": "i"}])", 3, &header, &complete);
+  EXPECT_EQ(events.size(), 2u);
+  EXPECT_TRUE(complete);
+  EXPECT_EQ(nlohmann::json::parse(header)["traceEvents"].size(), 0u);
+  events = scan(R"({"traceEvents": [{"ph": "X"}, {"ph": "i", "args": {"a": )", 5, &header, &complete);
+  EXPECT_EQ(events.size(), 1u);
+  EXPECT_FALSE(complete);
+}
+
+TEST(Kineto, SampleRunsKernelsAndLinks) {
+  importers::KinetoFacts facts;
+  auto s = import_kineto_trace(test::data("traces/kineto_small_mlp.json"), &facts);
+  EXPECT_EQ(s.origin, "profiler trace import");
+  EXPECT_EQ(facts.pid, 1034);
+  EXPECT_EQ(s.env.gpu, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(s.env.cuda, "13.0");
+  EXPECT_TRUE(s.import_notes.empty()) << s.import_notes.front().what;
+
+  ASSERT_EQ(s.runs.size(), 1u);  // no ProfilerStep: one run for the whole window
+  const auto& run = s.runs[0];
+  EXPECT_EQ(run.id, 0);
+  EXPECT_EQ(run.mode, "imported");
+  EXPECT_EQ(run.backend, "torch.compile");
+  EXPECT_EQ(run.device, "cuda:0");
+  EXPECT_EQ(run.kernels_per_iter, 42);
+  EXPECT_GT(run.gpu_busy, 0.0);
+  EXPECT_LT(run.gpu_busy, 0.2);
+  EXPECT_NEAR(run.host_overhead_ms, (51.307 + 13.036 + 11.009) / 1000.0, 1e-6);  // three cache lookups
+  for (const auto& e : s.timeline) EXPECT_EQ(e.run, 0);
+
+  // A cuBLAS kernel: correlation 20 ↔ cudaLaunchKernel; External id 5 ↔ aten::addmm.
+  const auto* k = find_event(s, "kernel", 20);
+  ASSERT_TRUE(k);
+  EXPECT_EQ(k->lane, "cuda:0/stream 7");
+  EXPECT_EQ(k->start_ns, 1790857026000000000 + 4477225967572761);
+  EXPECT_EQ(k->dur_ns, 1153);
+  const auto* launch = find_event(s, "cuda_runtime", 20);
+  ASSERT_TRUE(launch);
+  EXPECT_EQ(launch->name, "cudaLaunchKernel");
+  EXPECT_EQ(launch->lane, "host:1034");
+  auto args = nlohmann::json::parse(k->args_json);
+  EXPECT_EQ(args["launch"], "cudaLaunchKernel");
+  EXPECT_EQ(args["cpu_op"], "aten::addmm");
+  EXPECT_EQ(args["External id"], 5);
+  EXPECT_EQ(args["grid"], nlohmann::json::array({2, 8, 1}));
+
+  // A Triton kernel of the compiled region, launched through the driver API.
+  const auto* t = find_event(s, "kernel", 323);
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->name, "triton_poi_fused_addmm_relu_0");
+  EXPECT_EQ(t->kernel, "triton_poi_fused_addmm_relu_0");
+  auto targs = nlohmann::json::parse(t->args_json);
+  EXPECT_EQ(targs["launch"], "cuLaunchKernel");
+  EXPECT_EQ(targs["cpu_op"], "triton_poi_fused_addmm_relu_0");
+
+  int regions = 0, guards = 0, graphs = 0, gpu = 0;
+  for (const auto& e : s.timeline) {
+    regions += e.category == "region";
+    guards += e.category == "guard";
+    graphs += e.category == "compiled_graph";
+    gpu += e.lane.rfind("cuda:", 0) == 0;
+    if (e.category == "region") EXPECT_EQ(e.compile_id, "[0/0]");
+  }
+  EXPECT_EQ(regions, 3);
+  EXPECT_EQ(guards, 3);
+  EXPECT_EQ(graphs, 3);
+  EXPECT_EQ(gpu, 45);  // 42 kernels + 3 memsets
+  ASSERT_EQ(s.regions.size(), 1u);
+  EXPECT_EQ(s.regions[0].compile_id, "[0/0]");
+  EXPECT_EQ(s.regions[0].hits, 3);
+  ASSERT_EQ(s.kernels.size(), 2u);
+  EXPECT_EQ(s.kernels[0].name, "triton_poi_fused_addmm_relu_0");
+  EXPECT_EQ(s.kernels[0].language, "triton");
+  EXPECT_EQ(s.kernels[0].launch_config, "grid [256,1,1] block [128,1,1]");
+  EXPECT_EQ(s.kernels[0].registers, 16);
+}
+
+TEST(Kineto, GzipAndFlowRecoveredCorrelations) {
+  auto doc = nlohmann::json::parse(test::read_file(test::data("traces/kineto_small_mlp.json")));
+  for (auto& e : doc["traceEvents"])
+    if (e.value("cat", "") == "kernel") e["args"].erase("correlation");  // only the ac2g flows link them now
+  std::string path = test::temp_dir() + "/flows.json.gz";
+  std::string text = doc.dump();
+  gzFile f = gzopen(path.c_str(), "wb");
+  gzwrite(f, text.data(), static_cast<unsigned>(text.size()));
+  gzclose(f);
+  auto s = import_kineto_trace(path);
+  const auto* k = find_event(s, "kernel", 323);
+  ASSERT_TRUE(k);
+  EXPECT_EQ(k->name, "triton_poi_fused_addmm_relu_0");
+  EXPECT_EQ(nlohmann::json::parse(k->args_json)["launch"], "cuLaunchKernel");
+  int linked = 0;
+  for (const auto& e : s.timeline) linked += e.category == "kernel" && e.correlation >= 0;
+  EXPECT_EQ(linked, 42);
+}
+
+TEST(Kineto, ProfilerStepsBecomeRuns) {
+  auto ev = [](const std::string& fields) { return "{" + fields + "}"; };
+  std::string trace = "{\"baseTimeNanoseconds\": 1000000000, \"distributedInfo\": {\"rank\": 2}, \"traceEvents\": [";
+  std::vector<std::string> events = {
+      ev(R"("ph": "X", "cat": "user_annotation", "name": "ProfilerStep#0", "pid": 7, "tid": 7, "ts": 100, "dur": 100)"),
+      ev(R"("ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 7, "tid": 7, "ts": 200, "dur": 100)"),
+      ev(R"("ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 7, "tid": 7, "ts": 110, "dur": 10, "args": {"External id": 1})"),
+      ev(R"("ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 7, "tid": 7, "ts": 112, "dur": 5, "args": {"External id": 1, "correlation": 9})"),
+      ev(R"("ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 250, "dur": 20, "args": {"device": 0, "stream": 7, "correlation": 9, "External id": 1})"),
+      ev(R"("ph": "B", "cat": "cpu_op", "name": "aten::add", "pid": 7, "tid": 7, "ts": 210)"),
+      ev(R"("ph": "E", "cat": "cpu_op", "name": "aten::add", "pid": 7, "tid": 7, "ts": 230)"),
+      ev(R"("ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 7, "tid": 7, "ts": 215, "args": {"Total Allocated": 4096})"),
+      ev(R"("ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD", "pid": 0, "tid": 7, "ts": 280, "dur": 10, "args": {"device": 0, "stream": 7})"),
+      ev(R"("ph": "Q", "name": "odd")"),
+  };
+  for (size_t i = 0; i < events.size(); ++i) trace += (i ? ",\n" : "") + events[i];
+  trace += "]}";
+  auto s = import_kineto_trace(write_text("steps.json", trace));
+  EXPECT_EQ(s.rank, 2);
+  ASSERT_EQ(s.runs.size(), 2u);
+  EXPECT_EQ(s.runs[0].mode, "ProfilerStep#0");
+  EXPECT_EQ(s.runs[1].mode, "ProfilerStep#1");
+  EXPECT_NEAR(s.runs[0].latency.median_ms, 0.1, 1e-9);
+  // The kernel ran during step 1 but was launched in step 0: it counts for step 0.
+  EXPECT_EQ(s.runs[0].kernels_per_iter, 1);
+  EXPECT_EQ(s.runs[1].kernels_per_iter, 0);
+  EXPECT_EQ(s.runs[1].peak_memory_bytes, 4096);
+  for (const auto& e : s.timeline) {
+    if (e.name == "aten::add") {
+      EXPECT_EQ(e.dur_ns, 20000);
+      EXPECT_EQ(e.run, 1);
+      EXPECT_EQ(e.start_ns, 1000000000 + 210000);
+    }
+    if (e.name == "gemm") EXPECT_EQ(e.run, 0);
+    if (e.name == "Memcpy HtoD") EXPECT_EQ(e.category, "memcpy");
+  }
+  ASSERT_EQ(s.import_notes.size(), 1u);
+  EXPECT_EQ(s.import_notes[0].what, "unsupported event phase 'Q'");
+}
+
+TEST(Kineto, NotATraceIsAnErrorNamingTheFile) {
+  std::string path = write_text("empty.json", "   ");
+  try {
+    import_kineto_trace(path);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos);
+  }
+}

@@ -1,0 +1,154 @@
+// The streaming layers under the importers: ByteSource (plain and gzip), LineReader (chunk
+// boundaries, CRLF, overlong lines) and TorchTraceReader (headers, payloads, MD5, bad lines).
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <fstream>
+
+#include "engine/base/error.h"
+#include "engine/importers/byte_source.h"
+#include "engine/importers/import_notes.h"
+#include "engine/importers/line_reader.h"
+#include "engine/importers/md5.h"
+#include "engine/importers/torch_trace_records.h"
+#include "tests/engine/importers/trace_text.h"
+#include "tests/support/paths.h"
+
+using namespace kiln;  // NOLINT
+using namespace kiln::importers;  // NOLINT
+
+namespace {
+
+std::string write_file(const std::string& name, const std::string& text) {
+  std::string path = test::temp_dir() + "/" + name;
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+std::string write_gzip(const std::string& name, const std::string& text) {
+  std::string path = test::temp_dir() + "/" + name;
+  gzFile f = gzopen(path.c_str(), "wb");
+  gzwrite(f, text.data(), static_cast<unsigned>(text.size()));
+  gzclose(f);
+  return path;
+}
+
+std::vector<std::string> all_lines(const std::string& path, size_t chunk, size_t max_line = size_t(1) << 30,
+                                   int64_t* overlong = nullptr) {
+  ByteSource src(path);
+  LineReader lines(src, max_line, chunk);
+  std::vector<std::string> out;
+  std::string_view l;
+  while (lines.next(l)) out.emplace_back(l);
+  if (overlong) *overlong = lines.overlong_lines();
+  return out;
+}
+
+}  // namespace
+
+TEST(LineReader, SplitsAcrossEveryChunkSize) {
+  std::string text = "alpha\nbeta\r\n\ngamma-is-a-longer-line-than-the-chunk\nlast";
+  std::string path = write_file("lines.txt", text);
+  for (size_t chunk : {64u, 65u, 100u, 4096u}) {
+    auto lines = all_lines(path, chunk);
+    EXPECT_EQ(lines, (std::vector<std::string>{"alpha", "beta", "", "gamma-is-a-longer-line-than-the-chunk", "last"}))
+        << chunk;
+  }
+}
+
+TEST(LineReader, LongLinesGrowTheBufferOverlongOnesAreSkipped) {
+  std::string big(1 << 20, 'x');
+  std::string path = write_file("long.txt", "a\n" + big + "\nb\n");
+  auto lines = all_lines(path, 64);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[1].size(), big.size());
+  int64_t overlong = 0;
+  lines = all_lines(path, 4096, 1000, &overlong);
+  EXPECT_EQ(lines, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(overlong, 1);
+}
+
+TEST(ByteSource, GzipIsReadTransparentlyAndACutStreamSaysSo) {
+  std::string text;
+  for (int i = 0; i < 20000; ++i) text += "line " + std::to_string(i) + "\n";
+  std::string gz = write_gzip("t.log.gz", text);
+  EXPECT_TRUE(is_gzip_file(gz));
+  auto lines = all_lines(gz, 4096);
+  ASSERT_EQ(lines.size(), 20000u);
+  EXPECT_EQ(lines.back(), "line 19999");
+
+  std::string bytes = test::read_file(gz);
+  std::string cut = write_file("cut.log.gz", bytes.substr(0, bytes.size() / 2));
+  ByteSource src(cut);
+  std::string got;
+  char buf[1000];
+  size_t n;
+  while ((n = src.read(buf, sizeof buf)) > 0) got.append(buf, n);
+  EXPECT_TRUE(src.truncated());
+  EXPECT_GT(got.size(), 1000u);
+  EXPECT_EQ(text.compare(0, got.size(), got), 0);  // what came out is a prefix of the original
+  EXPECT_THROW(ByteSource("/nonexistent/file.log"), Error);
+}
+
+TEST(TorchTraceReader, GlogHeader) {
+  size_t at = 0;
+  int64_t t = 0, pid = 0;
+  ASSERT_TRUE(parse_glog_header("V1122 07:29:54.143000 1175 torch/_dynamo/utils.py:2126] {\"a\": 1}", &at, &t, &pid));
+  EXPECT_EQ(at, 56u);
+  EXPECT_EQ(pid, 1175);
+  EXPECT_EQ(t, ((((325LL * 24 + 7) * 60 + 29) * 60 + 54) * 1000000000LL) + 143000000LL);  // 22 Nov = day 326
+  EXPECT_TRUE(parse_glog_header("I0403 07:28:48.051000 139877824898048 torch/x.py:19] {}", &at, &t));
+  EXPECT_FALSE(parse_glog_header("V1122 07:29:54.143000 1175 torch/_dynamo/utils.py:2126] not json", &at, &t));
+  EXPECT_FALSE(parse_glog_header("\t{\"name\": 1}", &at, &t));
+  EXPECT_FALSE(parse_glog_header("hello world, this is not a header at all", &at, &t));
+}
+
+TEST(TorchTraceReader, RecordsPayloadsAndDigests) {
+  test::TraceText log;
+  log.record("\"str\": [\"a.py\", 0]");
+  log.record("\"dynamo_output_graph\": {}", test::TraceText::ctx(0, 0), "line one\n    line two\n");
+  log.text += "this line is not a record\n";
+  log.record("\"chromium_event\": {}", test::TraceText::ctx(0, 0), "{\"name\": \"x\"}");
+  std::string text = log.text;
+  // A wrong digest on the last record.
+  size_t at = text.rfind("\"has_payload\": \"") + 16;
+  text[at] = text[at] == '0' ? '1' : '0';
+  std::string path = write_file("r.log", text);
+
+  ByteSource src(path);
+  ImportTally tally;
+  TorchTraceReader reader(src, tally);
+  TraceRecord r;
+  ASSERT_TRUE(reader.next(r));
+  EXPECT_EQ(r.line, 1);
+  EXPECT_FALSE(r.has_payload);
+  EXPECT_EQ(r.envelope["str"].size(), 2u);
+  ASSERT_TRUE(reader.next(r));
+  EXPECT_EQ(r.payload, "line one\n    line two\n");
+  EXPECT_TRUE(r.md5_checked);
+  EXPECT_TRUE(r.md5_ok);
+  EXPECT_EQ(r.envelope["frame_id"].i64(-1), 0);
+  ASSERT_TRUE(reader.next(r));
+  EXPECT_EQ(r.payload, "{\"name\": \"x\"}");
+  EXPECT_FALSE(r.md5_ok);
+  EXPECT_FALSE(reader.next(r));
+  EXPECT_EQ(tally.count("unknown line"), 1);
+  EXPECT_EQ(tally.count("payload MD5 mismatch"), 1);
+  EXPECT_EQ(reader.pid(), 4242);
+}
+
+TEST(TorchTraceReader, BlankLinesInsideAPayloadStayBlankLinesElsewhereDoNot) {
+  std::string payload = "a\n\nb";
+  std::string text = "\nV1122 07:00:00.000000 1 x.py:1] {\"artifact\": {\"name\": \"n\"}, \"has_payload\": \"" +
+                     md5_hex(payload) + "\"}\n\ta\n\n\tb\n\n\n";
+  std::string path = write_file("blank.log", text);
+  ByteSource src(path);
+  ImportTally tally;
+  TorchTraceReader reader(src, tally);
+  TraceRecord r;
+  ASSERT_TRUE(reader.next(r));
+  EXPECT_EQ(r.payload, payload);
+  EXPECT_TRUE(r.md5_ok);
+  EXPECT_FALSE(reader.next(r));
+  EXPECT_EQ(tally.total(), 0);
+}
