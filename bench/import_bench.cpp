@@ -33,13 +33,14 @@ std::string read_all(const std::string& path) {
   return ss.str();
 }
 
-int64_t vm_hwm_kb() {
+int64_t status_kb(const char* key) {  // "VmHWM:" (peak resident) or "VmRSS:" (resident now)
   std::ifstream in("/proc/self/status");
   std::string line;
   while (std::getline(in, line))
-    if (line.rfind("VmHWM:", 0) == 0) return std::atoll(line.c_str() + 6);
+    if (line.rfind(key, 0) == 0) return std::atoll(line.c_str() + std::strlen(key));
   return -1;
 }
+int64_t vm_hwm_kb() { return status_kb("VmHWM:"); }
 
 void reset_peak_rss() { std::ofstream("/proc/self/clear_refs") << "5"; }
 
@@ -194,6 +195,9 @@ int main(int argc, char** argv) {
   uint64_t trace_bytes = make_chrome_trace(data + "/traces/kineto_small_mlp.json", trace, mb << 20);
   std::printf("  done in %.1f s\n\n", std::chrono::duration<double>(Clock::now() - t0).count());
 
+  reset_peak_rss();
+  std::printf("resident before importing (the binary, LibTorch and friends): %.0f MB\n\n",
+              double(status_kb("VmRSS:")) / 1024);
   std::vector<Row> rows;
   for (bool md5 : {true, false}) {
     reset_peak_rss();

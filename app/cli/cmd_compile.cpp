@@ -18,6 +18,7 @@ struct CompileArgs {
   std::string mode = "default";
   std::string dump;
   std::string dynamic = "auto";
+  std::string device = "cpu";
   std::vector<std::string> plugins;
   int checks = 3;
   bool json = false;
@@ -40,7 +41,7 @@ int run(const CompileArgs& a) {
   std::string dump = a.dump;
   if (dump.empty())
     if (const char* d = std::getenv("KILN_DUMP_DIR"); d && *d) dump = d;
-  auto r = api::compile(a.model, specs, o, dump, a.checks);
+  auto r = api::compile(a.model, specs, o, dump, a.checks, a.device);
   std::cout << (a.json ? api::compile_json(r) + "\n" : api::compile_text(r));
   if (!a.json && !dump.empty()) std::cout << "stage dumps written under " << dump << "\n";
   return r.within_tolerance ? 0 : 3;
@@ -60,6 +61,7 @@ std::function<int()> add_compile(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--mode", args->mode, "default, reduce-overhead or max-autotune")->capture_default_str();
   cmd->add_option("--dynamic", args->dynamic, "auto, true or false")->capture_default_str();
+  cmd->add_option("--device", args->device, "cpu (C++ kernels) or cuda (CUDA kernels through NVRTC)")->capture_default_str();
   cmd->add_option("--dump", args->dump, "Write every stage (captured graph, loop IR, fusion, source) under DIR "
                                         "(also KILN_DUMP_DIR)");
   cmd->add_option("--plugin", args->plugins, "Load backends from a shared library");

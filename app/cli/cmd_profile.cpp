@@ -20,6 +20,7 @@ struct ProfileArgs {
   std::string modes = "eager,default";
   std::string backends;
   std::string out;
+  std::string device = "auto";
   int iters = 50;
 };
 
@@ -41,6 +42,7 @@ int run(const ProfileArgs& a) {
   o.modes = split(a.modes);
   o.backends = split(a.backends);
   o.iters = a.iters;
+  o.device = a.device;
   bool tty = ::isatty(2);
   auto progress = [tty](const std::string& what, int done, int total) {
     int width = 24, filled = total ? done * width / total : width;
@@ -67,6 +69,7 @@ std::function<int()> add_profile(CLI::App& app) {
   cmd->add_option("--modes", args->modes, "Comma-separated: eager, default, reduce-overhead, max-autotune")
       ->capture_default_str();
   cmd->add_option("--backends", args->backends, "Extra peers measured in default mode: torchscript, cudagraphs, aot_eager");
+  cmd->add_option("--device", args->device, "auto (cuda when available), cpu or cuda")->capture_default_str();
   cmd->add_option("--iters", args->iters, "Timed iterations per run after warm-up")->capture_default_str();
   cmd->add_option("-o,--output", args->out, "Session file to write (.kiln)")->required();
   return [args] { return run(*args); };

@@ -25,8 +25,8 @@ ExplainResult explain(const std::string& model_path, const std::vector<std::vect
 }
 
 CompileResult compile(const std::string& model_path, const std::vector<InputSpec>& inputs,
-                      const CaptureOptions& options, const std::string& dump_dir, int checks) {
-  auto m = model::load_model(model_path);
+                      const CaptureOptions& options, const std::string& dump_dir, int checks, const std::string& device) {
+  auto m = model::load_model(model_path, device);
   return runtime::compile_model(m, inputs, options, dump_dir, checks);
 }
 

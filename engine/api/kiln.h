@@ -40,7 +40,8 @@ inline std::string explain_json(const ExplainResult& r) { return runtime::explai
 
 using CompileResult = runtime::CompileResult;
 CompileResult compile(const std::string& model_path, const std::vector<InputSpec>& inputs,
-                      const CaptureOptions& options, const std::string& dump_dir = "", int checks = 3);
+                      const CaptureOptions& options, const std::string& dump_dir = "", int checks = 3,
+                      const std::string& device = "cpu");
 inline std::string compile_text(const CompileResult& r) { return runtime::compile_text(r); }
 inline std::string compile_json(const CompileResult& r) { return runtime::compile_json(r); }
 std::vector<std::string> backend_names();

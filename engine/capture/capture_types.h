@@ -59,7 +59,7 @@ struct GuardSet {
 
 struct Event {
   enum class Kind { Capture, GraphBreak, GuardFailure, Recompile, RecompileLimit, CacheHit, EagerFallback,
-                    UnrollLimit };
+                    UnrollLimit, CudaGraph };  // keep CudaGraph last: name lookups iterate up to it
   Kind kind = Kind::Capture;
   int64_t t_ns = 0;        // since the program started running
   int call = 0;            // which forward call (0-based)

@@ -418,6 +418,7 @@ const char* event_kind_name(Event::Kind k) {
     case Event::Kind::CacheHit: return "cache_hit";
     case Event::Kind::EagerFallback: return "eager_fallback";
     case Event::Kind::UnrollLimit: return "unroll_limit";
+    case Event::Kind::CudaGraph: return "cuda_graph";
   }
   return "?";
 }

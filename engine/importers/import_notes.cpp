@@ -1,3 +1,4 @@
+// ImportTally over a vector (first-seen order) and a map from `what` to its entry.
 #include "engine/importers/import_notes.h"
 
 namespace kiln::importers {

@@ -19,8 +19,9 @@ std::string base_id(const std::string& compile_id) {
   return close == std::string::npos ? compile_id : compile_id.substr(1, close - 1);
 }
 
-bool is_compiled(const session::CompiledRegion& r) {  // came from a TORCH_TRACE log
-  return !r.graphs.empty() || r.compile_ms > 0 || r.metrics.count("co_name") || r.metrics.count("start_stack");
+bool from_profiler(const session::CompiledRegion& r) {  // made by the Kineto importer, not by a compile log
+  auto it = r.metrics.find("from");
+  return it != r.metrics.end() && it->second == "profiler trace";
 }
 
 std::string ms_text(double ms) {
@@ -72,7 +73,7 @@ void join_runtime_to_compile(session::Session& s) {
   // Compiled regions by Dynamo id, in compile order, with their start times (epoch ns).
   std::map<std::string, std::vector<std::pair<int64_t, size_t>>> compiled;
   for (size_t i = 0; i < s.regions.size(); ++i) {
-    if (!is_compiled(s.regions[i])) continue;
+    if (from_profiler(s.regions[i])) continue;
     auto it = s.regions[i].metrics.find("start_time");
     int64_t start = it == s.regions[i].metrics.end() ? INT64_MIN : int64_t(std::atof(it->second.c_str()) * 1e9);
     compiled[base_id(s.regions[i].compile_id)].push_back({start, i});
@@ -137,6 +138,17 @@ void join_runtime_to_compile(session::Session& s) {
   s.kernels.erase(std::remove_if(s.kernels.begin(), s.kernels.end(),
                                  [&](const session::Kernel& k) { return k.source.empty() && by_name.count(k.name); }),
                   s.kernels.end());
+  // A profiler-only kernel record takes the compile id its launches agree on.
+  std::map<std::string, std::string> launched_in;  // kernel → compile id ("?" when they disagree)
+  for (const auto& e : tl) {
+    if (e.kernel.empty() || e.compile_id.empty()) continue;
+    auto [it, fresh] = launched_in.emplace(e.kernel, e.compile_id);
+    if (!fresh && it->second != e.compile_id) it->second = "?";
+  }
+  for (auto& k : s.kernels) {
+    auto it = launched_in.find(k.name);
+    if (k.compile_id.empty() && it != launched_in.end() && it->second != "?") k.compile_id = it->second;
+  }
 
   // 5. Region calls → hits; profiler-only duplicates of compiled regions go.
   std::unordered_map<std::string, std::pair<int64_t, int64_t>> calls;  // compile id → (count, ns)
@@ -148,7 +160,7 @@ void join_runtime_to_compile(session::Session& s) {
     }
   s.regions.erase(std::remove_if(s.regions.begin(), s.regions.end(),
                                  [&](const session::CompiledRegion& r) {
-                                   return !is_compiled(r) && compiled.count(base_id(r.compile_id));
+                                   return from_profiler(r) && compiled.count(base_id(r.compile_id));
                                  }),
                   s.regions.end());
   for (auto& r : s.regions) {

@@ -13,8 +13,9 @@
 //         compile id; triton kernels carry TimelineEvent::kernel and, when a generated Kernel of that
 //         name exists (same compile id, else the only one of that name), its compile id.
 //         Profiler-only CompiledRegions and source-less Kernel records that duplicate compiled ones
-//         are dropped; each compiled region's hits = its runtime calls (metrics "runtime calls",
-//         "runtime total ms", "runtime mean ms"). Idempotent; a session with only one side is
+//         are dropped (a remaining source-less one takes the compile id all its launches share);
+//         each compiled region's hits = its runtime calls (metrics "runtime calls", "runtime total
+//         ms", "runtime mean ms"). Idempotent; a session with only one side is
 //         linked as far as it goes.
 #pragma once
 

@@ -12,6 +12,7 @@
 #include <ctime>
 #include <map>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -112,6 +113,7 @@ class KinetoReader {
       reg.region = std::isdigit(static_cast<unsigned char>(id[0])) ? std::atoi(id.c_str()) : -1;
       reg.hits = r.calls;
       reg.metrics["runtime calls"] = std::to_string(r.calls);
+      reg.metrics["from"] = "profiler trace";  // join.h replaces it by the compiled region of that id
       t_.session.regions.push_back(std::move(reg));
     }
   }
@@ -122,16 +124,17 @@ class KinetoReader {
 
  private:
   const std::string& lane_for(const JsonValue& e, bool device) {
-    std::string key;
-    if (device) {
-      JsonValue args = e["args"];
-      std::string dev = args["device"].exists() ? id_text(args["device"]) : id_text(e["pid"]);
-      std::string stream = args["stream"].exists() ? id_text(args["stream"]) : id_text(e["tid"]);
-      key = "cuda:" + dev + "/stream " + stream;
-    } else {
-      key = "host:" + id_text(e["tid"]);
+    JsonValue a = device && e["args"]["device"].exists() ? e["args"]["device"] : e["pid"];
+    JsonValue b = device && e["args"]["stream"].exists() ? e["args"]["stream"] : e["tid"];
+    if (a.is_number() && b.is_number()) {  // the common case: numeric ids, looked up without building text
+      auto key = std::make_tuple(device, a.i64(), b.i64());
+      auto it = numeric_lanes_.find(key);
+      if (it != numeric_lanes_.end()) return *it->second;
     }
-    return *lanes_.insert(std::move(key)).first;
+    std::string text = device ? "cuda:" + id_text(a) + "/stream " + id_text(b) : "host:" + id_text(b);
+    const std::string& lane = *lanes_.insert(std::move(text)).first;
+    if (a.is_number() && b.is_number()) numeric_lanes_[std::make_tuple(device, a.i64(), b.i64())] = &lane;
+    return lane;
   }
 
   void fill(session::TimelineEvent& ev, EventIds& ids, const JsonValue& e) {
@@ -238,6 +241,7 @@ class KinetoReader {
   KinetoTrace t_;
   std::unordered_map<std::string, std::vector<size_t>> open_;
   std::set<std::string> lanes_;
+  std::map<std::tuple<bool, int64_t, int64_t>, const std::string*> numeric_lanes_;
   std::set<std::string> kernels_seen_;
   std::map<std::string, RegionCalls> regions_;
   int64_t pid_ = -1;
@@ -247,11 +251,15 @@ class KinetoReader {
 }  // namespace
 
 session::Session import_kineto_trace(const std::string& path, KinetoFacts* facts) {
-  struct stat st;
+  struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) throw Error(path + ": is a directory, not a trace file");
   ByteSource source(path);
   ImportTally tally;
   KinetoReader reader(tally);
+  if (!source.gzipped()) {  // Kineto writes 250-400 bytes per event: saves regrowing a huge timeline
+    reader.trace().session.timeline.reserve(static_cast<size_t>(st.st_size / 400));
+    reader.trace().ids.reserve(static_cast<size_t>(st.st_size / 400));
+  }
   ChromeTraceScanner scanner([&](std::string_view text) { reader.on_event(text); });
   std::vector<char> chunk(4 << 20);
   size_t n;

@@ -147,8 +147,10 @@ void make_runs(KinetoTrace& t) {
     run.gpu_busy = span > 0 ? std::min(1.0, double(busy_ns) / double(span)) : 0;
     run.launch_gap_ms = gap_ns / 1e6;
     run.host_overhead_ms = double(guard_ns[r]) / 1e6;
-    for (const auto& m : t.memory)
-      if (m.ts_ns >= steps[r].start && m.ts_ns <= steps[r].end) run.peak_memory_bytes = std::max(run.peak_memory_bytes, m.allocated);
+    auto m = std::lower_bound(t.memory.begin(), t.memory.end(), steps[r].start,
+                              [](const MemorySample& s, int64_t ts) { return s.ts_ns < ts; });
+    for (; m != t.memory.end() && m->ts_ns <= steps[r].end; ++m)
+      run.peak_memory_bytes = std::max(run.peak_memory_bytes, m->allocated);
     s.runs.push_back(std::move(run));
   }
 }

@@ -67,7 +67,7 @@ int rank_from_file_name(const std::string& path) {
 }
 
 session::Session import_torch_trace(const std::string& path, const TorchTraceOptions& options, TraceFacts* facts) {
-  struct stat st;
+  struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
     throw Error(path + ": is a directory; give one log file (kiln import picks logs from a directory)");
   ByteSource source(path);

@@ -5,11 +5,14 @@
 #include "engine/base/error.h"
 #include "engine/model/model_impl.h"
 
+#include <torch/cuda.h>
+
 namespace kiln::model {
 
 namespace fs = std::filesystem;
 
 const std::string& Model::path() const { return impl->path; }
+const std::string& Model::device() const { return impl->device; }
 int64_t Model::parameter_count() const { return impl->parameter_count; }
 int64_t Model::buffer_count() const { return impl->buffer_count; }
 
@@ -83,12 +86,26 @@ int64_t count_elements(const torch::jit::buffer_list& bufs) {
 
 }  // namespace
 
-Model load_model(const std::string& path) {
+std::string cuda_unavailable_reason() {
+  if (!torch::cuda::is_available())
+    return "no CUDA device available to LibTorch " + compat::torch_version() +
+           (compat::kTorch2 ? "" : " (a CPU-only build)");
+  return "";
+}
+
+Model load_model(const std::string& path, const std::string& device) {
   check_file(path);
+  if (device.rfind("cuda", 0) == 0) {
+    auto why = cuda_unavailable_reason();
+    if (!why.empty()) throw Error(path + ": cannot load onto " + device + ": " + why);
+  } else if (device != "cpu") {
+    throw Error("device '" + device + "': use cpu or cuda");
+  }
   auto impl = std::make_shared<LoadedModel>();
   impl->path = path;
+  impl->device = device;
   try {
-    impl->module = torch::jit::load(path);
+    impl->module = torch::jit::load(path, torch::Device(device));
   } catch (const c10::Error& e) {
     explain_load_failure(path, e.what_without_backtrace());
   } catch (const std::exception& e) {

@@ -25,9 +25,14 @@ struct Model {
   int64_t parameter_count() const;  // elements in all parameters
   int64_t buffer_count() const;     // elements in all buffers (running stats, ...)
   std::vector<std::string> forward_arg_names() const;  // without self
+  const std::string& device() const;  // where its parameters live: "cpu", "cuda"...
 };
 
-Model load_model(const std::string& path);
+// device: "cpu" or "cuda" / "cuda:N" (parameters are loaded there before freezing).
+Model load_model(const std::string& path, const std::string& device = "cpu");
+
+// Whether LibTorch here can run on a CUDA device ("" if yes, else why not).
+std::string cuda_unavailable_reason();
 
 std::string libtorch_version();  // "1.13.0"
 

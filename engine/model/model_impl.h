@@ -12,6 +12,7 @@ namespace kiln::model {
 
 struct LoadedModel {
   std::string path;
+  std::string device = "cpu";
   torch::jit::Module module;  // as loaded, in eval mode (the eager reference)
   torch::jit::Module frozen;  // frozen and inlined
   std::shared_ptr<torch::jit::Graph> graph;  // frozen forward graph

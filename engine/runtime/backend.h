@@ -45,6 +45,10 @@ class CompiledFn {
   virtual ~CompiledFn() = default;
   // Reads the region's inputs from env, writes its outputs into env.
   virtual void run(capture::Interpreter& interp, capture::Interpreter::Env& env) = 0;
+  // Messages since the last call (CUDA graph records, replays and skips), turned into events.
+  virtual std::vector<std::string> take_log() { return {}; }
+  // Per kernel (in artifacts order): the launch configurations tried and their times.
+  virtual std::vector<std::vector<session::AutotuneCandidate>> autotune() const { return {}; }
 };
 
 class Backend {

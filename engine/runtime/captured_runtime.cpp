@@ -131,8 +131,10 @@ void CapturedRuntime::run_region(int r, Env& env) {
     }
     if (!f.failed()) {
       ++e.info.hits;
-      if (cache.fns[k]) cache.fns[k]->run(interp_, env);
-      else {
+      if (cache.fns[k]) {
+        cache.fns[k]->run(interp_, env);
+        for (auto& msg : cache.fns[k]->take_log()) event(Event::Kind::CudaGraph, r, e.info.compile_id, msg);
+      } else {
         profile::Span eager_span("kernel", "eager ops " + e.info.compile_id, e.info.compile_id);
         capture::run_trace(e, interp_, env);
       }
@@ -188,7 +190,12 @@ void CapturedRuntime::run_region(int r, Env& env) {
       profile::Span compile_span("compile", "compile " + id + " (" + backend_->name() + ")", id);
       fn = backend_->compile(entry, region, bo, art);
     }
-    if (fn) fn->run(interp_, env);
+    if (fn) {
+      fn->run(interp_, env);
+      for (auto& msg : fn->take_log()) event(Event::Kind::CudaGraph, r, id, msg);
+      auto tuned = fn->autotune();
+      for (size_t i = 0; i < tuned.size() && i < art.kernels.size(); ++i) art.kernels[i].autotune = tuned[i];
+    }
   } catch (const Error& e) {
     fn.reset();
     art.note = std::string("backend ") + backend_->name() + " failed, region runs eagerly: " + e.what();

@@ -66,6 +66,8 @@ CompileResult compile_model(const model::Model& model, const std::vector<InputSp
   try {
     for (int call = 0; call < std::max(1, checks); ++call) {
       auto x = make_inputs(inputs);
+      if (model.device() != "cpu")
+        for (auto& t : x) t = t.to(torch::Device(model.device()));
       std::vector<c10::IValue> args(x.begin(), x.end());
       torch::NoGradGuard g;
       auto ref = const_cast<torch::jit::Module&>(model.impl->module).forward(args);

@@ -84,12 +84,18 @@ void LoweredRegionFn::run(capture::Interpreter& interp, capture::Interpreter::En
     auto outs = interp.exec_node(n, env);
     for (size_t i = 0; i < n->outputs().size() && i < outs.size(); ++i) env[n->output(i)] = outs[i];
   }
-  // Buffers the kernels write.
+  // Buffers the kernels write, on the device the inputs live on.
+  c10::Device device(c10::kCPU);
+  for (size_t c = 0; c < prog.comps.size(); ++c)
+    if (bufs[c].defined()) {
+      device = bufs[c].device();
+      break;
+    }
   for (size_t c = 0; c < prog.comps.size(); ++c) {
     const Comp& comp = prog.comps[c];
     if (!fused_.realized[c] || (comp.kind != Comp::Kind::Pointwise && comp.kind != Comp::Kind::Reduction)) continue;
     auto st = comp.dtype == ir::DType::Bool ? at::kBool : at::kFloat;
-    bufs[c] = at::empty(eval_sizes(comp.sizes), at::TensorOptions().dtype(st));
+    bufs[c] = at::empty(eval_sizes(comp.sizes), at::TensorOptions().dtype(st).device(device));
   }
   std::vector<void*> ptrs(prog.comps.size(), nullptr);
   auto refresh = [&](size_t c) { ptrs[c] = bufs[c].defined() ? bufs[c].data_ptr() : nullptr; };

@@ -1,6 +1,9 @@
 #include "engine/runtime/profile_model.h"
 
 #include <ATen/record_function.h>
+#if KILN_TORCH_CUDA
+#include <c10/cuda/CUDAFunctions.h>
+#endif
 #include <sys/utsname.h>
 #include <torch/csrc/jit/runtime/print_handler.h>
 
@@ -20,6 +23,10 @@
 #include "engine/runtime/captured_runtime.h"
 #include "engine/runtime/example_inputs.h"
 #include "engine/session/store.h"
+#if KILN_WITH_CUDA
+#include "engine/codegen/cuda/nvrtc_compiler.h"
+#include "engine/runtime/cuda/cuda_driver.h"
+#endif
 
 namespace kiln::runtime {
 
@@ -40,6 +47,13 @@ session::Environment current_environment() {
     if (line.rfind("processor", 0) == 0) ++cores;
   }
   if (cores) env.cpu += " (" + std::to_string(cores) + " logical cores)";
+#if KILN_WITH_CUDA
+  if (cuda::driver_available()) {
+    env.gpu = cuda::device_name() + " (" + cuda::device_arch() + ")";
+    env.driver = cuda::driver_version();
+    env.cuda = "NVRTC " + codegen::nvrtc_version();
+  }
+#endif
   std::time_t now = std::time(nullptr);
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
@@ -84,6 +98,14 @@ void op_end(const at::RecordFunction& fn, at::ObserverContext*) {
     }
 }
 
+void sync(const at::Tensor& t) {
+#if KILN_TORCH_CUDA
+  if (t.is_cuda()) c10::cuda::device_synchronize();
+#else
+  (void)t;
+#endif
+}
+
 struct Measured {
   session::Run run;
   std::vector<session::TimelineEvent> timeline;
@@ -95,15 +117,17 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
   Measured m;
   m.run.mode = mode;
   m.run.backend = backend;
-  m.run.device = "cpu";
+  m.run.device = reference.device().str();
   auto t0 = Clock::now();
   at::Tensor out = fn();
+  sync(out);
   m.run.first_call_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   for (int i = 0; i < 3; ++i) fn();
   std::vector<double> times;
   for (int i = 0; i < iters; ++i) {
     auto s = Clock::now();
     out = fn();
+    sync(out);
     times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - s).count());
   }
   m.run.latency = stats(times);
@@ -209,8 +233,13 @@ void add_capture_results(session::Session& s, const CapturedRuntime& rt) {
 
 }  // namespace
 
-session::Session profile_model(const model::Model& model, const std::vector<InputSpec>& inputs,
+session::Session profile_model(const model::Model& cpu_model, const std::vector<InputSpec>& inputs,
                                const ProfileOptions& options, const std::string& out_path, const ProgressFn& progress) {
+  std::string device = options.device;
+  std::string no_gpu = model::cuda_unavailable_reason();
+  if (device == "auto") device = no_gpu.empty() ? "cuda" : "cpu";
+  if (device != "cpu" && !no_gpu.empty()) throw Error("--device " + device + ": " + no_gpu);
+  model::Model model = device == "cpu" ? cpu_model : model::load_model(cpu_model.path(), device);
   auto names = model.forward_arg_names();
   if (names.size() != inputs.size())
     throw Error(model.path() + ": forward takes " + std::to_string(names.size()) + " input(s), " +
@@ -235,6 +264,9 @@ session::Session profile_model(const model::Model& model, const std::vector<Inpu
   } restore{saved};
   torch::NoGradGuard no_grad;
   auto x = make_inputs(inputs);
+  if (device != "cpu")
+    for (auto& t : x) t = t.to(torch::Device(device));
+
   std::vector<c10::IValue> args(x.begin(), x.end());
   auto& module = const_cast<torch::jit::Module&>(model.impl->module);
   at::Tensor reference = module.forward(args).toTensor();
@@ -260,17 +292,17 @@ session::Session profile_model(const model::Model& model, const std::vector<Inpu
   for (const auto& [mode, backend] : plan) {
     if (progress) progress(mode + " / " + backend, done, static_cast<int>(plan.size()));
     Measured m;
-    if (mode == "reduce-overhead" || mode == "max-autotune" || backend == "cudagraphs") {
+    if (device == "cpu" && (mode == "reduce-overhead" || mode == "max-autotune" || backend == "cudagraphs")) {
       m.run.mode = mode;
       m.run.backend = backend;
       m.run.device = "cpu";
-      m.run.status = "skipped: needs an NVIDIA GPU (no CUDA device on this machine)";
+      m.run.status = "skipped: needs an NVIDIA GPU (" + (no_gpu.empty() ? std::string("profiling on cpu") : no_gpu) + ")";
     } else if (mode == "eager") {
       m = measure(mode, backend, [&] { return module.forward(args).toTensor(); }, reference, options.iters,
                   options.timeline_iters);
       eager_ms = m.run.latency.median_ms;
     } else if (backend == "torchscript") {
-      auto peer = model::load_model(model.path());
+      auto peer = model::load_model(model.path(), device);
       auto tc = Clock::now();
       auto optimized = torch::jit::optimize_for_inference(const_cast<torch::jit::Module&>(peer.impl->frozen));
       double compile_ms = std::chrono::duration<double, std::milli>(Clock::now() - tc).count();

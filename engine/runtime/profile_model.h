@@ -23,6 +23,7 @@ struct ProfileOptions {
   std::vector<std::string> backends;                       // extra peers: torchscript, cudagraphs, aot_eager, ...
   int iters = 50;
   int timeline_iters = 3;  // iterations traced into the timeline
+  std::string device = "auto";  // auto (cuda when available), cpu, cuda
 };
 
 using ProgressFn = std::function<void(const std::string& what, int done, int total)>;

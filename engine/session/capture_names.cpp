@@ -12,7 +12,7 @@ std::optional<capture::BreakCategory> break_category_from_name(const std::string
 }
 
 std::optional<capture::Event::Kind> event_kind_from_name(const std::string& name) {
-  for (int i = 0; i <= static_cast<int>(capture::Event::Kind::UnrollLimit); ++i) {
+  for (int i = 0; i <= static_cast<int>(capture::Event::Kind::CudaGraph); ++i) {
     auto k = static_cast<capture::Event::Kind>(i);
     if (name == capture::event_kind_name(k)) return k;
   }

@@ -8,6 +8,13 @@
 #include "engine/ir/print_text.h"
 #include "engine/lowering/lower_graph.h"
 #include "engine/runtime/lowered_region.h"
+#if KILN_WITH_CUDA
+#include "engine/codegen/cuda/emit_cuda.h"
+#include "engine/codegen/cuda/nvrtc_compiler.h"
+#include "engine/runtime/cuda/cuda_driver.h"
+#include "engine/runtime/cuda/cuda_graph_fn.h"
+#include "engine/runtime/cuda/gpu_kernels.h"
+#endif
 
 namespace kiln::plugins {
 
@@ -15,6 +22,22 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+#if KILN_WITH_CUDA
+// Forwards to the region's callable and reports the autotuning tables of its kernels.
+class AutotuneReport : public runtime::CompiledFn {
+ public:
+  AutotuneReport(std::unique_ptr<runtime::CompiledFn> inner, std::shared_ptr<runtime::GpuKernelSet> set)
+      : inner_(std::move(inner)), set_(std::move(set)) {}
+  void run(capture::Interpreter& interp, capture::Interpreter::Env& env) override { inner_->run(interp, env); }
+  std::vector<std::string> take_log() override { return inner_->take_log(); }
+  std::vector<std::vector<session::AutotuneCandidate>> autotune() const override { return set_->candidates; }
+
+ private:
+  std::unique_ptr<runtime::CompiledFn> inner_;
+  std::shared_ptr<runtime::GpuKernelSet> set_;
+};
+#endif
 
 class KilnBackend : public runtime::Backend {
  public:
@@ -56,6 +79,11 @@ class KilnBackend : public runtime::Backend {
     for (const auto& n : graph.nodes)
       if (n.op == ir::NodeOp::CallFunction && !n.outputs.empty())
         notes.push_back({n.name(), n.target, n.loc.str() + (n.module_path.empty() ? "" : " in " + n.module_path)});
+    bool on_gpu = false;
+    for (const auto& n : graph.nodes)
+      if (n.op == ir::NodeOp::Placeholder && !n.outputs.empty() && n.outputs[0].meta.device.rfind("cuda", 0) == 0)
+        on_gpu = true;
+    if (on_gpu) return compile_cuda(entry, region, options, art, std::move(lowered), std::move(fused), notes);
     auto t2 = Clock::now();
     std::string source = codegen::emit_cpp(fused, notes);
     art.stage_ms.push_back({"codegen", ms_since(t2)});
@@ -90,6 +118,60 @@ class KilnBackend : public runtime::Backend {
   }
 
  private:
+  std::unique_ptr<runtime::CompiledFn> compile_cuda(const capture::CompiledRegion& entry,
+                                                    const capture::RegionStatic& region,
+                                                    const runtime::BackendOptions& options, runtime::RegionArtifacts& art,
+                                                    lowering::LoweredRegion lowered, fusion::FusedProgram fused,
+                                                    const std::vector<codegen::NodeNote>& notes) {
+#if KILN_WITH_CUDA
+    auto t2 = Clock::now();
+    std::vector<codegen::CudaKernelInfo> info;
+    std::string source = codegen::emit_cuda(fused, notes, &info);
+    art.stage_ms.push_back({"codegen", ms_since(t2)});
+    art.stages.push_back({"30_kernels.cu", source});
+    auto set = std::make_shared<runtime::GpuKernelSet>();
+    set->info = info;
+    set->symbols = fused.program.symbols;
+    set->nbuf = std::max<size_t>(1, fused.program.comps.size());
+    set->nscalar = std::max<size_t>(1, fused.program.scalar_inputs.size());
+    set->nsym = std::max<size_t>(1, fused.program.symbols.size());
+    set->autotune = options.mode == "max-autotune";
+    std::vector<std::string> names;
+    for (const auto& k : info) names.push_back(k.name);
+    if (!names.empty()) {
+      auto bin = codegen::compile_cuda(source, cuda::device_arch());
+      art.cache_hit = bin.cache_hit;
+      art.stage_ms.push_back({"nvrtc", bin.compile_ms});
+      auto t3 = Clock::now();
+      set->module = std::make_shared<cuda::Module>(bin.cubin, names);
+      art.stage_ms.push_back({"load", ms_since(t3)});
+    }
+    for (const auto& k : fused.kernels) {
+      session::Kernel sk;
+      sk.name = k.name;
+      sk.compile_id = entry.info.compile_id;
+      sk.language = "cuda";
+      sk.source = kernel_source(source, k.name);
+      sk.nodes = k.nodes;
+      bool row = k.kind == fusion::FusedKernel::Kind::Row;
+      sk.launch_config = row ? "one block per row, 256 threads" : "grid-stride, 256 threads";
+      if (set->module) sk.registers = set->module->registers(k.name);
+      art.kernels.push_back(std::move(sk));
+    }
+    auto calls = names.empty() ? std::vector<runtime::KernelCall>{} : runtime::make_gpu_calls(set);
+    std::shared_ptr<void> keep = set;
+    std::unique_ptr<runtime::CompiledFn> fn = std::make_unique<runtime::LoweredRegionFn>(
+        entry, region, std::move(lowered), std::move(fused), std::move(calls), keep);
+    if (options.mode == "reduce-overhead" || options.mode == "max-autotune")
+      fn = runtime::make_cuda_graph_fn(std::move(fn), region.inputs, region.outputs);
+    return std::make_unique<AutotuneReport>(std::move(fn), set);
+#else
+    (void)entry; (void)region; (void)options; (void)lowered; (void)fused; (void)notes;
+    art.note = "this Kiln was built without the CUDA toolkit; region runs eagerly";
+    return nullptr;
+#endif
+  }
+
   // The kernel's function with its comment block, cut from the whole translation unit.
   static std::string kernel_source(const std::string& all, const std::string& name) {
     auto head = all.find("// " + name + ":");

@@ -54,8 +54,13 @@ TEST(ImportCli, BreakyDynamicSummaryAndSession) {
   EXPECT_EQ(s.breaks[0].user_stack.back(), "/home/user/kiln/examples/data/src/sample_models.py:42 in forward");
   EXPECT_EQ(s.kernels.size(), 16u);
   EXPECT_FALSE(s.timeline.empty());
+}
 
-  if (!report_command_built()) GTEST_SKIP() << "kiln report is not built yet; the import part passed";
+TEST(ImportCli, ReportJsonOnAnImportedSession) {
+  if (!report_command_built()) GTEST_SKIP() << "kiln report is not built yet";
+  std::string dir = test::temp_dir(), out;
+  std::string session_path = dir + "/breaky.kiln";
+  ASSERT_EQ(run_kiln("import " + test::data("traces/breaky_dynamic.log") + " -o " + session_path, out), 0) << out;
   ASSERT_EQ(run_kiln("report " + session_path + " --format json", out), 0) << out;
   auto j = nlohmann::json::parse(out.substr(out.find('{')));
   std::string text = j.dump();

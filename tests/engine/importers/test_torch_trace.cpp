@@ -7,6 +7,7 @@
 
 #include "engine/base/error.h"
 #include "engine/importers/torch_trace.h"
+#include "tests/engine/importers/trace_text.h"
 #include "tests/support/paths.h"
 
 using namespace kiln;  // NOLINT
@@ -292,4 +293,28 @@ TEST(TorchTrace, FactsAndErrors) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent/trace.log"), std::string::npos);
   }
   EXPECT_THROW(import_torch_trace(test::data("tlparse")), Error);
+}
+
+TEST(TorchTrace, CompileIdsFromEnvelopesAndMetadata) {
+  test::TraceText log;
+  log.record("\"dynamo_start\": {\"stack\": []}", test::TraceText::ctx(0, 0) + ", \"rank\": 5");
+  log.record("\"dynamo_output_graph\": {}", test::TraceText::ctx(0, 0, 1) + ", \"rank\": 5", "graph of attempt 1");
+  log.record("\"dynamo_output_graph\": {}",
+             ", \"compiled_autograd_id\": 2, \"frame_id\": 1, \"frame_compile_id\": 0, \"attempt\": 0", "ca graph");
+  log.record("\"dynamo_output_graph\": {}", ", \"compiled_autograd_id\": 3, \"frame_id\": null", "ca only");
+  log.record("\"compilation_metrics_runtime\": {\"compile_id\": \"0/0\", \"guard_latency_us\": 7, \"co_name\": null}");
+  log.record("\"bwd_compilation_metrics\": {\"compile_id\": \"0/0\", \"inductor_compile_time_s\": 0.5}");
+  std::string path = test::temp_dir() + "/ids.log";
+  log.write(path);
+  auto s = import_torch_trace(path);
+  EXPECT_EQ(s.rank, 5);
+  ASSERT_EQ(s.regions.size(), 3u);
+  EXPECT_EQ(s.regions[0].compile_id, "[0/0]");  // attempts of one compile share its region
+  EXPECT_EQ(s.regions[0].graphs[0].text, "graph of attempt 1");
+  EXPECT_EQ(s.regions[0].metrics.at("runtime guard_latency_us"), "7");
+  EXPECT_EQ(s.regions[0].metrics.at("bwd inductor_compile_time_s"), "0.5");
+  EXPECT_EQ(s.regions[0].metrics.count("runtime co_name"), 0u);  // nulls are left out
+  EXPECT_EQ(s.regions[1].compile_id, "[!2/1/0]");
+  EXPECT_EQ(s.regions[2].compile_id, "[!3]");
+  EXPECT_TRUE(s.import_notes.empty());
 }

@@ -1,0 +1,211 @@
+#include "engine/codegen/cuda/emit_cuda.h"
+
+#include <functional>
+#include <set>
+#include <sstream>
+
+#include "engine/codegen/kernel_expr.h"
+
+namespace kiln::codegen {
+
+using fusion::FusedKernel;
+
+namespace {
+
+const char* ctype(ir::DType t) {
+  switch (t) {
+    case ir::DType::Float64: return "double";
+    case ir::DType::Int64: return "long long";
+    case ir::DType::Int32: return "int";
+    case ir::DType::Int16: return "short";
+    case ir::DType::Int8: return "signed char";
+    case ir::DType::UInt8: return "unsigned char";
+    case ir::DType::Bool: return "bool";
+    default: return "float";
+  }
+}
+
+struct CudaEmitter : KernelExpr {
+  using KernelExpr::KernelExpr;
+
+  void declare_buffers(std::ostringstream& os, const FusedKernel& k) {
+    std::set<int> used;
+    std::function<void(const VExpr&)> walk = [&](const VExpr& e) {
+      if (!e) return;
+      if (e->op == VExprNode::Op::Load) used.insert(e->comp);
+      walk(e->a);
+      walk(e->b);
+      walk(e->c);
+    };
+    for (int c : k.comps) {
+      walk(p.program.comps[c].body);
+      used.insert(c);
+    }
+    std::set<int> own(k.comps.begin(), k.comps.end());
+    for (int c : used) {
+      if (!p.realized[c]) continue;
+      const Comp& comp = p.program.comps[c];
+      bool w = own.count(c) > 0;
+      os << "  " << (w ? "" : "const ") << ctype(comp.dtype) << "* __restrict__ b" << c << " = static_cast<"
+         << (w ? "" : "const ") << ctype(comp.dtype) << "*>(args.buf[" << c << "]);  // " << cpp_comment(comp.name) << "\n";
+    }
+  }
+
+  // Decomposes a flat index into the loop variables of `sizes` (row-major), first var `first`.
+  void unflatten(std::ostringstream& os, const std::string& flat, const std::vector<Sym>& sizes, size_t first,
+                 const std::string& pad, std::vector<std::string>& vars) {
+    std::string rest = flat;
+    for (size_t d = sizes.size(); d-- > 0;) {
+      std::string v = "i" + std::to_string(first + d);
+      if (d == 0) os << pad << "const long long " << v << " = " << rest << ";\n";
+      else {
+        os << pad << "const long long " << v << " = " << rest << " % " << size(sizes[d]) << ";\n";
+        os << pad << "const long long q" << first + d << " = " << rest << " / " << size(sizes[d]) << ";\n";
+        rest = "q" + std::to_string(first + d);
+      }
+    }
+    for (size_t d = 0; d < sizes.size(); ++d) vars.push_back("i" + std::to_string(first + d));
+  }
+
+  void pointwise(std::ostringstream& os, const FusedKernel& k, int width) {
+    const auto& sizes = p.program.comps[k.comps[0]].sizes;
+    std::string total = size_product(sizes);
+    os << "  const long long total = " << total << ";\n";
+    if (width > 1) {
+      os << "  // " << width << " consecutive elements per thread (the innermost size is a multiple of " << width << ")\n";
+      os << "  for (long long base = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * " << width
+         << "; base < total; base += static_cast<long long>(gridDim.x) * blockDim.x * " << width << ") {\n";
+      os << "    #pragma unroll\n    for (int lane = 0; lane < " << width << "; ++lane) {\n";
+      os << "      const long long flat = base + lane;\n";
+    } else {
+      os << "  for (long long flat = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; flat < total; flat += "
+            "static_cast<long long>(gridDim.x) * blockDim.x) {\n";
+    }
+    std::string pad = width > 1 ? "      " : "    ";
+    std::vector<std::string> vars;
+    unflatten(os, "flat", sizes, 0, pad, vars);
+    for (int c : k.comps) {
+      const Comp& comp = p.program.comps[c];
+      std::vector<lowering::IExpr> idx;
+      for (size_t d = 0; d < comp.sizes.size(); ++d) idx.push_back(lowering::ie_var(static_cast<int>(d)));
+      os << pad << "b" << c << "[" << offset(c, idx, vars) << "] = " << value(comp.body, vars, {}, 0) << ";  // "
+         << cpp_comment(comp.name) << "\n";
+    }
+    if (width > 1) os << "    }\n";
+    os << "  }\n";
+  }
+
+  void row(std::ostringstream& os, const FusedKernel& k) {
+    os << "  __shared__ float smem[33];\n";
+    os << "  const long long rows = " << size_product(k.outer) << ";\n";
+    os << "  for (long long row = blockIdx.x; row < rows; row += gridDim.x) {\n";
+    std::vector<std::string> vars;
+    unflatten(os, "row", k.outer, 0, "    ", vars);
+    std::map<int, std::string> accs;
+    std::vector<lowering::IExpr> row_idx;
+    for (size_t d = 0; d < k.outer.size(); ++d) row_idx.push_back(lowering::ie_var(static_cast<int>(d)));
+    for (int c : k.comps) {
+      const Comp& comp = p.program.comps[c];
+      if (comp.kind == Comp::Kind::Reduction) {
+        std::string acc = "acc" + std::to_string(c);
+        std::string op = comp.reduce_op;
+        os << "    float " << acc << " = " << (op == "sum" ? "0.0f" : op == "max" ? "-INFINITY" : "INFINITY") << ";  // "
+           << op << " for " << cpp_comment(comp.name) << "\n";
+        os << "    for (long long r = threadIdx.x; r < " << size_product(comp.reduce_sizes) << "; r += blockDim.x) {\n";
+        std::vector<std::string> rvars = vars;
+        unflatten(os, "r", comp.reduce_sizes, k.outer.size(), "      ", rvars);
+        std::string v = value(comp.body, rvars, accs, k.outer.size());
+        if (op == "sum") os << "      " << acc << " += " << v << ";\n";
+        else os << "      " << acc << " = kiln_" << op << "(" << acc << ", " << v << ");\n";
+        os << "    }\n";
+        os << "    " << acc << " = kiln_block_" << op << "(" << acc << ", smem);\n";
+        if (!comp.post_div_sizes.empty())
+          os << "    " << acc << " = " << acc << " / static_cast<float>(" << size_product(comp.post_div_sizes) << ");\n";
+        os << "    if (threadIdx.x == 0) b" << c << "[" << offset(c, row_idx, vars) << "] = " << acc << ";\n";
+        accs[c] = acc;
+      } else {
+        std::vector<Sym> inner(comp.sizes.begin() + k.outer.size(), comp.sizes.end());
+        os << "    for (long long e = threadIdx.x; e < " << size_product(inner) << "; e += blockDim.x) {\n";
+        std::vector<std::string> ivars = vars;
+        unflatten(os, "e", inner, k.outer.size(), "      ", ivars);
+        std::vector<lowering::IExpr> idx;
+        for (size_t d = 0; d < comp.sizes.size(); ++d) idx.push_back(lowering::ie_var(static_cast<int>(d)));
+        os << "      b" << c << "[" << offset(c, idx, ivars) << "] = " << value(comp.body, ivars, accs, k.outer.size())
+           << ";  // " << cpp_comment(comp.name) << "\n";
+        os << "    }\n";
+      }
+    }
+    os << "    __syncthreads();\n  }\n";
+  }
+};
+
+int vector_width(const fusion::FusedProgram& p, const FusedKernel& k) {
+  const auto& sizes = p.program.comps[k.comps[0]].sizes;
+  if (sizes.empty() || !capture::sym_is_const(sizes.back())) return 1;
+  return sizes.back()->value % 4 == 0 ? 4 : 1;
+}
+
+}  // namespace
+
+std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>& notes,
+                      std::vector<CudaKernelInfo>* info) {
+  CudaEmitter em(p, KernelExpr::Dialect::Cuda);
+  std::ostringstream os;
+  size_t nbuf = std::max<size_t>(1, p.program.comps.size());
+  size_t nscalar = std::max<size_t>(1, p.program.scalar_inputs.size());
+  size_t nsym = std::max<size_t>(1, p.program.symbols.size());
+  os << "// Generated by Kiln's CUDA backend (NVRTC). One __global__ function per fused kernel.\n"
+     << "#define INFINITY __int_as_float(0x7f800000)\n#define NAN __int_as_float(0x7fffffff)\n\n"
+     << "struct KilnArgs {\n  void* buf[" << nbuf << "];\n  double scalar[" << nscalar << "];\n  long long sym[" << nsym
+     << "];\n};\n\n"
+     << "__device__ __forceinline__ long long kiln_floordiv(long long a, long long b) { long long q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }\n"
+     << "__device__ __forceinline__ long long kiln_mod(long long a, long long b) { long long r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n"
+     << "__device__ __forceinline__ float kiln_relu(float a) { return a != a ? a : (a > 0.0f ? a : 0.0f); }\n"
+     << "__device__ __forceinline__ float kiln_max(float a, float b) { return (a != a || a > b) ? a : b; }\n"
+     << "__device__ __forceinline__ float kiln_min(float a, float b) { return (a != a || a < b) ? a : b; }\n"
+     << "__device__ __forceinline__ float kiln_sum(float a, float b) { return a + b; }\n";
+  for (const char* op : {"sum", "max", "min"}) {
+    std::string ident = std::string(op) == "sum" ? "0.0f" : std::string(op) == "max" ? "-INFINITY" : "INFINITY";
+    os << "// Block-wide " << op << ": warp shuffles, then one value per warp through shared memory.\n"
+       << "__device__ float kiln_block_" << op << "(float v, float* smem) {\n"
+       << "  for (int o = 16; o > 0; o >>= 1) v = kiln_" << op << "(v, __shfl_down_sync(0xffffffffu, v, o));\n"
+       << "  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n"
+       << "  __syncthreads();\n  if (lane == 0) smem[warp] = v;\n  __syncthreads();\n"
+       << "  if (warp == 0) {\n    v = threadIdx.x < ((blockDim.x + 31) >> 5) ? smem[lane] : " << ident << ";\n"
+       << "    for (int o = 16; o > 0; o >>= 1) v = kiln_" << op << "(v, __shfl_down_sync(0xffffffffu, v, o));\n"
+       << "    if (lane == 0) smem[32] = v;\n  }\n  __syncthreads();\n  return smem[32];\n}\n";
+  }
+  os << "\n";
+  for (const auto& k : p.kernels) {
+    int width = k.kind == FusedKernel::Kind::Row ? 1 : vector_width(p, k);
+    std::ostringstream head;
+    head << "// " << k.name << ": " << (k.kind == FusedKernel::Kind::Row ? "row kernel (one block per row)" : "pointwise kernel")
+         << " fusing " << k.nodes.size() << " graph node" << (k.nodes.size() == 1 ? "" : "s") << "\n";
+    for (const auto& nd : k.nodes) {
+      std::string line = "//   " + cpp_comment(nd);
+      for (const auto& note : notes)
+        if (note.name == nd) {
+          line += " = " + cpp_comment(note.target);
+          if (!note.where.empty()) line += "  (" + cpp_comment(note.where) + ")";
+        }
+      head << line << "\n";
+    }
+    os << head.str() << "extern \"C\" __global__ void " << k.name << "(const KilnArgs args) {\n";
+    os << "  const double* scalar = args.scalar; const long long* sym = args.sym; (void)scalar; (void)sym;\n";
+    em.declare_buffers(os, k);
+    if (k.kind == FusedKernel::Kind::Row) em.row(os, k);
+    else em.pointwise(os, k, width);
+    os << "}\n\n";
+    if (info) {
+      CudaKernelInfo ki;
+      ki.name = k.name;
+      ki.row = k.kind == FusedKernel::Kind::Row;
+      ki.range = ki.row ? k.outer : p.program.comps[k.comps[0]].sizes;
+      ki.vector_width = width;
+      info->push_back(ki);
+    }
+  }
+  return os.str();
+}
+
+}  // namespace kiln::codegen

@@ -1,0 +1,29 @@
+// CUDA code generation for fused kernels (compiled with NVRTC, launched through the driver API).
+//
+// emit_cuda(program, notes)
+//   post: one `extern "C" __global__` function per kernel taking one KilnArgs by value (every
+//         buffer pointer of the region, its scalar inputs, its size symbols). Pointwise kernels are
+//         grid-stride loops, 4 elements per thread when the innermost size allows 16-byte vector
+//         accesses; row kernels run one block per row with warp-shuffle + shared-memory block
+//         reductions (softmax and layer_norm stay one kernel). A pure function (golden-tested).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/codegen/cpp/emit_cpp.h"
+#include "engine/fusion/schedule.h"
+
+namespace kiln::codegen {
+
+struct CudaKernelInfo {
+  std::string name;
+  bool row = false;
+  std::vector<lowering::Sym> range;  // pointwise: the sizes; row: the rows (outer sizes)
+  int vector_width = 1;              // pointwise elements per thread along the innermost dim
+};
+
+std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>& notes = {},
+                      std::vector<CudaKernelInfo>* info = nullptr);
+
+}  // namespace kiln::codegen

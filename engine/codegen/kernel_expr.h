@@ -1,0 +1,145 @@
+// Expressions inside generated kernels: sizes, index arithmetic, row-major offsets and value
+// expressions of the loop IR, spelled for C++ or CUDA. Shared by the C++ and CUDA emitters.
+#pragma once
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/codegen/cpp/emit_cpp.h"
+#include "engine/fusion/schedule.h"
+
+namespace kiln::codegen {
+
+using lowering::Comp;
+using lowering::IExpr;
+using lowering::IExprNode;
+using lowering::Sym;
+using lowering::VExpr;
+using lowering::VExprNode;
+
+struct KernelExpr {
+  enum class Dialect { Cpp, Cuda };
+  const fusion::FusedProgram& p;
+  std::map<std::string, int> sym_index;
+  Dialect dialect = Dialect::Cpp;
+
+  KernelExpr(const fusion::FusedProgram& program, Dialect d) : p(program), dialect(d) {
+    for (size_t i = 0; i < p.program.symbols.size(); ++i) sym_index[p.program.symbols[i]] = static_cast<int>(i);
+  }
+
+  std::string size(const Sym& s) {
+    using Op = capture::SymNode::Op;
+    switch (s->op) {
+      case Op::Const: return std::to_string(s->value) + "LL";
+      case Op::Var: {
+        auto it = sym_index.find(s->name);
+        return it == sym_index.end() ? "0LL /* unknown symbol */" : "sym[" + std::to_string(it->second) + "]";
+      }
+      case Op::Add: return "(" + size(s->a) + " + " + size(s->b) + ")";
+      case Op::Sub: return "(" + size(s->a) + " - " + size(s->b) + ")";
+      case Op::Mul: return "(" + size(s->a) + " * " + size(s->b) + ")";
+      case Op::FloorDiv: return "kiln_floordiv(" + size(s->a) + ", " + size(s->b) + ")";
+      case Op::Mod: return "kiln_mod(" + size(s->a) + ", " + size(s->b) + ")";
+      default: return "0LL";
+    }
+  }
+
+  std::string index(const IExpr& e, const std::vector<std::string>& vars) {
+    switch (e->op) {
+      case IExprNode::Op::Const: return std::to_string(e->value);
+      case IExprNode::Op::Var: return e->var < static_cast<int>(vars.size()) ? vars[e->var] : "0";
+      case IExprNode::Op::Size: return size(e->size);
+      case IExprNode::Op::Add: return "(" + index(e->a, vars) + " + " + index(e->b, vars) + ")";
+      case IExprNode::Op::Mul: return index(e->a, vars) + " * " + index(e->b, vars);
+      case IExprNode::Op::FloorDiv: return "kiln_floordiv(" + index(e->a, vars) + ", " + index(e->b, vars) + ")";
+      case IExprNode::Op::Mod: return "kiln_mod(" + index(e->a, vars) + ", " + index(e->b, vars) + ")";
+    }
+    return "0";
+  }
+
+  // Row-major offset of an index into computation c.
+  std::string offset(int c, const std::vector<IExpr>& idx, const std::vector<std::string>& vars) {
+    const auto& sizes = p.program.comps[c].sizes;
+    std::string off;
+    for (size_t d = 0; d < idx.size(); ++d) {
+      std::string stride;
+      for (size_t k = d + 1; k < sizes.size(); ++k) {
+        std::string s = size(sizes[k]);
+        if (s == "1LL") continue;
+        stride += (stride.empty() ? "" : " * ") + s;
+      }
+      std::string term = index(idx[d], vars);
+      if (term == "0") continue;
+      if (!stride.empty()) term = "(" + term + ") * " + stride;
+      off += (off.empty() ? "" : " + ") + term;
+    }
+    return off.empty() ? "0" : off;
+  }
+
+  static std::string literal(double v) {
+    if (std::isnan(v)) return "NAN";
+    if (std::isinf(v)) return v > 0 ? "INFINITY" : "-INFINITY";
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.9g", v);
+    std::string s = buf;
+    if (s.find_first_of(".eE") == std::string::npos) s += ".0";
+    return s + "f";
+  }
+
+  // accumulators: reduction computations of the current row kernel → local variable names.
+  std::string value(const VExpr& e, const std::vector<std::string>& vars, const std::map<int, std::string>& accs,
+                    size_t outer_rank) {
+    switch (e->op) {
+      case VExprNode::Op::Const: return literal(e->value);
+      case VExprNode::Op::Scalar: return "static_cast<float>(scalar[" + std::to_string(e->scalar) + "])";
+      case VExprNode::Op::Load: {
+        auto acc = accs.find(e->comp);
+        if (acc != accs.end()) return acc->second;
+        const Comp& c = p.program.comps[e->comp];
+        std::string load = "b" + std::to_string(e->comp) + "[" + offset(e->comp, e->index, vars) + "]";
+        return c.dtype == ir::DType::Float32 || c.dtype == ir::DType::Bool ? load : "static_cast<float>(" + load + ")";
+      }
+      case VExprNode::Op::Unary: {
+        std::string a = value(e->a, vars, accs, outer_rank);
+        const std::string& f = e->fn;
+        const bool cuda = dialect == Dialect::Cuda;
+        if (f == "relu") return "kiln_relu(" + a + ")";
+        if (f == "sigmoid") return cuda ? "(1.0f / (1.0f + expf(-(" + a + "))))" : "(1.0f / (1.0f + std::exp(-(" + a + "))))";
+        if (f == "rsqrt") return cuda ? "rsqrtf(" + a + ")" : "(1.0f / std::sqrt(" + a + "))";
+        if (f == "neg") return "(-(" + a + "))";
+        if (f == "abs") return cuda ? "fabsf(" + a + ")" : "std::fabs(" + a + ")";
+        if (f == "reciprocal") return "(1.0f / (" + a + "))";
+        if (f == "not") return "(!(" + a + "))";
+        return cuda ? f + "f(" + a + ")" : "std::" + f + "(" + a + ")";
+      }
+      case VExprNode::Op::Binary: {
+        if (e->fn == "idx_lt") return "(" + index(e->index[0], vars) + " < " + index(e->index[1], vars) + ")";
+        std::string a = value(e->a, vars, accs, outer_rank), b = value(e->b, vars, accs, outer_rank);
+        static const std::map<std::string, std::string> ops = {{"add", "+"}, {"sub", "-"}, {"mul", "*"}, {"div", "/"},
+                                                               {"gt", ">"},  {"lt", "<"},  {"ge", ">="}, {"le", "<="},
+                                                               {"eq", "=="}, {"ne", "!="}, {"and", "&&"}, {"or", "||"}};
+        auto it = ops.find(e->fn);
+        if (it != ops.end()) return "(" + a + " " + it->second + " " + b + ")";
+        if (e->fn == "max") return "kiln_max(" + a + ", " + b + ")";
+        if (e->fn == "min") return "kiln_min(" + a + ", " + b + ")";
+        if (e->fn == "pow") return (dialect == Dialect::Cuda ? "powf(" : "std::pow(") + a + ", " + b + ")";
+        return "/* unknown " + cpp_comment(e->fn) + " */ 0.0f";
+      }
+      case VExprNode::Op::Where:
+        return "(" + value(e->c, vars, accs, outer_rank) + " ? " + value(e->a, vars, accs, outer_rank) + " : " +
+               value(e->b, vars, accs, outer_rank) + ")";
+    }
+    return "0.0f";
+  }
+
+  std::string size_product(const std::vector<Sym>& sizes) {
+    std::string s;
+    for (const auto& x : sizes) s += (s.empty() ? "" : " * ") + size(x);
+    return s.empty() ? "1LL" : s;
+  }
+};
+
+}  // namespace kiln::codegen

@@ -1,0 +1,131 @@
+#include "engine/runtime/cuda/cuda_graph_fn.h"
+
+#include "engine/base/error.h"
+
+#if KILN_TORCH_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#include <ATen/cuda/CUDAEvent.h>
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAGuard.h>
+#endif
+
+namespace kiln::runtime {
+
+namespace {
+
+class TraceFn : public CompiledFn {
+ public:
+  explicit TraceFn(const capture::CompiledRegion& e) : entry_(e) {}
+  void run(capture::Interpreter& interp, capture::Interpreter::Env& env) override { capture::run_trace(entry_, interp, env); }
+
+ private:
+  capture::CompiledRegion entry_;
+};
+
+#if KILN_TORCH_CUDA
+
+class CudaGraphFn : public CompiledFn {
+ public:
+  CudaGraphFn(std::unique_ptr<CompiledFn> inner, std::vector<const torch::jit::Value*> inputs,
+              std::vector<const torch::jit::Value*> outputs)
+      : inner_(std::move(inner)), inputs_(std::move(inputs)), outputs_(std::move(outputs)) {}
+
+  void run(capture::Interpreter& interp, capture::Interpreter::Env& env) override {
+    std::vector<c10::IValue> in;
+    std::string key;
+    bool cpu = false;
+    for (const auto* v : inputs_) {
+      in.push_back(capture::lookup(env, v));
+      if (in.back().isTensor()) {
+        const auto& t = in.back().toTensor();
+        cpu |= !t.is_cuda();
+        key += c10::str(t.sizes()) + c10::str(t.strides()) + ";";
+      } else {
+        key += c10::str(in.back()) + ";";  // scalars are baked into the captured launches
+      }
+    }
+    if (cpu) {
+      log_.push_back("skipped: region has CPU tensors; ran without a CUDA graph");
+      inner_->run(interp, env);
+      return;
+    }
+    auto it = graphs_.find(key);
+    if (it == graphs_.end()) {
+      // Warm up outside capture (allocations, autotuning, lazy module loads), then record.
+      inner_->run(interp, env);
+      Recorded rec;
+      for (const auto& iv : in) rec.static_inputs.push_back(iv.isTensor() ? c10::IValue(iv.toTensor().clone()) : iv);
+      auto side = at::cuda::getStreamFromPool();
+      auto main = at::cuda::getCurrentCUDAStream();
+      at::cuda::CUDAEvent ready;
+      ready.record(main);
+      ready.block(side);
+      {
+        c10::cuda::CUDAStreamGuard guard(side);
+        for (size_t i = 0; i < inputs_.size(); ++i) env[inputs_[i]] = rec.static_inputs[i];
+        rec.graph = std::make_unique<at::cuda::CUDAGraph>();
+        rec.graph->capture_begin();
+        inner_->run(interp, env);
+        rec.graph->capture_end();
+        for (const auto* v : outputs_) rec.static_outputs.push_back(capture::lookup(env, v));
+      }
+      at::cuda::CUDAEvent done;
+      done.record(side);
+      done.block(main);
+      log_.push_back(std::string("recorded a CUDA graph (") + (graphs_.empty() ? "first call" : "new input shapes") + ")");
+      it = graphs_.emplace(key, std::move(rec)).first;
+    }
+    auto& rec = it->second;
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      if (!in[i].isTensor()) continue;
+      const auto& t = in[i].toTensor();
+      auto& s = rec.static_inputs[i].toTensor();
+      if (t.data_ptr() != s.data_ptr()) s.copy_(t, /*non_blocking=*/true);
+    }
+    rec.graph->replay();
+    for (size_t i = 0; i < outputs_.size(); ++i) env[outputs_[i]] = rec.static_outputs[i];
+    for (size_t i = 0; i < inputs_.size(); ++i) env[inputs_[i]] = in[i];
+    ++replays_;
+    if (replays_ <= 3 || replays_ % 100 == 0) log_.push_back("replayed the CUDA graph (replay " + std::to_string(replays_) + ")");
+  }
+
+  std::vector<std::string> take_log() override {
+    auto out = std::move(log_);
+    log_.clear();
+    return out;
+  }
+  std::vector<std::vector<session::AutotuneCandidate>> autotune() const override { return inner_->autotune(); }
+
+ private:
+  struct Recorded {
+    std::unique_ptr<at::cuda::CUDAGraph> graph;
+    std::vector<c10::IValue> static_inputs;
+    std::vector<c10::IValue> static_outputs;
+  };
+  std::unique_ptr<CompiledFn> inner_;
+  std::vector<const torch::jit::Value*> inputs_, outputs_;
+  std::map<std::string, Recorded> graphs_;
+  std::vector<std::string> log_;
+  int64_t replays_ = 0;
+};
+
+#endif
+
+}  // namespace
+
+std::unique_ptr<CompiledFn> make_trace_fn(const capture::CompiledRegion& entry) { return std::make_unique<TraceFn>(entry); }
+
+std::unique_ptr<CompiledFn> make_cuda_graph_fn(std::unique_ptr<CompiledFn> inner,
+                                               std::vector<const torch::jit::Value*> inputs,
+                                               std::vector<const torch::jit::Value*> outputs) {
+#if KILN_TORCH_CUDA
+  return std::make_unique<CudaGraphFn>(std::move(inner), std::move(inputs), std::move(outputs));
+#else
+  (void)inner;
+  (void)inputs;
+  (void)outputs;
+  throw Error("CUDA graphs need a LibTorch built with CUDA (this one is CPU only)");
+#endif
+}
+
+}  // namespace kiln::runtime

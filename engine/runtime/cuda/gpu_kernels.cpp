@@ -1,0 +1,99 @@
+#include "engine/runtime/cuda/gpu_kernels.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+#include "engine/base/error.h"
+
+#if KILN_TORCH_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#include <cuda_runtime_api.h>
+#endif
+
+namespace kiln::runtime {
+
+#if KILN_TORCH_CUDA
+
+namespace {
+
+int64_t range_size(const std::vector<lowering::Sym>& range, const std::map<std::string, int64_t>& b) {
+  int64_t n = 1;
+  for (const auto& s : range) {
+    auto v = capture::sym_eval(s, b);
+    if (!v) throw Error("CUDA launch: size " + capture::sym_str(s) + " cannot be evaluated");
+    n *= *v;
+  }
+  return n;
+}
+
+void launch_one(const GpuKernelSet& set, size_t k, unsigned threads, int64_t work, std::vector<char>& args,
+                cuda::Stream stream) {
+  const auto& info = set.info[k];
+  int64_t per_block = info.row ? 1 : static_cast<int64_t>(threads) * info.vector_width;
+  int64_t blocks = std::max<int64_t>(1, (work + per_block - 1) / per_block);
+  blocks = std::min<int64_t>(blocks, info.row ? (int64_t(1) << 30) : 65535 * 64);
+  cuda::launch(set.module->function(info.name), static_cast<unsigned>(blocks), threads, 0, stream, args.data(),
+               args.size());
+}
+
+}  // namespace
+
+std::vector<KernelCall> make_gpu_calls(const std::shared_ptr<GpuKernelSet>& set) {
+  std::vector<KernelCall> calls;
+  set->threads.assign(set->info.size(), 0);
+  set->tuned.assign(set->info.size(), !set->autotune);
+  set->candidates.assign(set->info.size(), {});
+  for (size_t k = 0; k < set->info.size(); ++k) {
+    set->threads[k] = set->info[k].row ? 256 : 256;
+    calls.push_back([set, k](void* const* ptrs, const double* scalars, const int64_t* syms) {
+      std::vector<char> args(8 * (set->nbuf + set->nscalar + set->nsym), 0);
+      std::memcpy(args.data(), ptrs, 8 * set->nbuf);
+      std::memcpy(args.data() + 8 * set->nbuf, scalars, 8 * std::min(set->nscalar, set->nscalar));
+      std::memcpy(args.data() + 8 * (set->nbuf + set->nscalar), syms, 8 * set->symbols.size());
+      std::map<std::string, int64_t> bindings;
+      for (size_t i = 0; i < set->symbols.size(); ++i) bindings[set->symbols[i]] = syms[i];
+      int64_t work = range_size(set->info[k].range, bindings);
+      auto stream = static_cast<cuda::Stream>(at::cuda::getCurrentCUDAStream().stream());
+      cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+      cudaStreamIsCapturing(static_cast<cudaStream_t>(stream), &capturing);
+      if (!set->tuned[k] && capturing == cudaStreamCaptureStatusNone) {
+        // max-autotune: time each candidate block size on the real buffers (kernels never write
+        // their inputs, so repeating them is harmless) and keep the fastest.
+        const unsigned options[] = {64, 128, 256, 512, 1024};
+        float best = 1e30f;
+        for (unsigned t : options) {
+          for (int w = 0; w < 2; ++w) launch_one(*set, k, t, work, args, stream);
+          cuda::EventTimer timer(stream);
+          timer.start();
+          const int reps = 10;
+          for (int r = 0; r < reps; ++r) launch_one(*set, k, t, work, args, stream);
+          float ms = timer.stop_ms() / reps;
+          set->candidates[k].push_back({"threads=" + std::to_string(t) + ", elements/thread=" +
+                                            std::to_string(set->info[k].vector_width) +
+                                            (set->info[k].row ? ", one block per row" : ""),
+                                        ms, false});
+          if (ms < best) {
+            best = ms;
+            set->threads[k] = t;
+          }
+        }
+        for (auto& c : set->candidates[k])
+          c.chosen = c.config.rfind("threads=" + std::to_string(set->threads[k]) + ",", 0) == 0;
+        set->tuned[k] = true;
+      }
+      launch_one(*set, k, set->threads[k], work, args, stream);
+    });
+  }
+  return calls;
+}
+
+#else
+
+std::vector<KernelCall> make_gpu_calls(const std::shared_ptr<GpuKernelSet>&) {
+  throw Error("CUDA kernels need a LibTorch built with CUDA (this one is CPU only)");
+}
+
+#endif
+
+}  // namespace kiln::runtime

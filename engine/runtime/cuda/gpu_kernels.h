@@ -1,0 +1,32 @@
+// Launching generated CUDA kernels from a lowered region: one KernelCall per kernel that packs the
+// region's buffers, scalars and size symbols into the kernel's by-value argument block, sizes the
+// grid from the (possibly symbolic) range and launches on LibTorch's current stream. In
+// max-autotune mode the first call times every candidate block size and keeps the fastest.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/codegen/cuda/emit_cuda.h"
+#include "engine/runtime/cuda/cuda_driver.h"
+#include "engine/runtime/lowered_region.h"
+#include "engine/session/session.h"
+
+namespace kiln::runtime {
+
+struct GpuKernelSet {
+  std::shared_ptr<cuda::Module> module;
+  std::vector<codegen::CudaKernelInfo> info;
+  std::vector<std::string> symbols;
+  size_t nbuf = 0, nscalar = 0, nsym = 0;
+  bool autotune = false;
+  std::vector<unsigned> threads;  // per kernel
+  std::vector<bool> tuned;
+  std::vector<std::vector<session::AutotuneCandidate>> candidates;
+};
+
+// Available only when LibTorch has CUDA (KILN_TORCH_CUDA); throws kiln::Error otherwise.
+std::vector<KernelCall> make_gpu_calls(const std::shared_ptr<GpuKernelSet>& set);
+
+}  // namespace kiln::runtime
