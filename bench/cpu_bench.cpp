@@ -6,6 +6,8 @@
 #include <ATen/Parallel.h>
 #include <torch/script.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>

@@ -87,7 +87,7 @@ int main(int argc, char** argv) {
   return 0;
 #else
   if (argc < 2) {
-    std::fprintf(stderr, "usage: kiln_gpu_bench MODELS_DIR [inductor.json] [out.json]\n");
+    std::fprintf(stderr, "usage: kiln_gpu_bench MODELS_DIR [inductor.json] [out.json] [only-model]\n");
     return 2;
   }
   std::string dir = argv[1];
@@ -110,7 +110,9 @@ int main(int argc, char** argv) {
   std::snprintf(line, sizeof line, "| %-13s | %7s | %7s | %7s | %7s | %7s | %9s | %7s | %9s | %9s | %9s |\n", "model", "eager",
                 "default", "red-ovh", "max-at", "cudagr", "inductor*", "K/I", "K cold s", "K warm s", "I cold s");
   table << line << "|---|---|---|---|---|---|---|---|---|---|---|\n";
+  std::string only = argc > 4 ? argv[4] : "";
   for (const auto& c : cases) {
+    if (!only.empty() && only != c.name) continue;
     std::string path = dir + "/" + c.name + ".pt";
     if (!std::filesystem::exists(path)) continue;
     auto m = model::load_model(path, "cuda");
@@ -130,7 +132,9 @@ int main(int argc, char** argv) {
         cold = r.cold_s;
         warm = r.warm_s;
       }
-      std::fprintf(stderr, "%s %s: %.4f ms (err %.2g) %s\n", c.name, mode, r.ms, r.err, r.note.c_str());
+      std::fprintf(stderr, "%s %s: %.4f ms (err %.2g, cold %.1f s) %s\n", c.name, mode, r.ms, r.err, r.cold_s,
+                   r.note.c_str());
+      std::fflush(stderr);
     }
     auto cg = run_kiln(m, x, ref, "cudagraphs", "default", cache_root);
     j["cudagraphs"] = {{"ms", cg.ms}, {"rel_err", cg.err}};
@@ -153,7 +157,7 @@ int main(int argc, char** argv) {
   }
   // Bandwidth: the pointwise chain at 1e8 elements vs a device-to-device copy (bytes read + written).
   std::string pw = dir + "/pointwise_1e4.pt";
-  if (std::filesystem::exists(pw)) {
+  if (std::filesystem::exists(pw) && (only.empty() || only == "bandwidth")) {
     auto m = model::load_model(pw, "cuda");
     auto x = runtime::make_inputs({parse_input_spec("100000000")})[0].to(torch::kCUDA);
     auto y = at::empty_like(x);
@@ -173,6 +177,11 @@ int main(int argc, char** argv) {
     all["bandwidth"] = {{"kiln_ms", k_ms}, {"copy_ms", copy_ms}};
   }
   if (argc > 3) std::ofstream(argv[3]) << all.dump(1);
+  if (!only.empty()) {  // one model per process (the recipe runs each under a timeout)
+    std::string t = table.str();
+    std::printf("%s", t.substr(t.find("|---|---|---|---|---|---|---|---|---|---|---|\n") + 48).c_str());
+    return 0;
+  }
   std::printf("\nGPU benchmark (%s), steady-state ms (CUDA events, median of 100), K/I = Kiln best mode / Inductor best "
               "mode (*inductor from bench/gpu/inductor_peer.py)\n%s",
               cuda::device_name().c_str(), table.str().c_str());

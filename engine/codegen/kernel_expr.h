@@ -90,8 +90,42 @@ struct KernelExpr {
   }
 
   // accumulators: reduction computations of the current row kernel → local variable names.
+  // Common subexpressions of one statement become locals: inlining a value used twice (x + sin(x))
+  // duplicates its tree, and without this the generated code would compute it again each time.
+  std::map<std::string, std::string>* cse = nullptr;
+  std::vector<std::string>* prelude = nullptr;
+  int temps = 0;
+
+  // Starts a statement: subexpressions it shares go into `lines` as locals.
+  void begin_statement(std::map<std::string, std::string>& table, std::vector<std::string>& lines) {
+    cse = &table;
+    prelude = &lines;
+  }
+  void end_statement() {
+    cse = nullptr;
+    prelude = nullptr;
+  }
+
+  std::string share(std::string text) {
+    if (!cse || text.size() < 10) return text;
+    auto it = cse->find(text);
+    if (it != cse->end()) return it->second;
+    std::string name = "t" + std::to_string(temps++);
+    prelude->push_back("const auto " + name + " = " + text + ";");
+    (*cse)[text] = name;
+    return name;
+  }
+
   std::string value(const VExpr& e, const std::vector<std::string>& vars, const std::map<int, std::string>& accs,
                     size_t outer_rank) {
+    std::string text = value_raw(e, vars, accs, outer_rank);
+    if (e->op == VExprNode::Op::Unary || e->op == VExprNode::Op::Binary || e->op == VExprNode::Op::Where)
+      return share(std::move(text));
+    return text;
+  }
+
+  std::string value_raw(const VExpr& e, const std::vector<std::string>& vars, const std::map<int, std::string>& accs,
+                        size_t outer_rank) {
     switch (e->op) {
       case VExprNode::Op::Const: return literal(e->value);
       case VExprNode::Op::Scalar: return "static_cast<float>(scalar[" + std::to_string(e->scalar) + "])";

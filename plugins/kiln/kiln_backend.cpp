@@ -135,6 +135,8 @@ class KilnBackend : public runtime::Backend {
     set->nbuf = std::max<size_t>(1, fused.program.comps.size());
     set->nscalar = std::max<size_t>(1, fused.program.scalar_inputs.size());
     set->nsym = std::max<size_t>(1, fused.program.symbols.size());
+    set->buffer_count = fused.program.comps.size();
+    set->scalar_count = fused.program.scalar_inputs.size();
     set->autotune = options.mode == "max-autotune";
     std::vector<std::string> names;
     for (const auto& k : info) names.push_back(k.name);

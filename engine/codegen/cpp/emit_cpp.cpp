@@ -104,8 +104,13 @@ struct Emitter : KernelExpr {
       const Comp& comp = p.program.comps[c];
       std::vector<lowering::IExpr> idx;
       for (size_t d = 0; d < comp.sizes.size(); ++d) idx.push_back(lowering::ie_var(static_cast<int>(d)));
-      os << pad << "b" << c << "[" << offset(c, idx, vars) << "] = " << value(comp.body, vars, {}, 0) << ";  // "
-         << cpp_comment(comp.name) << "\n";
+      std::map<std::string, std::string> table;
+      std::vector<std::string> lines;
+      begin_statement(table, lines);
+      std::string v = value(comp.body, vars, {}, 0);
+      end_statement();
+      for (const auto& l : lines) os << pad << l << "\n";
+      os << pad << "b" << c << "[" << offset(c, idx, vars) << "] = " << v << ";  // " << cpp_comment(comp.name) << "\n";
     }
     loops_close(os, sizes.size(), "  ");
   }
@@ -129,7 +134,12 @@ struct Emitter : KernelExpr {
         std::ostringstream inner;
         loops_open(inner, comp.reduce_sizes, k.outer.size(), pad, false, rvars);
         std::string ipad = pad + std::string(2 * comp.reduce_sizes.size(), ' ');
+        std::map<std::string, std::string> table;
+        std::vector<std::string> lines;
+        begin_statement(table, lines);
         std::string v = value(comp.body, rvars, accs, k.outer.size());
+        end_statement();
+        for (const auto& l : lines) inner << ipad << l << "\n";
         if (sum) inner << ipad << acc << " += " << v << ";\n";
         else inner << ipad << "{ const float v = " << v << "; " << acc << " = kiln_" << comp.reduce_op << "(" << acc
                    << ", v); }\n";
@@ -146,8 +156,13 @@ struct Emitter : KernelExpr {
         std::string ipad = pad + std::string(2 * inner_sizes.size(), ' ');
         std::vector<lowering::IExpr> idx;
         for (size_t d = 0; d < comp.sizes.size(); ++d) idx.push_back(lowering::ie_var(static_cast<int>(d)));
-        os << ipad << "b" << c << "[" << offset(c, idx, ivars) << "] = " << value(comp.body, ivars, accs, k.outer.size())
-           << ";  // " << cpp_comment(comp.name) << "\n";
+        std::map<std::string, std::string> table;
+        std::vector<std::string> lines;
+        begin_statement(table, lines);
+        std::string v = value(comp.body, ivars, accs, k.outer.size());
+        end_statement();
+        for (const auto& l : lines) os << ipad << l << "\n";
+        os << ipad << "b" << c << "[" << offset(c, idx, ivars) << "] = " << v << ";  // " << cpp_comment(comp.name) << "\n";
         loops_close(os, inner_sizes.size(), pad);
       }
     }

@@ -88,8 +88,13 @@ struct CudaEmitter : KernelExpr {
       const Comp& comp = p.program.comps[c];
       std::vector<lowering::IExpr> idx;
       for (size_t d = 0; d < comp.sizes.size(); ++d) idx.push_back(lowering::ie_var(static_cast<int>(d)));
-      os << pad << "b" << c << "[" << offset(c, idx, vars) << "] = " << value(comp.body, vars, {}, 0) << ";  // "
-         << cpp_comment(comp.name) << "\n";
+      std::map<std::string, std::string> table;
+      std::vector<std::string> lines;
+      begin_statement(table, lines);
+      std::string v = value(comp.body, vars, {}, 0);
+      end_statement();
+      for (const auto& l : lines) os << pad << l << "\n";
+      os << pad << "b" << c << "[" << offset(c, idx, vars) << "] = " << v << ";  // " << cpp_comment(comp.name) << "\n";
     }
     if (width > 1) os << "    }\n";
     os << "  }\n";
@@ -114,7 +119,12 @@ struct CudaEmitter : KernelExpr {
         os << "    for (long long r = threadIdx.x; r < " << size_product(comp.reduce_sizes) << "; r += blockDim.x) {\n";
         std::vector<std::string> rvars = vars;
         unflatten(os, "r", comp.reduce_sizes, k.outer.size(), "      ", rvars);
+        std::map<std::string, std::string> table;
+        std::vector<std::string> lines;
+        begin_statement(table, lines);
         std::string v = value(comp.body, rvars, accs, k.outer.size());
+        end_statement();
+        for (const auto& l : lines) os << "      " << l << "\n";
         if (op == "sum") os << "      " << acc << " += " << v << ";\n";
         else os << "      " << acc << " = kiln_" << op << "(" << acc << ", " << v << ");\n";
         os << "    }\n";
@@ -130,8 +140,13 @@ struct CudaEmitter : KernelExpr {
         unflatten(os, "e", inner, k.outer.size(), "      ", ivars);
         std::vector<lowering::IExpr> idx;
         for (size_t d = 0; d < comp.sizes.size(); ++d) idx.push_back(lowering::ie_var(static_cast<int>(d)));
-        os << "      b" << c << "[" << offset(c, idx, ivars) << "] = " << value(comp.body, ivars, accs, k.outer.size())
-           << ";  // " << cpp_comment(comp.name) << "\n";
+        std::map<std::string, std::string> table;
+        std::vector<std::string> lines;
+        begin_statement(table, lines);
+        std::string v = value(comp.body, ivars, accs, k.outer.size());
+        end_statement();
+        for (const auto& l : lines) os << "      " << l << "\n";
+        os << "      b" << c << "[" << offset(c, idx, ivars) << "] = " << v << ";  // " << cpp_comment(comp.name) << "\n";
         os << "    }\n";
       }
     }

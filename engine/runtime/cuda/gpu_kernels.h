@@ -19,7 +19,8 @@ struct GpuKernelSet {
   std::shared_ptr<cuda::Module> module;
   std::vector<codegen::CudaKernelInfo> info;
   std::vector<std::string> symbols;
-  size_t nbuf = 0, nscalar = 0, nsym = 0;
+  size_t nbuf = 0, nscalar = 0, nsym = 0;  // slots in the kernels' argument block (each at least 1)
+  size_t scalar_count = 0, buffer_count = 0;  // how many the region really has
   bool autotune = false;
   std::vector<unsigned> threads;  // per kernel
   std::vector<bool> tuned;

@@ -29,12 +29,18 @@ extern "C" void k0_row_layer_norm(void* const* buf, const double* scalar, const 
       b11[(i0) * 16LL + i1] = static_cast<float>(acc11);
       double acc12 = 0.0;  // sum for layer_norm_sum_12
       for (int64_t i2 = 0; i2 < 64LL; ++i2) {
-        acc12 += ((b0[(i0) * 16LL * 64LL + (i1) * 64LL + i2] - static_cast<float>(acc11)) * (b0[(i0) * 16LL * 64LL + (i1) * 64LL + i2] - static_cast<float>(acc11)));
+        const auto t0 = (b0[(i0) * 16LL * 64LL + (i1) * 64LL + i2] - static_cast<float>(acc11));
+        acc12 += (t0 * t0);
       }
       acc12 = acc12 / static_cast<double>(64LL);
       b12[(i0) * 16LL + i1] = static_cast<float>(acc12);
       for (int64_t i2 = 0; i2 < 64LL; ++i2) {
-        b13[(i0) * 16LL * 64LL + (i1) * 64LL + i2] = ((((b0[(i0) * 16LL * 64LL + (i1) * 64LL + i2] - static_cast<float>(acc11)) * (1.0f / std::sqrt((static_cast<float>(acc12) + 1e-05f)))) * b1[i2]) + b2[i2]);  // layer_norm
+        const auto t1 = (b0[(i0) * 16LL * 64LL + (i1) * 64LL + i2] - static_cast<float>(acc11));
+        const auto t2 = (static_cast<float>(acc12) + 1e-05f);
+        const auto t3 = (1.0f / std::sqrt(t2));
+        const auto t4 = ((t1 * t3) * b1[i2]);
+        const auto t5 = (t4 + b2[i2]);
+        b13[(i0) * 16LL * 64LL + (i1) * 64LL + i2] = t5;  // layer_norm
       }
     }
   }
@@ -84,16 +90,24 @@ extern "C" void k2_row_softmax(void* const* buf, const double* scalar, const int
       for (int64_t i2 = 0; i2 < 16LL; ++i2) {
         float acc27 = -INFINITY;  // max for att_max
         for (int64_t i3 = 0; i3 < 16LL; ++i3) {
-          { const float v = (b25[(i0) * 4LL * 16LL * 16LL + (i1) * 16LL * 16LL + (i2) * 16LL + i3] / 4.0f); acc27 = kiln_max(acc27, v); }
+          const auto t6 = (b25[(i0) * 4LL * 16LL * 16LL + (i1) * 16LL * 16LL + (i2) * 16LL + i3] / 4.0f);
+          { const float v = t6; acc27 = kiln_max(acc27, v); }
         }
         b27[(i0) * 4LL * 16LL + (i1) * 16LL + i2] = static_cast<float>(acc27);
         double acc28 = 0.0;  // sum for att_sum
         for (int64_t i3 = 0; i3 < 16LL; ++i3) {
-          acc28 += std::exp(((b25[(i0) * 4LL * 16LL * 16LL + (i1) * 16LL * 16LL + (i2) * 16LL + i3] / 4.0f) - static_cast<float>(acc27)));
+          const auto t7 = (b25[(i0) * 4LL * 16LL * 16LL + (i1) * 16LL * 16LL + (i2) * 16LL + i3] / 4.0f);
+          const auto t8 = (t7 - static_cast<float>(acc27));
+          const auto t9 = std::exp(t8);
+          acc28 += t9;
         }
         b28[(i0) * 4LL * 16LL + (i1) * 16LL + i2] = static_cast<float>(acc28);
         for (int64_t i3 = 0; i3 < 16LL; ++i3) {
-          b29[(i0) * 4LL * 16LL * 16LL + (i1) * 16LL * 16LL + (i2) * 16LL + i3] = (std::exp(((b25[(i0) * 4LL * 16LL * 16LL + (i1) * 16LL * 16LL + (i2) * 16LL + i3] / 4.0f) - static_cast<float>(acc27))) / static_cast<float>(acc28));  // att
+          const auto t10 = (b25[(i0) * 4LL * 16LL * 16LL + (i1) * 16LL * 16LL + (i2) * 16LL + i3] / 4.0f);
+          const auto t11 = (t10 - static_cast<float>(acc27));
+          const auto t12 = std::exp(t11);
+          const auto t13 = (t12 / static_cast<float>(acc28));
+          b29[(i0) * 4LL * 16LL * 16LL + (i1) * 16LL * 16LL + (i2) * 16LL + i3] = t13;  // att
         }
       }
     }
@@ -134,18 +148,29 @@ extern "C" void k4_row_layer_norm(void* const* buf, const double* scalar, const 
     for (int64_t i1 = 0; i1 < 16LL; ++i1) {
       double acc35 = 0.0;  // sum for layer_norm_1_sum
       for (int64_t i2 = 0; i2 < 64LL; ++i2) {
-        acc35 += (b0[(i0) * 16LL * 64LL + (i1) * 64LL + i2] + b33[(i0) * 16LL * 64LL + (i1) * 64LL + i2]);
+        const auto t14 = (b0[(i0) * 16LL * 64LL + (i1) * 64LL + i2] + b33[(i0) * 16LL * 64LL + (i1) * 64LL + i2]);
+        acc35 += t14;
       }
       acc35 = acc35 / static_cast<double>(64LL);
       b35[(i0) * 16LL + i1] = static_cast<float>(acc35);
       double acc36 = 0.0;  // sum for layer_norm_1_sum_36
       for (int64_t i2 = 0; i2 < 64LL; ++i2) {
-        acc36 += (((b0[(i0) * 16LL * 64LL + (i1) * 64LL + i2] + b33[(i0) * 16LL * 64LL + (i1) * 64LL + i2]) - static_cast<float>(acc35)) * ((b0[(i0) * 16LL * 64LL + (i1) * 64LL + i2] + b33[(i0) * 16LL * 64LL + (i1) * 64LL + i2]) - static_cast<float>(acc35)));
+        const auto t15 = (b0[(i0) * 16LL * 64LL + (i1) * 64LL + i2] + b33[(i0) * 16LL * 64LL + (i1) * 64LL + i2]);
+        const auto t16 = (t15 - static_cast<float>(acc35));
+        const auto t17 = (t16 * t16);
+        acc36 += t17;
       }
       acc36 = acc36 / static_cast<double>(64LL);
       b36[(i0) * 16LL + i1] = static_cast<float>(acc36);
       for (int64_t i2 = 0; i2 < 64LL; ++i2) {
-        b37[(i0) * 16LL * 64LL + (i1) * 64LL + i2] = (((((b0[(i0) * 16LL * 64LL + (i1) * 64LL + i2] + b33[(i0) * 16LL * 64LL + (i1) * 64LL + i2]) - static_cast<float>(acc35)) * (1.0f / std::sqrt((static_cast<float>(acc36) + 1e-05f)))) * b1[i2]) + b2[i2]);  // layer_norm_1
+        const auto t18 = (b0[(i0) * 16LL * 64LL + (i1) * 64LL + i2] + b33[(i0) * 16LL * 64LL + (i1) * 64LL + i2]);
+        const auto t19 = (t18 - static_cast<float>(acc35));
+        const auto t20 = (static_cast<float>(acc36) + 1e-05f);
+        const auto t21 = (1.0f / std::sqrt(t20));
+        const auto t22 = (t19 * t21);
+        const auto t23 = (t22 * b1[i2]);
+        const auto t24 = (t23 + b2[i2]);
+        b37[(i0) * 16LL * 64LL + (i1) * 64LL + i2] = t24;  // layer_norm_1
       }
     }
   }
@@ -161,7 +186,12 @@ extern "C" void k5_gelu(void* const* buf, const double* scalar, const int64_t* s
   for (int64_t i0 = 0; i0 < 2LL; ++i0) {
     for (int64_t i1 = 0; i1 < 16LL; ++i1) {
       for (int64_t i2 = 0; i2 < 256LL; ++i2) {
-        b39[(i0) * 16LL * 256LL + (i1) * 256LL + i2] = ((0.5f * b38[(i0) * 16LL * 256LL + (i1) * 256LL + i2]) * (1.0f + std::erf((b38[(i0) * 16LL * 256LL + (i1) * 256LL + i2] * 0.707106781f))));  // gelu
+        const auto t25 = (0.5f * b38[(i0) * 16LL * 256LL + (i1) * 256LL + i2]);
+        const auto t26 = (b38[(i0) * 16LL * 256LL + (i1) * 256LL + i2] * 0.707106781f);
+        const auto t27 = std::erf(t26);
+        const auto t28 = (1.0f + t27);
+        const auto t29 = (t25 * t28);
+        b39[(i0) * 16LL * 256LL + (i1) * 256LL + i2] = t29;  // gelu
       }
     }
   }
@@ -180,7 +210,9 @@ extern "C" void k6_add(void* const* buf, const double* scalar, const int64_t* sy
   for (int64_t i0 = 0; i0 < 2LL; ++i0) {
     for (int64_t i1 = 0; i1 < 16LL; ++i1) {
       for (int64_t i2 = 0; i2 < 64LL; ++i2) {
-        b41[(i0) * 16LL * 64LL + (i1) * 64LL + i2] = ((b0[(i0) * 16LL * 64LL + (i1) * 64LL + i2] + b33[(i0) * 16LL * 64LL + (i1) * 64LL + i2]) + b40[(i0) * 16LL * 64LL + (i1) * 64LL + i2]);  // add
+        const auto t30 = (b0[(i0) * 16LL * 64LL + (i1) * 64LL + i2] + b33[(i0) * 16LL * 64LL + (i1) * 64LL + i2]);
+        const auto t31 = (t30 + b40[(i0) * 16LL * 64LL + (i1) * 64LL + i2]);
+        b41[(i0) * 16LL * 64LL + (i1) * 64LL + i2] = t31;  // add
       }
     }
   }

@@ -87,14 +87,20 @@ extern "C" __global__ void k0_row_layer_norm(const KilnArgs args) {
     float acc12 = 0.0f;  // sum for layer_norm_sum_12
     for (long long r = threadIdx.x; r < 64LL; r += blockDim.x) {
       const long long i2 = r;
-      acc12 += ((b0[(i0) * 16LL * 64LL + (i1) * 64LL + i2] - acc11) * (b0[(i0) * 16LL * 64LL + (i1) * 64LL + i2] - acc11));
+      const auto t0 = (b0[(i0) * 16LL * 64LL + (i1) * 64LL + i2] - acc11);
+      acc12 += (t0 * t0);
     }
     acc12 = kiln_block_sum(acc12, smem);
     acc12 = acc12 / static_cast<float>(64LL);
     if (threadIdx.x == 0) b12[(i0) * 16LL + i1] = acc12;
     for (long long e = threadIdx.x; e < 64LL; e += blockDim.x) {
       const long long i2 = e;
-      b13[(i0) * 16LL * 64LL + (i1) * 64LL + i2] = ((((b0[(i0) * 16LL * 64LL + (i1) * 64LL + i2] - acc11) * rsqrtf((acc12 + 1e-05f))) * b1[i2]) + b2[i2]);  // layer_norm
+      const auto t1 = (b0[(i0) * 16LL * 64LL + (i1) * 64LL + i2] - acc11);
+      const auto t2 = (acc12 + 1e-05f);
+      const auto t3 = rsqrtf(t2);
+      const auto t4 = ((t1 * t3) * b1[i2]);
+      const auto t5 = (t4 + b2[i2]);
+      b13[(i0) * 16LL * 64LL + (i1) * 64LL + i2] = t5;  // layer_norm
     }
     __syncthreads();
   }
@@ -155,20 +161,26 @@ extern "C" __global__ void k2_row_softmax(const KilnArgs args) {
     float acc27 = -INFINITY;  // max for att_max
     for (long long r = threadIdx.x; r < 16LL; r += blockDim.x) {
       const long long i3 = r;
-      acc27 = kiln_max(acc27, (b25[(i0) * 4LL * 16LL * 16LL + (i1) * 16LL * 16LL + (i2) * 16LL + i3] / 4.0f));
+      const auto t6 = (b25[(i0) * 4LL * 16LL * 16LL + (i1) * 16LL * 16LL + (i2) * 16LL + i3] / 4.0f);
+      acc27 = kiln_max(acc27, t6);
     }
     acc27 = kiln_block_max(acc27, smem);
     if (threadIdx.x == 0) b27[(i0) * 4LL * 16LL + (i1) * 16LL + i2] = acc27;
     float acc28 = 0.0f;  // sum for att_sum
     for (long long r = threadIdx.x; r < 16LL; r += blockDim.x) {
       const long long i3 = r;
-      acc28 += expf(((b25[(i0) * 4LL * 16LL * 16LL + (i1) * 16LL * 16LL + (i2) * 16LL + i3] / 4.0f) - acc27));
+      const auto t7 = (b25[(i0) * 4LL * 16LL * 16LL + (i1) * 16LL * 16LL + (i2) * 16LL + i3] / 4.0f);
+      const auto t8 = (t7 - acc27);
+      acc28 += expf(t8);
     }
     acc28 = kiln_block_sum(acc28, smem);
     if (threadIdx.x == 0) b28[(i0) * 4LL * 16LL + (i1) * 16LL + i2] = acc28;
     for (long long e = threadIdx.x; e < 16LL; e += blockDim.x) {
       const long long i3 = e;
-      b29[(i0) * 4LL * 16LL * 16LL + (i1) * 16LL * 16LL + (i2) * 16LL + i3] = (expf(((b25[(i0) * 4LL * 16LL * 16LL + (i1) * 16LL * 16LL + (i2) * 16LL + i3] / 4.0f) - acc27)) / acc28);  // att
+      const auto t9 = (b25[(i0) * 4LL * 16LL * 16LL + (i1) * 16LL * 16LL + (i2) * 16LL + i3] / 4.0f);
+      const auto t10 = (t9 - acc27);
+      const auto t11 = (expf(t10) / acc28);
+      b29[(i0) * 4LL * 16LL * 16LL + (i1) * 16LL * 16LL + (i2) * 16LL + i3] = t11;  // att
     }
     __syncthreads();
   }
@@ -218,7 +230,8 @@ extern "C" __global__ void k4_row_layer_norm(const KilnArgs args) {
     float acc35 = 0.0f;  // sum for layer_norm_1_sum
     for (long long r = threadIdx.x; r < 64LL; r += blockDim.x) {
       const long long i2 = r;
-      acc35 += (b0[(i0) * 16LL * 64LL + (i1) * 64LL + i2] + b33[(i0) * 16LL * 64LL + (i1) * 64LL + i2]);
+      const auto t12 = (b0[(i0) * 16LL * 64LL + (i1) * 64LL + i2] + b33[(i0) * 16LL * 64LL + (i1) * 64LL + i2]);
+      acc35 += t12;
     }
     acc35 = kiln_block_sum(acc35, smem);
     acc35 = acc35 / static_cast<float>(64LL);
@@ -226,14 +239,24 @@ extern "C" __global__ void k4_row_layer_norm(const KilnArgs args) {
     float acc36 = 0.0f;  // sum for layer_norm_1_sum_36
     for (long long r = threadIdx.x; r < 64LL; r += blockDim.x) {
       const long long i2 = r;
-      acc36 += (((b0[(i0) * 16LL * 64LL + (i1) * 64LL + i2] + b33[(i0) * 16LL * 64LL + (i1) * 64LL + i2]) - acc35) * ((b0[(i0) * 16LL * 64LL + (i1) * 64LL + i2] + b33[(i0) * 16LL * 64LL + (i1) * 64LL + i2]) - acc35));
+      const auto t13 = (b0[(i0) * 16LL * 64LL + (i1) * 64LL + i2] + b33[(i0) * 16LL * 64LL + (i1) * 64LL + i2]);
+      const auto t14 = (t13 - acc35);
+      const auto t15 = (t14 * t14);
+      acc36 += t15;
     }
     acc36 = kiln_block_sum(acc36, smem);
     acc36 = acc36 / static_cast<float>(64LL);
     if (threadIdx.x == 0) b36[(i0) * 16LL + i1] = acc36;
     for (long long e = threadIdx.x; e < 64LL; e += blockDim.x) {
       const long long i2 = e;
-      b37[(i0) * 16LL * 64LL + (i1) * 64LL + i2] = (((((b0[(i0) * 16LL * 64LL + (i1) * 64LL + i2] + b33[(i0) * 16LL * 64LL + (i1) * 64LL + i2]) - acc35) * rsqrtf((acc36 + 1e-05f))) * b1[i2]) + b2[i2]);  // layer_norm_1
+      const auto t16 = (b0[(i0) * 16LL * 64LL + (i1) * 64LL + i2] + b33[(i0) * 16LL * 64LL + (i1) * 64LL + i2]);
+      const auto t17 = (t16 - acc35);
+      const auto t18 = (acc36 + 1e-05f);
+      const auto t19 = rsqrtf(t18);
+      const auto t20 = (t17 * t19);
+      const auto t21 = (t20 * b1[i2]);
+      const auto t22 = (t21 + b2[i2]);
+      b37[(i0) * 16LL * 64LL + (i1) * 64LL + i2] = t22;  // layer_norm_1
     }
     __syncthreads();
   }
@@ -256,7 +279,11 @@ extern "C" __global__ void k5_gelu(const KilnArgs args) {
       const long long i1 = q2 % 16LL;
       const long long q1 = q2 / 16LL;
       const long long i0 = q1;
-      b39[(i0) * 16LL * 256LL + (i1) * 256LL + i2] = ((0.5f * b38[(i0) * 16LL * 256LL + (i1) * 256LL + i2]) * (1.0f + erff((b38[(i0) * 16LL * 256LL + (i1) * 256LL + i2] * 0.707106781f))));  // gelu
+      const auto t23 = (0.5f * b38[(i0) * 16LL * 256LL + (i1) * 256LL + i2]);
+      const auto t24 = (b38[(i0) * 16LL * 256LL + (i1) * 256LL + i2] * 0.707106781f);
+      const auto t25 = (1.0f + erff(t24));
+      const auto t26 = (t23 * t25);
+      b39[(i0) * 16LL * 256LL + (i1) * 256LL + i2] = t26;  // gelu
     }
   }
 }
@@ -281,7 +308,9 @@ extern "C" __global__ void k6_add(const KilnArgs args) {
       const long long i1 = q2 % 16LL;
       const long long q1 = q2 / 16LL;
       const long long i0 = q1;
-      b41[(i0) * 16LL * 64LL + (i1) * 64LL + i2] = ((b0[(i0) * 16LL * 64LL + (i1) * 64LL + i2] + b33[(i0) * 16LL * 64LL + (i1) * 64LL + i2]) + b40[(i0) * 16LL * 64LL + (i1) * 64LL + i2]);  // add
+      const auto t27 = (b0[(i0) * 16LL * 64LL + (i1) * 64LL + i2] + b33[(i0) * 16LL * 64LL + (i1) * 64LL + i2]);
+      const auto t28 = (t27 + b40[(i0) * 16LL * 64LL + (i1) * 64LL + i2]);
+      b41[(i0) * 16LL * 64LL + (i1) * 64LL + i2] = t28;  // add
     }
   }
 }

@@ -17,7 +17,8 @@ extern "C" void k0_relu(void* const* buf, const double* scalar, const int64_t* s
   #pragma omp parallel for if(4LL * 128LL > 16384)
   for (int64_t i0 = 0; i0 < 4LL; ++i0) {
     for (int64_t i1 = 0; i1 < 128LL; ++i1) {
-      b6[(i0) * 128LL + i1] = kiln_relu(b5[(i0) * 128LL + i1]);  // relu
+      const auto t0 = kiln_relu(b5[(i0) * 128LL + i1]);
+      b6[(i0) * 128LL + i1] = t0;  // relu
     }
   }
 }
@@ -34,7 +35,10 @@ extern "C" void k1_add(void* const* buf, const double* scalar, const int64_t* sy
   #pragma omp parallel for if(4LL * 64LL > 16384)
   for (int64_t i0 = 0; i0 < 4LL; ++i0) {
     for (int64_t i1 = 0; i1 < 64LL; ++i1) {
-      b10[(i0) * 64LL + i1] = ((std::tanh(b7[(i0) * 64LL + i1]) * 0.5f) + b0[(i0) * 64LL + i1]);  // add
+      const auto t1 = std::tanh(b7[(i0) * 64LL + i1]);
+      const auto t2 = (t1 * 0.5f);
+      const auto t3 = (t2 + b0[(i0) * 64LL + i1]);
+      b10[(i0) * 64LL + i1] = t3;  // add
     }
   }
 }

@@ -75,7 +75,8 @@ extern "C" __global__ void k0_relu(const KilnArgs args) {
       const long long i1 = flat % 128LL;
       const long long q1 = flat / 128LL;
       const long long i0 = q1;
-      b6[(i0) * 128LL + i1] = kiln_relu(b5[(i0) * 128LL + i1]);  // relu
+      const auto t0 = kiln_relu(b5[(i0) * 128LL + i1]);
+      b6[(i0) * 128LL + i1] = t0;  // relu
     }
   }
 }
@@ -98,7 +99,10 @@ extern "C" __global__ void k1_add(const KilnArgs args) {
       const long long i1 = flat % 64LL;
       const long long q1 = flat / 64LL;
       const long long i0 = q1;
-      b10[(i0) * 64LL + i1] = ((tanhf(b7[(i0) * 64LL + i1]) * 0.5f) + b0[(i0) * 64LL + i1]);  // add
+      const auto t1 = tanhf(b7[(i0) * 64LL + i1]);
+      const auto t2 = (t1 * 0.5f);
+      const auto t3 = (t2 + b0[(i0) * 64LL + i1]);
+      b10[(i0) * 64LL + i1] = t3;  // add
     }
   }
 }
