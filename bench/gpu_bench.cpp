@@ -5,6 +5,10 @@
 // elements against a device-to-device copy. TF32 on for matmul and convolution, as in the peer run.
 #include <torch/script.h>
 
+#include <execinfo.h>
+#include <signal.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -30,6 +34,20 @@ using Clock = std::chrono::steady_clock;
 #if KILN_TORCH_CUDA
 namespace {
 
+void on_crash(int sig) {
+  void* frames[64];
+  int n = ::backtrace(frames, 64);
+  const char msg[] = "kiln_gpu_bench: crashed; backtrace:\n";
+  ::write(2, msg, sizeof msg - 1);
+  ::backtrace_symbols_fd(frames, n, 2);
+  ::_exit(128 + sig);
+}
+
+void step(const std::string& what) {
+  std::fprintf(stderr, "  .. %s\n", what.c_str());
+  std::fflush(stderr);
+}
+
 double steady_ms(const std::function<void()>& fn, int iters = 100) {
   for (int i = 0; i < 10; ++i) fn();
   c10::cuda::device_synchronize();
@@ -53,6 +71,7 @@ struct KilnMode {
 KilnMode run_kiln(const model::Model& m, const at::Tensor& x, const at::Tensor& ref, const std::string& backend,
                   const std::string& mode, const std::string& cache_root) {
   KilnMode r;
+  step(backend + "/" + mode + ": cold compile");
   std::string cache = cache_root + "/" + backend + "-" + mode;
   ::setenv("KILN_CACHE_DIR", cache.c_str(), 1);
   capture::CaptureOptions o;
@@ -65,12 +84,14 @@ KilnMode run_kiln(const model::Model& m, const at::Tensor& x, const at::Tensor& 
   c10::cuda::device_synchronize();
   r.cold_s = std::chrono::duration<double>(Clock::now() - t0).count();
   cold.reset();
+  step(backend + "/" + mode + ": warm compile");
   auto t1 = Clock::now();
   runtime::CapturedRuntime warm(m, o);
   auto out = warm.run({x}, &printed)[0].toTensor();
   c10::cuda::device_synchronize();
   r.warm_s = std::chrono::duration<double>(Clock::now() - t1).count();
   r.err = ((out.to(at::kDouble) - ref.to(at::kDouble)).abs().max() / ref.to(at::kDouble).abs().max()).item<double>();
+  step(backend + "/" + mode + ": steady state");
   r.ms = steady_ms([&] { warm.run({x}, &printed); });
   for (const auto& info : warm.regions())
     for (const auto& a : warm.artifacts(info.index))
@@ -93,6 +114,8 @@ int main(int argc, char** argv) {
   std::string dir = argv[1];
   nlohmann::json inductor = nlohmann::json::object();
   if (argc > 2 && std::filesystem::exists(argv[2])) inductor = nlohmann::json::parse(std::ifstream(argv[2]));
+  ::signal(SIGSEGV, on_crash);
+  ::signal(SIGABRT, on_crash);
   at::globalContext().setAllowTF32CuBLAS(true);
   at::globalContext().setAllowTF32CuDNN(true);
   struct Case {
@@ -115,9 +138,11 @@ int main(int argc, char** argv) {
     if (!only.empty() && only != c.name) continue;
     std::string path = dir + "/" + c.name + ".pt";
     if (!std::filesystem::exists(path)) continue;
+    step(std::string(c.name) + ": load");
     auto m = model::load_model(path, "cuda");
     auto x = runtime::make_inputs({parse_input_spec(c.shape)})[0].to(torch::kCUDA);
     torch::NoGradGuard g;
+    step(std::string(c.name) + ": eager");
     auto& module = const_cast<torch::jit::Module&>(m.impl->module);
     auto ref = module.forward({x}).toTensor();
     double eager = steady_ms([&] { module.forward({x}); });
