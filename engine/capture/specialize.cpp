@@ -149,8 +149,8 @@ struct Specializer {
   void run_node(const Node* n) {
     if (n->kind() == c10::prim::Constant) return;
     if (++executed > unroll_limit * 8)
-      throw Error("capture: region " + std::to_string(region.index) + " grew past " + std::to_string(unroll_limit * 8) +
-                  " nodes while unrolling");
+      throw UnrollLimitError("unroll limit reached: region " + std::to_string(region.index) + " grew past " +
+                             std::to_string(unroll_limit * 8) + " nodes while unrolling a loop");
     if (n->kind() == c10::prim::If) {
       bool cond = lookup(env, n->input(0)).toBool();
       decide(n, n->input(0), cond);

@@ -15,6 +15,7 @@
 #include <string>
 #include <utility>
 
+#include "engine/base/error.h"
 #include "engine/capture/capture_types.h"
 #include "engine/capture/interpreter.h"
 #include "engine/capture/partition.h"
@@ -66,6 +67,11 @@ struct CompiledRegion {
 };
 
 using DynamicDims = std::set<std::pair<int, int>>;  // (input position, dim)
+
+// Thrown when unrolling makes a region larger than the unroll limit allows.
+struct UnrollLimitError : Error {
+  using Error::Error;
+};
 
 CompiledRegion specialize_region(const RegionStatic& region, const DynamicDims& dynamic, Interpreter& interp,
                                  Interpreter::Env& env, int unroll_limit, SourceFiles& sources,

@@ -168,8 +168,18 @@ void CapturedRuntime::run_region(int r, Env& env) {
   auto t0 = std::chrono::steady_clock::now();
   std::string id = "[" + std::to_string(r) + "/" + std::to_string(cache.entries.size()) + "]";
   profile::Span capture_span("capture", "capture " + id, id);
-  auto entry = capture::specialize_region(region, cache.dynamic, interp_, env, options_.unroll_limit, sources_,
-                                          partition_.data_values);
+  capture::CompiledRegion entry;
+  try {
+    entry = capture::specialize_region(region, cache.dynamic, interp_, env, options_.unroll_limit, sources_,
+                                       partition_.data_values);
+  } catch (const capture::UnrollLimitError& e) {
+    // Too large to capture (a loop unrolled past the limit): report it loudly and run eagerly.
+    event(Event::Kind::UnrollLimit, r, id, e.what());
+    event(Event::Kind::EagerFallback, r, id, "region " + std::to_string(r) + " ran eagerly: " + e.what());
+    interp_.clear_failure();
+    run_eager(region, env);
+    return;
+  }
   entry.info.compile_id = id;
   entry.info.recompile_reason = last.text;
   entry.info.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

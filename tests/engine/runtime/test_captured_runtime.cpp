@@ -186,3 +186,59 @@ TEST(CapturedRuntime, EventsAreTimestampedInOrder) {
   EXPECT_EQ(events_of(rt, Event::Kind::GraphBreak).size(), 6u);  // 3 breaks x 2 calls
   EXPECT_GE(events_of(rt, Event::Kind::Capture).size(), 4u);
 }
+
+namespace {
+
+// A model defined in TorchScript source and saved to a temp archive.
+std::string scripted_model(const std::string& name, const std::string& source) {
+  torch::jit::Module m(name);
+  m.define(source);
+  std::string path = test::temp_dir() + "/" + name + ".pt";
+  m.save(path);
+  return path;
+}
+
+}  // namespace
+
+TEST(CapturedRuntime, ConstantLoopOverTheUnrollLimitIsAReportedBreak) {
+  auto path = scripted_model("Chain", R"JIT(
+def forward(self, x):
+    for _ in range(500):
+        x = x + torch.sin(x)
+    return x
+)JIT");
+  auto m = model::load_model(path);
+  capture::CaptureOptions o;
+  o.unroll_limit = 8;
+  runtime::CapturedRuntime rt(m, o);
+  bool kb006 = false;
+  for (const auto& b : rt.partition().breaks) kb006 |= b.id == "KB006";
+  EXPECT_TRUE(kb006) << capture::partition_text(rt.partition());
+  auto x = input("4x8");
+  EXPECT_TRUE(torch::equal(rt.run({x})[0].toTensor(), eager(m, x)));
+}
+
+TEST(CapturedRuntime, ShapeDependentLoopPastTheLimitRunsEagerlyAndSaysSo) {
+  auto path = scripted_model("ShapeLoop", R"JIT(
+def forward(self, x):
+    y = x
+    for _ in range(x.size(0)):
+        y = y + torch.sin(y)
+    return y
+)JIT");
+  auto m = model::load_model(path);
+  capture::CaptureOptions o;
+  o.unroll_limit = 4;  // 4 * 8 nodes: 64 iterations of two ops are far past it
+  runtime::CapturedRuntime rt(m, o);
+  auto x = input("64x8");
+  EXPECT_TRUE(torch::equal(rt.run({x})[0].toTensor(), eager(m, x)));
+  auto limits = events_of(rt, Event::Kind::UnrollLimit);
+  ASSERT_EQ(limits.size(), 1u);
+  EXPECT_NE(limits[0]->message.find("unroll limit reached"), std::string::npos);
+  EXPECT_EQ(events_of(rt, Event::Kind::EagerFallback).size(), 1u);
+  // Small enough to unroll: captured normally.
+  runtime::CapturedRuntime rt2(m, {});
+  auto x2 = input("3x8");
+  EXPECT_TRUE(torch::equal(rt2.run({x2})[0].toTensor(), eager(m, x2)));
+  EXPECT_TRUE(events_of(rt2, Event::Kind::UnrollLimit).empty());
+}
