@@ -127,18 +127,7 @@ std::vector<c10::IValue> Interpreter::exec_node(const Node* node, Env& env, cons
 
 std::vector<c10::IValue> Interpreter::run_block(const Block* block, Env& env, const InterpreterHooks& hooks) {
   for (const Node* node : block->nodes()) {
-    std::vector<c10::IValue> outs;
-    try {
-      outs = exec(node, env, hooks);
-    } catch (const Error&) {
-      throw;
-    } catch (const c10::Error& e) {
-      if (!failed_node_) failed_node_ = node;
-      throw Error(std::string(node->kind().toQualString()) + " failed: " + first_line(e.what_without_backtrace()));
-    } catch (const std::exception& e) {
-      if (!failed_node_) failed_node_ = node;
-      throw Error(std::string(node->kind().toQualString()) + " failed: " + first_line(e.what()));
-    }
+    std::vector<c10::IValue> outs = exec_node(node, env, hooks);
     for (size_t i = 0; i < node->outputs().size() && i < outs.size(); ++i) env[node->output(i)] = outs[i];
     if (hooks.after_node) hooks.after_node(node, outs);
   }

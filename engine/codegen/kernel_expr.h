@@ -4,6 +4,9 @@
 
 #include <cmath>
 #include <cstdio>
+#include <functional>
+#include <set>
+#include <sstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -90,6 +93,32 @@ struct KernelExpr {
   }
 
   // accumulators: reduction computations of the current row kernel → local variable names.
+  // Declares a local pointer for every buffer kernel k reads or writes (written ones non-const).
+  // ctype: the element type's spelling; buf: the expression holding the pointer array.
+  void declare_buffers(std::ostringstream& os, const fusion::FusedKernel& k, const char* (*ctype)(ir::DType),
+                       const std::string& buf) {
+    std::set<int> used;
+    std::function<void(const VExpr&)> walk = [&](const VExpr& e) {
+      if (!e) return;
+      if (e->op == VExprNode::Op::Load) used.insert(e->comp);
+      walk(e->a);
+      walk(e->b);
+      walk(e->c);
+    };
+    for (int c : k.comps) {
+      walk(p.program.comps[c].body);
+      used.insert(c);
+    }
+    std::set<int> own(k.comps.begin(), k.comps.end());
+    for (int c : used) {
+      if (!p.realized[c]) continue;
+      const Comp& comp = p.program.comps[c];
+      const char* konst = own.count(c) ? "" : "const ";
+      os << "  " << konst << ctype(comp.dtype) << "* __restrict__ b" << c << " = static_cast<" << konst
+         << ctype(comp.dtype) << "*>(" << buf << "[" << c << "]);  // " << cpp_comment(comp.name) << "\n";
+    }
+  }
+
   // Common subexpressions of one statement become locals: inlining a value used twice (x + sin(x))
   // duplicates its tree, and without this the generated code would compute it again each time.
   std::map<std::string, std::string>* cse = nullptr;

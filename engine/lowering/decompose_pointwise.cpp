@@ -9,13 +9,6 @@ namespace kiln::lowering {
 
 namespace {
 
-Val tensor_val(int c) {
-  Val v;
-  v.kind = Val::Kind::Tensor;
-  v.comp = c;
-  return v;
-}
-
 const std::set<std::string>& unary_fns() {
   static const std::set<std::string> fns = {"relu", "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "sin",
                                             "cos",  "abs",     "neg",  "erf", "log1p", "expm1", "reciprocal"};

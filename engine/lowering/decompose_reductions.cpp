@@ -11,13 +11,6 @@ using capture::sym_is_const;
 
 namespace {
 
-Val tensor_val(int c) {
-  Val v;
-  v.kind = Val::Kind::Tensor;
-  v.comp = c;
-  return v;
-}
-
 struct ReduceShape {
   std::vector<Sym> out;                // kept dims
   std::vector<Sym> reduced;            // reduced dims, in order

@@ -10,13 +10,6 @@ using Op = capture::SymNode::Op;
 
 namespace {
 
-Val tensor_val(int c) {
-  Val v;
-  v.kind = Val::Kind::Tensor;
-  v.comp = c;
-  return v;
-}
-
 // Output index (vars 0..rank-1 over `out`) → input index for a reshape from `in` to `out`.
 std::vector<IExpr> reshape_index(const std::vector<Sym>& in, const std::vector<Sym>& out) {
   IExpr lin = ie_const(0);

@@ -25,6 +25,13 @@ struct Val {
   bool scalar_is_int = false;
 };
 
+inline Val tensor_val(int comp) {
+  Val v;
+  v.kind = Val::Kind::Tensor;
+  v.comp = comp;
+  return v;
+}
+
 struct LoweringContext {
   const ir::Graph& graph;
   LoweredRegion out;

@@ -11,12 +11,6 @@
 namespace kiln::codegen {
 
 using fusion::FusedKernel;
-using lowering::Comp;
-using lowering::IExpr;
-using lowering::IExprNode;
-using lowering::Sym;
-using lowering::VExpr;
-using lowering::VExprNode;
 
 std::string cpp_comment(const std::string& text) {
   std::string out;
@@ -57,29 +51,7 @@ struct Emitter : KernelExpr {
   void loops_close(std::ostringstream& os, size_t n, const std::string& indent) {
     for (size_t d = n; d-- > 0;) os << indent << std::string(2 * d, ' ') << "}\n";
   }
-  void declare_buffers(std::ostringstream& os, const FusedKernel& k) {
-    std::set<int> used;
-    std::function<void(const VExpr&)> walk = [&](const VExpr& e) {
-      if (!e) return;
-      if (e->op == VExprNode::Op::Load) used.insert(e->comp);
-      walk(e->a);
-      walk(e->b);
-      walk(e->c);
-    };
-    for (int c : k.comps) {
-      walk(p.program.comps[c].body);
-      used.insert(c);
-    }
-    std::set<int> own(k.comps.begin(), k.comps.end());
-    for (int c : used) {
-      const Comp& comp = p.program.comps[c];
-      if (!p.realized[c]) continue;
-      bool writes = own.count(c) > 0;
-      os << "  " << (writes ? "" : "const ") << ctype(comp.dtype) << "* __restrict__ b" << c << " = static_cast<"
-         << (writes ? "" : "const ") << ctype(comp.dtype) << "*>(buf[" << c << "]);  // " << cpp_comment(comp.name)
-         << "\n";
-    }
-  }
+
 
   void comment_nodes(std::ostringstream& os, const FusedKernel& k, const std::vector<NodeNote>& notes) {
     os << "// " << k.name << ": " << (k.kind == FusedKernel::Kind::Row ? "row kernel" : "pointwise kernel")
@@ -186,7 +158,7 @@ std::string emit_cpp(const fusion::FusedProgram& p, const std::vector<NodeNote>&
     em.comment_nodes(os, k, notes);
     os << "extern \"C\" void " << k.name << "(void* const* buf, const double* scalar, const int64_t* sym) {\n";
     os << "  (void)scalar; (void)sym;\n";
-    em.declare_buffers(os, k);
+    em.declare_buffers(os, k, ctype, "buf");
     if (k.kind == FusedKernel::Kind::Row) em.row_kernel(os, k);
     else em.pointwise_kernel(os, k);
     os << "}\n\n";

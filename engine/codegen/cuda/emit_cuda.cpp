@@ -28,28 +28,7 @@ const char* ctype(ir::DType t) {
 struct CudaEmitter : KernelExpr {
   using KernelExpr::KernelExpr;
 
-  void declare_buffers(std::ostringstream& os, const FusedKernel& k) {
-    std::set<int> used;
-    std::function<void(const VExpr&)> walk = [&](const VExpr& e) {
-      if (!e) return;
-      if (e->op == VExprNode::Op::Load) used.insert(e->comp);
-      walk(e->a);
-      walk(e->b);
-      walk(e->c);
-    };
-    for (int c : k.comps) {
-      walk(p.program.comps[c].body);
-      used.insert(c);
-    }
-    std::set<int> own(k.comps.begin(), k.comps.end());
-    for (int c : used) {
-      if (!p.realized[c]) continue;
-      const Comp& comp = p.program.comps[c];
-      bool w = own.count(c) > 0;
-      os << "  " << (w ? "" : "const ") << ctype(comp.dtype) << "* __restrict__ b" << c << " = static_cast<"
-         << (w ? "" : "const ") << ctype(comp.dtype) << "*>(args.buf[" << c << "]);  // " << cpp_comment(comp.name) << "\n";
-    }
-  }
+
 
   // Decomposes a flat index into the loop variables of `sizes` (row-major), first var `first`.
   void unflatten(std::ostringstream& os, const std::string& flat, const std::vector<Sym>& sizes, size_t first,
@@ -207,7 +186,7 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
     }
     os << head.str() << "extern \"C\" __global__ void " << k.name << "(const KilnArgs args) {\n";
     os << "  const double* scalar = args.scalar; const long long* sym = args.sym; (void)scalar; (void)sym;\n";
-    em.declare_buffers(os, k);
+    em.declare_buffers(os, k, ctype, "args.buf");
     if (k.kind == FusedKernel::Kind::Row) em.row(os, k);
     else em.pointwise(os, k, width);
     os << "}\n\n";
