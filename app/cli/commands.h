@@ -11,6 +11,8 @@ std::function<int()> add_inspect(CLI::App& app);
 std::function<int()> add_explain(CLI::App& app);
 std::function<int()> add_compile(CLI::App& app);
 std::function<int()> add_profile(CLI::App& app);
+std::function<int()> add_report(CLI::App& app);
+std::function<int()> add_trace(CLI::App& app);
 std::function<int()> add_import(CLI::App& app);
 
 }  // namespace kiln::cli

@@ -13,6 +13,8 @@ int main(int argc, char** argv) {
   auto explain = kiln::cli::add_explain(app);
   auto compile = kiln::cli::add_compile(app);
   auto profile = kiln::cli::add_profile(app);
+  auto report = kiln::cli::add_report(app);
+  auto trace = kiln::cli::add_trace(app);
   auto imports = kiln::cli::add_import(app);
   try {
     app.parse(argc, argv);
@@ -25,6 +27,8 @@ int main(int argc, char** argv) {
       if (sub->get_name() == "explain") return explain();
       if (sub->get_name() == "compile") return compile();
       if (sub->get_name() == "profile") return profile();
+      if (sub->get_name() == "report") return report();
+      if (sub->get_name() == "trace") return trace();
       if (sub->get_name() == "import") return imports();
     }
   } catch (const kiln::Error& e) {

@@ -1,0 +1,94 @@
+// kiln report SESSION.kiln --format html|md|json [-o OUT]
+// kiln trace SESSION.kiln --mode MODE -o trace.json
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <unistd.h>
+
+#include "app/cli/commands.h"
+#include "engine/api/kiln.h"
+#include "engine/report/render_chrome_trace.h"
+#include "engine/report/render_html.h"
+#include "engine/report/render_json.h"
+#include "engine/report/render_markdown.h"
+
+namespace kiln::cli {
+
+namespace {
+
+// Writes text to path through a temporary file and a rename: never a half-written report.
+void write_file(const std::string& path, const std::string& text) {
+  std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    if (!out) throw Error(path + ": cannot write (check the folder exists and is writable)");
+    out << text;
+    if (!out.flush()) {
+      out.close();
+      std::remove(tmp.c_str());
+      throw Error(path + ": writing failed (disk full?)");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::remove(tmp.c_str());
+    throw Error(path + ": cannot write (" + ec.message() + ")");
+  }
+}
+
+struct ReportArgs {
+  std::string session;
+  std::string format = "html";
+  std::string out;
+};
+
+struct TraceArgs {
+  std::string session;
+  std::string mode = "default";
+  std::string out;
+};
+
+}  // namespace
+
+std::function<int()> add_report(CLI::App& app) {
+  auto a = std::make_shared<ReportArgs>();
+  auto* cmd = app.add_subcommand("report", "Write a report of a session: one self-contained HTML file, Markdown to paste "
+                                           "into an issue, or JSON for scripts.");
+  cmd->add_option("session", a->session, "Session file (.kiln) from kiln profile or kiln import")->required();
+  cmd->add_option("--format", a->format, "html, md or json")->capture_default_str();
+  cmd->add_option("-o,--output", a->out, "Output file (stdout when absent)");
+  return [a] {
+    if (a->format != "html" && a->format != "md" && a->format != "json")
+      throw Error("--format '" + a->format + "': use html, md or json");
+    auto s = api::open_session(a->session);
+    std::string text = a->format == "html" ? report::render_html(s)
+                       : a->format == "md" ? report::render_markdown(s)
+                                           : report::render_json(s);
+    if (a->out.empty()) {
+      std::cout << text;
+    } else {
+      write_file(a->out, text);
+      std::cerr << "report written to " << a->out << "\n";
+    }
+    return 0;
+  };
+}
+
+std::function<int()> add_trace(CLI::App& app) {
+  auto a = std::make_shared<TraceArgs>();
+  auto* cmd = app.add_subcommand("trace", "Export one run's timeline as Chrome trace JSON (opens in Perfetto).");
+  cmd->add_option("session", a->session, "Session file (.kiln)")->required();
+  cmd->add_option("--mode", a->mode, "Which run: eager, default, reduce-overhead, max-autotune")->capture_default_str();
+  cmd->add_option("-o,--output", a->out, "Output file (.json)")->required();
+  return [a] {
+    auto s = api::open_session(a->session);
+    write_file(a->out, report::render_chrome_trace(s, a->mode));
+    std::cerr << "trace written to " << a->out << " (open it in ui.perfetto.dev)\n";
+    return 0;
+  };
+}
+
+}  // namespace kiln::cli

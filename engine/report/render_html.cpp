@@ -1,0 +1,211 @@
+#include "engine/report/render_html.h"
+
+#include <map>
+#include <sstream>
+
+#include "engine/report/break_groups.h"
+#include "engine/report/graphviz_svg.h"
+#include "engine/report/html_text.h"
+#include "engine/report/number_text.h"
+#include "engine/report/recompile_history.h"
+#include "engine/report/svg_speedup_chart.h"
+#include "engine/report/svg_timeline.h"
+
+namespace kiln::report {
+
+namespace {
+
+const char* kStyle = R"CSS(
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1f2937;background:#f8fafc}
+header{background:#111827;color:#f9fafb;padding:18px 28px}header h1{margin:0;font-size:20px}
+header p{margin:4px 0 0;color:#cbd5e1}main{padding:8px 28px 40px;max-width:1400px}
+section{background:#fff;border:1px solid #e5e7eb;border-radius:8px;padding:14px 18px;margin:16px 0}
+h2{font-size:16px;margin:0 0 10px}table{border-collapse:collapse;width:100%;font-size:13px}
+th,td{text-align:left;padding:5px 8px;border-bottom:1px solid #eef2f7;vertical-align:top}
+th{background:#f1f5f9;font-weight:600}td.num{text-align:right;font-variant-numeric:tabular-nums}
+code,pre{font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace}pre{background:#0f172a;color:#e2e8f0;
+padding:10px;border-radius:6px;overflow:auto;max-height:420px}.muted{color:#64748b}.bad{color:#b91c1c}
+.ok{color:#15803d}.tag{display:inline-block;background:#eef2ff;color:#3730a3;border-radius:4px;padding:0 6px;
+font-size:12px;margin-right:6px}details{margin:4px 0}summary{cursor:pointer}.svgbox{overflow:auto}
+)CSS";
+
+std::string esc(const std::string& s) { return html_escape(s); }
+
+void summary(std::ostringstream& os, const session::Session& s) {
+  int breaks = 0;
+  for (const auto& b : s.breaks) breaks += 1;
+  os << "<section><h2>Summary</h2><table>";
+  os << "<tr><th>model</th><td><code>" << esc(s.model.path) << "</code></td></tr>";
+  if (!s.model.inputs.empty()) {
+    std::string in;
+    for (const auto& i : s.model.inputs) in += (in.empty() ? "" : ", ") + i;
+    os << "<tr><th>inputs</th><td>" << esc(in) << "</td></tr>";
+  }
+  os << "<tr><th>origin</th><td>" << esc(s.origin) << "</td></tr>";
+  os << "<tr><th>compiled regions</th><td>" << s.regions.size() << "</td></tr>";
+  os << "<tr><th>graph breaks</th><td>" << breaks << "</td></tr>";
+  os << "<tr><th>kernels</th><td>" << s.kernels.size() << "</td></tr>";
+  os << "<tr><th>runs</th><td>" << s.runs.size() << "</td></tr>";
+  if (s.model.parameter_count) os << "<tr><th>parameters</th><td>" << grouped(s.model.parameter_count) << "</td></tr>";
+  os << "</table><h2 style='margin-top:14px'>Environment</h2><table>";
+  auto row = [&](const char* k, const std::string& v) {
+    if (!v.empty()) os << "<tr><th>" << k << "</th><td>" << esc(v) << "</td></tr>";
+  };
+  row("Kiln", s.env.kiln_version);
+  row("LibTorch / torch", s.env.libtorch_version);
+  row("OS", s.env.os);
+  row("CPU", s.env.cpu);
+  row("GPU", s.env.gpu);
+  row("driver", s.env.driver);
+  row("CUDA", s.env.cuda);
+  row("created", s.env.created_at);
+  os << "</table></section>";
+}
+
+void runs(std::ostringstream& os, const session::Session& s) {
+  if (s.runs.empty()) return;
+  os << "<section><h2>Modes and backends</h2><table><tr><th>mode</th><th>backend</th><th>device</th><th>status</th>"
+        "<th>compile cold ms</th><th>compile warm ms</th><th>first call ms</th><th>median ms</th><th>p10</th><th>p90</th>"
+        "<th>kernels/iter</th><th>host ms/iter</th><th>speedup</th><th>max rel err</th></tr>";
+  for (const auto& r : s.runs) {
+    bool ok = r.status == "ok";
+    os << "<tr><td>" << esc(r.mode) << "</td><td>" << esc(r.backend) << "</td><td>" << esc(r.device) << "</td><td class='"
+       << (ok ? "ok" : "bad") << "'>" << esc(r.status) << "</td><td class=num>" << fixed(r.compile_cold_ms, 1)
+       << "</td><td class=num>" << fixed(r.compile_warm_ms, 1) << "</td><td class=num>" << fixed(r.first_call_ms, 3)
+       << "</td><td class=num>" << fixed(r.latency.median_ms, 4) << "</td><td class=num>" << fixed(r.latency.p10_ms, 4)
+       << "</td><td class=num>" << fixed(r.latency.p90_ms, 4) << "</td><td class=num>" << fixed(r.kernels_per_iter, 1)
+       << "</td><td class=num>" << fixed(r.host_overhead_ms, 4) << "</td><td class=num>" << speedup(r.speedup_vs_eager)
+       << "</td><td class=num>" << fixed(r.max_rel_error * 1e6, 3) << "e-6</td></tr>";
+  }
+  os << "</table><div class=svgbox>" << speedup_chart_svg(s.runs) << "</div></section>";
+}
+
+void breaks(std::ostringstream& os, const session::Session& s) {
+  os << "<section><h2>Graph breaks</h2>";
+  auto groups = group_breaks(s.breaks);
+  if (groups.empty()) os << "<p class=ok>No graph breaks: every region was captured whole.</p>";
+  int i = 1;
+  for (const auto& g : groups) {
+    const auto& b = g.first->info;
+    os << "<details open><summary><b>" << i++ << ". " << esc(b.id) << "</b> " << esc(b.reason) << " <span class=muted>at "
+       << esc(b.loc.str()) << (b.module_path.empty() ? "" : " in " + esc(b.module_path)) << " &middot; hit " << g.hits
+       << "x</span></summary>";
+    if (!b.loc.text.empty()) os << "<pre>" << b.loc.line << " | " << esc(b.loc.text) << "</pre>";
+    if (!g.first->user_stack.empty()) {
+      os << "<p class=muted>user stack:</p><pre>";
+      for (const auto& f : g.first->user_stack) os << esc(f) << "\n";
+      os << "</pre>";
+    }
+    os << "<p><span class=tag>hint</span>" << esc(b.hint) << "</p></details>";
+  }
+  os << "</section>";
+}
+
+void recompiles(std::ostringstream& os, const session::Session& s) {
+  auto hist = recompile_history(s);
+  os << "<section><h2>Recompiles</h2>";
+  if (hist.empty()) os << "<p class=muted>No recompiles.</p>";
+  else {
+    os << "<table><tr><th>compile id</th><th>call</th><th>reason</th><th>failing guards</th></tr>";
+    for (const auto& h : hist) {
+      os << "<tr><td><code>" << esc(h.compile_id) << "</code>" << (h.limit ? " <span class=bad>limit reached</span>" : "")
+         << "</td><td>" << (h.call >= 0 ? std::to_string(h.call) : "-") << "</td><td>" << esc(h.reason) << "</td><td>";
+      for (const auto& f : h.failed_guards) os << "<code>" << esc(f) << "</code><br>";
+      os << "</td></tr>";
+    }
+    os << "</table>";
+  }
+  os << "</section>";
+}
+
+void regions(std::ostringstream& os, const session::Session& s) {
+  os << "<section><h2>Compiled regions and their guards</h2>";
+  for (const auto& r : s.regions) {
+    os << "<details><summary><code>" << esc(r.compile_id) << "</code> <span class=muted>hits " << r.hits << ", "
+       << r.guards.size() << " guards, compile " << fixed(r.compile_ms, 1) << " ms"
+       << (r.recompile_reason.empty() ? "" : " &middot; recompiled because: " + esc(r.recompile_reason))
+       << "</span></summary>";
+    for (const auto& sym : r.symbols) os << "<div><span class=tag>symbol</span><code>" << esc(sym) << "</code></div>";
+    os << "<pre>";
+    for (const auto& g : r.guards) os << esc(g) << "\n";
+    os << "</pre>";
+    for (const auto& g : r.graphs) {
+      if (!g.dot.empty()) {
+        auto svg = dot_to_svg(g.dot);
+        if (!svg.svg.empty()) os << "<p class=muted>graph (" << esc(g.stage) << ")</p><div class=svgbox>" << svg.svg << "</div>";
+      }
+      os << "<details><summary>" << esc(g.stage) << " graph (text)</summary><pre>" << esc(g.text) << "</pre></details>";
+    }
+    os << "</details>";
+  }
+  os << "</section>";
+}
+
+void kernels(std::ostringstream& os, const session::Session& s) {
+  if (s.kernels.empty()) return;
+  // Time share from the timelines: total span time per kernel name.
+  std::map<std::string, int64_t> ns;
+  int64_t total = 0;
+  for (const auto& e : s.timeline)
+    if (!e.kernel.empty()) {
+      ns[e.kernel] += e.dur_ns;
+      total += e.dur_ns;
+    }
+  os << "<section><h2>Kernels</h2><table><tr><th>kernel</th><th>compile id</th><th>language</th><th>time share</th>"
+        "<th>launch</th><th>nodes fused</th></tr>";
+  for (const auto& k : s.kernels) {
+    double share = total > 0 ? static_cast<double>(ns[k.name]) / static_cast<double>(total) : 0.0;
+    std::string nodes;
+    for (const auto& n : k.nodes) nodes += (nodes.empty() ? "" : ", ") + n;
+    os << "<tr><td><code>" << esc(k.name) << "</code><details><summary class=muted>source</summary><pre>" << esc(k.source)
+       << "</pre></details></td><td><code>" << esc(k.compile_id) << "</code></td><td>" << esc(k.language)
+       << "</td><td class=num>" << (total > 0 ? percent(share) : "-") << "</td><td>" << esc(k.launch_config)
+       << "</td><td>" << esc(nodes) << "</td></tr>";
+    if (!k.autotune.empty()) {
+      os << "<tr><td></td><td colspan=5><table><tr><th>autotune candidate</th><th>ms</th></tr>";
+      for (const auto& c : k.autotune)
+        os << "<tr><td>" << (c.chosen ? "<b>" : "") << esc(c.config) << (c.chosen ? "</b>" : "") << "</td><td class=num>"
+           << fixed(c.ms, 4) << "</td></tr>";
+      os << "</table></td></tr>";
+    }
+  }
+  os << "</table></section>";
+}
+
+void timelines(std::ostringstream& os, const session::Session& s) {
+  for (const auto& r : s.runs) {
+    std::vector<session::TimelineEvent> ev;
+    for (const auto& e : s.timeline)
+      if (e.run == r.id) ev.push_back(e);
+    if (ev.empty()) continue;
+    os << "<section><h2>Timeline: " << esc(r.mode) << " / " << esc(r.backend) << "</h2><div class=svgbox>"
+       << timeline_svg(ev) << "</div></section>";
+  }
+}
+
+}  // namespace
+
+std::string render_html(const session::Session& s) {
+  std::ostringstream os;
+  os << "<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>Kiln report: " << esc(s.model.path)
+     << "</title><style>" << kStyle << "</style></head><body><header><h1>Kiln report</h1><p>" << esc(s.model.path)
+     << " &middot; " << esc(s.origin) << "</p></header><main>";
+  summary(os, s);
+  runs(os, s);
+  breaks(os, s);
+  recompiles(os, s);
+  regions(os, s);
+  kernels(os, s);
+  timelines(os, s);
+  if (!s.import_notes.empty()) {
+    os << "<section><h2>Import notes</h2><table><tr><th>source</th><th>what</th><th>count</th><th>example</th></tr>";
+    for (const auto& n : s.import_notes)
+      os << "<tr><td>" << esc(n.source) << "</td><td>" << esc(n.what) << "</td><td class=num>" << n.count << "</td><td><code>"
+         << esc(n.example) << "</code></td></tr>";
+    os << "</table></section>";
+  }
+  os << "</main></body></html>\n";
+  return os.str();
+}
+
+}  // namespace kiln::report

@@ -1,0 +1,74 @@
+// Reports from a real session: numbers round-trip DB -> JSON, the HTML stands alone and escapes
+// model text, the Chrome trace has one event per recorded span.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "engine/model/model.h"
+#include "engine/report/render_chrome_trace.h"
+#include "engine/report/render_html.h"
+#include "engine/report/render_json.h"
+#include "engine/report/render_markdown.h"
+#include "engine/runtime/profile_model.h"
+#include "engine/session/store.h"
+#include "tests/support/paths.h"
+
+using namespace kiln;
+
+namespace {
+
+session::Session block_session(const std::string& path) {
+  runtime::ProfileOptions o;
+  o.iters = 5;
+  o.device = "cpu";
+  runtime::profile_model(model::load_model(test::example("block.pt")), {parse_input_spec("2x16x64")}, o, path);
+  return session::load_session(path);
+}
+
+}  // namespace
+
+TEST(Report, JsonNumbersMatchTheStoredSession) {
+  auto s = block_session(test::temp_dir() + "/b.kiln");
+  auto j = nlohmann::json::parse(report::render_json(s));
+  ASSERT_EQ(j["runs"].size(), s.runs.size());
+  for (size_t i = 0; i < s.runs.size(); ++i) {
+    EXPECT_EQ(j["runs"][i]["mode"], s.runs[i].mode);
+    EXPECT_DOUBLE_EQ(j["runs"][i]["latency"]["median_ms"].get<double>(), s.runs[i].latency.median_ms);
+    EXPECT_DOUBLE_EQ(j["runs"][i]["speedup_vs_eager"].get<double>(), s.runs[i].speedup_vs_eager);
+  }
+  EXPECT_EQ(j["kernels"].size(), s.kernels.size());
+}
+
+TEST(Report, HtmlIsSelfContainedAndEscapesModelText) {
+  auto s = block_session(test::temp_dir() + "/b.kiln");
+  session::GraphBreakRecord evil;
+  evil.info.id = "KB004";
+  evil.info.reason = "<script>alert(1)</script>";
+  evil.info.loc = ir::SourceLoc{"x.py", 3, 1, "y = f(\"</pre><img src=x>\")"};
+  s.breaks.push_back(evil);
+  s.kernels.front().source += "\n// </pre><script>bad()</script>";
+  auto html = report::render_html(s);
+  EXPECT_NE(html.find("<svg"), std::string::npos);
+  // Nothing is fetched: no external sources, links or stylesheets (SVG's xmlns is a name, not a fetch).
+  for (const char* ref : {"src=\"http", "href=\"http", "src='http", "href='http", "<link", "@import", "url(http"})
+    EXPECT_EQ(html.find(ref), std::string::npos) << ref;
+  EXPECT_EQ(html.find("<script>"), std::string::npos);
+  EXPECT_EQ(html.find("<img"), std::string::npos);
+  EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
+  EXPECT_NE(html.find("Modes and backends"), std::string::npos);
+  auto md = report::render_markdown(s);
+  EXPECT_NE(md.find("default"), std::string::npos);
+}
+
+TEST(Report, ChromeTraceHasOneEventPerSpan) {
+  auto s = block_session(test::temp_dir() + "/b.kiln");
+  for (const auto& r : s.runs) {
+    if (r.status != "ok") continue;
+    size_t spans = 0;
+    for (const auto& e : s.timeline) spans += e.run == r.id && e.dur_ns > 0;
+    auto j = nlohmann::json::parse(report::render_chrome_trace(s, r.mode));
+    size_t complete = 0;
+    for (const auto& e : j["traceEvents"]) complete += e["ph"] == "X";
+    EXPECT_EQ(complete, spans) << r.mode;
+    break;  // the first run of each mode is the one exported; eager is first
+  }
+}
