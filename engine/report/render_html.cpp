@@ -1,5 +1,6 @@
 #include "engine/report/render_html.h"
 
+#include <cstdio>
 #include <map>
 #include <sstream>
 
@@ -27,9 +28,20 @@ code,pre{font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace}pre{backgroun
 padding:10px;border-radius:6px;overflow:auto;max-height:420px}.muted{color:#64748b}.bad{color:#b91c1c}
 .ok{color:#15803d}.tag{display:inline-block;background:#eef2ff;color:#3730a3;border-radius:4px;padding:0 6px;
 font-size:12px;margin-right:6px}details{margin:4px 0}summary{cursor:pointer}.svgbox{overflow:auto}
+svg text{font:11px system-ui,sans-serif;fill:#334155}svg .muted{fill:#94a3b8}svg .ref{stroke:#64748b;stroke-dasharray:4 3}
+.bar-faster{fill:#16a34a}.bar-slower{fill:#f97316}.lane{fill:#f8fafc;stroke:#e2e8f0}.axis,.tick{stroke:#cbd5e1}
+.lane-label{fill:#0f172a;font-weight:600}.span-label{fill:#fff;font-size:10px}.fold{fill:#94a3b8}.instant{fill:#0f172a}
+.c-region{fill:#93c5fd}.c-kernel{fill:#f59e0b}.c-guard{fill:#a78bfa}.c-interp{fill:#f472b6}.c-compile{fill:#64748b}
+.c-cpuop{fill:#60a5fa}.c-memcpy{fill:#34d399}.c-other0{fill:#2dd4bf}.c-other1{fill:#fb7185}.c-other2{fill:#a3e635}
 )CSS";
 
 std::string esc(const std::string& s) { return html_escape(s); }
+
+std::string sci(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2g", v);
+  return buf;
+}
 
 void summary(std::ostringstream& os, const session::Session& s) {
   int breaks = 0;
@@ -75,7 +87,7 @@ void runs(std::ostringstream& os, const session::Session& s) {
        << "</td><td class=num>" << fixed(r.latency.median_ms, 4) << "</td><td class=num>" << fixed(r.latency.p10_ms, 4)
        << "</td><td class=num>" << fixed(r.latency.p90_ms, 4) << "</td><td class=num>" << fixed(r.kernels_per_iter, 1)
        << "</td><td class=num>" << fixed(r.host_overhead_ms, 4) << "</td><td class=num>" << speedup(r.speedup_vs_eager)
-       << "</td><td class=num>" << fixed(r.max_rel_error * 1e6, 3) << "e-6</td></tr>";
+       << "</td><td class=num>" << sci(r.max_rel_error) << "</td></tr>";
   }
   os << "</table><div class=svgbox>" << speedup_chart_svg(s.runs) << "</div></section>";
 }
