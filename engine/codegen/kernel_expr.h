@@ -135,6 +135,19 @@ struct KernelExpr {
     prelude = nullptr;
   }
 
+  // The value of `body` as one statement's expression; its shared subexpressions are written to
+  // os first, one local per line, indented by pad.
+  std::string statement(std::ostream& os, const std::string& pad, const VExpr& body,
+                        const std::vector<std::string>& vars, const std::map<int, std::string>& accs, size_t outer) {
+    std::map<std::string, std::string> table;
+    std::vector<std::string> lines;
+    begin_statement(table, lines);
+    std::string v = value(body, vars, accs, outer);
+    end_statement();
+    for (const auto& l : lines) os << pad << l << "\n";
+    return v;
+  }
+
   std::string share(std::string text) {
     if (!cse || text.size() < 10) return text;
     auto it = cse->find(text);

@@ -76,12 +76,7 @@ struct Emitter : KernelExpr {
       const Comp& comp = p.program.comps[c];
       std::vector<lowering::IExpr> idx;
       for (size_t d = 0; d < comp.sizes.size(); ++d) idx.push_back(lowering::ie_var(static_cast<int>(d)));
-      std::map<std::string, std::string> table;
-      std::vector<std::string> lines;
-      begin_statement(table, lines);
-      std::string v = value(comp.body, vars, {}, 0);
-      end_statement();
-      for (const auto& l : lines) os << pad << l << "\n";
+      std::string v = statement(os, pad, comp.body, vars, {}, 0);
       os << pad << "b" << c << "[" << offset(c, idx, vars) << "] = " << v << ";  // " << cpp_comment(comp.name) << "\n";
     }
     loops_close(os, sizes.size(), "  ");
@@ -106,12 +101,7 @@ struct Emitter : KernelExpr {
         std::ostringstream inner;
         loops_open(inner, comp.reduce_sizes, k.outer.size(), pad, false, rvars);
         std::string ipad = pad + std::string(2 * comp.reduce_sizes.size(), ' ');
-        std::map<std::string, std::string> table;
-        std::vector<std::string> lines;
-        begin_statement(table, lines);
-        std::string v = value(comp.body, rvars, accs, k.outer.size());
-        end_statement();
-        for (const auto& l : lines) inner << ipad << l << "\n";
+        std::string v = statement(inner, ipad, comp.body, rvars, accs, k.outer.size());
         if (sum) inner << ipad << acc << " += " << v << ";\n";
         else inner << ipad << "{ const float v = " << v << "; " << acc << " = kiln_" << comp.reduce_op << "(" << acc
                    << ", v); }\n";
@@ -128,12 +118,7 @@ struct Emitter : KernelExpr {
         std::string ipad = pad + std::string(2 * inner_sizes.size(), ' ');
         std::vector<lowering::IExpr> idx;
         for (size_t d = 0; d < comp.sizes.size(); ++d) idx.push_back(lowering::ie_var(static_cast<int>(d)));
-        std::map<std::string, std::string> table;
-        std::vector<std::string> lines;
-        begin_statement(table, lines);
-        std::string v = value(comp.body, ivars, accs, k.outer.size());
-        end_statement();
-        for (const auto& l : lines) os << ipad << l << "\n";
+        std::string v = statement(os, ipad, comp.body, ivars, accs, k.outer.size());
         os << ipad << "b" << c << "[" << offset(c, idx, ivars) << "] = " << v << ";  // " << cpp_comment(comp.name) << "\n";
         loops_close(os, inner_sizes.size(), pad);
       }

@@ -67,12 +67,7 @@ struct CudaEmitter : KernelExpr {
       const Comp& comp = p.program.comps[c];
       std::vector<lowering::IExpr> idx;
       for (size_t d = 0; d < comp.sizes.size(); ++d) idx.push_back(lowering::ie_var(static_cast<int>(d)));
-      std::map<std::string, std::string> table;
-      std::vector<std::string> lines;
-      begin_statement(table, lines);
-      std::string v = value(comp.body, vars, {}, 0);
-      end_statement();
-      for (const auto& l : lines) os << pad << l << "\n";
+      std::string v = statement(os, pad, comp.body, vars, {}, 0);
       os << pad << "b" << c << "[" << offset(c, idx, vars) << "] = " << v << ";  // " << cpp_comment(comp.name) << "\n";
     }
     if (width > 1) os << "    }\n";
@@ -98,12 +93,7 @@ struct CudaEmitter : KernelExpr {
         os << "    for (long long r = threadIdx.x; r < " << size_product(comp.reduce_sizes) << "; r += blockDim.x) {\n";
         std::vector<std::string> rvars = vars;
         unflatten(os, "r", comp.reduce_sizes, k.outer.size(), "      ", rvars);
-        std::map<std::string, std::string> table;
-        std::vector<std::string> lines;
-        begin_statement(table, lines);
-        std::string v = value(comp.body, rvars, accs, k.outer.size());
-        end_statement();
-        for (const auto& l : lines) os << "      " << l << "\n";
+        std::string v = statement(os, "      ", comp.body, rvars, accs, k.outer.size());
         if (op == "sum") os << "      " << acc << " += " << v << ";\n";
         else os << "      " << acc << " = kiln_" << op << "(" << acc << ", " << v << ");\n";
         os << "    }\n";
@@ -119,12 +109,7 @@ struct CudaEmitter : KernelExpr {
         unflatten(os, "e", inner, k.outer.size(), "      ", ivars);
         std::vector<lowering::IExpr> idx;
         for (size_t d = 0; d < comp.sizes.size(); ++d) idx.push_back(lowering::ie_var(static_cast<int>(d)));
-        std::map<std::string, std::string> table;
-        std::vector<std::string> lines;
-        begin_statement(table, lines);
-        std::string v = value(comp.body, ivars, accs, k.outer.size());
-        end_statement();
-        for (const auto& l : lines) os << "      " << l << "\n";
+        std::string v = statement(os, "      ", comp.body, ivars, accs, k.outer.size());
         os << "      b" << c << "[" << offset(c, idx, ivars) << "] = " << v << ";  // " << cpp_comment(comp.name) << "\n";
         os << "    }\n";
       }
