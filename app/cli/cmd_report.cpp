@@ -19,7 +19,18 @@ namespace kiln::cli {
 namespace {
 
 // Writes text to path through a temporary file and a rename: never a half-written report.
+// An existing target that is not a regular file (/dev/stdout, /dev/full, a FIFO) is written in place.
 void write_file(const std::string& path, const std::string& text) {
+  std::error_code st_ec;
+  auto st = std::filesystem::status(path, st_ec);
+  if (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {
+    if (std::filesystem::is_directory(st)) throw Error(path + ": cannot write (is a folder)");
+    std::ofstream out(path, std::ios::binary);
+    if (!out) throw Error(path + ": cannot write (check it is writable)");
+    out << text;
+    if (!out.flush()) throw Error(path + ": writing failed (disk full?)");
+    return;
+  }
   std::string tmp = path + ".tmp-" + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::binary);

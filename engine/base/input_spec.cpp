@@ -2,10 +2,28 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
+#include <unistd.h>
 
 #include "engine/base/error.h"
 
 namespace kiln {
+
+namespace {
+
+// Physical memory of this machine in bytes (0 when unknown).
+uint64_t physical_memory_bytes() {
+  long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : 0;
+}
+
+std::string gib(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f GiB", bytes / double(uint64_t(1) << 30));
+  return buf;
+}
+
+}  // namespace
 
 std::string InputSpec::str() const {
   std::string s;
@@ -52,6 +70,13 @@ InputSpec parse_input_spec(const std::string& text, ir::DType default_dtype) {
     if (x == std::string::npos) break;
     start = x + 1;
   }
+  // Refuse before allocating: one input may take at most a quarter of this machine's memory (the
+  // model's activations, the reference run and the compiled run need the rest).
+  uint64_t bytes = uint64_t(numel) * uint64_t(std::max(1, ir::dtype_size(spec.dtype)));
+  uint64_t memory = physical_memory_bytes();
+  if (memory > 0 && bytes > memory / 4)
+    throw Error("input '" + text + "': needs " + gib(double(bytes)) + ", more than a quarter of this machine's " +
+                gib(double(memory)) + " of memory");
   return spec;
 }
 

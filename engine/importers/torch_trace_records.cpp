@@ -111,6 +111,9 @@ bool TorchTraceReader::next(TraceRecord& record) {
     if (!parsed)
       tally_.note("corrupt JSON", line_example(this_line, json) + (error.empty() ? "" : "  (" + error + ")"));
 
+    // `json` views header_, which the loop below overwrites with the next header: keep what the
+    // MD5 note needs now.
+    std::string json_example = line_example(this_line, json);
     // Payload lines up to the next header (which is kept for the next call).
     payload_.clear();
     bool any_payload = false;
@@ -149,7 +152,7 @@ bool TorchTraceReader::next(TraceRecord& record) {
     if (options_.verify_md5 && expected.is_string()) {
       record.md5_checked = true;
       record.md5_ok = md5_hex(payload_) == expected.str();
-      if (!record.md5_ok) tally_.note("payload MD5 mismatch", line_example(this_line, json));
+      if (!record.md5_ok) tally_.note("payload MD5 mismatch", json_example);
     }
     return true;
   }

@@ -70,7 +70,7 @@ CompileResult compile_model(const model::Model& model, const std::vector<InputSp
         for (auto& t : x) t = t.to(torch::Device(model.device()));
       std::vector<c10::IValue> args(x.begin(), x.end());
       torch::NoGradGuard g;
-      auto ref = const_cast<torch::jit::Module&>(model.impl->module).forward(args);
+      auto ref = eager_forward(const_cast<torch::jit::Module&>(model.impl->module), args, model.path(), inputs);
       auto t0 = std::chrono::steady_clock::now();
       std::vector<c10::IValue> outs;
       try {

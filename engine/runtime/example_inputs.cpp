@@ -1,9 +1,12 @@
 #include "engine/runtime/example_inputs.h"
 
 #include <random>
+#include <sstream>
+#include <string>
 
 #include <ATen/CPUGeneratorImpl.h>
 
+#include "engine/base/error.h"
 #include "engine/capture/torch_meta.h"
 
 namespace kiln::runtime {
@@ -25,6 +28,35 @@ std::vector<at::Tensor> make_inputs(const std::vector<InputSpec>& specs, uint64_
     out.push_back(t);
   }
   return out;
+}
+
+namespace {
+
+// TorchScript's message is a traceback ending in "RuntimeError: <what>": keep that last line.
+[[noreturn]] void throw_forward_failed(const std::string& model_path, const std::vector<InputSpec>& specs,
+                                       const std::string& msg) {
+  std::string line;
+  std::istringstream lines(msg);
+  for (std::string l; std::getline(lines, l);)
+    if (l.find_first_not_of(" \t") != std::string::npos) line = l;
+  std::string shapes;
+  for (const auto& s : specs) shapes += (shapes.empty() ? "" : ", ") + s.str();
+  throw Error(model_path + ": forward on inputs [" + shapes + "] failed: " + line);
+}
+
+}  // namespace
+
+c10::IValue eager_forward(torch::jit::Module& module, std::vector<c10::IValue> args, const std::string& model_path,
+                          const std::vector<InputSpec>& specs) {
+  try {
+    return module.forward(std::move(args));
+  } catch (const Error&) {
+    throw;
+  } catch (const c10::Error& e) {
+    throw_forward_failed(model_path, specs, e.msg());
+  } catch (const std::exception& e) {  // the interpreter's JITException and std::runtime_error
+    throw_forward_failed(model_path, specs, e.what());
+  }
 }
 
 }  // namespace kiln::runtime

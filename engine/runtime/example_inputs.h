@@ -12,4 +12,9 @@ namespace kiln::runtime {
 // seed 0 = a fresh nondeterministic seed. Floats ~ N(0, 1); integers uniform in [0, 10); bools fair coins.
 std::vector<at::Tensor> make_inputs(const std::vector<InputSpec>& specs, uint64_t seed = 0);
 
+// LibTorch's eager forward of `module` on `args`, its failures (wrong shapes or dtypes for the model)
+// turned into one kiln::Error line: "<model>: forward on inputs [4x65] failed: <LibTorch's last line>".
+c10::IValue eager_forward(torch::jit::Module& module, std::vector<c10::IValue> args, const std::string& model_path,
+                          const std::vector<InputSpec>& specs);
+
 }  // namespace kiln::runtime

@@ -269,7 +269,7 @@ session::Session profile_model(const model::Model& cpu_model, const std::vector<
 
   std::vector<c10::IValue> args(x.begin(), x.end());
   auto& module = const_cast<torch::jit::Module&>(model.impl->module);
-  at::Tensor reference = module.forward(args).toTensor();
+  at::Tensor reference = eager_forward(module, args, model.path(), inputs).toTensor();
 
   // Everything but the runs goes into the header; the capture results come from the kiln backend.
   capture::CaptureOptions co;

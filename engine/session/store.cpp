@@ -102,9 +102,13 @@ std::unique_ptr<SqliteDb> open_for_reading(const std::string& path) {
 
 void check_output_folder(const std::string& path) {
   fs::path parent = fs::path(path).parent_path();
-  if (parent.empty()) return;
   std::error_code ec;
-  if (!fs::is_directory(parent, ec)) throw Error(path + ": cannot write session (folder " + parent.string() + " does not exist)");
+  if (!parent.empty() && !fs::is_directory(parent, ec))
+    throw Error(path + ": cannot write session (folder " + parent.string() + " does not exist)");
+  // A session replaces a regular file only: never a device (/dev/full), a FIFO or a folder.
+  auto st = fs::status(path, ec);
+  if (fs::exists(st) && !fs::is_regular_file(st))
+    throw Error(path + ": cannot write session (not a regular file)");
 }
 
 // Run ids as the file will hold them: each run's own id, or the next free one for id < 0.
@@ -187,22 +191,42 @@ struct SessionWriter::Impl {
 SessionWriter::SessionWriter(const std::string& path, const Session& header) : impl_(std::make_unique<Impl>()) {
   impl_->path = path;
   check_output_folder(path);
-  remove_db_files(path);
+  // The header goes into a temporary file that is renamed into place once committed: a kill before
+  // then leaves no file (or the older one) at `path`, never a file without a header.
+  std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+  remove_db_files(tmp);
   try {
-    impl_->db = std::make_unique<SqliteDb>(path, SqliteDb::Mode::Create);
-  } catch (const SqliteError& e) {
-    throw Error(path + ": cannot write session (" + std::string(e.what()) + ")");
-  }
-  impl_->guarded([&] {
-    create_schema(*impl_->db, now_utc());
-    Transaction t(*impl_->db);
-    write_header(*impl_->db, header);
+    SqliteDb db(tmp, SqliteDb::Mode::Create);
+    create_schema(db, now_utc());
+    Transaction t(db);
+    write_header(db, header);
     std::vector<TimelineEvent> session_wide;
     for (const auto& e : header.timeline)
       if (e.run < 0) session_wide.push_back(e);
-    write_timeline(*impl_->db, session_wide);
+    write_timeline(db, session_wide);
     t.commit();
-  });
+    db.close();
+  } catch (const SqliteError& e) {
+    remove_db_files(tmp);
+    throw Error(path + ": cannot write session (" + std::string(e.what()) + ")");
+  } catch (...) {
+    remove_db_files(tmp);
+    throw;
+  }
+  std::error_code ec;
+  fs::remove(path + "-wal", ec);
+  fs::remove(path + "-shm", ec);
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    remove_db_files(tmp);
+    throw Error(path + ": cannot write session (" + ec.message() + ")");
+  }
+  try {
+    impl_->db = std::make_unique<SqliteDb>(path, SqliteDb::Mode::ReadWrite);
+    impl_->db->exec("PRAGMA synchronous = NORMAL");  // per connection (WAL is kept in the file)
+  } catch (const SqliteError& e) {
+    throw Error(path + ": cannot write session (" + std::string(e.what()) + ")");
+  }
 }
 
 SessionWriter::~SessionWriter() {
