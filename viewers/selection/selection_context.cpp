@@ -1,0 +1,138 @@
+#include "viewers/selection/selection_context.h"
+
+#include <algorithm>
+
+namespace kiln::viewers {
+
+const session::Kernel* kernel_for_node(const session::Session& s, const std::string& compile_id,
+                                       const std::string& node) {
+  if (node.empty()) return nullptr;
+  for (const auto& k : s.kernels) {
+    if (!compile_id.empty() && !k.compile_id.empty() && k.compile_id != compile_id) continue;
+    if (std::find(k.nodes.begin(), k.nodes.end(), node) != k.nodes.end()) return &k;
+  }
+  return nullptr;
+}
+
+const session::Kernel* find_kernel(const session::Session& s, const std::string& name) {
+  for (const auto& k : s.kernels)
+    if (k.name == name) return &k;
+  return nullptr;
+}
+
+const session::CompiledRegion* find_region(const session::Session& s, const std::string& compile_id) {
+  for (const auto& r : s.regions)
+    if (r.compile_id == compile_id) return &r;
+  return nullptr;
+}
+
+SelectionContext::SelectionContext(QObject* parent) : QObject(parent) {}
+
+void SelectionContext::publish(unsigned parts) {
+  if (parts) Q_EMIT selectionChanged(sel_, parts);
+}
+
+void SelectionContext::setSession(std::shared_ptr<const session::Session> s, const std::string& path) {
+  sel_ = Selection{};
+  sel_.session = std::move(s);
+  sel_.session_path = path;
+  if (const auto* ss = sel_.session.get()) {
+    if (!ss->regions.empty()) {
+      sel_.compile_id = ss->regions.front().compile_id;
+      if (!ss->regions.front().graphs.empty()) sel_.stage = ss->regions.front().graphs.front().stage;
+    }
+    for (const auto& r : ss->runs)
+      if (r.status == "ok") {
+        sel_.run = r.id;
+        break;
+      }
+  }
+  publish(kSessionPart | kRunPart | kRegionPart | kNodePart | kKernelPart | kRangePart);
+}
+
+void SelectionContext::setRun(int run_id) {
+  if (sel_.run == run_id) return;
+  sel_.run = run_id;
+  publish(kRunPart);
+}
+
+void SelectionContext::setRegion(const std::string& compile_id, const std::string& stage) {
+  unsigned parts = 0;
+  if (sel_.compile_id != compile_id) {
+    sel_.compile_id = compile_id;
+    parts |= kRegionPart;
+    if (!sel_.node.empty()) {
+      sel_.node.clear();
+      parts |= kNodePart;
+    }
+  }
+  std::string st = stage;
+  if (st.empty() && session()) {
+    if (const auto* r = find_region(*session(), compile_id)) {
+      bool has = false;
+      for (const auto& g : r->graphs) has |= g.stage == sel_.stage;
+      st = has ? sel_.stage : (r->graphs.empty() ? "" : r->graphs.front().stage);
+    }
+  }
+  if (sel_.stage != st) {
+    sel_.stage = st;
+    parts |= kRegionPart;
+  }
+  publish(parts);
+}
+
+void SelectionContext::setStage(const std::string& stage) {
+  if (sel_.stage == stage) return;
+  sel_.stage = stage;
+  publish(kRegionPart);
+}
+
+void SelectionContext::selectNode(const std::string& compile_id, const std::string& node) {
+  unsigned parts = 0;
+  if (sel_.compile_id != compile_id) {
+    sel_.compile_id = compile_id;
+    parts |= kRegionPart;
+  }
+  if (sel_.node != node) {
+    sel_.node = node;
+    parts |= kNodePart;
+  }
+  std::string kernel;
+  if (session())
+    if (const auto* k = kernel_for_node(*session(), compile_id, node)) kernel = k->name;
+  if (sel_.kernel != kernel) {
+    sel_.kernel = kernel;
+    parts |= kKernelPart;
+  }
+  publish(parts);
+}
+
+void SelectionContext::selectKernel(const std::string& kernel) {
+  unsigned parts = 0;
+  if (sel_.kernel != kernel) {
+    sel_.kernel = kernel;
+    parts |= kKernelPart;
+  }
+  if (session())
+    if (const auto* k = find_kernel(*session(), kernel))
+      if (!k->compile_id.empty() && k->compile_id != sel_.compile_id && find_region(*session(), k->compile_id)) {
+        sel_.compile_id = k->compile_id;
+        parts |= kRegionPart;
+      }
+  if (!sel_.node.empty() && session()) {
+    const auto* k = find_kernel(*session(), kernel);
+    if (!k || std::find(k->nodes.begin(), k->nodes.end(), sel_.node) == k->nodes.end()) {
+      sel_.node.clear();
+      parts |= kNodePart;
+    }
+  }
+  publish(parts);
+}
+
+void SelectionContext::setTimeRange(TimeRange r) {
+  if (sel_.range == r) return;
+  sel_.range = r;
+  publish(kRangePart);
+}
+
+}  // namespace kiln::viewers

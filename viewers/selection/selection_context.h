@@ -1,0 +1,80 @@
+// The one selection every panel follows: current session, run (mode/backend), region cache
+// entry, stage, node, kernel and time range. Panels never call each other; they read the
+// current Selection and react to selectionChanged, and write through the setters below.
+#pragma once
+
+#include <QObject>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/session/session.h"
+
+namespace kiln::viewers {
+
+struct TimeRange {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  bool empty() const { return end_ns <= start_ns; }
+  friend bool operator==(const TimeRange& a, const TimeRange& b) {
+    return a.start_ns == b.start_ns && a.end_ns == b.end_ns;
+  }
+};
+
+// Which part of the selection a change touched (a bit set).
+enum SelectionPart : unsigned {
+  kSessionPart = 1u << 0,
+  kRunPart = 1u << 1,
+  kRegionPart = 1u << 2,  // compile_id and stage
+  kNodePart = 1u << 3,
+  kKernelPart = 1u << 4,
+  kRangePart = 1u << 5,
+};
+
+struct Selection {
+  std::shared_ptr<const session::Session> session;  // null: nothing open
+  std::string session_path;                          // file it came from (for titles, export)
+  int run = -1;                 // session::Run::id in focus (-1: none)
+  std::string compile_id;       // session::CompiledRegion::compile_id, "[0/0]"
+  std::string stage;            // session::StageGraph::stage shown by the graph view
+  std::string node;             // graph node name
+  std::string kernel;           // session::Kernel::name
+  TimeRange range;              // visible/selected time range on the timeline
+};
+
+// Provenance lookups over a session (pure functions, tested without widgets).
+// The first kernel of `compile_id` (any compile id when empty) whose nodes contain `node`.
+const session::Kernel* kernel_for_node(const session::Session& s, const std::string& compile_id,
+                                       const std::string& node);
+const session::Kernel* find_kernel(const session::Session& s, const std::string& name);
+const session::CompiledRegion* find_region(const session::Session& s, const std::string& compile_id);
+
+class SelectionContext : public QObject {
+  Q_OBJECT
+ public:
+  explicit SelectionContext(QObject* parent = nullptr);
+  const Selection& current() const { return sel_; }
+  const session::Session* session() const { return sel_.session.get(); }
+
+  // Replaces the session; picks the first region, its first stage and the first ok run.
+  void setSession(std::shared_ptr<const session::Session> s, const std::string& path = "");
+  void setRun(int run_id);
+  void setRegion(const std::string& compile_id, const std::string& stage = "");
+  void setStage(const std::string& stage);
+  // Selects a node of a region; the kernel that came from it (provenance) follows.
+  void selectNode(const std::string& compile_id, const std::string& node);
+  // Selects a kernel; its region follows, the node is cleared (panels highlight its nodes).
+  void selectKernel(const std::string& kernel);
+  void setTimeRange(TimeRange r);
+
+ Q_SIGNALS:
+  // `parts`: the SelectionPart bits that changed.
+  void selectionChanged(const kiln::viewers::Selection& sel, unsigned parts);
+
+ private:
+  void publish(unsigned parts);
+  Selection sel_;
+};
+
+}  // namespace kiln::viewers
