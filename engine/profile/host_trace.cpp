@@ -1,12 +1,18 @@
 #include "engine/profile/host_trace.h"
 
+#include <atomic>
 #include <functional>
 #include <thread>
+
+#if KILN_WITH_CUDA
+#include <nvtx3/nvToolsExt.h>
+#endif
 
 namespace kiln::profile {
 
 namespace {
 thread_local HostTrace* t_active = nullptr;
+std::atomic<bool> g_nvtx{false};
 int thread_number() {
   static thread_local int n = static_cast<int>(std::hash<std::thread::id>{}(std::this_thread::get_id()) % 100000);
   return n;
@@ -22,6 +28,8 @@ int64_t HostTrace::now_ns() const {
 
 HostTrace* HostTrace::active() { return t_active; }
 
+void HostTrace::set_nvtx(bool on) { g_nvtx = on; }
+
 Span::Span(const char* category, std::string name, std::string compile_id, std::string kernel) : trace_(t_active) {
   if (!trace_) return;
   HostSpan s;
@@ -34,6 +42,13 @@ Span::Span(const char* category, std::string name, std::string compile_id, std::
   s.start_ns = trace_->now_ns();
   index_ = trace_->spans_.size();
   trace_->spans_.push_back(std::move(s));
+#if KILN_WITH_CUDA
+  if (g_nvtx.load(std::memory_order_relaxed)) {
+    const auto& pushed = trace_->spans_.back();
+    nvtxRangePushA((pushed.category + ": " + pushed.name).c_str());
+    nvtx_ = true;
+  }
+#endif
 }
 
 Span::~Span() {
@@ -41,6 +56,9 @@ Span::~Span() {
   auto& s = trace_->spans_[index_];
   s.dur_ns = trace_->now_ns() - s.start_ns;
   --trace_->depth_;
+#if KILN_WITH_CUDA
+  if (nvtx_) nvtxRangePop();
+#endif
 }
 
 }  // namespace kiln::profile

@@ -30,6 +30,9 @@ class HostTrace {
   const std::vector<HostSpan>& spans() const { return spans_; }
   int64_t now_ns() const;
   static HostTrace* active();
+  // While on (and Kiln has the CUDA toolkit), every Span is also an NVTX range, so CUPTI and
+  // Nsight Systems see Kiln's regions, guard checks and fallbacks beside the GPU work.
+  static void set_nvtx(bool on);
 
  private:
   friend class Span;
@@ -49,6 +52,7 @@ class Span {
  private:
   HostTrace* trace_;
   size_t index_ = 0;
+  bool nvtx_ = false;
 };
 
 }  // namespace kiln::profile

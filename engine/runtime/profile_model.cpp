@@ -2,6 +2,7 @@
 
 #include <ATen/record_function.h>
 #if KILN_TORCH_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 #endif
 #include <sys/utsname.h>
@@ -11,6 +12,7 @@
 #include <chrono>
 #include <ctime>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "engine/base/error.h"
@@ -19,14 +21,17 @@
 #include "engine/ir/to_dot.h"
 #include "engine/ir/to_json.h"
 #include "engine/model/model_impl.h"
+#include "engine/profile/gpu_timeline.h"
 #include "engine/profile/host_trace.h"
 #include "engine/runtime/captured_runtime.h"
 #include "engine/runtime/example_inputs.h"
 #include "engine/session/store.h"
 #if KILN_WITH_CUDA
 #include "engine/codegen/cuda/nvrtc_compiler.h"
+#include "engine/profile/cuda/cupti_trace.h"
 #include "engine/runtime/cuda/cuda_driver.h"
 #endif
+#include <nlohmann/json.hpp>
 
 namespace kiln::runtime {
 
@@ -111,26 +116,50 @@ struct Measured {
   std::vector<session::TimelineEvent> timeline;
 };
 
-// Times fn: first call, steady state, a traced window. `check` computes the error vs eager.
+struct MeasureSetup {
+  int iters = 50;
+  int timeline_iters = 10;
+  bool gpu = false;                      // trace the device with CUPTI in the timeline window
+  std::set<std::string> kiln_kernels;    // generated kernel names, for attributing device kernels
+};
+
+#if KILN_TORCH_CUDA
+void reset_peak_memory(bool gpu) {
+  if (gpu) c10::cuda::CUDACachingAllocator::resetPeakStats(c10::cuda::current_device());
+}
+int64_t peak_memory(bool gpu) {
+  if (!gpu) return 0;
+  auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(c10::cuda::current_device());
+  return stats.allocated_bytes[0].peak;  // index 0: StatType::AGGREGATE (all pools)
+}
+#else
+void reset_peak_memory(bool) {}
+int64_t peak_memory(bool) { return 0; }
+#endif
+
+// Times fn: first call, steady state, a traced window (host spans, LibTorch ops and, on a GPU,
+// CUPTI device records). `reference` is eager's output, for the error columns.
 Measured measure(const std::string& mode, const std::string& backend, const std::function<at::Tensor()>& fn,
-                 const at::Tensor& reference, int iters, int timeline_iters) {
+                 const at::Tensor& reference, const MeasureSetup& setup) {
   Measured m;
   m.run.mode = mode;
   m.run.backend = backend;
   m.run.device = reference.device().str();
+  reset_peak_memory(setup.gpu);
   auto t0 = Clock::now();
   at::Tensor out = fn();
   sync(out);
   m.run.first_call_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   for (int i = 0; i < 3; ++i) fn();
   std::vector<double> times;
-  for (int i = 0; i < iters; ++i) {
+  for (int i = 0; i < setup.iters; ++i) {
     auto s = Clock::now();
     out = fn();
     sync(out);
     times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - s).count());
   }
   m.run.latency = stats(times);
+  m.run.peak_memory_bytes = peak_memory(setup.gpu);
   auto a = out.to(at::kDouble), b = reference.to(at::kDouble);
   if (a.sizes() == b.sizes()) {
     m.run.max_abs_error = (a - b).abs().max().item<double>();
@@ -142,13 +171,35 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
   std::vector<OpSpan> ops;
   t_ops = &ops;
   t_ops_origin = Clock::now() - std::chrono::nanoseconds(trace.now_ns());
+  profile::GpuTrace gpu_trace;
+#if KILN_WITH_CUDA
+  std::unique_ptr<profile::CuptiTrace> cupti;
+  if (setup.gpu) {
+    try {
+      cupti = std::make_unique<profile::CuptiTrace>(t_ops_origin);
+      profile::HostTrace::set_nvtx(true);
+    } catch (const Error& e) {
+      gpu_trace.error = e.what();
+    }
+  }
+#endif
   auto handle = at::addThreadLocalCallback(at::RecordFunctionCallback(op_start, op_end).scopes({at::RecordScope::FUNCTION}));
-  for (int i = 0; i < timeline_iters; ++i) {
-    profile::Span it("iteration", "iteration " + std::to_string(i));
-    fn();
+  std::vector<double> traced_times;
+  for (int i = 0; i < setup.timeline_iters; ++i) {
+    auto s = Clock::now();
+    {
+      profile::Span it("iteration", "iteration " + std::to_string(i));
+      out = fn();
+    }
+    sync(out);
+    traced_times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - s).count());
   }
   at::removeCallback(handle);
   t_ops = nullptr;
+#if KILN_WITH_CUDA
+  profile::HostTrace::set_nvtx(false);
+  if (cupti) gpu_trace = cupti->stop();
+#endif
   int aten_ops = 0;  // top-level ops only: aten::linear counts once, not with the addmm inside it
   int64_t top_end = -1;
   for (const auto& o : ops) {
@@ -181,9 +232,38 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
     if (s.category == "guard" || s.category == "interpreter") host_ns += static_cast<double>(s.dur_ns);
   }
   if (backend == "eager" || backend == "torchscript") kernels = aten_ops;  // each LibTorch op is a kernel there
-  if (timeline_iters > 0) {
-    m.run.kernels_per_iter = static_cast<double>(kernels) / timeline_iters;
-    m.run.host_overhead_ms = host_ns / 1e6 / timeline_iters;
+  profile::GpuFigures figures;
+  if (!gpu_trace.records.empty()) {
+    auto events = profile::gpu_timeline(gpu_trace.records, trace.spans(), setup.kiln_kernels, &figures);
+    for (auto& e : events) m.timeline.push_back(std::move(e));
+    kernels = figures.kernels;  // on a GPU, what the device ran
+    m.run.gpu_busy = figures.busy_fraction;
+    m.run.launch_gap_ms = figures.mean_gap_ms;
+  }
+  if (setup.timeline_iters > 0) {
+    m.run.kernels_per_iter = static_cast<double>(kernels) / setup.timeline_iters;
+    m.run.host_overhead_ms = host_ns / 1e6 / setup.timeline_iters;
+  }
+  if (setup.gpu) {
+    // What tracing costs: the traced window's median iteration against the untraced one.
+    nlohmann::json args;
+    double traced = stats(traced_times).median_ms;
+    args["untraced_median_ms"] = m.run.latency.median_ms;
+    args["traced_median_ms"] = traced;
+    args["overhead"] = m.run.latency.median_ms > 0 ? traced / m.run.latency.median_ms - 1 : 0;
+    args["cupti_records"] = gpu_trace.records.size();
+    args["dropped_records"] = gpu_trace.dropped;
+    args["device_kernels"] = figures.kernels;
+    args["attributed_kernels"] = figures.attributed;
+    args["graph_kernels"] = figures.graph_kernels;
+    if (!gpu_trace.error.empty()) args["error"] = gpu_trace.error;
+    session::TimelineEvent e;
+    e.lane = "profiler";
+    e.name = gpu_trace.error.empty() ? "CUPTI trace" : "CUPTI trace failed";
+    e.category = "profiler";
+    e.start_ns = 0;
+    e.args_json = args.dump();
+    m.timeline.push_back(std::move(e));
   }
   return m;
 }
@@ -287,6 +367,11 @@ session::Session profile_model(const model::Model& cpu_model, const std::vector<
   // Eager first: every other run's speedup is measured against it.
   std::stable_partition(plan.begin(), plan.end(), [](const auto& p) { return p.first == "eager"; });
   for (const auto& b : options.backends) plan.push_back({"default", b});
+  MeasureSetup setup;
+  setup.iters = options.iters;
+  setup.timeline_iters = options.timeline_iters;
+  setup.gpu = device != "cpu";
+  for (const auto& k : s.kernels) setup.kiln_kernels.insert(k.name);
   int done = 0;
   double eager_ms = 0;
   for (const auto& [mode, backend] : plan) {
@@ -298,16 +383,14 @@ session::Session profile_model(const model::Model& cpu_model, const std::vector<
       m.run.device = "cpu";
       m.run.status = "skipped: needs an NVIDIA GPU (" + (no_gpu.empty() ? std::string("profiling on cpu") : no_gpu) + ")";
     } else if (mode == "eager") {
-      m = measure(mode, backend, [&] { return module.forward(args).toTensor(); }, reference, options.iters,
-                  options.timeline_iters);
+      m = measure(mode, backend, [&] { return module.forward(args).toTensor(); }, reference, setup);
       eager_ms = m.run.latency.median_ms;
     } else if (backend == "torchscript") {
       auto peer = model::load_model(model.path(), device);
       auto tc = Clock::now();
       auto optimized = torch::jit::optimize_for_inference(const_cast<torch::jit::Module&>(peer.impl->frozen));
       double compile_ms = std::chrono::duration<double, std::milli>(Clock::now() - tc).count();
-      m = measure(mode, backend, [&] { return optimized.forward(args).toTensor(); }, reference, options.iters,
-                  options.timeline_iters);
+      m = measure(mode, backend, [&] { return optimized.forward(args).toTensor(); }, reference, setup);
       m.run.compile_cold_ms = compile_ms;
     } else {
       capture::CaptureOptions o;
@@ -317,8 +400,7 @@ session::Session profile_model(const model::Model& cpu_model, const std::vector<
       CapturedRuntime rt(model, o);
       rt.run(x, &printed);
       double warm = std::chrono::duration<double, std::milli>(Clock::now() - tw).count();
-      m = measure(mode, backend, [&] { return rt.run(x, &printed).at(0).toTensor(); }, reference, options.iters,
-                  options.timeline_iters);
+      m = measure(mode, backend, [&] { return rt.run(x, &printed).at(0).toTensor(); }, reference, setup);
       m.run.compile_cold_ms = backend == "kiln" ? kiln_cold_ms : warm;
       m.run.compile_warm_ms = warm;
     }

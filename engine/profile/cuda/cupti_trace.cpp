@@ -1,0 +1,271 @@
+#include "engine/profile/cuda/cupti_trace.h"
+
+#include <cupti.h>
+#include <cxxabi.h>
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "engine/base/error.h"
+
+namespace kiln::profile {
+
+namespace {
+
+constexpr size_t kBufferBytes = 8u << 20;
+constexpr size_t kAlign = 8;
+
+// Process-wide: CUPTI delivers completed buffers on its own thread.
+struct Collector {
+  std::mutex mu;
+  std::vector<GpuActivity> records;
+  std::map<uint32_t, GpuActivity> open_markers;  // NVTX range id → start record
+  uint64_t dropped = 0;
+  int64_t offset_ns = 0;
+  bool active = false;
+};
+Collector& collector() {
+  static Collector c;
+  return c;
+}
+
+std::string demangle(const char* name) {
+  if (!name) return "";
+  int status = 0;
+  char* d = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+  if (status != 0 || !d) return name;
+  std::string out(d);
+  std::free(d);
+  return out;
+}
+
+std::string api_name(CUpti_CallbackDomain domain, uint32_t cbid) {
+  const char* name = nullptr;
+  if (cuptiGetCallbackName(domain, cbid, &name) == CUPTI_SUCCESS && name) return name;
+  return "cbid " + std::to_string(cbid);
+}
+
+const char* copy_kind(uint8_t k) {
+  switch (k) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "memcpy HtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return "memcpy DtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return "memcpy DtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: return "memcpy HtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return "memcpy PtoP";
+    default: return "memcpy";
+  }
+}
+
+void check(CUptiResult r, const char* what) {
+  if (r == CUPTI_SUCCESS) return;
+  const char* text = nullptr;
+  cuptiGetResultString(r, &text);
+  throw Error(std::string("CUPTI: ") + what + " failed: " + (text ? text : "unknown error"));
+}
+
+void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *buffer = static_cast<uint8_t*>(std::aligned_alloc(kAlign, kBufferBytes));
+  *size = *buffer ? kBufferBytes : 0;
+  *max_records = 0;
+}
+
+void convert(const CUpti_Activity* rec, Collector& c) {
+  auto t = [&](uint64_t ts) { return static_cast<int64_t>(ts) + c.offset_ns; };
+  GpuActivity a;
+  switch (rec->kind) {
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+      auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(rec);
+      a.kind = GpuActivityKind::Kernel;
+      a.name = demangle(k->name);
+      a.start_ns = t(k->start);
+      a.end_ns = t(k->end);
+      a.device = k->deviceId;
+      a.stream = k->streamId;
+      a.correlation = k->correlationId;
+      a.grid[0] = k->gridX, a.grid[1] = k->gridY, a.grid[2] = k->gridZ;
+      a.block[0] = k->blockX, a.block[1] = k->blockY, a.block[2] = k->blockZ;
+      a.registers = k->registersPerThread;
+      a.shared_bytes = k->staticSharedMemory + k->dynamicSharedMemory;
+      a.graph_node = k->graphNodeId;
+      a.graph_id = k->graphId;
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY: {
+      auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(rec);
+      a.kind = GpuActivityKind::Memcpy;
+      a.name = copy_kind(m->copyKind);
+      a.start_ns = t(m->start);
+      a.end_ns = t(m->end);
+      a.device = m->deviceId;
+      a.stream = m->streamId;
+      a.correlation = m->correlationId;
+      a.bytes = m->bytes;
+      a.graph_node = m->graphNodeId;
+      a.graph_id = m->graphId;
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+      auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(rec);
+      a.kind = GpuActivityKind::Memset;
+      a.name = "memset";
+      a.start_ns = t(m->start);
+      a.end_ns = t(m->end);
+      a.device = m->deviceId;
+      a.stream = m->streamId;
+      a.correlation = m->correlationId;
+      a.bytes = m->bytes;
+      a.graph_node = m->graphNodeId;
+      a.graph_id = m->graphId;
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+    case CUPTI_ACTIVITY_KIND_DRIVER: {
+      auto* api = reinterpret_cast<const CUpti_ActivityAPI*>(rec);
+      bool runtime = rec->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
+      a.kind = runtime ? GpuActivityKind::Runtime : GpuActivityKind::Driver;
+      a.name = api_name(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, api->cbid);
+      a.start_ns = t(api->start);
+      a.end_ns = t(api->end);
+      a.thread = api->threadId;
+      a.correlation = api->correlationId;
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
+      auto* s = reinterpret_cast<const CUpti_ActivitySynchronization2*>(rec);
+      a.kind = GpuActivityKind::Sync;
+      a.name = s->type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE  ? "context synchronize"
+               : s->type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE ? "stream synchronize"
+               : s->type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE  ? "event synchronize"
+                                                                                    : "stream wait event";
+      a.start_ns = t(s->start);
+      a.end_ns = t(s->end);
+      a.stream = s->streamId;
+      a.correlation = s->correlationId;
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MARKER: {
+      auto* m = reinterpret_cast<const CUpti_ActivityMarker2*>(rec);
+      if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_START) {
+        GpuActivity open;
+        open.kind = GpuActivityKind::Marker;
+        open.name = m->name ? m->name : "";
+        open.start_ns = t(m->timestamp);
+        c.open_markers[m->id] = open;
+      } else if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_END) {
+        auto it = c.open_markers.find(m->id);
+        if (it == c.open_markers.end()) return;
+        a = it->second;
+        a.end_ns = t(m->timestamp);
+        c.open_markers.erase(it);
+        break;
+      }
+      return;
+    }
+    default:
+      return;
+  }
+  c.records.push_back(std::move(a));
+}
+
+void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t size, size_t valid) {
+  auto& c = collector();
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    CUpti_Activity* rec = nullptr;
+    while (valid > 0 && cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) convert(rec, c);
+    size_t dropped = 0;
+    if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS) c.dropped += dropped;
+  }
+  std::free(buffer);
+}
+
+const CUpti_ActivityKind kKinds[] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
+    CUPTI_ACTIVITY_KIND_RUNTIME,           CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+    CUPTI_ACTIVITY_KIND_MARKER,
+};
+
+// NVTX ranges reach CUPTI only through NVTX's injection hook, read once at the first NVTX call.
+void point_nvtx_at_cupti() {
+  if (std::getenv("NVTX_INJECTION64_PATH")) return;
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&cuptiActivityEnable), &info) && info.dli_fname)
+    setenv("NVTX_INJECTION64_PATH", info.dli_fname, 0);
+}
+
+}  // namespace
+
+std::string cupti_unavailable_reason() {
+  uint32_t version = 0;
+  CUptiResult r = cuptiGetVersion(&version);
+  if (r != CUPTI_SUCCESS) {
+    const char* text = nullptr;
+    cuptiGetResultString(r, &text);
+    return std::string("CUPTI: ") + (text ? text : "not usable");
+  }
+  return "";
+}
+
+CuptiTrace::CuptiTrace(std::chrono::steady_clock::time_point host_origin) {
+  auto& c = collector();
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    if (c.active) throw Error("CUPTI: a trace is already running in this process");
+    c.records.clear();
+    c.open_markers.clear();
+    c.dropped = 0;
+  }
+  point_nvtx_at_cupti();
+  uint64_t ts = 0;
+  check(cuptiGetTimestamp(&ts), "cuptiGetTimestamp");
+  auto host_now = std::chrono::steady_clock::now();
+  int64_t host_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(host_now - host_origin).count();
+  offset_ns_ = host_ns - static_cast<int64_t>(ts);
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    c.offset_ns = offset_ns_;
+    c.active = true;
+  }
+  check(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed), "cuptiActivityRegisterCallbacks");
+  for (auto kind : kKinds) {
+    CUptiResult r = cuptiActivityEnable(kind);
+    // Markers need NVTX injection; a machine without it still traces everything else.
+    if (r != CUPTI_SUCCESS && kind != CUPTI_ACTIVITY_KIND_MARKER) {
+      for (auto k : kKinds) cuptiActivityDisable(k);
+      std::lock_guard<std::mutex> lock(c.mu);
+      c.active = false;
+      check(r, "cuptiActivityEnable");
+    }
+  }
+  running_ = true;
+}
+
+GpuTrace CuptiTrace::stop() {
+  GpuTrace out;
+  if (!running_) return out;
+  running_ = false;
+  for (auto kind : kKinds) cuptiActivityDisable(kind);
+  CUptiResult r = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  auto& c = collector();
+  std::lock_guard<std::mutex> lock(c.mu);
+  c.active = false;
+  out.records = std::move(c.records);
+  c.records.clear();
+  out.dropped = c.dropped;
+  if (r != CUPTI_SUCCESS) {
+    const char* text = nullptr;
+    cuptiGetResultString(r, &text);
+    out.error = std::string("CUPTI: flush failed: ") + (text ? text : "unknown error");
+  }
+  return out;
+}
+
+CuptiTrace::~CuptiTrace() {
+  if (running_) stop();
+}
+
+}  // namespace kiln::profile

@@ -1,0 +1,151 @@
+#include "engine/profile/gpu_timeline.h"
+
+#include <algorithm>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+namespace kiln::profile {
+
+const char* gpu_activity_kind_name(GpuActivityKind k) {
+  switch (k) {
+    case GpuActivityKind::Kernel: return "kernel";
+    case GpuActivityKind::Memcpy: return "memcpy";
+    case GpuActivityKind::Memset: return "memset";
+    case GpuActivityKind::Runtime: return "cuda_runtime";
+    case GpuActivityKind::Driver: return "cuda_driver";
+    case GpuActivityKind::Sync: return "sync";
+    case GpuActivityKind::Marker: return "nvtx";
+  }
+  return "gpu";
+}
+
+namespace {
+
+bool is_device_work(GpuActivityKind k) {
+  return k == GpuActivityKind::Kernel || k == GpuActivityKind::Memcpy || k == GpuActivityKind::Memset;
+}
+
+struct Attribution {
+  std::string kernel;
+  std::string compile_id;
+};
+
+// The innermost launching span (kernel/extern, else region) containing [start, end].
+const HostSpan* launching_span(const std::vector<const HostSpan*>& sorted, int64_t start, int64_t end) {
+  const HostSpan* best = nullptr;
+  auto it = std::upper_bound(sorted.begin(), sorted.end(), start,
+                             [](int64_t t, const HostSpan* s) { return t < s->start_ns; });
+  // Spans are sorted by start; walk back over those that began before the call.
+  for (auto rit = std::make_reverse_iterator(it); rit != sorted.rend(); ++rit) {
+    const HostSpan* s = *rit;
+    if (s->start_ns + s->dur_ns < end) continue;
+    if (!best || s->depth > best->depth) best = s;
+    if (s->depth == 0) break;  // an enclosing top-level span: nothing earlier can be inside it
+  }
+  return best;
+}
+
+}  // namespace
+
+std::vector<session::TimelineEvent> gpu_timeline(const std::vector<GpuActivity>& records,
+                                                 const std::vector<HostSpan>& spans,
+                                                 const std::set<std::string>& kiln_kernels, GpuFigures* figures) {
+  std::vector<const HostSpan*> launchers;
+  int64_t window_start = -1;
+  for (const auto& s : spans) {
+    if (window_start < 0 || s.start_ns < window_start) window_start = s.start_ns;
+    if (s.category == "kernel" || s.category == "extern" || s.category == "region" || s.category == "fallback")
+      launchers.push_back(&s);
+  }
+  std::stable_sort(launchers.begin(), launchers.end(),
+                   [](const HostSpan* a, const HostSpan* b) { return a->start_ns < b->start_ns; });
+
+  // Correlation id → what the launching call belonged to.
+  std::map<uint32_t, Attribution> by_correlation;
+  for (const auto& r : records) {
+    if (r.kind != GpuActivityKind::Runtime && r.kind != GpuActivityKind::Driver) continue;
+    if (const HostSpan* s = launching_span(launchers, r.start_ns, r.end_ns)) {
+      Attribution a;
+      a.kernel = s->kernel.empty() && s->category != "region" ? s->name : s->kernel;
+      a.compile_id = s->compile_id;
+      auto& slot = by_correlation[r.correlation];
+      if (slot.kernel.empty() && slot.compile_id.empty()) slot = a;
+    }
+  }
+
+  std::vector<session::TimelineEvent> out;
+  out.reserve(records.size());
+  GpuFigures f;
+  std::vector<std::pair<int64_t, int64_t>> busy;
+  for (const auto& r : records) {
+    session::TimelineEvent e;
+    e.name = r.name;
+    e.category = gpu_activity_kind_name(r.kind);
+    e.start_ns = r.start_ns;
+    e.dur_ns = std::max<int64_t>(0, r.end_ns - r.start_ns);
+    e.correlation = r.correlation;
+    nlohmann::json args = nlohmann::json::object();
+    if (is_device_work(r.kind)) {
+      e.lane = "cuda:" + std::to_string(r.device) + "/stream " + std::to_string(r.stream);
+      busy.push_back({r.start_ns, r.end_ns});
+    } else if (r.kind == GpuActivityKind::Marker) {
+      e.lane = "nvtx";
+    } else {
+      e.lane = "cuda api";
+      args["thread"] = r.thread;
+    }
+    if (r.kind == GpuActivityKind::Kernel) {
+      ++f.kernels;
+      if (r.graph_node) {
+        ++f.graph_kernels;
+        args["graph_node"] = r.graph_node;
+        args["graph"] = r.graph_id;
+      }
+      args["grid"] = {r.grid[0], r.grid[1], r.grid[2]};
+      args["block"] = {r.block[0], r.block[1], r.block[2]};
+      args["registers"] = r.registers;
+      args["shared_bytes"] = r.shared_bytes;
+    }
+    if (r.kind == GpuActivityKind::Memcpy || r.kind == GpuActivityKind::Memset) args["bytes"] = r.bytes;
+    if (is_device_work(r.kind) || r.kind == GpuActivityKind::Runtime || r.kind == GpuActivityKind::Driver) {
+      auto it = by_correlation.find(r.correlation);
+      if (it != by_correlation.end()) {
+        e.kernel = it->second.kernel;
+        e.compile_id = it->second.compile_id;
+      }
+      if (r.kind == GpuActivityKind::Kernel && kiln_kernels.count(r.name)) e.kernel = r.name;
+      if (r.kind == GpuActivityKind::Kernel && !e.kernel.empty()) ++f.attributed;
+    }
+    if (!args.empty()) e.args_json = args.dump();
+    out.push_back(std::move(e));
+  }
+
+  if (!busy.empty()) {
+    std::sort(busy.begin(), busy.end());
+    int64_t covered = 0, gaps = 0, n_gaps = 0;
+    int64_t cur_s = busy.front().first, cur_e = busy.front().second;
+    for (size_t i = 1; i < busy.size(); ++i) {
+      if (busy[i].first <= cur_e) {
+        cur_e = std::max(cur_e, busy[i].second);
+        continue;
+      }
+      covered += cur_e - cur_s;
+      gaps += busy[i].first - cur_e;
+      ++n_gaps;
+      cur_s = busy[i].first;
+      cur_e = busy[i].second;
+    }
+    covered += cur_e - cur_s;
+    int64_t start = window_start >= 0 ? std::min(window_start, busy.front().first) : busy.front().first;
+    int64_t end = cur_e;
+    for (const auto& s : spans) end = std::max(end, s.start_ns + s.dur_ns);
+    f.window_ns = end - start;
+    f.busy_fraction = f.window_ns > 0 ? static_cast<double>(covered) / static_cast<double>(f.window_ns) : 0;
+    f.mean_gap_ms = n_gaps ? static_cast<double>(gaps) / n_gaps / 1e6 : 0;
+  }
+  if (figures) *figures = f;
+  return out;
+}
+
+}  // namespace kiln::profile

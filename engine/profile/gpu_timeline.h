@@ -1,0 +1,36 @@
+// Joins GPU activity records with Kiln's host spans into timeline events and per-run figures.
+//
+// Attribution, in order: a device record's correlation id names the runtime/driver call that
+// launched it; that call lies inside Kiln's innermost host span (kernel, extern, region) on the
+// launching thread, which names the Kiln kernel and compile id. A generated kernel whose device
+// name is a known Kiln kernel name is attributed by name (this is how kernels replayed from a CUDA
+// graph, all sharing the graph launch's correlation id, find their kernel).
+//
+// Pre: records and spans on one clock (ns since the host trace began). Post: one TimelineEvent per
+// record (lane "cuda:<device>/stream <s>" for device work, "cuda api" for calls), `run` left -1.
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "engine/profile/gpu_activity.h"
+#include "engine/profile/host_trace.h"
+#include "engine/session/session.h"
+
+namespace kiln::profile {
+
+struct GpuFigures {
+  int kernels = 0;              // device kernels in the window
+  int attributed = 0;           // of those, linked to a Kiln kernel or extern span
+  int graph_kernels = 0;        // launched from CUDA graphs
+  double busy_fraction = 0;     // union of device activity / window length
+  double mean_gap_ms = 0;       // mean idle gap between consecutive device activities
+  int64_t window_ns = 0;        // first host span start .. last device end
+};
+
+std::vector<session::TimelineEvent> gpu_timeline(const std::vector<GpuActivity>& records,
+                                                 const std::vector<HostSpan>& spans,
+                                                 const std::set<std::string>& kiln_kernels, GpuFigures* figures);
+
+}  // namespace kiln::profile
