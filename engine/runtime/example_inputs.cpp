@@ -1,5 +1,7 @@
 #include "engine/runtime/example_inputs.h"
 
+#include <torch/csrc/jit/runtime/graph_executor.h>
+
 #include <random>
 #include <sstream>
 #include <string>
@@ -49,7 +51,7 @@ namespace {
 c10::IValue eager_forward(torch::jit::Module& module, std::vector<c10::IValue> args, const std::string& model_path,
                           const std::vector<InputSpec>& specs) {
   try {
-    return module.forward(std::move(args));
+    return eager_call(module, std::move(args));
   } catch (const Error&) {
     throw;
   } catch (const c10::Error& e) {
@@ -57,6 +59,11 @@ c10::IValue eager_forward(torch::jit::Module& module, std::vector<c10::IValue> a
   } catch (const std::exception& e) {  // the interpreter's JITException and std::runtime_error
     throw_forward_failed(model_path, specs, e.what());
   }
+}
+
+c10::IValue eager_call(torch::jit::Module& module, std::vector<c10::IValue> args) {
+  torch::jit::GraphOptimizerEnabledGuard eager(false);
+  return module.forward(std::move(args));
 }
 
 }  // namespace kiln::runtime

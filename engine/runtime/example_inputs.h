@@ -17,4 +17,8 @@ std::vector<at::Tensor> make_inputs(const std::vector<InputSpec>& specs, uint64_
 c10::IValue eager_forward(torch::jit::Module& module, std::vector<c10::IValue> args, const std::string& model_path,
                           const std::vector<InputSpec>& specs);
 
+// module.forward the way eager PyTorch runs it: op by op, with the TorchScript graph executor's
+// optimizations (profiling, TensorExpr fusion of GPU pointwise chains) switched off for the call.
+c10::IValue eager_call(torch::jit::Module& module, std::vector<c10::IValue> args);
+
 }  // namespace kiln::runtime

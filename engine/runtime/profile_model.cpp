@@ -383,7 +383,7 @@ session::Session profile_model(const model::Model& cpu_model, const std::vector<
       m.run.device = "cpu";
       m.run.status = "skipped: needs an NVIDIA GPU (" + (no_gpu.empty() ? std::string("profiling on cpu") : no_gpu) + ")";
     } else if (mode == "eager") {
-      m = measure(mode, backend, [&] { return module.forward(args).toTensor(); }, reference, setup);
+      m = measure(mode, backend, [&] { return eager_call(module, args).toTensor(); }, reference, setup);
       eager_ms = m.run.latency.median_ms;
     } else if (backend == "torchscript") {
       auto peer = model::load_model(model.path(), device);
