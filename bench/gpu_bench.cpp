@@ -210,11 +210,15 @@ int main(int argc, char** argv) {
   if (!only.empty()) {  // one model per process (the recipe runs each under a timeout)
     std::string t = table.str();
     std::printf("%s", t.substr(t.find("|---|---|---|---|---|---|---|---|---|---|---|\n") + 48).c_str());
-    return 0;
+  } else {
+    std::printf("\nGPU benchmark (%s), steady-state ms (CUDA events, median of 100), K/I = Kiln best mode / Inductor "
+                "best mode (*inductor from bench/gpu/inductor_peer.py)\n%s",
+                cuda::device_name().c_str(), table.str().c_str());
   }
-  std::printf("\nGPU benchmark (%s), steady-state ms (CUDA events, median of 100), K/I = Kiln best mode / Inductor best "
-              "mode (*inductor from bench/gpu/inductor_peer.py)\n%s",
-              cuda::device_name().c_str(), table.str().c_str());
-  return 0;
+  // Every result is written and flushed; leave without static destructors, which crash in
+  // LibTorch's CUDA teardown after CUDA graph captures in this process (seen on the H100).
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::_Exit(0);
 #endif
 }

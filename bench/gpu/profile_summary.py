@@ -32,6 +32,17 @@ def summarise(path):
     linked = db.execute("SELECT count(*) FROM timeline WHERE category = 'kernel' AND lane LIKE 'cuda:%' "
                         "AND kernel != ''").fetchone()[0]
     print(f"device kernel records linked to a Kiln kernel or extern: {linked}")
+    # Where the device time goes in each mode: the heaviest device kernels of the traced window.
+    for rid, mode, backend, *_ in runs:
+        top = db.execute("SELECT name, kernel, sum(dur_ns), count(*) FROM timeline WHERE run = ? AND category = 'kernel' "
+                         "AND lane LIKE 'cuda:%' GROUP BY name ORDER BY 3 DESC LIMIT 6", (rid,)).fetchall()
+        total = db.execute("SELECT sum(dur_ns) FROM timeline WHERE run = ? AND category = 'kernel' AND lane LIKE 'cuda:%'",
+                           (rid,)).fetchone()[0] or 0
+        if not top:
+            continue
+        print(f"  {mode}/{backend}: device kernel time {total / 1e3:.1f} us in the traced window; heaviest:")
+        for name, kernel, ns, n in top:
+            print(f"    {100 * ns / max(total, 1):5.1f} %  x{n:<4} {name[:90]}" + (f"  <- {kernel}" if kernel else ""))
 
 
 for p in sys.argv[1:]:
