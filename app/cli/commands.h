@@ -10,6 +10,7 @@ namespace kiln::cli {
 std::function<int()> add_inspect(CLI::App& app);
 std::function<int()> add_explain(CLI::App& app);
 std::function<int()> add_compile(CLI::App& app);
+std::function<int()> add_check(CLI::App& app);
 std::function<int()> add_profile(CLI::App& app);
 std::function<int()> add_report(CLI::App& app);
 std::function<int()> add_trace(CLI::App& app);

@@ -1,4 +1,4 @@
-// kiln — the headless workbench: inspect, explain, compile, profile, report, import.
+// kiln — the headless workbench: inspect, explain, compile, check, profile, report, import.
 #include <iostream>
 
 #include "app/cli/commands.h"
@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   auto inspect = kiln::cli::add_inspect(app);
   auto explain = kiln::cli::add_explain(app);
   auto compile = kiln::cli::add_compile(app);
+  auto check = kiln::cli::add_check(app);
   auto profile = kiln::cli::add_profile(app);
   auto report = kiln::cli::add_report(app);
   auto trace = kiln::cli::add_trace(app);
@@ -19,13 +20,17 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    int code = app.exit(e);
+    // For `kiln check` exit status 1 means a mismatch: a command line it cannot parse is bad input (2).
+    if (code != 0 && argc > 1 && std::string(argv[1]) == "check") return 2;
+    return code;
   }
   try {
     for (auto* sub : app.get_subcommands()) {
       if (sub->get_name() == "inspect") return inspect();
       if (sub->get_name() == "explain") return explain();
       if (sub->get_name() == "compile") return compile();
+      if (sub->get_name() == "check") return check();
       if (sub->get_name() == "profile") return profile();
       if (sub->get_name() == "report") return report();
       if (sub->get_name() == "trace") return trace();

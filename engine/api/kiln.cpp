@@ -30,6 +30,11 @@ CompileResult compile(const std::string& model_path, const std::vector<InputSpec
   return runtime::compile_model(m, inputs, options, dump_dir, checks);
 }
 
+CheckResult check(const std::string& model_path, const std::vector<InputSpec>& inputs, const CheckOptions& options) {
+  auto m = model::load_model(model_path);
+  return runtime::check_model(m, inputs, options);
+}
+
 std::vector<std::string> backend_names() { return runtime::backend_names(); }
 void load_backend_plugin(const std::string& path) { runtime::load_backend_plugin(path); }
 

@@ -12,6 +12,7 @@
 #include "engine/ir/print_text.h"
 #include "engine/ir/to_dot.h"
 #include "engine/ir/to_json.h"
+#include "engine/runtime/check_model.h"
 #include "engine/runtime/compile_model.h"
 #include "engine/runtime/explain.h"
 #include "engine/runtime/profile_model.h"
@@ -45,6 +46,14 @@ CompileResult compile(const std::string& model_path, const std::vector<InputSpec
 inline std::string compile_text(const CompileResult& r) { return runtime::compile_text(r); }
 inline std::string compile_json(const CompileResult& r) { return runtime::compile_json(r); }
 std::vector<std::string> backend_names();
+
+using CheckOptions = runtime::CheckOptions;
+using CheckResult = runtime::CheckResult;
+// The accuracy bisector: compiled vs eager on the same random inputs; on a mismatch, the first
+// differing region and the first differing kernel inside it (runtime::check_model).
+CheckResult check(const std::string& model_path, const std::vector<InputSpec>& inputs, const CheckOptions& options);
+inline std::string check_text(const CheckResult& r) { return runtime::check_text(r); }
+inline std::string check_json(const CheckResult& r) { return runtime::check_json(r); }
 
 using ProfileOptions = runtime::ProfileOptions;
 // Profiles eager and every requested mode/backend and writes the session to out_path.

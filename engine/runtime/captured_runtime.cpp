@@ -17,6 +17,10 @@ static capture::SourceFiles sources_for(const std::string& model_path) {
 }
 
 CapturedRuntime::CapturedRuntime(const model::Model& model, capture::CaptureOptions options)
+    : CapturedRuntime(model, options, make_backend(options.backend)) {}
+
+CapturedRuntime::CapturedRuntime(const model::Model& model, capture::CaptureOptions options,
+                                 std::unique_ptr<Backend> backend)
     : model_(model),
       options_(std::move(options)),
       sources_(sources_for(model.path())),
@@ -27,7 +31,8 @@ CapturedRuntime::CapturedRuntime(const model::Model& model, capture::CaptureOpti
   po.unroll_limit = options_.unroll_limit;
   partition_ = capture::partition_graph(*model.impl->graph, sources_, po);
   caches_.resize(partition_.regions.size());
-  backend_ = make_backend(options_.backend);
+  backend_ = std::move(backend);
+  if (!backend_) throw Error("no backend given");
   break_hits_.assign(partition_.breaks.size(), 0);
   if (options_.fullgraph && !partition_.breaks.empty()) {
     const auto& b = partition_.breaks.front();

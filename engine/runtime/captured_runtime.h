@@ -20,6 +20,9 @@ class CapturedRuntime {
  public:
   // Throws kiln::Error when fullgraph is set and the model has a graph break (naming it and its line).
   CapturedRuntime(const model::Model& model, capture::CaptureOptions options);
+  // The same with a backend object instead of options.backend's registered one (a wrapper that
+  // watches the compiled regions, as `kiln check` does).
+  CapturedRuntime(const model::Model& model, capture::CaptureOptions options, std::unique_ptr<Backend> backend);
 
   // One forward call. prim::Print output goes to `print_sink` (std::cout when null).
   std::vector<c10::IValue> run(const std::vector<at::Tensor>& inputs, std::ostream* print_sink = nullptr);

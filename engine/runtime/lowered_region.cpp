@@ -1,5 +1,7 @@
 #include "engine/runtime/lowered_region.h"
 
+#include <cmath>
+
 #include "engine/base/error.h"
 #include "engine/capture/torch_meta.h"
 #include "engine/profile/host_trace.h"
@@ -24,7 +26,13 @@ LoweredRegionFn::LoweredRegionFn(const capture::CompiledRegion& entry, const cap
   for (const auto& [v, n] : name_of_) value_of_.emplace(n, v);
 }
 
-void LoweredRegionFn::run(capture::Interpreter& interp, capture::Interpreter::Env& env) {
+void LoweredRegionFn::run(capture::Interpreter& interp, capture::Interpreter::Env& env) { run_steps(interp, env, nullptr); }
+
+void LoweredRegionFn::run_probed(capture::Interpreter& interp, capture::Interpreter::Env& env, StepProbe& probe) {
+  run_steps(interp, env, &probe);
+}
+
+void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpreter::Env& env, StepProbe* probe) {
   const auto& prog = fused_.program;
   // Size symbols from the inputs.
   std::map<std::string, int64_t> bindings;
@@ -95,16 +103,23 @@ void LoweredRegionFn::run(capture::Interpreter& interp, capture::Interpreter::En
     const Comp& comp = prog.comps[c];
     if (!fused_.realized[c] || (comp.kind != Comp::Kind::Pointwise && comp.kind != Comp::Kind::Reduction)) continue;
     auto st = comp.dtype == ir::DType::Bool ? at::kBool : at::kFloat;
-    bufs[c] = at::empty(eval_sizes(comp.sizes), at::TensorOptions().dtype(st).device(device));
+    auto options = at::TensorOptions().dtype(st).device(device);
+    if (poison_ || probe)
+      bufs[c] = st == at::kBool ? at::ones(eval_sizes(comp.sizes), options) : at::full(eval_sizes(comp.sizes), NAN, options);
+    else
+      bufs[c] = at::empty(eval_sizes(comp.sizes), options);
   }
   std::vector<void*> ptrs(prog.comps.size(), nullptr);
   auto refresh = [&](size_t c) { ptrs[c] = bufs[c].defined() ? bufs[c].data_ptr() : nullptr; };
   for (size_t c = 0; c < prog.comps.size(); ++c) refresh(c);
-  for (const auto& step : fused_.steps) {
+  for (size_t s = 0; s < fused_.steps.size(); ++s) {
+    const auto& step = fused_.steps[s];
+    if (probe) probe->before_step(s, bufs);
     if (step.kind == fusion::Step::Kind::Kernel) {
       const auto& name = fused_.kernels[step.index].name;
       profile::Span span("kernel", name, compile_id_, name);
       kernels_[step.index](ptrs.data(), scalars.data(), syms.data());
+      if (probe) probe->after_step(s, bufs);
       continue;
     }
     const Comp& comp = prog.comps[step.index];
@@ -128,6 +143,7 @@ void LoweredRegionFn::run(capture::Interpreter& interp, capture::Interpreter::En
                   c10::str(at::IntArrayRef(expect)));
     bufs[step.index] = out;
     refresh(step.index);
+    if (probe) probe->after_step(s, bufs);
   }
   for (const auto* v : region_outputs_) {
     auto name = name_of_.find(v);

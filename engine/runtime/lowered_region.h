@@ -15,14 +15,32 @@ namespace kiln::runtime {
 
 using KernelCall = std::function<void(void* const*, const double*, const int64_t*)>;
 
+// Watches a run step by step (the accuracy checker, `kiln check`): before each step (a kernel, or
+// an extern/fallback call) it may overwrite buffers the step reads, in place; after it, it reads
+// what the step wrote. bufs[c] is computation c's buffer (undefined until computed).
+class StepProbe {
+ public:
+  virtual ~StepProbe() = default;
+  virtual void before_step(size_t step, std::vector<at::Tensor>& bufs) = 0;
+  virtual void after_step(size_t step, const std::vector<at::Tensor>& bufs) = 0;
+};
+
 class LoweredRegionFn : public CompiledFn {
  public:
   LoweredRegionFn(const capture::CompiledRegion& entry, const capture::RegionStatic& region,
                   lowering::LoweredRegion lowered, fusion::FusedProgram fused, std::vector<KernelCall> kernels,
                   std::shared_ptr<void> keep_alive);
   void run(capture::Interpreter& interp, capture::Interpreter::Env& env) override;
+  // One run under a probe; the buffers kernels write start poisoned (NaN, bools true).
+  void run_probed(capture::Interpreter& interp, capture::Interpreter::Env& env, StepProbe& probe);
+  // Poisons the buffers kernels write before every run, so a kernel that skips elements is caught.
+  void set_poison_outputs(bool on) { poison_ = on; }
+
+  const lowering::LoweredRegion& lowered() const { return lowered_; }
+  const fusion::FusedProgram& fused() const { return fused_; }
 
  private:
+  void run_steps(capture::Interpreter& interp, capture::Interpreter::Env& env, StepProbe* probe);
   std::vector<const torch::jit::Node*> graph_nodes_;
   std::unordered_map<const torch::jit::Value*, std::string> name_of_;
   std::map<std::string, const torch::jit::Value*> value_of_;
@@ -34,6 +52,7 @@ class LoweredRegionFn : public CompiledFn {
   std::vector<KernelCall> kernels_;
   std::shared_ptr<void> keep_alive_;
   std::string compile_id_;
+  bool poison_ = false;
 };
 
 }  // namespace kiln::runtime

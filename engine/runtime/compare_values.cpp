@@ -1,0 +1,132 @@
+#include "engine/runtime/compare_values.h"
+
+#include <cmath>
+#include <limits>
+
+namespace kiln::runtime {
+
+ValueDiff compare_tensors(const std::string& what, const at::Tensor& actual, const at::Tensor& expected, double rtol,
+                          double atol) {
+  ValueDiff d;
+  d.what = what;
+  if (!actual.defined() || !expected.defined()) {
+    d.ok = actual.defined() == expected.defined();
+    if (!d.ok) d.problem = actual.defined() ? "eager gave no tensor" : "compiled gave no tensor";
+    return d;
+  }
+  if (actual.sizes() != expected.sizes()) {
+    d.ok = false;
+    d.max_abs = d.max_rel = INFINITY;
+    d.problem = "sizes " + c10::str(actual.sizes()) + ", eager " + c10::str(expected.sizes());
+    return d;
+  }
+  d.elements = expected.numel();
+  if (d.elements == 0) return d;
+  at::Tensor a = actual.detach().cpu(), b = expected.detach().cpu();
+  if (!b.is_floating_point() && !a.is_floating_point()) {
+    auto ne = a.to(at::kLong) != b.to(at::kLong);
+    d.mismatched = ne.sum().item<int64_t>();
+    d.ok = d.mismatched == 0;
+    if (!d.ok) {
+      d.max_abs = (a.to(at::kDouble) - b.to(at::kDouble)).abs().max().item<double>();
+      double scale = b.to(at::kDouble).abs().max().item<double>();
+      d.max_rel = d.max_abs / std::max(scale, 1e-12);
+    }
+    return d;
+  }
+  a = a.to(at::kDouble);
+  b = b.to(at::kDouble);
+  auto equal = (a == b).logical_or(a.isnan().logical_and(b.isnan()));
+  auto nonfinite = a.isfinite().logical_not().logical_or(b.isfinite().logical_not());
+  auto diff = (a - b).abs();
+  diff = at::where(equal, at::zeros_like(diff), at::where(nonfinite, at::full_like(diff, INFINITY), diff));
+  auto bad = equal.logical_not().logical_and(nonfinite.logical_or(diff > atol + rtol * b.abs()));
+  d.mismatched = bad.sum().item<int64_t>();
+  d.ok = d.mismatched == 0;
+  d.max_abs = diff.max().item<double>();
+  auto finite_b = at::where(b.isfinite(), b.abs(), at::zeros_like(b));
+  double scale = finite_b.max().item<double>();
+  d.max_rel = d.max_abs == 0 ? 0 : d.max_abs / std::max(scale, 1e-12);
+  return d;
+}
+
+namespace {
+
+void compare_into(const std::string& what, const c10::IValue& a, const c10::IValue& b, double rtol, double atol,
+                  std::vector<ValueDiff>& out) {
+  if (a.isTensor() && b.isTensor()) {
+    out.push_back(compare_tensors(what, a.toTensor(), b.toTensor(), rtol, atol));
+    return;
+  }
+  auto items = [](const c10::IValue& v) -> std::vector<c10::IValue> {
+    if (v.isTuple()) return v.toTupleRef().elements().vec();
+    if (v.isList()) return v.toListRef().vec();
+    return {};
+  };
+  if ((a.isTuple() || a.isList()) && (b.isTuple() || b.isList())) {
+    auto x = items(a), y = items(b);
+    if (x.size() != y.size()) {
+      ValueDiff d;
+      d.what = what;
+      d.ok = false;
+      d.problem = std::to_string(x.size()) + " elements, eager " + std::to_string(y.size());
+      out.push_back(d);
+      return;
+    }
+    for (size_t i = 0; i < x.size(); ++i) compare_into(what + "." + std::to_string(i), x[i], y[i], rtol, atol, out);
+    return;
+  }
+  auto number = [](const c10::IValue& v) { return v.isDouble() || v.isInt() || v.isBool(); };
+  if (number(a) && number(b)) {
+    auto scalar = [](const c10::IValue& v) {
+      return at::scalar_tensor(v.isDouble() ? v.toDouble() : v.isInt() ? static_cast<double>(v.toInt()) : v.toBool(),
+                               at::kDouble);
+    };
+    out.push_back(compare_tensors(what, scalar(a), scalar(b), rtol, atol));
+    return;
+  }
+  ValueDiff d;
+  d.what = what;
+  d.elements = 1;
+  if (a.isString() && b.isString()) d.ok = a.toStringRef() == b.toStringRef();
+  else if (a.isNone() && b.isNone()) d.ok = true;
+  else {
+    d.ok = a.tagKind() == b.tagKind();
+    if (!d.ok) d.problem = "a " + a.tagKind() + ", eager a " + b.tagKind();
+  }
+  if (!d.ok && d.problem.empty()) d.problem = "values differ";
+  if (!d.ok) d.mismatched = 1;
+  out.push_back(d);
+}
+
+}  // namespace
+
+std::vector<ValueDiff> compare_values(const std::string& what, const c10::IValue& actual, const c10::IValue& expected,
+                                      double rtol, double atol) {
+  std::vector<ValueDiff> out;
+  compare_into(what, actual, expected, rtol, atol, out);
+  return out;
+}
+
+bool all_ok(const std::vector<ValueDiff>& diffs) {
+  for (const auto& d : diffs)
+    if (!d.ok) return false;
+  return true;
+}
+
+c10::IValue clone_value(const c10::IValue& v) {
+  if (v.isTensor()) return v.toTensor().defined() ? c10::IValue(v.toTensor().clone()) : v;
+  if (v.isTuple()) {
+    std::vector<c10::IValue> items;
+    for (const auto& e : v.toTupleRef().elements()) items.push_back(clone_value(e));
+    return c10::ivalue::Tuple::create(std::move(items));
+  }
+  if (v.isTensorList()) {
+    c10::List<at::Tensor> list;
+    for (const at::Tensor& t : v.toTensorList().vec()) list.push_back(t.defined() ? t.clone() : t);
+    return list;
+  }
+  return v;
+}
+
+}  // namespace kiln::runtime

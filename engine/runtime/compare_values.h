@@ -1,0 +1,42 @@
+// Comparing a compiled value with its eager reference under stated tolerances (the accuracy
+// checker's one notion of "matches"), and deep copies of values a later op could overwrite.
+//
+// compare_values(what, actual, expected, rtol, atol)
+//   post: tensors match when they have the same sizes and every element satisfies
+//         |a - b| <= atol + rtol * |b| (torch.allclose), NaN matching NaN, an infinity matching
+//         only the same infinity; integer and bool tensors must be equal. Tuples and lists
+//         compare element by element; scalars like tensors of one element.
+//         max_abs is the largest |a - b| (infinite where only one side is NaN or infinite);
+//         max_rel is max_abs over the largest finite |b| (the scale-relative error kiln compile
+//         reports).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/model/torch_compat.h"
+
+namespace kiln::runtime {
+
+struct ValueDiff {
+  std::string what;           // "output 0", "linear_1"
+  bool ok = true;
+  double max_abs = 0;
+  double max_rel = 0;
+  int64_t elements = 0;       // compared
+  int64_t mismatched = 0;     // outside the tolerance
+  std::string problem;        // when it cannot be compared element-wise (sizes, types)
+};
+
+// One entry per tensor or scalar leaf of the values; names are `what`, `what.0`, `what.1.2`, ...
+std::vector<ValueDiff> compare_values(const std::string& what, const c10::IValue& actual, const c10::IValue& expected,
+                                      double rtol, double atol);
+ValueDiff compare_tensors(const std::string& what, const at::Tensor& actual, const at::Tensor& expected, double rtol,
+                          double atol);
+bool all_ok(const std::vector<ValueDiff>& diffs);
+
+// Tensors (also inside lists and tuples) copied, so in-place ops run later cannot change them.
+c10::IValue clone_value(const c10::IValue& v);
+
+}  // namespace kiln::runtime

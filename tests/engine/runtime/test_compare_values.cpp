@@ -1,0 +1,50 @@
+#include "engine/runtime/compare_values.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace kiln;
+using runtime::compare_tensors;
+
+TEST(CompareValues, ToleranceIsAbsolutePlusRelative) {
+  auto b = at::tensor({1.0f, 100.0f, 0.0f});
+  EXPECT_TRUE(compare_tensors("t", b + at::tensor({1e-5f, 5e-3f, 1e-6f}), b, 1e-4, 2e-5).ok);
+  auto d = compare_tensors("t", b + at::tensor({0.0f, 0.0f, 1e-4f}), b, 1e-4, 1e-5);
+  EXPECT_FALSE(d.ok);
+  EXPECT_EQ(d.mismatched, 1);
+  EXPECT_EQ(d.elements, 3);
+  EXPECT_NEAR(d.max_abs, 1e-4, 1e-9);
+  EXPECT_NEAR(d.max_rel, 1e-6, 1e-9);  // relative to the largest eager magnitude (100)
+}
+
+TEST(CompareValues, NanMatchesOnlyNanAndInfinityOnlyItself) {
+  auto b = at::tensor({NAN, INFINITY, 1.0f});
+  EXPECT_TRUE(compare_tensors("t", b.clone(), b, 0, 0).ok);
+  auto d = compare_tensors("t", at::tensor({1.0f, INFINITY, 1.0f}), b, 1, 1);
+  EXPECT_FALSE(d.ok);
+  EXPECT_TRUE(std::isinf(d.max_abs));
+  EXPECT_FALSE(compare_tensors("t", at::tensor({NAN, -INFINITY, 1.0f}), b, 1, 1).ok);
+  EXPECT_FALSE(compare_tensors("t", at::tensor({NAN, INFINITY, NAN}), b, 1, 1).ok);
+}
+
+TEST(CompareValues, SizesAndIntegersAndContainers) {
+  auto d = compare_tensors("t", at::zeros({2, 3}), at::zeros({3, 2}), 1, 1);
+  EXPECT_FALSE(d.ok);
+  EXPECT_NE(d.problem.find("sizes"), std::string::npos);
+  EXPECT_FALSE(compare_tensors("t", at::tensor({1, 2}), at::tensor({1, 3}), 1, 1).ok);  // integers: exact
+  auto tup = [](at::Tensor a, at::Tensor b) { return c10::IValue(c10::ivalue::Tuple::create({a, b})); };
+  auto diffs = runtime::compare_values("out", tup(at::ones({2}), at::ones({2})), tup(at::ones({2}), at::zeros({2})), 0, 0);
+  ASSERT_EQ(diffs.size(), 2u);
+  EXPECT_EQ(diffs[0].what, "out.0");
+  EXPECT_TRUE(diffs[0].ok);
+  EXPECT_FALSE(diffs[1].ok);
+  EXPECT_FALSE(runtime::all_ok(diffs));
+}
+
+TEST(CompareValues, CloneIsIndependentOfInPlaceChanges) {
+  auto t = at::ones({3});
+  auto c = runtime::clone_value(c10::IValue(c10::ivalue::Tuple::create({t})));
+  t.add_(1);
+  EXPECT_EQ(c.toTupleRef().elements()[0].toTensor().sum().item<float>(), 3.0f);
+}
