@@ -6,6 +6,7 @@
 #include <torch/script.h>
 
 #include <execinfo.h>
+#include <ftw.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -41,6 +42,13 @@ void on_crash(int sig) {
   ::write(2, msg, sizeof msg - 1);
   ::backtrace_symbols_fd(frames, n, 2);
   ::_exit(128 + sig);
+}
+
+// The kernel cache of this process, removed with nftw: std::filesystem::remove_all crashed in
+// this binary on the GPU machine (torch wheel + GCC 13), so it is not used here.
+void remove_tree(const std::string& root) {
+  ::nftw(root.c_str(), [](const char* path, const struct stat*, int, struct FTW*) { return ::remove(path); }, 16,
+         FTW_DEPTH | FTW_PHYS);
 }
 
 void step(const std::string& what) {
@@ -205,11 +213,10 @@ int main(int argc, char** argv) {
     all["bandwidth"] = {{"kiln_ms", k_ms}, {"copy_ms", copy_ms}};
   }
   if (argc > 3) std::ofstream(argv[3]) << all.dump(1);
-  std::error_code ec;
-  std::filesystem::remove_all(cache_root, ec);
   if (!only.empty()) {  // one model per process (the recipe runs each under a timeout)
     std::string t = table.str();
-    std::printf("%s", t.substr(t.find("|---|---|---|---|---|---|---|---|---|---|---|\n") + 48).c_str());
+    const std::string sep = "|---|---|---|---|---|---|---|---|---|---|---|\n";
+    std::printf("%s", t.substr(t.find(sep) + sep.size()).c_str());
   } else {
     std::printf("\nGPU benchmark (%s), steady-state ms (CUDA events, median of 100), K/I = Kiln best mode / Inductor "
                 "best mode (*inductor from bench/gpu/inductor_peer.py)\n%s",
@@ -219,6 +226,7 @@ int main(int argc, char** argv) {
   // LibTorch's CUDA teardown after CUDA graph captures in this process (seen on the H100).
   std::fflush(stdout);
   std::fflush(stderr);
+  remove_tree(cache_root);
   std::_Exit(0);
 #endif
 }

@@ -261,7 +261,11 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
     e.lane = "profiler";
     e.name = gpu_trace.error.empty() ? "CUPTI trace" : "CUPTI trace failed";
     e.category = "profiler";
-    e.start_ns = 0;
+    // An instant at the start of the traced window (tracing itself starts earlier: CUPTI's set-up).
+    e.start_ns = -1;
+    for (const auto& t : m.timeline)
+      if (e.start_ns < 0 || t.start_ns < e.start_ns) e.start_ns = t.start_ns;
+    e.start_ns = std::max<int64_t>(e.start_ns, 0);
     e.args_json = args.dump();
     m.timeline.push_back(std::move(e));
   }
