@@ -1,0 +1,42 @@
+// BreakTableModel: the deduplicated graph-break to-do list (report::group_breaks, the same groups
+// `kiln explain` and the reports show) as a table: id, category, reason, hint, hits, sites, module
+// path, file:line, compile ids. A thin adapter over an immutable session.
+#pragma once
+
+#include <QAbstractTableModel>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/report/break_groups.h"
+#include "engine/session/session.h"
+
+namespace kiln::viewers {
+
+// The compiled region a break belongs to, as a compile id of the session: the record's own
+// compile id (imports), else the first entry of the region the break ends, else of the region it
+// resumes into. "" when the session has none of them.
+std::string break_compile_id(const session::Session& s, const session::GraphBreakRecord& b);
+
+class BreakTableModel : public QAbstractTableModel {
+  Q_OBJECT
+ public:
+  enum Column { Id, Category, Reason, Hint, Hits, Sites, Module, Location, CompileIds, ColumnCount };
+
+  explicit BreakTableModel(QObject* parent = nullptr);
+  void setSession(std::shared_ptr<const session::Session> s);
+  // The first record of the group on `row` (nullptr when out of range).
+  const session::GraphBreakRecord* record(int row) const;
+  const report::BreakGroup* group(int row) const;
+
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+  QVariant headerData(int section, Qt::Orientation o, int role = Qt::DisplayRole) const override;
+
+ private:
+  std::shared_ptr<const session::Session> session_;
+  std::vector<report::BreakGroup> groups_;
+};
+
+}  // namespace kiln::viewers

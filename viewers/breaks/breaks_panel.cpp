@@ -1,0 +1,103 @@
+#include "viewers/breaks/breaks_panel.h"
+
+#include <QHeaderView>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QSplitter>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include "viewers/breaks/break_source.h"
+#include "viewers/breaks/break_table_model.h"
+#include "viewers/common/code_view.h"
+
+namespace kiln::viewers {
+
+BreaksPanel::BreaksPanel(SelectionContext* ctx, QWidget* parent)
+    : QWidget(parent), ctx_(ctx), model_(new BreakTableModel(this)) {
+  table_ = new QTableView(this);
+  table_->setObjectName("breaksTable");
+  table_->setModel(model_);
+  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  table_->setSelectionMode(QAbstractItemView::SingleSelection);
+  table_->setAlternatingRowColors(true);
+  table_->setWordWrap(false);
+  table_->verticalHeader()->hide();
+  table_->horizontalHeader()->setStretchLastSection(true);
+  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
+
+  detail_ = new QLabel(this);
+  detail_->setWordWrap(true);
+  detail_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  detail_->setTextFormat(Qt::RichText);
+  source_ = new CodeView(this);
+  source_->setObjectName("breakSource");
+  source_->setPlaceholderText("Select a graph break to see the source around its line.");
+
+  auto* lower = new QWidget(this);
+  auto* ll = new QVBoxLayout(lower);
+  ll->setContentsMargins(0, 0, 0, 0);
+  ll->addWidget(detail_);
+  ll->addWidget(source_, 1);
+  auto* split = new QSplitter(Qt::Vertical, this);
+  split->addWidget(table_);
+  split->addWidget(lower);
+  split->setStretchFactor(0, 2);
+  split->setStretchFactor(1, 3);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(2, 2, 2, 2);
+  layout->addWidget(split);
+
+  connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+          [this](const QModelIndex& cur) {
+            if (!cur.isValid()) return;
+            showBreak(cur.row());
+            if (const auto* b = model_->record(cur.row()); b && ctx_->session()) {
+              std::string id = break_compile_id(*ctx_->session(), *b);
+              if (!id.empty()) ctx_->setRegion(id);
+            }
+          });
+  connect(ctx_, &SelectionContext::selectionChanged, this, &BreaksPanel::onSelectionChanged);
+  onSelectionChanged(ctx_->current(), kSessionPart);
+}
+
+void BreaksPanel::setSourceDirs(const std::vector<std::string>& dirs) {
+  sourceDirs_ = dirs;
+  auto cur = table_->currentIndex();
+  if (cur.isValid()) showBreak(cur.row());
+}
+
+void BreaksPanel::onSelectionChanged(const Selection& sel, unsigned parts) {
+  if (!(parts & kSessionPart)) return;
+  model_->setSession(sel.session);
+  source_->setCode("", CodeLanguage::Python);
+  detail_->setText(model_->rowCount() ? QString("%1 distinct graph break(s); select one to see its source.")
+                                            .arg(model_->rowCount())
+                                      : QString(sel.session ? "No graph breaks: the model is captured whole." : ""));
+  table_->resizeColumnsToContents();
+  for (int c : {BreakTableModel::Reason, BreakTableModel::Hint})
+    table_->setColumnWidth(c, std::min(table_->columnWidth(c), 420));
+}
+
+void BreaksPanel::showBreak(int row) {
+  const auto* b = model_->record(row);
+  const auto* s = ctx_->session();
+  if (!b || !s) return;
+  BreakSource src = locate_break_source(*s, *b, ctx_->current().session_path, sourceDirs_);
+  QString where = QString::fromStdString(src.found_file.empty() ? src.recorded_file : src.found_file);
+  QString html = QString("<b>%1</b> %2<br>%3<br><i>Hint:</i> %4")
+                     .arg(QString::fromStdString(b->info.id).toHtmlEscaped(),
+                          QString::fromStdString(b->info.reason).toHtmlEscaped(),
+                          (where.isEmpty() ? QString("(no file)") : where.toHtmlEscaped()) +
+                              (src.line > 0 ? ":" + QString::number(src.line) : QString()) +
+                              (b->info.module_path.empty()
+                                   ? QString()
+                                   : "  in " + QString::fromStdString(b->info.module_path).toHtmlEscaped()),
+                          QString::fromStdString(b->info.hint).toHtmlEscaped().replace("\n", "<br>"));
+  if (!src.note.empty()) html += "<br><span style='color:#8a5a00'>" + QString::fromStdString(src.note).toHtmlEscaped() + "</span>";
+  detail_->setText(html);
+  source_->setCode(QString::fromStdString(src.excerpt.text), CodeLanguage::Python, src.excerpt.first_line);
+  if (src.line > 0) source_->markLines({src.line});
+}
+
+}  // namespace kiln::viewers

@@ -1,0 +1,118 @@
+#include "viewers/comparison/observations.h"
+
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+namespace kiln::viewers {
+
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+// "default" for Kiln's own backend, "default (torchscript)" for a peer.
+std::string run_name(const session::Run& r) {
+  if (r.backend.empty() || r.backend == "kiln" || (r.mode == "eager" && r.backend == "eager")) return r.mode;
+  return r.mode + " (" + r.backend + ")";
+}
+
+bool is_ok(const session::Run& r) { return r.status == "ok"; }
+
+const session::Run* find_run(const session::Session& s, const std::string& mode, bool kiln_backend) {
+  for (const auto& r : s.runs)
+    if (is_ok(r) && r.mode == mode && (!kiln_backend || r.backend.empty() || r.backend == "kiln")) return &r;
+  return nullptr;
+}
+
+std::string error_text(double e) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0e", e);
+  return buf;
+}
+
+}  // namespace
+
+std::vector<std::string> observations(const session::Session& s) {
+  std::vector<std::string> out;
+  for (const auto& r : s.runs) {
+    if (r.status.rfind("skipped", 0) == 0) {
+      std::string why = r.status.size() > 8 ? r.status.substr(r.status.find(':') + 1) : std::string(" no reason given");
+      while (!why.empty() && why.front() == ' ') why.erase(0, 1);
+      out.push_back("mode " + run_name(r) + " was skipped: " + why);
+    } else if (!is_ok(r)) {
+      out.push_back("mode " + run_name(r) + " " + r.status);
+    }
+  }
+
+  const session::Run* eager = find_run(s, "eager", false);
+  for (const auto& r : s.runs) {
+    if (!is_ok(r) || &r == eager || r.mode == "eager" || !eager) continue;
+    const double sp = r.speedup_vs_eager > 0 ? r.speedup_vs_eager
+                      : r.latency.median_ms > 0 ? eager->latency.median_ms / r.latency.median_ms
+                                                : 0;
+    if (sp <= 0) continue;
+    const std::string name = run_name(r);
+    if (sp < 0.98) {
+      std::string line = name + " is slower than eager (" + fmt("%.2fx", sp) + ")";
+      if (r.gpu_busy > 0 && r.gpu_busy < 0.5) {
+        line += ": the GPU is busy only " + fmt("%.0f", r.gpu_busy * 100) + " % of the time";
+        if (r.mode != "reduce-overhead") line += " — try reduce-overhead";
+      } else if (r.host_overhead_ms > 0.2 * r.latency.median_ms && r.latency.median_ms > 0) {
+        line += ": guards and the interpreter take " + fmt("%.0f", 100 * r.host_overhead_ms / r.latency.median_ms) +
+                " % of each iteration";
+      }
+      out.push_back(line);
+    } else if (sp > 1.02) {
+      out.push_back(name + " is " + fmt("%.2fx", sp) + " faster than eager");
+      const double saved_ms = eager->latency.median_ms - r.latency.median_ms;
+      if (r.compile_cold_ms > 0 && saved_ms > 0)
+        out.push_back(name + " pays back its " + fmt("%.1f", r.compile_cold_ms) + " ms cold compile after " +
+                      fmt("%.0f", std::ceil(r.compile_cold_ms / saved_ms)) + " iterations");
+    }
+    if (r.host_overhead_ms > 0.2 * r.latency.median_ms && r.latency.median_ms > 0 && sp >= 0.98)
+      out.push_back("in " + name + " guards and the interpreter take " +
+                    fmt("%.0f", 100 * r.host_overhead_ms / r.latency.median_ms) + " % of each iteration");
+  }
+
+  for (const auto& r : s.runs) {
+    if (!is_ok(r) || r.mode == "eager") continue;
+    const double err = std::max(r.max_rel_error, 0.0);
+    if (err > kErrorTolerance)
+      out.push_back("max error vs eager " + error_text(err) + " exceeds " + error_text(kErrorTolerance) + " in " +
+                    run_name(r));
+  }
+
+  if (eager && eager->kernels_per_iter > 0)
+    for (const auto& r : s.runs) {
+      if (!is_ok(r) || r.mode == "eager" || r.kernels_per_iter <= 0) continue;
+      const double saved = eager->kernels_per_iter - r.kernels_per_iter;
+      if (saved >= 1)
+        out.push_back(run_name(r) + " launches " + fmt("%.0f", r.kernels_per_iter) + " kernels per iteration instead of " +
+                      fmt("%.0f", eager->kernels_per_iter) + " (fusion saves " + fmt("%.0f", saved) + ")");
+    }
+  const session::Run* def = find_run(s, "default", true);
+  const session::Run* ro = find_run(s, "reduce-overhead", true);
+  if (def && ro && def->kernels_per_iter - ro->kernels_per_iter >= 1)
+    out.push_back("reduce-overhead saves " + fmt("%.0f", def->kernels_per_iter - ro->kernels_per_iter) +
+                  " launches per iteration over default");
+
+  if (!s.breaks.empty()) {
+    std::set<std::string> sites;
+    for (const auto& b : s.breaks) sites.insert(b.info.id + b.info.loc.file + ":" + std::to_string(b.info.loc.line));
+    std::set<int> regions;
+    for (const auto& r : s.regions) regions.insert(r.region);
+    out.push_back(std::to_string(sites.size()) + " distinct graph break(s) split the model into " +
+                  std::to_string(regions.size()) + " compiled region(s); the Graph breaks panel lists them with hints");
+  }
+  int recompiles = 0;
+  for (const auto& r : s.regions) recompiles += !r.recompile_reason.empty();
+  if (recompiles > 0)
+    out.push_back(std::to_string(recompiles) + " recompile(s); the Guards panel shows which guard failed");
+  return out;
+}
+
+}  // namespace kiln::viewers

@@ -1,0 +1,205 @@
+#include "viewers/guards/guards_panel.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QListWidget>
+#include <QSplitter>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTreeView>
+#include <QVBoxLayout>
+
+#include "viewers/guards/guard_diff.h"
+#include "viewers/guards/guard_diff_model.h"
+#include "viewers/guards/guard_tree_model.h"
+#include "viewers/guards/recompile_table_model.h"
+
+namespace kiln::viewers {
+
+namespace {
+QTableView* make_table(QWidget* parent, const char* name) {
+  auto* t = new QTableView(parent);
+  t->setObjectName(name);
+  t->setSelectionBehavior(QAbstractItemView::SelectRows);
+  t->setSelectionMode(QAbstractItemView::SingleSelection);
+  t->setAlternatingRowColors(true);
+  t->setWordWrap(false);
+  t->verticalHeader()->hide();
+  t->horizontalHeader()->setStretchLastSection(true);
+  return t;
+}
+
+// The entry before `compile_id` in the same region ("[2/1]" → "[2/0]"), "" when none.
+std::string previous_entry(const session::Session& s, const std::string& compile_id) {
+  const auto* r = find_region(s, compile_id);
+  if (!r) return "";
+  int region = r->region >= 0 ? r->region : region_of_compile_id(compile_id);
+  std::string prev;
+  for (const auto& o : s.regions) {
+    if (o.compile_id == compile_id) return prev;
+    if ((o.region >= 0 ? o.region : region_of_compile_id(o.compile_id)) == region) prev = o.compile_id;
+  }
+  return "";
+}
+}  // namespace
+
+GuardsPanel::GuardsPanel(SelectionContext* ctx, QWidget* parent)
+    : QWidget(parent),
+      ctx_(ctx),
+      treeModel_(new GuardTreeModel(this)),
+      recompileModel_(new RecompileTableModel(this)),
+      diffModel_(new GuardDiffModel(this)) {
+  tree_ = new QTreeView(this);
+  tree_->setObjectName("guardTree");
+  tree_->setModel(treeModel_);
+  tree_->setAlternatingRowColors(true);
+  tree_->setUniformRowHeights(true);
+  tree_->header()->setStretchLastSection(true);
+
+  recompiles_ = make_table(this, "recompileTable");
+  recompiles_->setModel(recompileModel_);
+
+  auto* diffPage = new QWidget(this);
+  before_ = new QComboBox(diffPage);
+  after_ = new QComboBox(diffPage);
+  before_->setObjectName("diffBefore");
+  after_->setObjectName("diffAfter");
+  diffSummary_ = new QLabel(diffPage);
+  diff_ = make_table(diffPage, "guardDiff");
+  diff_->setModel(diffModel_);
+  auto* pick = new QHBoxLayout;
+  pick->addWidget(new QLabel("Compare", diffPage));
+  pick->addWidget(before_, 1);
+  pick->addWidget(new QLabel("with", diffPage));
+  pick->addWidget(after_, 1);
+  auto* dl = new QVBoxLayout(diffPage);
+  dl->setContentsMargins(2, 2, 2, 2);
+  dl->addLayout(pick);
+  dl->addWidget(diffSummary_);
+  dl->addWidget(diff_, 1);
+
+  limits_ = new QListWidget(this);
+  limits_->setObjectName("limitEvents");
+
+  tabs_ = new QTabWidget(this);
+  tabs_->addTab(recompiles_, "Recompiles");
+  tabs_->addTab(diffPage, "Diff two entries");
+  tabs_->addTab(limits_, "Recompile-limit events");
+
+  auto* split = new QSplitter(Qt::Horizontal, this);
+  split->addWidget(tree_);
+  split->addWidget(tabs_);
+  split->setStretchFactor(0, 1);
+  split->setStretchFactor(1, 1);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(2, 2, 2, 2);
+  layout->addWidget(split);
+
+  connect(tree_->selectionModel(), &QItemSelectionModel::currentChanged, this, [this](const QModelIndex& cur) {
+    if (syncing_) return;
+    std::string id = treeModel_->compileId(cur);
+    if (!id.empty()) ctx_->setRegion(id);
+  });
+  connect(recompiles_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+          [this](const QModelIndex& cur) {
+            if (syncing_) return;
+            if (const auto* e = recompileModel_->entry(cur.row()); e && ctx_->session() &&
+                                                                    find_region(*ctx_->session(), e->compile_id))
+              ctx_->setRegion(e->compile_id);
+          });
+  connect(before_, &QComboBox::currentIndexChanged, this, &GuardsPanel::updateDiff);
+  connect(after_, &QComboBox::currentIndexChanged, this, &GuardsPanel::updateDiff);
+  connect(ctx_, &SelectionContext::selectionChanged, this, &GuardsPanel::onSelectionChanged);
+  onSelectionChanged(ctx_->current(), kSessionPart | kRegionPart);
+}
+
+void GuardsPanel::onSelectionChanged(const Selection& sel, unsigned parts) {
+  const auto* s = sel.session.get();
+  if (parts & kSessionPart) {
+    syncing_ = true;
+    treeModel_->setSession(sel.session);
+    recompileModel_->setSession(s);
+    before_->clear();
+    after_->clear();
+    limits_->clear();
+    if (s) {
+      for (const auto& r : s->regions) {
+        before_->addItem(QString::fromStdString(r.compile_id));
+        after_->addItem(QString::fromStdString(r.compile_id));
+      }
+      for (const auto& e : s->events)
+        if (e.kind == capture::Event::Kind::RecompileLimit || e.kind == capture::Event::Kind::EagerFallback)
+          limits_->addItem(QString("%1  call %2  %3: %4")
+                               .arg(QString::fromUtf8(capture::event_kind_name(e.kind)))
+                               .arg(e.call)
+                               .arg(QString::fromStdString(e.compile_id.empty() ? "region " + std::to_string(e.region)
+                                                                                 : e.compile_id),
+                                    QString::fromStdString(e.message)));
+      if (limits_->count() == 0)
+        limits_->addItem(s->regions.empty() ? "No compiled regions." : "No region reached the recompile limit.");
+    }
+    tree_->expandToDepth(0);
+    tree_->resizeColumnToContents(GuardTreeModel::Kind);
+    tree_->resizeColumnToContents(GuardTreeModel::Name);
+    tree_->setColumnWidth(GuardTreeModel::Name, std::max(260, std::min(tree_->columnWidth(GuardTreeModel::Name), 460)));
+    recompiles_->resizeColumnsToContents();
+    recompiles_->setColumnWidth(RecompileTableModel::Reason,
+                                std::min(recompiles_->columnWidth(RecompileTableModel::Reason), 420));
+    if (recompileModel_->rowCount() > 0) tabs_->setCurrentIndex(0);
+    syncing_ = false;
+  }
+  if ((parts & (kRegionPart | kSessionPart)) && s) {
+    syncing_ = true;
+    QModelIndex entry = treeModel_->entryIndex(sel.compile_id);
+    if (entry.isValid()) {
+      tree_->expand(entry.parent());
+      tree_->setCurrentIndex(entry);
+      tree_->scrollTo(entry);
+    }
+    std::string prev = previous_entry(*s, sel.compile_id);
+    syncing_ = false;
+    if (!sel.compile_id.empty()) diffEntries(prev.empty() ? sel.compile_id : prev, sel.compile_id);
+  }
+}
+
+void GuardsPanel::diffEntries(const std::string& before, const std::string& after) {
+  const QSignalBlocker b1(before_), b2(after_);
+  before_->setCurrentText(QString::fromStdString(before));
+  after_->setCurrentText(QString::fromStdString(after));
+  updateDiff();
+}
+
+void GuardsPanel::updateDiff() {
+  const auto* s = ctx_->session();
+  const auto* a = s ? find_region(*s, before_->currentText().toStdString()) : nullptr;
+  const auto* b = s ? find_region(*s, after_->currentText().toStdString()) : nullptr;
+  if (!a || !b) {
+    diffModel_->setChanges({}, "first", "second");
+    diffSummary_->setText(s ? "Pick two cache entries to compare their guards." : "");
+    return;
+  }
+  auto changes = diff_guards(a->guards, b->guards);
+  int added = 0, removed = 0, changed = 0;
+  for (const auto& c : changes)
+    (c.kind == GuardChange::Kind::Added ? added : c.kind == GuardChange::Kind::Removed ? removed : changed)++;
+  diffModel_->setChanges(std::move(changes), QString::fromStdString(a->compile_id),
+                         QString::fromStdString(b->compile_id));
+  QString summary = a == b ? QString("%1 is the first entry of its region; pick another entry to compare.")
+                                 .arg(QString::fromStdString(a->compile_id))
+                           : QString("%1 → %2: %3 changed, %4 added, %5 removed guard(s).")
+                                 .arg(QString::fromStdString(a->compile_id), QString::fromStdString(b->compile_id))
+                                 .arg(changed)
+                                 .arg(added)
+                                 .arg(removed);
+  if (!b->recompile_reason.empty() && a != b)
+    summary += "  Recompiled because: " + QString::fromStdString(b->recompile_reason).section('\n', 0, 0);
+  diffSummary_->setText(summary);
+  diffSummary_->setWordWrap(true);
+  diff_->resizeColumnToContents(GuardDiffModel::Change);
+  diff_->setColumnWidth(GuardDiffModel::Before, std::max(200, diff_->viewport()->width() / 2 - 60));
+}
+
+}  // namespace kiln::viewers

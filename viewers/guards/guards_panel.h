@@ -1,0 +1,55 @@
+// GuardsPanel: per region its cache entries with their guards and symbols (a tree), the recompile
+// history with the failing guards, a diff of two entries' guard sets, and the recompile-limit
+// events. Selecting an entry selects that region in the SelectionContext; a region selected
+// elsewhere is shown here and diffed against the entry before it.
+#pragma once
+
+#include <QWidget>
+
+#include "viewers/selection/selection_context.h"
+
+class QComboBox;
+class QLabel;
+class QListWidget;
+class QTableView;
+class QTabWidget;
+class QTreeView;
+
+namespace kiln::viewers {
+
+class GuardDiffModel;
+class GuardTreeModel;
+class RecompileTableModel;
+
+class GuardsPanel : public QWidget {
+  Q_OBJECT
+ public:
+  explicit GuardsPanel(SelectionContext* ctx, QWidget* parent = nullptr);
+
+  QTreeView* tree() const { return tree_; }
+  QTableView* recompiles() const { return recompiles_; }
+  QTableView* diff() const { return diff_; }
+  QListWidget* limitEvents() const { return limits_; }
+  // Diffs the guard sets of two entries by compile id (also sets the two pickers).
+  void diffEntries(const std::string& before, const std::string& after);
+
+ private:
+  void onSelectionChanged(const Selection& sel, unsigned parts);
+  void updateDiff();
+
+  SelectionContext* ctx_;
+  GuardTreeModel* treeModel_;
+  RecompileTableModel* recompileModel_;
+  GuardDiffModel* diffModel_;
+  QTreeView* tree_;
+  QTableView* recompiles_;
+  QTableView* diff_;
+  QComboBox* before_;
+  QComboBox* after_;
+  QLabel* diffSummary_;
+  QListWidget* limits_;
+  QTabWidget* tabs_;
+  bool syncing_ = false;
+};
+
+}  // namespace kiln::viewers

@@ -1,0 +1,35 @@
+// KernelTableModel: the session's generated kernels (name, language, region, launch config,
+// registers, shared memory) with their launches, time and share of kernel time in one run.
+#pragma once
+
+#include <QAbstractTableModel>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "engine/session/session.h"
+#include "viewers/kernels/kernel_time_share.h"
+
+namespace kiln::viewers {
+
+class KernelTableModel : public QAbstractTableModel {
+  Q_OBJECT
+ public:
+  enum Column { Name, Language, Region, Launch, Registers, Shared, Launches, TimeMs, Share, ColumnCount };
+  explicit KernelTableModel(QObject* parent = nullptr);
+  void setSession(std::shared_ptr<const session::Session> s, int run);
+  void setRun(int run);  // recomputes the time columns
+  const session::Kernel* kernel(int row) const;
+  int rowOf(const std::string& kernel_name) const;  // -1 when absent
+
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+  QVariant headerData(int section, Qt::Orientation o, int role = Qt::DisplayRole) const override;
+
+ private:
+  std::shared_ptr<const session::Session> session_;
+  std::map<std::string, KernelTime> times_;
+};
+
+}  // namespace kiln::viewers

@@ -1,0 +1,200 @@
+#include "viewers/kernels/kernels_panel.h"
+
+#include <QHeaderView>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QListWidget>
+#include <QSplitter>
+#include <QTabWidget>
+#include <QTableView>
+#include <QVBoxLayout>
+#include <algorithm>
+
+#include "viewers/common/code_view.h"
+#include "viewers/kernels/kernel_detail_models.h"
+#include "viewers/kernels/kernel_source_lines.h"
+#include "viewers/kernels/kernel_table_model.h"
+
+namespace kiln::viewers {
+
+namespace {
+QTableView* make_table(QWidget* parent, const char* name) {
+  auto* t = new QTableView(parent);
+  t->setObjectName(name);
+  t->setSelectionBehavior(QAbstractItemView::SelectRows);
+  t->setSelectionMode(QAbstractItemView::SingleSelection);
+  t->setAlternatingRowColors(true);
+  t->setWordWrap(false);
+  t->verticalHeader()->hide();
+  t->horizontalHeader()->setStretchLastSection(true);
+  return t;
+}
+}  // namespace
+
+KernelsPanel::KernelsPanel(SelectionContext* ctx, QWidget* parent)
+    : QWidget(parent),
+      ctx_(ctx),
+      model_(new KernelTableModel(this)),
+      autotuneModel_(new AutotuneTableModel(this)),
+      fusionModel_(new FusionTableModel(this)) {
+  table_ = make_table(this, "kernelTable");
+  table_->setModel(model_);
+
+  auto* sourceBox = new QWidget(this);
+  title_ = new QLabel(sourceBox);
+  title_->setTextFormat(Qt::RichText);
+  source_ = new CodeView(sourceBox);
+  source_->setObjectName("kernelSource");
+  source_->setPlaceholderText("Select a kernel to see its generated source.");
+  auto* sl = new QVBoxLayout(sourceBox);
+  sl->setContentsMargins(0, 0, 0, 0);
+  sl->addWidget(title_);
+  sl->addWidget(source_, 1);
+
+  nodes_ = new QListWidget(this);
+  nodes_->setObjectName("kernelNodes");
+  launch_ = new QLabel(this);
+  launch_->setObjectName("kernelLaunch");
+  launch_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+  launch_->setWordWrap(true);
+  launch_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  launch_->setMargin(6);
+  autotune_ = make_table(this, "autotuneTable");
+  autotune_->setModel(autotuneModel_);
+  fusion_ = make_table(this, "fusionTable");
+  fusion_->setModel(fusionModel_);
+
+  auto* nodesBox = new QWidget(this);
+  auto* nl = new QVBoxLayout(nodesBox);
+  nl->setContentsMargins(0, 0, 0, 0);
+  nl->addWidget(new QLabel("Graph nodes it came from", nodesBox));
+  nl->addWidget(nodes_, 1);
+
+  tabs_ = new QTabWidget(this);
+  tabs_->addTab(launch_, "Launch");
+  tabs_->addTab(autotune_, "Autotune");
+  tabs_->addTab(fusion_, "Fusion decisions");
+
+  auto* side = new QSplitter(Qt::Vertical, this);
+  side->addWidget(nodesBox);
+  side->addWidget(tabs_);
+  auto* lower = new QSplitter(Qt::Horizontal, this);
+  lower->addWidget(sourceBox);
+  lower->addWidget(side);
+  lower->setStretchFactor(0, 3);
+  lower->setStretchFactor(1, 2);
+  auto* split = new QSplitter(Qt::Vertical, this);
+  split->addWidget(table_);
+  split->addWidget(lower);
+  split->setStretchFactor(0, 1);
+  split->setStretchFactor(1, 3);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(2, 2, 2, 2);
+  layout->addWidget(split);
+
+  connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& cur) {
+    if (syncing_) return;
+    if (const auto* k = model_->kernel(cur.row())) ctx_->selectKernel(k->name);
+  });
+  connect(nodes_, &QListWidget::itemClicked, this, [this](QListWidgetItem* item) {
+    const auto* k = ctx_->session() ? find_kernel(*ctx_->session(), shown_) : nullptr;
+    if (k && item) ctx_->selectNode(k->compile_id, item->text().toStdString());
+  });
+  connect(source_, &CodeView::lineClicked, this, &KernelsPanel::clickedLine);
+  connect(ctx_, &SelectionContext::selectionChanged, this, &KernelsPanel::onSelectionChanged);
+  onSelectionChanged(ctx_->current(), kSessionPart);
+}
+
+void KernelsPanel::onSelectionChanged(const Selection& sel, unsigned parts) {
+  if (parts & kSessionPart) {
+    model_->setSession(sel.session, sel.run);
+    table_->resizeColumnsToContents();
+    table_->setColumnWidth(KernelTableModel::Name, std::min(table_->columnWidth(KernelTableModel::Name), 340));
+    table_->setColumnWidth(KernelTableModel::Launch, std::min(table_->columnWidth(KernelTableModel::Launch), 300));
+    shown_.clear();
+    std::string first = sel.kernel;
+    if (first.empty() && sel.session && !sel.session->kernels.empty()) {
+      // Show the first kernel of the selected region without changing the selection.
+      for (const auto& k : sel.session->kernels)
+        if (k.compile_id == sel.compile_id && (k.language == "cpp" || k.language == "cuda" || k.language == "triton")) {
+          first = k.name;
+          break;
+        }
+      if (first.empty()) first = sel.session->kernels.front().name;
+    }
+    showKernel(first);
+  } else if (parts & kRunPart) {
+    model_->setRun(sel.run);
+  }
+  if ((parts & kKernelPart) && !sel.kernel.empty()) showKernel(sel.kernel);
+  if (parts & (kNodePart | kKernelPart | kSessionPart)) markNode(sel.node);
+}
+
+void KernelsPanel::showKernel(const std::string& name) {
+  const auto* s = ctx_->session();
+  const auto* k = s ? find_kernel(*s, name) : nullptr;
+  shown_ = k ? k->name : "";
+  syncing_ = true;
+  int row = model_->rowOf(shown_);
+  if (row >= 0) {
+    table_->selectRow(row);
+    table_->scrollTo(model_->index(row, 0));
+  } else {
+    table_->clearSelection();
+  }
+  syncing_ = false;
+  nodes_->clear();
+  if (!k) {
+    title_->setText(s && !s->kernels.empty() ? "Select a kernel." : (s ? "This session has no generated kernels." : ""));
+    source_->setCode("", CodeLanguage::Plain);
+    launch_->clear();
+    autotuneModel_->setCandidates({});
+    fusionModel_->setDecisions(s ? s->fusion : std::vector<session::FusionDecision>{}, ctx_->current().compile_id);
+    return;
+  }
+  title_->setText(QString("<b>%1</b> &nbsp; %2 &nbsp; %3")
+                      .arg(QString::fromStdString(k->name).toHtmlEscaped(),
+                           QString::fromStdString(k->language).toHtmlEscaped(),
+                           QString::fromStdString(k->compile_id).toHtmlEscaped()));
+  source_->setCode(QString::fromStdString(k->source), code_language(k->language));
+  for (const auto& n : k->nodes) nodes_->addItem(QString::fromStdString(n));
+  QString launch = QString("<b>Launch config</b><br>%1<br><br><b>Registers per thread</b> %2<br><b>Shared memory</b> %3")
+                       .arg(k->launch_config.empty() ? QString("(not recorded)")
+                                                     : QString::fromStdString(k->launch_config).toHtmlEscaped(),
+                            k->registers > 0 ? QString::number(k->registers) : QString("(not recorded)"),
+                            k->shared_bytes > 0 ? QString("%1 bytes").arg(k->shared_bytes) : QString("none"));
+  launch_->setText(launch);
+  autotuneModel_->setCandidates(k->autotune);
+  autotune_->resizeColumnsToContents();
+  tabs_->setTabText(1, QString("Autotune (%1)").arg(k->autotune.size()));
+  fusionModel_->setDecisions(s->fusion, k->compile_id);
+  fusion_->resizeColumnsToContents();
+  tabs_->setTabText(2, QString("Fusion decisions (%1)").arg(fusionModel_->rowCount()));
+}
+
+void KernelsPanel::markNode(const std::string& node) {
+  const auto* s = ctx_->session();
+  const auto* k = s ? find_kernel(*s, shown_) : nullptr;
+  std::set<int> lines;
+  const QSignalBlocker block(nodes_);
+  nodes_->clearSelection();
+  if (k && !node.empty()) {
+    for (int l : lines_naming_node(k->source, node)) lines.insert(l);
+    auto it = std::find(k->nodes.begin(), k->nodes.end(), node);
+    if (it != k->nodes.end()) nodes_->setCurrentRow(int(it - k->nodes.begin()));
+  }
+  source_->markLines(lines);
+}
+
+void KernelsPanel::clickedLine(int line) {
+  const auto* s = ctx_->session();
+  const auto* k = s ? find_kernel(*s, shown_) : nullptr;
+  if (!k) return;
+  for (const auto& name : nodes_named_on_line(source_->lineText(line).toStdString()))
+    if (std::find(k->nodes.begin(), k->nodes.end(), name) != k->nodes.end()) {
+      ctx_->selectNode(k->compile_id, name);
+      return;
+    }
+}
+
+}  // namespace kiln::viewers

@@ -1,0 +1,60 @@
+// KernelsPanel: the generated kernels with their time share in the selected run; the selected
+// kernel's source (C++, CUDA C++ or Triton, highlighted) beside the graph nodes it came from, its
+// launch config and registers, its autotune candidates and the fusion decisions of its region.
+// Linked both ways: clicking a node (in the list or on a source line whose comment names it)
+// selects that node; a node selected elsewhere shows its kernel with the lines naming it marked.
+#pragma once
+
+#include <QWidget>
+#include <string>
+
+#include "viewers/selection/selection_context.h"
+
+class QLabel;
+class QListWidget;
+class QTableView;
+class QTabWidget;
+
+namespace kiln::viewers {
+
+class AutotuneTableModel;
+class CodeView;
+class FusionTableModel;
+class KernelTableModel;
+
+class KernelsPanel : public QWidget {
+  Q_OBJECT
+ public:
+  explicit KernelsPanel(SelectionContext* ctx, QWidget* parent = nullptr);
+
+  QTableView* table() const { return table_; }
+  CodeView* source() const { return source_; }
+  QListWidget* nodes() const { return nodes_; }
+  QTableView* autotune() const { return autotune_; }
+  QTableView* fusion() const { return fusion_; }
+  // The kernel whose source is shown ("" when none).
+  const std::string& shownKernel() const { return shown_; }
+
+ private:
+  void onSelectionChanged(const Selection& sel, unsigned parts);
+  void showKernel(const std::string& name);
+  void markNode(const std::string& node);
+  void clickedLine(int line);
+
+  SelectionContext* ctx_;
+  KernelTableModel* model_;
+  AutotuneTableModel* autotuneModel_;
+  FusionTableModel* fusionModel_;
+  QTableView* table_;
+  QLabel* title_;
+  CodeView* source_;
+  QListWidget* nodes_;
+  QLabel* launch_;
+  QTableView* autotune_;
+  QTableView* fusion_;
+  QTabWidget* tabs_;
+  std::string shown_;
+  bool syncing_ = false;
+};
+
+}  // namespace kiln::viewers
