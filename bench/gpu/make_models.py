@@ -5,7 +5,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
-from models import CASES  # noqa: E402
+from models import CASES, Affine  # noqa: E402
 
 out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
@@ -16,3 +16,5 @@ for name, ctor, shape in CASES:
     m = ctor().eval()
     torch.jit.script(m).save(os.path.join(out, name + ".pt"))
     print(name, "x".join(map(str, shape)))
+torch.jit.script(Affine().eval()).save(os.path.join(out, "affine.pt"))
+print("affine (bandwidth probe)")

@@ -11,6 +11,13 @@ class PointwiseChain(nn.Module):
         return x
 
 
+class Affine(nn.Module):
+    """One read and one write per element: the bandwidth probe next to the arithmetic-bound chain."""
+
+    def forward(self, x):
+        return torch.relu(x) * 2.0 + 1.0
+
+
 class Mlp(nn.Module):
     def __init__(self):
         super().__init__()

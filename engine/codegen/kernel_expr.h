@@ -2,6 +2,7 @@
 // expressions of the loop IR, spelled for C++ or CUDA. Shared by the C++ and CUDA emitters.
 #pragma once
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -82,6 +83,13 @@ struct KernelExpr {
     return off.empty() ? "0" : off;
   }
 
+  // Text safe inside a /* */ comment within an expression: letters, digits and '_' only.
+  static std::string identifier_chars(const std::string& text) {
+    std::string out;
+    for (unsigned char c : text) out += std::isalnum(c) ? static_cast<char>(c) : '_';
+    return out;
+  }
+
   static std::string literal(double v) {
     if (std::isnan(v)) return "NAN";
     if (std::isinf(v)) return v > 0 ? "INFINITY" : "-INFINITY";
@@ -118,6 +126,10 @@ struct KernelExpr {
          << ctype(comp.dtype) << "*>(" << buf << "[" << c << "]);  // " << cpp_comment(comp.name) << "\n";
     }
   }
+
+  // An emitter may spell some loads itself (the CUDA vector path reads them from registers);
+  // an empty result falls back to the plain indexed load.
+  std::function<std::string(const VExpr&, const std::vector<std::string>&)> load_hook;
 
   // Common subexpressions of one statement become locals: inlining a value used twice (x + sin(x))
   // duplicates its tree, and without this the generated code would compute it again each time.
@@ -174,6 +186,10 @@ struct KernelExpr {
       case VExprNode::Op::Load: {
         auto acc = accs.find(e->comp);
         if (acc != accs.end()) return acc->second;
+        if (load_hook) {
+          std::string hooked = load_hook(e, vars);
+          if (!hooked.empty()) return hooked;
+        }
         const Comp& c = p.program.comps[e->comp];
         std::string load = "b" + std::to_string(e->comp) + "[" + offset(e->comp, e->index, vars) + "]";
         return c.dtype == ir::DType::Float32 || c.dtype == ir::DType::Bool ? load : "static_cast<float>(" + load + ")";
@@ -202,7 +218,7 @@ struct KernelExpr {
         if (e->fn == "max") return "kiln_max(" + a + ", " + b + ")";
         if (e->fn == "min") return "kiln_min(" + a + ", " + b + ")";
         if (e->fn == "pow") return (dialect == Dialect::Cuda ? "powf(" : "std::pow(") + a + ", " + b + ")";
-        return "/* unknown " + cpp_comment(e->fn) + " */ 0.0f";
+        return "/* unknown " + identifier_chars(e->fn) + " */ 0.0f";
       }
       case VExprNode::Op::Where:
         return "(" + value(e->c, vars, accs, outer_rank) + " ? " + value(e->a, vars, accs, outer_rank) + " : " +

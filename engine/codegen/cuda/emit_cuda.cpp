@@ -46,23 +46,9 @@ struct CudaEmitter : KernelExpr {
     for (size_t d = 0; d < sizes.size(); ++d) vars.push_back("i" + std::to_string(first + d));
   }
 
-  void pointwise(std::ostringstream& os, const FusedKernel& k, int width) {
-    const auto& sizes = p.program.comps[k.comps[0]].sizes;
-    std::string total = size_product(sizes);
-    os << "  const long long total = " << total << ";\n";
-    if (width > 1) {
-      os << "  // " << width << " consecutive elements per thread (the innermost size is a multiple of " << width << ")\n";
-      os << "  for (long long base = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * " << width
-         << "; base < total; base += static_cast<long long>(gridDim.x) * blockDim.x * " << width << ") {\n";
-      os << "    #pragma unroll\n    for (int lane = 0; lane < " << width << "; ++lane) {\n";
-      os << "      const long long flat = base + lane;\n";
-    } else {
-      os << "  for (long long flat = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; flat < total; flat += "
-            "static_cast<long long>(gridDim.x) * blockDim.x) {\n";
-    }
-    std::string pad = width > 1 ? "      " : "    ";
-    std::vector<std::string> vars;
-    unflatten(os, "flat", sizes, 0, pad, vars);
+  // The loop body for one element: every computation of the kernel in order, stored to its buffer.
+  void element(std::ostringstream& os, const FusedKernel& k, const std::vector<std::string>& vars,
+               const std::string& pad) {
     for (int c : k.comps) {
       const Comp& comp = p.program.comps[c];
       std::vector<lowering::IExpr> idx;
@@ -70,8 +56,111 @@ struct CudaEmitter : KernelExpr {
       std::string v = statement(os, pad, comp.body, vars, {}, 0);
       os << pad << "b" << c << "[" << offset(c, idx, vars) << "] = " << v << ";  // " << cpp_comment(comp.name) << "\n";
     }
-    if (width > 1) os << "    }\n";
-    os << "  }\n";
+  }
+
+  // Buffers of kernel k that the vector path moves 16 bytes at a time: float32 computations of the
+  // iteration's own shape, read (or written) at the element's own position.
+  std::set<int> vector_buffers(const FusedKernel& k, const std::vector<Sym>& sizes) {
+    std::set<int> out;
+    std::vector<std::string> probe;
+    for (size_t d = 0; d < sizes.size(); ++d) probe.push_back("i" + std::to_string(d));
+    std::vector<lowering::IExpr> ident;
+    for (size_t d = 0; d < sizes.size(); ++d) ident.push_back(lowering::ie_var(static_cast<int>(d)));
+    auto same_shape = [&](int c) {
+      const auto& cs = p.program.comps[c].sizes;
+      if (cs.size() != sizes.size()) return false;
+      for (size_t d = 0; d < cs.size(); ++d)
+        if (size(cs[d]) != size(sizes[d])) return false;
+      return p.program.comps[c].dtype == ir::DType::Float32 && p.realized[c];
+    };
+    std::set<int> rejected;
+    std::function<void(const VExpr&)> walk = [&](const VExpr& e) {
+      if (!e) return;
+      if (e->op == VExprNode::Op::Load) {
+        bool ok = same_shape(e->comp) && offset(e->comp, e->index, probe) == offset(e->comp, ident, probe);
+        (ok ? out : rejected).insert(e->comp);
+      }
+      walk(e->a);
+      walk(e->b);
+      walk(e->c);
+    };
+    for (int c : k.comps) {
+      walk(p.program.comps[c].body);
+      if (same_shape(c)) out.insert(c);
+      else rejected.insert(c);
+    }
+    for (int c : rejected) out.erase(c);  // read elsewhere at another position: stays scalar
+    return out;
+  }
+
+  void pointwise(std::ostringstream& os, const FusedKernel& k, int width) {
+    const auto& sizes = p.program.comps[k.comps[0]].sizes;
+    std::string total = size_product(sizes);
+    os << "  const long long total = " << total << ";\n";
+    if (width == 1) {
+      os << "  for (long long flat = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; flat < total; flat += "
+            "static_cast<long long>(gridDim.x) * blockDim.x) {\n";
+      std::vector<std::string> vars;
+      unflatten(os, "flat", sizes, 0, "    ", vars);
+      element(os, k, vars, "    ");
+      os << "  }\n";
+      return;
+    }
+    // `width` consecutive elements per thread: the innermost size is a multiple of width, so they
+    // share every index but the innermost, and (when every vector buffer is 16-byte aligned) each
+    // buffer read or written at the element's own position moves as one float4.
+    std::set<int> vec = vector_buffers(k, sizes);
+    std::set<int> own(k.comps.begin(), k.comps.end());
+    os << "  // " << width << " consecutive elements per thread (the innermost size is a multiple of " << width << ")\n";
+    if (!vec.empty()) {
+      os << "  const bool vec16 = ((";
+      bool first = true;
+      for (int c : vec) {
+        os << (first ? "" : " | ") << "reinterpret_cast<unsigned long long>(b" << c << ")";
+        first = false;
+      }
+      os << ") & 15ULL) == 0;\n";
+    }
+    os << "  for (long long base = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * " << width
+       << "; base < total; base += static_cast<long long>(gridDim.x) * blockDim.x * " << width << ") {\n";
+    std::vector<std::string> vars;
+    unflatten(os, "base", sizes, 0, "    ", vars);
+    std::string last = vars.empty() ? "" : vars.back();
+    std::vector<std::string> lane_vars = vars;
+    if (!lane_vars.empty()) lane_vars.back() = "(" + last + " + lane)";
+    if (!vec.empty()) {
+      os << "    if (vec16) {\n";
+      for (int c : vec)
+        if (!own.count(c))
+          os << "      const float4 v" << c << " = *reinterpret_cast<const float4*>(b" << c << " + base);  // "
+             << cpp_comment(p.program.comps[c].name) << "\n";
+      for (int c : k.comps)
+        if (vec.count(c)) os << "      float4 v" << c << ";\n";
+      os << "      #pragma unroll\n      for (int lane = 0; lane < " << width << "; ++lane) {\n";
+      load_hook = [&](const VExpr& e, const std::vector<std::string>&) -> std::string {
+        if (!vec.count(e->comp)) return "";
+        return "reinterpret_cast<const float*>(&v" + std::to_string(e->comp) + ")[lane]";
+      };
+      for (int c : k.comps) {
+        const Comp& comp = p.program.comps[c];
+        std::string v = statement(os, "        ", comp.body, lane_vars, {}, 0);
+        if (vec.count(c)) {
+          os << "        reinterpret_cast<float*>(&v" << c << ")[lane] = " << v << ";  // " << cpp_comment(comp.name) << "\n";
+        } else {
+          std::vector<lowering::IExpr> idx;
+          for (size_t d = 0; d < comp.sizes.size(); ++d) idx.push_back(lowering::ie_var(static_cast<int>(d)));
+          os << "        b" << c << "[" << offset(c, idx, lane_vars) << "] = " << v << ";  // " << cpp_comment(comp.name) << "\n";
+        }
+      }
+      load_hook = nullptr;
+      os << "      }\n";
+      for (int c : k.comps)
+        if (vec.count(c)) os << "      *reinterpret_cast<float4*>(b" << c << " + base) = v" << c << ";\n";
+      os << "      continue;\n    }\n";
+    }
+    os << "    #pragma unroll\n    for (int lane = 0; lane < " << width << "; ++lane) {\n";
+    element(os, k, lane_vars, "      ");
+    os << "    }\n  }\n";
   }
 
   void row(std::ostringstream& os, const FusedKernel& k) {

@@ -123,20 +123,35 @@ extern "C" __global__ void k1_transpose(const KilnArgs args) {
   float* __restrict__ b24 = static_cast<float*>(args.buf[24]);  // transpose
   const long long total = 2LL * 4LL * 16LL * 16LL;
   // 4 consecutive elements per thread (the innermost size is a multiple of 4)
+  const bool vec16 = ((reinterpret_cast<unsigned long long>(b19) | reinterpret_cast<unsigned long long>(b23) | reinterpret_cast<unsigned long long>(b24)) & 15ULL) == 0;
   for (long long base = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * 4; base < total; base += static_cast<long long>(gridDim.x) * blockDim.x * 4) {
+    const long long i3 = base % 16LL;
+    const long long q3 = base / 16LL;
+    const long long i2 = q3 % 16LL;
+    const long long q2 = q3 / 16LL;
+    const long long i1 = q2 % 4LL;
+    const long long q1 = q2 / 4LL;
+    const long long i0 = q1;
+    if (vec16) {
+      float4 v19;
+      float4 v23;
+      float4 v24;
+      #pragma unroll
+      for (int lane = 0; lane < 4; ++lane) {
+        reinterpret_cast<float*>(&v19)[lane] = b14[(kiln_floordiv((((i0 * 1024 + i2 * 64) + i1 * 16) + (i3 + lane)), 1024)) * 16LL * 192LL + (kiln_mod(kiln_floordiv((((i0 * 1024 + i2 * 64) + i1 * 16) + (i3 + lane)), 64), 16)) * 192LL + kiln_mod((((i0 * 1024 + i2 * 64) + i1 * 16) + (i3 + lane)), 64)];  // q_1
+        reinterpret_cast<float*>(&v23)[lane] = b14[(kiln_floordiv((((i0 * 1024 + i2 * 64) + i1 * 16) + (i3 + lane)), 1024)) * 16LL * 192LL + (kiln_mod(kiln_floordiv((((i0 * 1024 + i2 * 64) + i1 * 16) + (i3 + lane)), 64), 16)) * 192LL + (128 + kiln_mod((((i0 * 1024 + i2 * 64) + i1 * 16) + (i3 + lane)), 64))];  // v_1
+        reinterpret_cast<float*>(&v24)[lane] = b14[(kiln_floordiv((((i0 * 1024 + (i3 + lane) * 64) + i1 * 16) + i2), 1024)) * 16LL * 192LL + (kiln_mod(kiln_floordiv((((i0 * 1024 + (i3 + lane) * 64) + i1 * 16) + i2), 64), 16)) * 192LL + (64 + kiln_mod((((i0 * 1024 + (i3 + lane) * 64) + i1 * 16) + i2), 64))];  // transpose
+      }
+      *reinterpret_cast<float4*>(b19 + base) = v19;
+      *reinterpret_cast<float4*>(b23 + base) = v23;
+      *reinterpret_cast<float4*>(b24 + base) = v24;
+      continue;
+    }
     #pragma unroll
     for (int lane = 0; lane < 4; ++lane) {
-      const long long flat = base + lane;
-      const long long i3 = flat % 16LL;
-      const long long q3 = flat / 16LL;
-      const long long i2 = q3 % 16LL;
-      const long long q2 = q3 / 16LL;
-      const long long i1 = q2 % 4LL;
-      const long long q1 = q2 / 4LL;
-      const long long i0 = q1;
-      b19[(i0) * 4LL * 16LL * 16LL + (i1) * 16LL * 16LL + (i2) * 16LL + i3] = b14[(kiln_floordiv((((i0 * 1024 + i2 * 64) + i1 * 16) + i3), 1024)) * 16LL * 192LL + (kiln_mod(kiln_floordiv((((i0 * 1024 + i2 * 64) + i1 * 16) + i3), 64), 16)) * 192LL + kiln_mod((((i0 * 1024 + i2 * 64) + i1 * 16) + i3), 64)];  // q_1
-      b23[(i0) * 4LL * 16LL * 16LL + (i1) * 16LL * 16LL + (i2) * 16LL + i3] = b14[(kiln_floordiv((((i0 * 1024 + i2 * 64) + i1 * 16) + i3), 1024)) * 16LL * 192LL + (kiln_mod(kiln_floordiv((((i0 * 1024 + i2 * 64) + i1 * 16) + i3), 64), 16)) * 192LL + (128 + kiln_mod((((i0 * 1024 + i2 * 64) + i1 * 16) + i3), 64))];  // v_1
-      b24[(i0) * 4LL * 16LL * 16LL + (i1) * 16LL * 16LL + (i2) * 16LL + i3] = b14[(kiln_floordiv((((i0 * 1024 + i3 * 64) + i1 * 16) + i2), 1024)) * 16LL * 192LL + (kiln_mod(kiln_floordiv((((i0 * 1024 + i3 * 64) + i1 * 16) + i2), 64), 16)) * 192LL + (64 + kiln_mod((((i0 * 1024 + i3 * 64) + i1 * 16) + i2), 64))];  // transpose
+      b19[(i0) * 4LL * 16LL * 16LL + (i1) * 16LL * 16LL + (i2) * 16LL + (i3 + lane)] = b14[(kiln_floordiv((((i0 * 1024 + i2 * 64) + i1 * 16) + (i3 + lane)), 1024)) * 16LL * 192LL + (kiln_mod(kiln_floordiv((((i0 * 1024 + i2 * 64) + i1 * 16) + (i3 + lane)), 64), 16)) * 192LL + kiln_mod((((i0 * 1024 + i2 * 64) + i1 * 16) + (i3 + lane)), 64)];  // q_1
+      b23[(i0) * 4LL * 16LL * 16LL + (i1) * 16LL * 16LL + (i2) * 16LL + (i3 + lane)] = b14[(kiln_floordiv((((i0 * 1024 + i2 * 64) + i1 * 16) + (i3 + lane)), 1024)) * 16LL * 192LL + (kiln_mod(kiln_floordiv((((i0 * 1024 + i2 * 64) + i1 * 16) + (i3 + lane)), 64), 16)) * 192LL + (128 + kiln_mod((((i0 * 1024 + i2 * 64) + i1 * 16) + (i3 + lane)), 64))];  // v_1
+      b24[(i0) * 4LL * 16LL * 16LL + (i1) * 16LL * 16LL + (i2) * 16LL + (i3 + lane)] = b14[(kiln_floordiv((((i0 * 1024 + (i3 + lane) * 64) + i1 * 16) + i2), 1024)) * 16LL * 192LL + (kiln_mod(kiln_floordiv((((i0 * 1024 + (i3 + lane) * 64) + i1 * 16) + i2), 64), 16)) * 192LL + (64 + kiln_mod((((i0 * 1024 + (i3 + lane) * 64) + i1 * 16) + i2), 64))];  // transpose
     }
   }
 }
@@ -195,16 +210,25 @@ extern "C" __global__ void k3_reshape(const KilnArgs args) {
   float* __restrict__ b32 = static_cast<float*>(args.buf[32]);  // reshape_3
   const long long total = 2LL * 16LL * 64LL;
   // 4 consecutive elements per thread (the innermost size is a multiple of 4)
+  const bool vec16 = ((reinterpret_cast<unsigned long long>(b32)) & 15ULL) == 0;
   for (long long base = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * 4; base < total; base += static_cast<long long>(gridDim.x) * blockDim.x * 4) {
+    const long long i2 = base % 64LL;
+    const long long q2 = base / 64LL;
+    const long long i1 = q2 % 16LL;
+    const long long q1 = q2 / 16LL;
+    const long long i0 = q1;
+    if (vec16) {
+      float4 v32;
+      #pragma unroll
+      for (int lane = 0; lane < 4; ++lane) {
+        reinterpret_cast<float*>(&v32)[lane] = b30[(kiln_floordiv(((i0 * 1024 + i1 * 64) + (i2 + lane)), 1024)) * 4LL * 16LL * 16LL + (kiln_mod(kiln_floordiv(((i0 * 1024 + i1 * 64) + (i2 + lane)), 16), 4)) * 16LL * 16LL + (kiln_mod(kiln_floordiv(((i0 * 1024 + i1 * 64) + (i2 + lane)), 64), 16)) * 16LL + kiln_mod(((i0 * 1024 + i1 * 64) + (i2 + lane)), 16)];  // reshape_3
+      }
+      *reinterpret_cast<float4*>(b32 + base) = v32;
+      continue;
+    }
     #pragma unroll
     for (int lane = 0; lane < 4; ++lane) {
-      const long long flat = base + lane;
-      const long long i2 = flat % 64LL;
-      const long long q2 = flat / 64LL;
-      const long long i1 = q2 % 16LL;
-      const long long q1 = q2 / 16LL;
-      const long long i0 = q1;
-      b32[(i0) * 16LL * 64LL + (i1) * 64LL + i2] = b30[(kiln_floordiv(((i0 * 1024 + i1 * 64) + i2), 1024)) * 4LL * 16LL * 16LL + (kiln_mod(kiln_floordiv(((i0 * 1024 + i1 * 64) + i2), 16), 4)) * 16LL * 16LL + (kiln_mod(kiln_floordiv(((i0 * 1024 + i1 * 64) + i2), 64), 16)) * 16LL + kiln_mod(((i0 * 1024 + i1 * 64) + i2), 16)];  // reshape_3
+      b32[(i0) * 16LL * 64LL + (i1) * 64LL + (i2 + lane)] = b30[(kiln_floordiv(((i0 * 1024 + i1 * 64) + (i2 + lane)), 1024)) * 4LL * 16LL * 16LL + (kiln_mod(kiln_floordiv(((i0 * 1024 + i1 * 64) + (i2 + lane)), 16), 4)) * 16LL * 16LL + (kiln_mod(kiln_floordiv(((i0 * 1024 + i1 * 64) + (i2 + lane)), 64), 16)) * 16LL + kiln_mod(((i0 * 1024 + i1 * 64) + (i2 + lane)), 16)];  // reshape_3
     }
   }
 }
@@ -270,20 +294,34 @@ extern "C" __global__ void k5_gelu(const KilnArgs args) {
   float* __restrict__ b39 = static_cast<float*>(args.buf[39]);  // gelu
   const long long total = 2LL * 16LL * 256LL;
   // 4 consecutive elements per thread (the innermost size is a multiple of 4)
+  const bool vec16 = ((reinterpret_cast<unsigned long long>(b38) | reinterpret_cast<unsigned long long>(b39)) & 15ULL) == 0;
   for (long long base = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * 4; base < total; base += static_cast<long long>(gridDim.x) * blockDim.x * 4) {
+    const long long i2 = base % 256LL;
+    const long long q2 = base / 256LL;
+    const long long i1 = q2 % 16LL;
+    const long long q1 = q2 / 16LL;
+    const long long i0 = q1;
+    if (vec16) {
+      const float4 v38 = *reinterpret_cast<const float4*>(b38 + base);  // linear_2
+      float4 v39;
+      #pragma unroll
+      for (int lane = 0; lane < 4; ++lane) {
+        const auto t23 = (0.5f * reinterpret_cast<const float*>(&v38)[lane]);
+        const auto t24 = (reinterpret_cast<const float*>(&v38)[lane] * 0.707106781f);
+        const auto t25 = (1.0f + erff(t24));
+        const auto t26 = (t23 * t25);
+        reinterpret_cast<float*>(&v39)[lane] = t26;  // gelu
+      }
+      *reinterpret_cast<float4*>(b39 + base) = v39;
+      continue;
+    }
     #pragma unroll
     for (int lane = 0; lane < 4; ++lane) {
-      const long long flat = base + lane;
-      const long long i2 = flat % 256LL;
-      const long long q2 = flat / 256LL;
-      const long long i1 = q2 % 16LL;
-      const long long q1 = q2 / 16LL;
-      const long long i0 = q1;
-      const auto t23 = (0.5f * b38[(i0) * 16LL * 256LL + (i1) * 256LL + i2]);
-      const auto t24 = (b38[(i0) * 16LL * 256LL + (i1) * 256LL + i2] * 0.707106781f);
-      const auto t25 = (1.0f + erff(t24));
-      const auto t26 = (t23 * t25);
-      b39[(i0) * 16LL * 256LL + (i1) * 256LL + i2] = t26;  // gelu
+      const auto t27 = (0.5f * b38[(i0) * 16LL * 256LL + (i1) * 256LL + (i2 + lane)]);
+      const auto t28 = (b38[(i0) * 16LL * 256LL + (i1) * 256LL + (i2 + lane)] * 0.707106781f);
+      const auto t29 = (1.0f + erff(t28));
+      const auto t30 = (t27 * t29);
+      b39[(i0) * 16LL * 256LL + (i1) * 256LL + (i2 + lane)] = t30;  // gelu
     }
   }
 }
@@ -299,18 +337,32 @@ extern "C" __global__ void k6_add(const KilnArgs args) {
   float* __restrict__ b41 = static_cast<float*>(args.buf[41]);  // add
   const long long total = 2LL * 16LL * 64LL;
   // 4 consecutive elements per thread (the innermost size is a multiple of 4)
+  const bool vec16 = ((reinterpret_cast<unsigned long long>(b0) | reinterpret_cast<unsigned long long>(b33) | reinterpret_cast<unsigned long long>(b40) | reinterpret_cast<unsigned long long>(b41)) & 15ULL) == 0;
   for (long long base = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * 4; base < total; base += static_cast<long long>(gridDim.x) * blockDim.x * 4) {
+    const long long i2 = base % 64LL;
+    const long long q2 = base / 64LL;
+    const long long i1 = q2 % 16LL;
+    const long long q1 = q2 / 16LL;
+    const long long i0 = q1;
+    if (vec16) {
+      const float4 v0 = *reinterpret_cast<const float4*>(b0 + base);  // x
+      const float4 v33 = *reinterpret_cast<const float4*>(b33 + base);  // linear_1
+      const float4 v40 = *reinterpret_cast<const float4*>(b40 + base);  // linear_3
+      float4 v41;
+      #pragma unroll
+      for (int lane = 0; lane < 4; ++lane) {
+        const auto t31 = (reinterpret_cast<const float*>(&v0)[lane] + reinterpret_cast<const float*>(&v33)[lane]);
+        const auto t32 = (t31 + reinterpret_cast<const float*>(&v40)[lane]);
+        reinterpret_cast<float*>(&v41)[lane] = t32;  // add
+      }
+      *reinterpret_cast<float4*>(b41 + base) = v41;
+      continue;
+    }
     #pragma unroll
     for (int lane = 0; lane < 4; ++lane) {
-      const long long flat = base + lane;
-      const long long i2 = flat % 64LL;
-      const long long q2 = flat / 64LL;
-      const long long i1 = q2 % 16LL;
-      const long long q1 = q2 / 16LL;
-      const long long i0 = q1;
-      const auto t27 = (b0[(i0) * 16LL * 64LL + (i1) * 64LL + i2] + b33[(i0) * 16LL * 64LL + (i1) * 64LL + i2]);
-      const auto t28 = (t27 + b40[(i0) * 16LL * 64LL + (i1) * 64LL + i2]);
-      b41[(i0) * 16LL * 64LL + (i1) * 64LL + i2] = t28;  // add
+      const auto t33 = (b0[(i0) * 16LL * 64LL + (i1) * 64LL + (i2 + lane)] + b33[(i0) * 16LL * 64LL + (i1) * 64LL + (i2 + lane)]);
+      const auto t34 = (t33 + b40[(i0) * 16LL * 64LL + (i1) * 64LL + (i2 + lane)]);
+      b41[(i0) * 16LL * 64LL + (i1) * 64LL + (i2 + lane)] = t34;  // add
     }
   }
 }

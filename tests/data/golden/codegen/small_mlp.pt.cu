@@ -68,15 +68,26 @@ extern "C" __global__ void k0_relu(const KilnArgs args) {
   float* __restrict__ b6 = static_cast<float*>(args.buf[6]);  // relu
   const long long total = 4LL * 128LL;
   // 4 consecutive elements per thread (the innermost size is a multiple of 4)
+  const bool vec16 = ((reinterpret_cast<unsigned long long>(b5) | reinterpret_cast<unsigned long long>(b6)) & 15ULL) == 0;
   for (long long base = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * 4; base < total; base += static_cast<long long>(gridDim.x) * blockDim.x * 4) {
+    const long long i1 = base % 128LL;
+    const long long q1 = base / 128LL;
+    const long long i0 = q1;
+    if (vec16) {
+      const float4 v5 = *reinterpret_cast<const float4*>(b5 + base);  // linear
+      float4 v6;
+      #pragma unroll
+      for (int lane = 0; lane < 4; ++lane) {
+        const auto t0 = kiln_relu(reinterpret_cast<const float*>(&v5)[lane]);
+        reinterpret_cast<float*>(&v6)[lane] = t0;  // relu
+      }
+      *reinterpret_cast<float4*>(b6 + base) = v6;
+      continue;
+    }
     #pragma unroll
     for (int lane = 0; lane < 4; ++lane) {
-      const long long flat = base + lane;
-      const long long i1 = flat % 128LL;
-      const long long q1 = flat / 128LL;
-      const long long i0 = q1;
-      const auto t0 = kiln_relu(b5[(i0) * 128LL + i1]);
-      b6[(i0) * 128LL + i1] = t0;  // relu
+      const auto t1 = kiln_relu(b5[(i0) * 128LL + (i1 + lane)]);
+      b6[(i0) * 128LL + (i1 + lane)] = t1;  // relu
     }
   }
 }
@@ -92,17 +103,31 @@ extern "C" __global__ void k1_add(const KilnArgs args) {
   float* __restrict__ b10 = static_cast<float*>(args.buf[10]);  // add
   const long long total = 4LL * 64LL;
   // 4 consecutive elements per thread (the innermost size is a multiple of 4)
+  const bool vec16 = ((reinterpret_cast<unsigned long long>(b0) | reinterpret_cast<unsigned long long>(b7) | reinterpret_cast<unsigned long long>(b10)) & 15ULL) == 0;
   for (long long base = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * 4; base < total; base += static_cast<long long>(gridDim.x) * blockDim.x * 4) {
+    const long long i1 = base % 64LL;
+    const long long q1 = base / 64LL;
+    const long long i0 = q1;
+    if (vec16) {
+      const float4 v0 = *reinterpret_cast<const float4*>(b0 + base);  // x
+      const float4 v7 = *reinterpret_cast<const float4*>(b7 + base);  // linear_1
+      float4 v10;
+      #pragma unroll
+      for (int lane = 0; lane < 4; ++lane) {
+        const auto t2 = tanhf(reinterpret_cast<const float*>(&v7)[lane]);
+        const auto t3 = (t2 * 0.5f);
+        const auto t4 = (t3 + reinterpret_cast<const float*>(&v0)[lane]);
+        reinterpret_cast<float*>(&v10)[lane] = t4;  // add
+      }
+      *reinterpret_cast<float4*>(b10 + base) = v10;
+      continue;
+    }
     #pragma unroll
     for (int lane = 0; lane < 4; ++lane) {
-      const long long flat = base + lane;
-      const long long i1 = flat % 64LL;
-      const long long q1 = flat / 64LL;
-      const long long i0 = q1;
-      const auto t1 = tanhf(b7[(i0) * 64LL + i1]);
-      const auto t2 = (t1 * 0.5f);
-      const auto t3 = (t2 + b0[(i0) * 64LL + i1]);
-      b10[(i0) * 64LL + i1] = t3;  // add
+      const auto t5 = tanhf(b7[(i0) * 64LL + (i1 + lane)]);
+      const auto t6 = (t5 * 0.5f);
+      const auto t7 = (t6 + b0[(i0) * 64LL + (i1 + lane)]);
+      b10[(i0) * 64LL + (i1 + lane)] = t7;  // add
     }
   }
 }
