@@ -90,7 +90,7 @@ QVariant BreakTableModel::data(const QModelIndex& index, int role) const {
 
 QVariant BreakTableModel::headerData(int section, Qt::Orientation o, int role) const {
   if (o != Qt::Horizontal || role != Qt::DisplayRole) return QAbstractTableModel::headerData(section, o, role);
-  static const char* names[] = {"Id", "Category", "Reason", "Hint", "Hits", "Sites", "Module", "Line", "Compile ids"};
+  static const char* names[] = {"Id", "Line", "Reason", "Hint", "Hits", "Sites", "Category", "Module", "Compile ids"};
   return section >= 0 && section < ColumnCount ? QString(names[section]) : QVariant();
 }
 

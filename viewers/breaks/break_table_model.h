@@ -1,6 +1,6 @@
 // BreakTableModel: the deduplicated graph-break to-do list (report::group_breaks, the same groups
 // `kiln explain` and the reports show) as a table: id, category, reason, hint, hits, sites, module
-// path, file:line, compile ids. A thin adapter over an immutable session.
+// path, file:line, compile ids (the file:line first: it is what the user goes to fix). A thin adapter over an immutable session.
 #pragma once
 
 #include <QAbstractTableModel>
@@ -21,7 +21,7 @@ std::string break_compile_id(const session::Session& s, const session::GraphBrea
 class BreakTableModel : public QAbstractTableModel {
   Q_OBJECT
  public:
-  enum Column { Id, Category, Reason, Hint, Hits, Sites, Module, Location, CompileIds, ColumnCount };
+  enum Column { Id, Location, Reason, Hint, Hits, Sites, Category, Module, CompileIds, ColumnCount };
 
   explicit BreakTableModel(QObject* parent = nullptr);
   void setSession(std::shared_ptr<const session::Session> s);

@@ -42,8 +42,9 @@ BreaksPanel::BreaksPanel(SelectionContext* ctx, QWidget* parent)
   auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(table_);
   split->addWidget(lower);
-  split->setStretchFactor(0, 2);
+  split->setStretchFactor(0, 1);
   split->setStretchFactor(1, 3);
+  split->setSizes({180, 520});
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(2, 2, 2, 2);
   layout->addWidget(split);
@@ -52,6 +53,7 @@ BreaksPanel::BreaksPanel(SelectionContext* ctx, QWidget* parent)
           [this](const QModelIndex& cur) {
             if (!cur.isValid()) return;
             showBreak(cur.row());
+            if (syncing_) return;
             if (const auto* b = model_->record(cur.row()); b && ctx_->session()) {
               std::string id = break_compile_id(*ctx_->session(), *b);
               if (!id.empty()) ctx_->setRegion(id);
@@ -67,8 +69,30 @@ void BreaksPanel::setSourceDirs(const std::vector<std::string>& dirs) {
   if (cur.isValid()) showBreak(cur.row());
 }
 
+int BreaksPanel::rowOfRegion(const std::string& compile_id) const {
+  const auto* s = ctx_->session();
+  if (!s || compile_id.empty()) return -1;
+  for (int r = 0; r < model_->rowCount(); ++r) {
+    const auto* g = model_->group(r);
+    if (break_compile_id(*s, *g->first) == compile_id) return r;
+    for (const auto& id : g->compile_ids)
+      if (id == compile_id) return r;
+  }
+  return -1;
+}
+
+void BreaksPanel::followRow(int row) {
+  if (row < 0 || row >= model_->rowCount() || row == table_->currentIndex().row()) return;
+  syncing_ = true;
+  table_->selectRow(row);
+  syncing_ = false;
+}
+
 void BreaksPanel::onSelectionChanged(const Selection& sel, unsigned parts) {
-  if (!(parts & kSessionPart)) return;
+  if (!(parts & kSessionPart)) {
+    if (parts & kRegionPart) followRow(rowOfRegion(sel.compile_id));
+    return;
+  }
   model_->setSession(sel.session);
   source_->setCode("", CodeLanguage::Python);
   detail_->setText(model_->rowCount() ? QString("%1 distinct graph break(s); select one to see its source.")
@@ -77,6 +101,9 @@ void BreaksPanel::onSelectionChanged(const Selection& sel, unsigned parts) {
   table_->resizeColumnsToContents();
   for (int c : {BreakTableModel::Reason, BreakTableModel::Hint})
     table_->setColumnWidth(c, std::min(table_->columnWidth(c), 420));
+  // Show the source of the selected region's break (or the first) right away.
+  int row = rowOfRegion(sel.compile_id);
+  followRow(row >= 0 ? row : 0);
 }
 
 void BreaksPanel::showBreak(int row) {

@@ -30,6 +30,9 @@ class BreaksPanel : public QWidget {
  private:
   void onSelectionChanged(const Selection& sel, unsigned parts);
   void showBreak(int row);
+  // Makes `row` current without writing to the selection (it follows the selection).
+  void followRow(int row);
+  int rowOfRegion(const std::string& compile_id) const;
 
   SelectionContext* ctx_;
   BreakTableModel* model_;
@@ -37,6 +40,7 @@ class BreaksPanel : public QWidget {
   QLabel* detail_;
   CodeView* source_;
   std::vector<std::string> sourceDirs_;
+  bool syncing_ = false;
 };
 
 }  // namespace kiln::viewers

@@ -45,6 +45,8 @@ ComparisonPanel::ComparisonPanel(SelectionContext* ctx, QWidget* parent)
   auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(table_);
   split->addWidget(lower);
+  split->setSizes({200, 420});
+  lower->setSizes({620, 620});
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(2, 2, 2, 2);
   layout->addWidget(split);

@@ -19,6 +19,17 @@ int region_of_compile_id(const std::string& compile_id) {
   return r;
 }
 
+namespace {
+// "forward at /home/u/models.py:40" → "forward at models.py:40".
+std::string short_frame(const std::string& frame) {
+  size_t at = frame.rfind(" at ");
+  if (at == std::string::npos) return frame;
+  std::string path = frame.substr(at + 4);
+  size_t slash = path.rfind('/');
+  return frame.substr(0, at + 4) + (slash == std::string::npos ? path : path.substr(slash + 1));
+}
+}  // namespace
+
 GuardTreeModel::GuardTreeModel(QObject* parent) : QAbstractItemModel(parent) {}
 
 int GuardTreeModel::add(int parent, Item item) {
@@ -37,6 +48,8 @@ void GuardTreeModel::setSession(std::shared_ptr<const session::Session> s) {
   items_.clear();
   top_.clear();
   if (session_) {
+    // Imports carry no cache-hit counts: leave the column empty rather than show zeros.
+    const bool hits_known = session_->origin.find("import") == std::string::npos;
     std::map<int, int> region_item;  // region number → item
     for (const auto& r : session_->regions) {
       int region = r.region >= 0 ? r.region : region_of_compile_id(r.compile_id);
@@ -45,18 +58,18 @@ void GuardTreeModel::setSession(std::shared_ptr<const session::Session> s) {
         Item ri;
         ri.kind = "region";
         ri.name = region >= 0 ? QString("region %1").arg(region) : QString("other");
-        if (!r.frame.empty()) ri.name += "  " + QString::fromStdString(r.frame);
-        ri.hits = 0;
+        if (!r.frame.empty()) ri.name += "  " + QString::fromStdString(short_frame(r.frame));
+        ri.hits = hits_known ? 0 : -1;
         it = region_item.emplace(region, add(-1, std::move(ri))).first;
       }
       Item e;
       e.kind = "entry";
       e.name = QString::fromStdString(r.compile_id);
       e.compile_id = r.compile_id;
-      e.hits = r.hits;
+      e.hits = hits_known ? r.hits : -1;
       e.compile_ms = r.compile_ms;
       e.reason = QString::fromStdString(r.recompile_reason);
-      items_[size_t(it->second)].hits += r.hits;
+      if (hits_known) items_[size_t(it->second)].hits += r.hits;
       int entry = add(it->second, std::move(e));
       for (const auto& g : r.guards) {
         Item gi;

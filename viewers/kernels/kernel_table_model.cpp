@@ -7,11 +7,13 @@ KernelTableModel::KernelTableModel(QObject* parent) : QAbstractTableModel(parent
 void KernelTableModel::setSession(std::shared_ptr<const session::Session> s, int run) {
   beginResetModel();
   session_ = std::move(s);
+  run_ = run;
   times_ = session_ ? kernel_times(*session_, run) : std::map<std::string, KernelTime>{};
   endResetModel();
 }
 
 void KernelTableModel::setRun(int run) {
+  run_ = run;
   if (!session_) return;
   times_ = kernel_times(*session_, run);
   if (rowCount() > 0) Q_EMIT dataChanged(index(0, Launches), index(rowCount() - 1, Share));
@@ -56,7 +58,7 @@ QVariant KernelTableModel::data(const QModelIndex& index, int role) const {
     if (index.column() == Name)
       return QString::fromStdString(k->name) + QString("\n%1 graph node(s)").arg(k->nodes.size());
   } else if (role == Qt::TextAlignmentRole) {
-    if (index.column() >= Registers) return int(Qt::AlignRight | Qt::AlignVCenter);
+    if (index.column() >= Launches && index.column() <= Shared) return int(Qt::AlignRight | Qt::AlignVCenter);
   } else if (role == Qt::UserRole && index.column() == Share) {
     return kt ? kt->share : 0.0;
   }
@@ -65,8 +67,8 @@ QVariant KernelTableModel::data(const QModelIndex& index, int role) const {
 
 QVariant KernelTableModel::headerData(int section, Qt::Orientation o, int role) const {
   if (o != Qt::Horizontal || role != Qt::DisplayRole) return QAbstractTableModel::headerData(section, o, role);
-  static const char* names[] = {"Kernel", "Language", "Region", "Launch config", "Registers", "Shared B",
-                                "Launches", "Time ms", "Share"};
+  static const char* names[] = {"Kernel", "Language", "Region", "Launches", "Time ms", "Share", "Registers",
+                                "Shared B", "Launch config"};
   return section >= 0 && section < ColumnCount ? QString(names[section]) : QVariant();
 }
 

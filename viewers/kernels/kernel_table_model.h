@@ -15,10 +15,11 @@ namespace kiln::viewers {
 class KernelTableModel : public QAbstractTableModel {
   Q_OBJECT
  public:
-  enum Column { Name, Language, Region, Launch, Registers, Shared, Launches, TimeMs, Share, ColumnCount };
+  enum Column { Name, Language, Region, Launches, TimeMs, Share, Registers, Shared, Launch, ColumnCount };
   explicit KernelTableModel(QObject* parent = nullptr);
   void setSession(std::shared_ptr<const session::Session> s, int run);
   void setRun(int run);  // recomputes the time columns
+  int run() const { return run_; }
   const session::Kernel* kernel(int row) const;
   int rowOf(const std::string& kernel_name) const;  // -1 when absent
 
@@ -30,6 +31,7 @@ class KernelTableModel : public QAbstractTableModel {
  private:
   std::shared_ptr<const session::Session> session_;
   std::map<std::string, KernelTime> times_;
+  int run_ = -1;
 };
 
 }  // namespace kiln::viewers

@@ -39,6 +39,12 @@ KernelsPanel::KernelsPanel(SelectionContext* ctx, QWidget* parent)
       fusionModel_(new FusionTableModel(this)) {
   table_ = make_table(this, "kernelTable");
   table_->setModel(model_);
+  timesFrom_ = new QLabel(this);
+  auto* tableBox = new QWidget(this);
+  auto* tl = new QVBoxLayout(tableBox);
+  tl->setContentsMargins(0, 0, 0, 0);
+  tl->addWidget(timesFrom_);
+  tl->addWidget(table_, 1);
 
   auto* sourceBox = new QWidget(this);
   title_ = new QLabel(sourceBox);
@@ -84,10 +90,12 @@ KernelsPanel::KernelsPanel(SelectionContext* ctx, QWidget* parent)
   lower->setStretchFactor(0, 3);
   lower->setStretchFactor(1, 2);
   auto* split = new QSplitter(Qt::Vertical, this);
-  split->addWidget(table_);
+  split->addWidget(tableBox);
   split->addWidget(lower);
   split->setStretchFactor(0, 1);
-  split->setStretchFactor(1, 3);
+  split->setStretchFactor(1, 2);
+  split->setSizes({260, 520});
+  lower->setSizes({800, 500});
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(2, 2, 2, 2);
   layout->addWidget(split);
@@ -108,9 +116,9 @@ KernelsPanel::KernelsPanel(SelectionContext* ctx, QWidget* parent)
 void KernelsPanel::onSelectionChanged(const Selection& sel, unsigned parts) {
   if (parts & kSessionPart) {
     model_->setSession(sel.session, sel.run);
+    updateTimes(sel.run);
     table_->resizeColumnsToContents();
     table_->setColumnWidth(KernelTableModel::Name, std::min(table_->columnWidth(KernelTableModel::Name), 340));
-    table_->setColumnWidth(KernelTableModel::Launch, std::min(table_->columnWidth(KernelTableModel::Launch), 300));
     shown_.clear();
     std::string first = sel.kernel;
     if (first.empty() && sel.session && !sel.session->kernels.empty()) {
@@ -124,10 +132,45 @@ void KernelsPanel::onSelectionChanged(const Selection& sel, unsigned parts) {
     }
     showKernel(first);
   } else if (parts & kRunPart) {
-    model_->setRun(sel.run);
+    updateTimes(sel.run);
   }
   if ((parts & kKernelPart) && !sel.kernel.empty()) showKernel(sel.kernel);
   if (parts & (kNodePart | kKernelPart | kSessionPart)) markNode(sel.node);
+}
+
+// Times come from the selected run; when it ran no generated kernel (eager), from the first run
+// that did, and the label says which.
+void KernelsPanel::updateTimes(int run) {
+  const auto* s = ctx_->session();
+  if (!s) {
+    timesFrom_->clear();
+    return;
+  }
+  auto run_name = [s](int id) {
+    for (const auto& r : s->runs)
+      if (r.id == id) return QString::fromStdString(r.mode + " (" + r.backend + ")");
+    return QString("run %1").arg(id);
+  };
+  int use = run;
+  if (kernel_times(*s, run).empty()) {
+    use = -1;
+    for (const auto& r : s->runs)
+      if (!kernel_times(*s, r.id).empty()) {
+        use = r.id;
+        break;
+      }
+  }
+  model_->setRun(use);
+  if (use < 0 && !kernel_times(*s, -1).empty())
+    timesFrom_->setText("Launches, time and share of kernel time over the whole timeline.");
+  else if (use < 0)
+    timesFrom_->setText(s->runs.empty() ? "No measured runs in this session: launches and times are unknown."
+                                        : "No run of this session timed its kernels.");
+  else if (use == run)
+    timesFrom_->setText("Launches, time and share of kernel time in the selected run, " + run_name(use) + ".");
+  else
+    timesFrom_->setText("The selected run, " + run_name(run) + ", ran no generated kernel; times are from " +
+                        run_name(use) + ".");
 }
 
 void KernelsPanel::showKernel(const std::string& name) {

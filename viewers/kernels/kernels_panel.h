@@ -40,6 +40,7 @@ class KernelsPanel : public QWidget {
   void showKernel(const std::string& name);
   void markNode(const std::string& node);
   void clickedLine(int line);
+  void updateTimes(int run);
 
   SelectionContext* ctx_;
   KernelTableModel* model_;
@@ -47,6 +48,7 @@ class KernelsPanel : public QWidget {
   FusionTableModel* fusionModel_;
   QTableView* table_;
   QLabel* title_;
+  QLabel* timesFrom_;
   CodeView* source_;
   QListWidget* nodes_;
   QLabel* launch_;

@@ -59,7 +59,7 @@ MainWindow::MainWindow(QWidget* parent)
   // GraphPanel and TimelinePanel (viewers/graph, viewers/timeline) take these two places.
   addPanel("graph", "Graph", missing_panel("The graph view"), Qt::LeftDockWidgetArea);
   auto* breaks = addPanel("breaks", "Graph breaks", new BreaksPanel(ctx_), Qt::RightDockWidgetArea);
-  auto* guards = addPanel("guards", "Guards && recompiles", new GuardsPanel(ctx_), Qt::RightDockWidgetArea);
+  auto* guards = addPanel("guards", "Guards and recompiles", new GuardsPanel(ctx_), Qt::RightDockWidgetArea);
   auto* kernels = addPanel("kernels", "Kernels", new KernelsPanel(ctx_), Qt::RightDockWidgetArea);
   auto* comparison = addPanel("comparison", "Comparison", new ComparisonPanel(ctx_), Qt::RightDockWidgetArea);
   addPanel("timeline", "Timeline", missing_panel("The timeline"), Qt::BottomDockWidgetArea);
