@@ -14,7 +14,11 @@ using fusion::FusedKernel;
 
 std::string cpp_comment(const std::string& text) {
   std::string out;
-  for (unsigned char c : text) out += (c >= 0x20 && c < 0x7f) ? static_cast<char>(c) : ' ';
+  for (unsigned char c : text) {
+    // "??/" is a backslash to compilers that read trigraphs (C++14 and older): keep '?'s apart.
+    if (c == '?' && !out.empty() && out.back() == '?') out += ' ';
+    out += (c >= 0x20 && c < 0x7f) ? static_cast<char>(c) : ' ';
+  }
   while (!out.empty() && (out.back() == '\\' || out.back() == ' ')) out.pop_back();
   return out;
 }

@@ -24,7 +24,8 @@ struct NodeNote {
 
 std::string emit_cpp(const fusion::FusedProgram& p, const std::vector<NodeNote>& notes = {});
 
-// Makes arbitrary text safe inside a // comment: printable ASCII only, no trailing backslash.
+// Makes arbitrary text safe inside a // comment: printable ASCII only, no trailing backslash, no
+// trigraph ("??/" would be a backslash to compilers that read trigraphs).
 std::string cpp_comment(const std::string& text);
 
 }  // namespace kiln::codegen
