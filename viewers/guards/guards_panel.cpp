@@ -7,7 +7,6 @@
 #include <QLabel>
 #include <QListWidget>
 #include <QSplitter>
-#include <QTabWidget>
 #include <QTableView>
 #include <QTreeView>
 #include <QVBoxLayout>
@@ -44,6 +43,21 @@ std::string previous_entry(const session::Session& s, const std::string& compile
   }
   return "";
 }
+// The entry after `compile_id` in the same region ("[2/0]" → "[2/1]"), "" when none.
+std::string next_entry(const session::Session& s, const std::string& compile_id) {
+  const auto* r = find_region(s, compile_id);
+  if (!r) return "";
+  int region = r->region >= 0 ? r->region : region_of_compile_id(compile_id);
+  bool seen = false;
+  for (const auto& o : s.regions) {
+    if (o.compile_id == compile_id) {
+      seen = true;
+      continue;
+    }
+    if (seen && (o.region >= 0 ? o.region : region_of_compile_id(o.compile_id)) == region) return o.compile_id;
+  }
+  return "";
+}
 }  // namespace
 
 GuardsPanel::GuardsPanel(SelectionContext* ctx, QWidget* parent)
@@ -70,6 +84,9 @@ GuardsPanel::GuardsPanel(SelectionContext* ctx, QWidget* parent)
   diffSummary_ = new QLabel(diffPage);
   diff_ = make_table(diffPage, "guardDiff");
   diff_->setModel(diffModel_);
+  diff_->horizontalHeader()->setSectionResizeMode(GuardDiffModel::Change, QHeaderView::ResizeToContents);
+  diff_->horizontalHeader()->setSectionResizeMode(GuardDiffModel::Before, QHeaderView::Stretch);
+  diff_->horizontalHeader()->setSectionResizeMode(GuardDiffModel::After, QHeaderView::Stretch);
   auto* pick = new QHBoxLayout;
   pick->addWidget(new QLabel("Compare", diffPage));
   pick->addWidget(before_, 1);
@@ -84,16 +101,26 @@ GuardsPanel::GuardsPanel(SelectionContext* ctx, QWidget* parent)
   limits_ = new QListWidget(this);
   limits_->setObjectName("limitEvents");
 
-  tabs_ = new QTabWidget(this);
-  tabs_->addTab(recompiles_, "Recompiles");
-  tabs_->addTab(diffPage, "Diff two entries");
-  tabs_->addTab(limits_, "Recompile-limit events");
-
+  auto titled = [this](const QString& title, QWidget* w) {
+    auto* box = new QWidget(this);
+    auto* l = new QVBoxLayout(box);
+    l->setContentsMargins(0, 0, 0, 0);
+    l->addWidget(new QLabel("<b>" + title + "</b>", box));
+    l->addWidget(w, 1);
+    return box;
+  };
+  auto* left = new QSplitter(Qt::Vertical, this);
+  left->addWidget(titled("Cache entries per region", tree_));
+  left->addWidget(titled("Recompile-limit events", limits_));
+  left->setSizes({600, 120});
+  auto* right = new QSplitter(Qt::Vertical, this);
+  right->addWidget(titled("Recompile history", recompiles_));
+  right->addWidget(titled("Guards of two entries compared", diffPage));
+  right->setSizes({220, 500});
   auto* split = new QSplitter(Qt::Horizontal, this);
-  split->addWidget(tree_);
-  split->addWidget(tabs_);
-  split->setStretchFactor(0, 1);
-  split->setStretchFactor(1, 1);
+  split->addWidget(left);
+  split->addWidget(right);
+  split->setSizes({640, 640});
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(2, 2, 2, 2);
   layout->addWidget(split);
@@ -142,13 +169,11 @@ void GuardsPanel::onSelectionChanged(const Selection& sel, unsigned parts) {
         limits_->addItem(s->regions.empty() ? "No compiled regions." : "No region reached the recompile limit.");
     }
     tree_->expandToDepth(0);
-    tree_->resizeColumnToContents(GuardTreeModel::Kind);
-    tree_->resizeColumnToContents(GuardTreeModel::Name);
-    tree_->setColumnWidth(GuardTreeModel::Name, std::max(260, std::min(tree_->columnWidth(GuardTreeModel::Name), 460)));
+    for (int c = GuardTreeModel::Name; c < GuardTreeModel::Reason; ++c) tree_->resizeColumnToContents(c);
+    tree_->setColumnWidth(GuardTreeModel::Name, std::max(240, std::min(tree_->columnWidth(GuardTreeModel::Name), 380)));
     recompiles_->resizeColumnsToContents();
     recompiles_->setColumnWidth(RecompileTableModel::Reason,
                                 std::min(recompiles_->columnWidth(RecompileTableModel::Reason), 420));
-    if (recompileModel_->rowCount() > 0) tabs_->setCurrentIndex(0);
     syncing_ = false;
   }
   if ((parts & (kRegionPart | kSessionPart)) && s) {
@@ -161,7 +186,13 @@ void GuardsPanel::onSelectionChanged(const Selection& sel, unsigned parts) {
     }
     std::string prev = previous_entry(*s, sel.compile_id);
     syncing_ = false;
-    if (!sel.compile_id.empty()) diffEntries(prev.empty() ? sel.compile_id : prev, sel.compile_id);
+    if (sel.compile_id.empty()) return;
+    if (!prev.empty()) {
+      diffEntries(prev, sel.compile_id);
+    } else {
+      std::string next = next_entry(*s, sel.compile_id);  // the first entry: compare with what replaced it
+      diffEntries(sel.compile_id, next.empty() ? sel.compile_id : next);
+    }
   }
 }
 
@@ -198,8 +229,6 @@ void GuardsPanel::updateDiff() {
     summary += "  Recompiled because: " + QString::fromStdString(b->recompile_reason).section('\n', 0, 0);
   diffSummary_->setText(summary);
   diffSummary_->setWordWrap(true);
-  diff_->resizeColumnToContents(GuardDiffModel::Change);
-  diff_->setColumnWidth(GuardDiffModel::Before, std::max(200, diff_->viewport()->width() / 2 - 60));
 }
 
 }  // namespace kiln::viewers

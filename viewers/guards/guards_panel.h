@@ -12,7 +12,6 @@ class QComboBox;
 class QLabel;
 class QListWidget;
 class QTableView;
-class QTabWidget;
 class QTreeView;
 
 namespace kiln::viewers {
@@ -48,7 +47,6 @@ class GuardsPanel : public QWidget {
   QComboBox* after_;
   QLabel* diffSummary_;
   QListWidget* limits_;
-  QTabWidget* tabs_;
   bool syncing_ = false;
 };
 

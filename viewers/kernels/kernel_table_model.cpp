@@ -8,7 +8,7 @@ void KernelTableModel::setSession(std::shared_ptr<const session::Session> s, int
   beginResetModel();
   session_ = std::move(s);
   run_ = run;
-  times_ = session_ ? kernel_times(*session_, run) : std::map<std::string, KernelTime>{};
+  times_ = session_ ? kernel_times(*session_, run) : KernelTimes{};
   endResetModel();
 }
 
@@ -24,10 +24,11 @@ const session::Kernel* KernelTableModel::kernel(int row) const {
   return &session_->kernels[size_t(row)];
 }
 
-int KernelTableModel::rowOf(const std::string& name) const {
+int KernelTableModel::rowOf(const std::string& name, const std::string& compile_id) const {
   if (!session_) return -1;
   for (size_t i = 0; i < session_->kernels.size(); ++i)
-    if (session_->kernels[i].name == name) return int(i);
+    if (session_->kernels[i].name == name && (compile_id.empty() || session_->kernels[i].compile_id == compile_id))
+      return int(i);
   return -1;
 }
 
@@ -39,8 +40,7 @@ int KernelTableModel::columnCount(const QModelIndex& parent) const { return pare
 QVariant KernelTableModel::data(const QModelIndex& index, int role) const {
   const auto* k = index.isValid() ? kernel(index.row()) : nullptr;
   if (!k) return {};
-  auto t = times_.find(k->name);
-  const KernelTime* kt = t == times_.end() ? nullptr : &t->second;
+  const KernelTime* kt = find_kernel_time(times_, *k);
   if (role == Qt::DisplayRole) {
     switch (index.column()) {
       case Name: return QString::fromStdString(k->name);

@@ -21,7 +21,8 @@ class KernelTableModel : public QAbstractTableModel {
   void setRun(int run);  // recomputes the time columns
   int run() const { return run_; }
   const session::Kernel* kernel(int row) const;
-  int rowOf(const std::string& kernel_name) const;  // -1 when absent
+  // The row of a kernel by name and region (any region when compile_id is empty); -1 when absent.
+  int rowOf(const std::string& kernel_name, const std::string& compile_id = "") const;
 
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;
@@ -30,7 +31,7 @@ class KernelTableModel : public QAbstractTableModel {
 
  private:
   std::shared_ptr<const session::Session> session_;
-  std::map<std::string, KernelTime> times_;
+  KernelTimes times_;
   int run_ = -1;
 };
 

@@ -2,14 +2,17 @@
 // that name a kernel (TimelineEvent::kernel; on a GPU the device kernels, on the CPU Kiln's host
 // spans of its C++ kernels).
 //
-// post: one entry per kernel name with total duration and launch count; `share` is the kernel's
-//       fraction of the summed time of all such events of the run (0 when the run has none).
-//       run < 0: events of every run.
+// post: one entry per (compile id, kernel name) — names repeat across regions — with total
+//       duration and launch count; `share` is the kernel's fraction of the summed time of all such
+//       events of the run (0 when the run has none). run < 0: events of every run.
+// find_kernel_time(times, kernel): the entry of that kernel's region, else of an event that
+//       carried no compile id; nullptr when it did not run.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 
 #include "engine/session/session.h"
 
@@ -21,6 +24,9 @@ struct KernelTime {
   double share = 0;
 };
 
-std::map<std::string, KernelTime> kernel_times(const session::Session& s, int run);
+using KernelTimes = std::map<std::pair<std::string, std::string>, KernelTime>;  // (compile id, name)
+
+KernelTimes kernel_times(const session::Session& s, int run);
+const KernelTime* find_kernel_time(const KernelTimes& times, const session::Kernel& k);
 
 }  // namespace kiln::viewers

@@ -102,10 +102,15 @@ KernelsPanel::KernelsPanel(SelectionContext* ctx, QWidget* parent)
 
   connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& cur) {
     if (syncing_) return;
-    if (const auto* k = model_->kernel(cur.row())) ctx_->selectKernel(k->name);
+    if (const auto* k = model_->kernel(cur.row())) {
+      const std::string region = k->compile_id;
+      ctx_->selectKernel(k->name);
+      if (!region.empty() && ctx_->current().compile_id != region && find_region(*ctx_->session(), region))
+        ctx_->setRegion(region);  // a kernel name may repeat in another region: keep the one clicked
+    }
   });
   connect(nodes_, &QListWidget::itemClicked, this, [this](QListWidgetItem* item) {
-    const auto* k = ctx_->session() ? find_kernel(*ctx_->session(), shown_) : nullptr;
+    const auto* k = shown();
     if (k && item) ctx_->selectNode(k->compile_id, item->text().toStdString());
   });
   connect(source_, &CodeView::lineClicked, this, &KernelsPanel::clickedLine);
@@ -119,7 +124,7 @@ void KernelsPanel::onSelectionChanged(const Selection& sel, unsigned parts) {
     updateTimes(sel.run);
     table_->resizeColumnsToContents();
     table_->setColumnWidth(KernelTableModel::Name, std::min(table_->columnWidth(KernelTableModel::Name), 340));
-    shown_.clear();
+    shownRow_ = -1;
     std::string first = sel.kernel;
     if (first.empty() && sel.session && !sel.session->kernels.empty()) {
       // Show the first kernel of the selected region without changing the selection.
@@ -130,11 +135,14 @@ void KernelsPanel::onSelectionChanged(const Selection& sel, unsigned parts) {
         }
       if (first.empty()) first = sel.session->kernels.front().name;
     }
-    showKernel(first);
+    showKernel(first, sel.compile_id);
   } else if (parts & kRunPart) {
     updateTimes(sel.run);
   }
-  if ((parts & kKernelPart) && !sel.kernel.empty()) showKernel(sel.kernel);
+  if ((parts & kKernelPart) && !sel.kernel.empty()) showKernel(sel.kernel, sel.compile_id);
+  else if ((parts & kRegionPart) && !(parts & kSessionPart) && !sel.kernel.empty())
+    if (const auto* k = shown(); k && k->name == sel.kernel && k->compile_id != sel.compile_id)
+      showKernel(sel.kernel, sel.compile_id);
   if (parts & (kNodePart | kKernelPart | kSessionPart)) markNode(sel.node);
 }
 
@@ -173,12 +181,17 @@ void KernelsPanel::updateTimes(int run) {
                         run_name(use) + ".");
 }
 
-void KernelsPanel::showKernel(const std::string& name) {
+const session::Kernel* KernelsPanel::shown() const { return model_->kernel(shownRow_); }
+std::string KernelsPanel::shownKernel() const { return shown() ? shown()->name : ""; }
+std::string KernelsPanel::shownRegion() const { return shown() ? shown()->compile_id : ""; }
+
+void KernelsPanel::showKernel(const std::string& name, const std::string& compile_id) {
   const auto* s = ctx_->session();
-  const auto* k = s ? find_kernel(*s, name) : nullptr;
-  shown_ = k ? k->name : "";
+  int row = model_->rowOf(name, compile_id);
+  if (row < 0) row = model_->rowOf(name, "");
+  shownRow_ = row;
+  const auto* k = shown();
   syncing_ = true;
-  int row = model_->rowOf(shown_);
   if (row >= 0) {
     table_->selectRow(row);
     table_->scrollTo(model_->index(row, 0));
@@ -216,8 +229,7 @@ void KernelsPanel::showKernel(const std::string& name) {
 }
 
 void KernelsPanel::markNode(const std::string& node) {
-  const auto* s = ctx_->session();
-  const auto* k = s ? find_kernel(*s, shown_) : nullptr;
+  const auto* k = shown();
   std::set<int> lines;
   const QSignalBlocker block(nodes_);
   nodes_->clearSelection();
@@ -230,8 +242,7 @@ void KernelsPanel::markNode(const std::string& node) {
 }
 
 void KernelsPanel::clickedLine(int line) {
-  const auto* s = ctx_->session();
-  const auto* k = s ? find_kernel(*s, shown_) : nullptr;
+  const auto* k = shown();
   if (!k) return;
   for (const auto& name : nodes_named_on_line(source_->lineText(line).toStdString()))
     if (std::find(k->nodes.begin(), k->nodes.end(), name) != k->nodes.end()) {

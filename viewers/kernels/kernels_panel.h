@@ -32,12 +32,16 @@ class KernelsPanel : public QWidget {
   QListWidget* nodes() const { return nodes_; }
   QTableView* autotune() const { return autotune_; }
   QTableView* fusion() const { return fusion_; }
-  // The kernel whose source is shown ("" when none).
-  const std::string& shownKernel() const { return shown_; }
+  // The kernel whose source is shown ("" when none) and its region.
+  std::string shownKernel() const;
+  std::string shownRegion() const;
 
  private:
   void onSelectionChanged(const Selection& sel, unsigned parts);
-  void showKernel(const std::string& name);
+  // Shows the kernel `name` of region `compile_id` (kernel names repeat across regions: k0_mul in
+  // [2/0] and in [5/0]); the first kernel of that name when the region has none.
+  void showKernel(const std::string& name, const std::string& compile_id);
+  const session::Kernel* shown() const;
   void markNode(const std::string& node);
   void clickedLine(int line);
   void updateTimes(int run);
@@ -55,7 +59,7 @@ class KernelsPanel : public QWidget {
   QTableView* autotune_;
   QTableView* fusion_;
   QTabWidget* tabs_;
-  std::string shown_;
+  int shownRow_ = -1;  // index into session.kernels
   bool syncing_ = false;
 };
 

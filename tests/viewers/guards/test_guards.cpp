@@ -110,6 +110,10 @@ TEST(GuardsPanel, ListsRecompileLimitEvents) {
   SelectionContext ctx;
   GuardsPanel panel(&ctx);
   ctx.setSession(test::crafted_session(), "");
+  // The first entry of a region is compared with the entry that replaced it.
+  EXPECT_EQ(panel.findChild<QComboBox*>("diffBefore")->currentText(), "[0/0]");
+  EXPECT_EQ(panel.findChild<QComboBox*>("diffAfter")->currentText(), "[0/1]");
+  EXPECT_EQ(panel.diff()->model()->rowCount(), 2);  // x.size(0) changed, s0 > 1 added
   ASSERT_EQ(panel.limitEvents()->count(), 1);
   EXPECT_TRUE(panel.limitEvents()->item(0)->text().contains("recompile limit"));
   panel.recompiles()->selectRow(0);

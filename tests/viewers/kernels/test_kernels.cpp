@@ -54,12 +54,54 @@ TEST(KernelTimes, SharesOfOneRun) {
   auto s = test::crafted_session();
   auto t = kernel_times(*s, 1);
   ASSERT_EQ(t.size(), 2u);
-  EXPECT_EQ(t["k0_fused_add_relu"].launches, 2);
-  EXPECT_EQ(t["k0_fused_add_relu"].total_ns, 600);
-  EXPECT_DOUBLE_EQ(t["k0_fused_add_relu"].share, 0.6);
-  EXPECT_DOUBLE_EQ(t["k1_row_sum"].share, 0.4);
-  EXPECT_DOUBLE_EQ(kernel_times(*s, 2)["k1_row_sum"].share, 1.0);
+  const auto* k0 = find_kernel_time(t, s->kernels[0]);
+  ASSERT_TRUE(k0);
+  EXPECT_EQ(k0->launches, 2);
+  EXPECT_EQ(k0->total_ns, 600);
+  EXPECT_DOUBLE_EQ(k0->share, 0.6);
+  EXPECT_DOUBLE_EQ(find_kernel_time(t, s->kernels[1])->share, 0.4);
+  EXPECT_DOUBLE_EQ(find_kernel_time(kernel_times(*s, 2), s->kernels[1])->share, 1.0);
   EXPECT_TRUE(kernel_times(*s, 0).empty());
+}
+
+namespace {
+// The crafted session plus a kernel named like k0's in another region (Kiln numbers kernels per
+// region, so names repeat), which ran once for 400 ns in run 1.
+std::shared_ptr<const session::Session> with_repeated_kernel_name() {
+  auto s = std::make_shared<session::Session>(*test::crafted_session());
+  session::Kernel again = s->kernels[0];
+  again.compile_id = "[1/0]";
+  again.source = "// k0_fused_add_relu of region 1\n";
+  s->kernels.push_back(again);
+  session::TimelineEvent e = s->timeline[0];
+  e.compile_id = "[1/0]";
+  e.dur_ns = 400;
+  s->timeline.push_back(e);
+  return s;
+}
+}  // namespace
+
+TEST(KernelTimes, RepeatedNamesInOtherRegionsAreTimedApart) {
+  auto s = with_repeated_kernel_name();
+  auto t = kernel_times(*s, 1);
+  EXPECT_EQ(find_kernel_time(t, s->kernels[0])->total_ns, 600);
+  EXPECT_EQ(find_kernel_time(t, s->kernels[2])->total_ns, 400);
+  EXPECT_EQ(find_kernel_time(t, s->kernels[2])->launches, 1);
+}
+
+TEST(KernelsPanel, ClickingARepeatedKernelNameShowsTheOneClicked) {
+  SelectionContext ctx;
+  KernelsPanel panel(&ctx);
+  auto s = with_repeated_kernel_name();
+  ctx.setSession(s, "");
+  panel.table()->selectRow(2);
+  EXPECT_EQ(ctx.current().kernel, "k0_fused_add_relu");
+  EXPECT_EQ(ctx.current().compile_id, "[1/0]");
+  EXPECT_EQ(panel.shownRegion(), "[1/0]");
+  EXPECT_EQ(panel.source()->toPlainText().toStdString(), s->kernels[2].source);
+  panel.table()->selectRow(0);
+  EXPECT_EQ(ctx.current().compile_id, "[0/0]");
+  EXPECT_EQ(panel.shownRegion(), "[0/0]");
 }
 
 TEST(KernelTableModel, ProfiledBlockKernelsWithTimes) {
