@@ -67,8 +67,8 @@ void ComparisonPanel::onSelectionChanged(const Selection& sel, unsigned parts) {
     if (sel.session) {
       for (const auto& o : viewers::observations(*sel.session)) observations_->addItem(QString::fromStdString(o));
       if (sel.session->runs.empty())
-        observations_->addItem("This session has no measured runs (an import of a compile log); profile the model "
-                               "with File > Open model to compare modes.");
+        observations_->addItem("This session has no measured runs (an import of a compile log); open the model's .pt "
+                               "to profile and compare its modes.");
     }
     table_->resizeColumnsToContents();
     table_->setColumnWidth(RunTableModel::Status, std::min(table_->columnWidth(RunTableModel::Status), 260));
