@@ -29,6 +29,7 @@ int run(const CompileArgs& a) {
   if (!dt) throw Error("--dtype '" + a.dtype + "': unknown dtype");
   std::vector<InputSpec> specs;
   for (const auto& t : a.inputs) specs.push_back(parse_input_spec(t, *dt));
+  if (a.checks < 1) throw Error("--checks " + std::to_string(a.checks) + ": must be at least 1");
   if (a.mode != "default" && a.mode != "reduce-overhead" && a.mode != "max-autotune")
     throw Error("--mode '" + a.mode + "': use default, reduce-overhead or max-autotune");
   for (const auto& p : a.plugins) api::load_backend_plugin(p);

@@ -37,7 +37,7 @@ int run(const ProfileArgs& a) {
   if (!dt) throw Error("--dtype '" + a.dtype + "': unknown dtype");
   std::vector<InputSpec> specs;
   for (const auto& t : a.inputs) specs.push_back(parse_input_spec(t, *dt));
-  if (a.iters < 1) throw Error("--iters must be at least 1");
+  if (a.iters < 1) throw Error("--iters " + std::to_string(a.iters) + ": must be at least 1");
   api::ProfileOptions o;
   o.modes = split(a.modes);
   o.backends = split(a.backends);

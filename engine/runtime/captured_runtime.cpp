@@ -26,7 +26,8 @@ CapturedRuntime::CapturedRuntime(const model::Model& model, capture::CaptureOpti
       sources_(sources_for(model.path())),
       interp_(model.impl->graph),
       start_(std::chrono::steady_clock::now()) {
-  if (options_.cache_limit < 1) throw Error("--cache-limit must be at least 1");
+  if (options_.cache_limit < 1)
+    throw Error("--cache-limit " + std::to_string(options_.cache_limit) + ": must be at least 1");
   capture::PartitionOptions po;
   po.unroll_limit = options_.unroll_limit;
   partition_ = capture::partition_graph(*model.impl->graph, sources_, po);

@@ -269,6 +269,58 @@ TEST(BadOutput, ProfileToFullDisk) {
   EXPECT_FALSE(fs::exists(out)) << "a partial session was left at the path";
 }
 
+// ---- options ------------------------------------------------------------------------------------------
+TEST(BadOption, UnknownBackend) {
+  for (const char* cmd : {"compile", "explain"}) {
+    Answer a = run_kiln(std::string(cmd) + " " + kMlp + " --input 4x64 --backend nope");
+    SCOPED_TRACE(a.output);
+    EXPECT_EQ(a.status, 1);
+    auto lines = error_lines(a.output);
+    ASSERT_EQ(lines.size(), 1u);
+    EXPECT_EQ(lines[0].rfind("kiln: error: backend 'nope' is not known (known: ", 0), 0u) << lines[0];
+  }
+}
+TEST(BadOption, UnknownMode) {
+  expect_refused("compile " + kMlp + " --input 4x64 --mode fast", "--mode 'fast'", "use default, reduce-overhead or max-autotune");
+  expect_refused("profile " + kMlp + " --input 4x64 --modes fast -o " + kiln::test::temp_dir() + "/m.kiln", "--modes",
+                 "unknown mode 'fast'");
+}
+TEST(BadOption, UnknownDynamic) {
+  expect_refused("compile " + kMlp + " --input 4x64 --dynamic maybe", "--dynamic 'maybe'", "use auto, true or false");
+}
+TEST(BadOption, UnknownDevice) {
+  expect_refused("compile " + kMlp + " --input 4x64 --device tpu", "device 'tpu'", "use cpu or cuda");
+}
+TEST(BadOption, CudaDeviceWithoutCuda) {
+  if (kiln::model::cuda_unavailable_reason().empty()) GTEST_SKIP() << "this LibTorch has a CUDA device";
+  expect_refused("compile " + kMlp + " --input 4x64 --device cuda", kMlp, "cannot load onto cuda");
+  expect_refused("profile " + kMlp + " --input 4x64 --device cuda -o " + kiln::test::temp_dir() + "/c.kiln",
+                 "--device cuda", "no CUDA device");
+}
+TEST(BadOption, PluginMissingOrNotALibrary) {
+  expect_refused("compile " + kMlp + " --input 4x64 --plugin /nonexistent/p.so", "/nonexistent/p.so",
+                 "cannot load the backend plugin");
+  expect_refused("compile " + kMlp + " --input 4x64 --plugin " + kMlp, kMlp, "cannot load the backend plugin");
+}
+TEST(BadOption, CountsBelowOne) {
+  expect_refused("compile " + kMlp + " --input 4x64 --checks 0", "--checks 0", "must be at least 1");
+  expect_refused("explain " + kMlp + " --input 4x64 --cache-limit 0", "--cache-limit 0", "must be at least 1");
+  expect_refused("profile " + kMlp + " --input 4x64 --iters 0 -o " + kiln::test::temp_dir() + "/i.kiln", "--iters 0",
+                 "must be at least 1");
+}
+TEST(BadOption, ReportFormatAndTraceMode) {
+  expect_refused("report " + seed_session() + " --format pdf", "--format 'pdf'", "use html, md or json");
+  Answer a = run_kiln("trace " + seed_session() + " --mode fast -o " + kiln::test::temp_dir() + "/t.json");
+  SCOPED_TRACE(a.output);
+  EXPECT_EQ(a.status, 1);
+  auto lines = error_lines(a.output);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("no run with mode 'fast' (this session has: "), std::string::npos) << lines[0];
+}
+TEST(BadOutput, UnwritableDotFile) {
+  expect_refused("inspect " + kMlp + " --input 4x64 --dot /proc/kiln-g.dot", "/proc/kiln-g.dot", "cannot write the DOT file");
+}
+
 // ---- fuzz regressions ----------------------------------------------------------------------------------
 // Every input a fuzzer crashed on (tests/data/fuzz-regressions/<target>/) is imported or opened by the real
 // binary: an answer (exit 0, or 1 with one error line), never a crash. Built with scripts/sanitize, the
