@@ -407,6 +407,18 @@ session::Session profile_model(const model::Model& cpu_model, const std::vector<
       m = measure(mode, backend, [&] { return rt.run(x, &printed).at(0).toTensor(); }, reference, setup);
       m.run.compile_cold_ms = backend == "kiln" ? kiln_cold_ms : warm;
       m.run.compile_warm_ms = warm;
+      // max-autotune tuned its kernels on the first call: keep every candidate with the kernel.
+      for (const auto& info : rt.regions())
+        for (const auto& art : rt.artifacts(info.index))
+          for (const auto& k : art.kernels) {
+            if (k.autotune.empty()) continue;
+            if (!writer.record_autotune(k.name, k.compile_id, k.autotune)) continue;
+            for (auto& stored : s.kernels)
+              if (stored.name == k.name && stored.compile_id == k.compile_id) {
+                stored.autotune = k.autotune;
+                break;
+              }
+          }
     }
     if (eager_ms > 0 && m.run.latency.median_ms > 0) m.run.speedup_vs_eager = eager_ms / m.run.latency.median_ms;
     m.run.id = writer.append_run(m.run, m.timeline);

@@ -256,6 +256,16 @@ void SessionWriter::append_kernels(const std::vector<Kernel>& kernels) {
   });
 }
 
+bool SessionWriter::record_autotune(const std::string& kernel, const std::string& compile_id,
+                                    const std::vector<AutotuneCandidate>& candidates) {
+  return impl_->guarded([&] {
+    Transaction t(*impl_->db);
+    bool found = write_autotune(*impl_->db, kernel, compile_id, candidates);
+    t.commit();
+    return found;
+  });
+}
+
 void SessionWriter::close() {
   if (!impl_->db) return;
   impl_->guarded([&] { impl_->db->close(); });

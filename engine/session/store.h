@@ -30,6 +30,10 @@ class SessionWriter {
   SessionWriter& operator=(const SessionWriter&) = delete;
   int append_run(const Run& run, const std::vector<TimelineEvent>& timeline);  // returns the run id
   void append_kernels(const std::vector<Kernel>& kernels);
+  // Stores the autotune table of an already stored kernel (max-autotune tunes on its first call,
+  // after the header was written). Returns false when the session holds no such kernel.
+  bool record_autotune(const std::string& kernel, const std::string& compile_id,
+                       const std::vector<AutotuneCandidate>& candidates);
   void close();
 
  private:

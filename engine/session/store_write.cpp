@@ -146,6 +146,20 @@ void write_kernels(SqliteDb& db, const std::vector<Kernel>& kernels) {
   }
 }
 
+bool write_autotune(SqliteDb& db, const std::string& kernel, const std::string& compile_id,
+                    const std::vector<AutotuneCandidate>& candidates) {
+  auto find = db.prepare("SELECT seq FROM kernels WHERE name = ? AND compile_id = ? ORDER BY seq LIMIT 1");
+  find->bind(1, kernel).bind(2, compile_id);
+  if (!find->step()) return false;
+  int64_t seq = find->column_int(0);
+  find.reset();
+  db.prepare("DELETE FROM autotune WHERE kernel_seq = ?")->bind(1, seq).run();
+  auto tune = db.prepare("INSERT INTO autotune (kernel_seq, seq, config, ms, chosen) VALUES (?, ?, ?, ?, ?)");
+  int64_t c = 0;
+  for (const auto& a : candidates) tune->bind(1, seq).bind(2, c++).bind(3, a.config).bind(4, a.ms).bind(5, a.chosen).run();
+  return true;
+}
+
 int next_run_id(SqliteDb& db) {
   auto st = db.prepare("SELECT COALESCE(MAX(id) + 1, 0) FROM runs");
   st->step();

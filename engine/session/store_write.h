@@ -13,9 +13,13 @@
 //         >= 0 every row's run is run_override instead of the event's own.
 // write_kernels(db, kernels)
 //   post: kernels (and their autotune candidates) appended after those already stored.
+// write_autotune(db, kernel, compile_id, candidates)
+//   post: the first stored kernel with that name and compile id holds exactly `candidates` as its
+//         autotune table. Returns false (and writes nothing) when no such kernel is stored.
 // next_run_id(db): one more than the largest stored run id (0 when none).
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "engine/session/session.h"
@@ -27,6 +31,8 @@ void write_header(SqliteDb& db, const Session& s);
 void write_run(SqliteDb& db, const Run& run, int id);
 void write_timeline(SqliteDb& db, const std::vector<TimelineEvent>& events, int run_override = -1);
 void write_kernels(SqliteDb& db, const std::vector<Kernel>& kernels);
+bool write_autotune(SqliteDb& db, const std::string& kernel, const std::string& compile_id,
+                    const std::vector<AutotuneCandidate>& candidates);
 int next_run_id(SqliteDb& db);
 
 }  // namespace kiln::session

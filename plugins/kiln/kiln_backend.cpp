@@ -126,7 +126,7 @@ class KilnBackend : public runtime::Backend {
 #if KILN_WITH_CUDA
     auto t2 = Clock::now();
     std::vector<codegen::CudaKernelInfo> info;
-    std::string source = codegen::emit_cuda(fused, notes, &info);
+    std::string source = codegen::emit_cuda(fused, notes, &info, options.mode == "max-autotune");
     art.stage_ms.push_back({"codegen", ms_since(t2)});
     art.stages.push_back({"30_kernels.cu", source});
     auto set = std::make_shared<runtime::GpuKernelSet>();
@@ -139,7 +139,10 @@ class KilnBackend : public runtime::Backend {
     set->scalar_count = fused.program.scalar_inputs.size();
     set->autotune = options.mode == "max-autotune";
     std::vector<std::string> names;
-    for (const auto& k : info) names.push_back(k.name);
+    for (const auto& k : info) {
+      names.push_back(k.name);
+      for (size_t v = 1; v < k.variants.size(); ++v) names.push_back(k.variants[v].function);
+    }
     if (!names.empty()) {
       auto bin = codegen::compile_cuda(source, cuda::device_arch());
       art.cache_hit = bin.cache_hit;

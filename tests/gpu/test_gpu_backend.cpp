@@ -116,12 +116,23 @@ TEST(GpuBackend, MaxAutotuneMatchesEagerAndStoresCandidates) {
   rt.run({cuda_input("2x16x64")});
   const auto& art = rt.artifacts(0).at(0);
   ASSERT_FALSE(art.kernels.empty());
+  int with_variants = 0;
   for (const auto& k : art.kernels) {
-    EXPECT_EQ(k.autotune.size(), 5u) << k.name;
+    // 5 block sizes; pointwise kernels with 4 elements per thread also try 2 and 1 per thread.
+    ASSERT_TRUE(k.autotune.size() == 5u || k.autotune.size() == 15u) << k.name << ": " << k.autotune.size();
+    if (k.autotune.size() == 15u) {
+      ++with_variants;
+      for (const char* w : {"elements/thread=4", "elements/thread=2", "elements/thread=1"}) {
+        int n = 0;
+        for (const auto& c : k.autotune) n += c.config.find(w) != std::string::npos;
+        EXPECT_EQ(n, 5) << k.name << " " << w;
+      }
+    }
     int chosen = 0;
     for (const auto& c : k.autotune) chosen += c.chosen;
     EXPECT_EQ(chosen, 1) << k.name;
   }
+  EXPECT_GT(with_variants, 0);  // block.pt has pointwise kernels over a 64-wide innermost dimension
 }
 
 TEST(GpuBackend, CudagraphsPeerMatchesEager) {

@@ -216,7 +216,7 @@ int vector_width(const fusion::FusedProgram& p, const FusedKernel& k) {
 }  // namespace
 
 std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>& notes,
-                      std::vector<CudaKernelInfo>* info) {
+                      std::vector<CudaKernelInfo>* info, bool variants) {
   CudaEmitter em(p, KernelExpr::Dialect::Cuda);
   std::ostringstream os;
   size_t nbuf = std::max<size_t>(1, p.program.comps.size());
@@ -258,18 +258,29 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
         }
       head << line << "\n";
     }
-    os << head.str() << "extern \"C\" __global__ void " << k.name << "(const KilnArgs args) {\n";
-    os << "  const double* scalar = args.scalar; const long long* sym = args.sym; (void)scalar; (void)sym;\n";
-    em.declare_buffers(os, k, ctype, "args.buf");
-    if (k.kind == FusedKernel::Kind::Row) em.row(os, k);
-    else em.pointwise(os, k, width);
-    os << "}\n\n";
+    std::vector<CudaKernelVariant> forms = {{k.name, width}};
+    if (variants && width == 4) {
+      forms.push_back({k.name + "_w2", 2});
+      forms.push_back({k.name + "_w1", 1});
+    }
+    for (const auto& f : forms) {
+      if (f.function == k.name) os << head.str();
+      else os << "// " << k.name << " with " << f.vector_width << " element" << (f.vector_width == 1 ? "" : "s")
+              << " per thread (an autotuning candidate)\n";
+      os << "extern \"C\" __global__ void " << f.function << "(const KilnArgs args) {\n";
+      os << "  const double* scalar = args.scalar; const long long* sym = args.sym; (void)scalar; (void)sym;\n";
+      em.declare_buffers(os, k, ctype, "args.buf");
+      if (k.kind == FusedKernel::Kind::Row) em.row(os, k);
+      else em.pointwise(os, k, f.vector_width);
+      os << "}\n\n";
+    }
     if (info) {
       CudaKernelInfo ki;
       ki.name = k.name;
       ki.row = k.kind == FusedKernel::Kind::Row;
       ki.range = ki.row ? k.outer : p.program.comps[k.comps[0]].sizes;
       ki.vector_width = width;
+      ki.variants = forms;
       info->push_back(ki);
     }
   }

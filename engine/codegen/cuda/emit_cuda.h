@@ -6,6 +6,7 @@
 //         grid-stride loops, 4 elements per thread when the innermost size allows 16-byte vector
 //         accesses; row kernels run one block per row with warp-shuffle + shared-memory block
 //         reductions (softmax and layer_norm stay one kernel). A pure function (golden-tested).
+//         With `variants` (max-autotune), pointwise kernels also get 2- and 1-element forms.
 #pragma once
 
 #include <string>
@@ -16,14 +17,23 @@
 
 namespace kiln::codegen {
 
+// One compiled form of a kernel: its __global__ function and elements per thread.
+struct CudaKernelVariant {
+  std::string function;
+  int vector_width = 1;
+};
+
 struct CudaKernelInfo {
   std::string name;
   bool row = false;
   std::vector<lowering::Sym> range;  // pointwise: the sizes; row: the rows (outer sizes)
   int vector_width = 1;              // pointwise elements per thread along the innermost dim
+  // variants[0] is the kernel itself; with `variants` requested, pointwise kernels with 4 elements
+  // per thread also come with 2 and 1 (functions "<name>_w2", "<name>_w1") for autotuning.
+  std::vector<CudaKernelVariant> variants;
 };
 
 std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>& notes = {},
-                      std::vector<CudaKernelInfo>* info = nullptr);
+                      std::vector<CudaKernelInfo>* info = nullptr, bool variants = false);
 
 }  // namespace kiln::codegen

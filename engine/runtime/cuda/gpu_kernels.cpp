@@ -27,13 +27,19 @@ int64_t range_size(const std::vector<lowering::Sym>& range, const std::map<std::
   return n;
 }
 
-void launch_one(const GpuKernelSet& set, size_t k, unsigned threads, int64_t work, std::vector<char>& args,
-                cuda::Stream stream) {
+codegen::CudaKernelVariant variant_of(const codegen::CudaKernelInfo& info, size_t v) {
+  if (v < info.variants.size()) return info.variants[v];
+  return {info.name, info.vector_width};
+}
+
+void launch_one(const GpuKernelSet& set, size_t k, size_t variant, unsigned threads, int64_t work,
+                std::vector<char>& args, cuda::Stream stream) {
   const auto& info = set.info[k];
-  int64_t per_block = info.row ? 1 : static_cast<int64_t>(threads) * info.vector_width;
+  auto form = variant_of(info, variant);
+  int64_t per_block = info.row ? 1 : static_cast<int64_t>(threads) * form.vector_width;
   int64_t blocks = std::max<int64_t>(1, (work + per_block - 1) / per_block);
   blocks = std::min<int64_t>(blocks, info.row ? (int64_t(1) << 30) : 65535 * 64);
-  cuda::launch(set.module->function(info.name), static_cast<unsigned>(blocks), threads, 0, stream, args.data(),
+  cuda::launch(set.module->function(form.function), static_cast<unsigned>(blocks), threads, 0, stream, args.data(),
                args.size());
 }
 
@@ -44,6 +50,7 @@ std::vector<KernelCall> make_gpu_calls(const std::shared_ptr<GpuKernelSet>& set)
   set->threads.assign(set->info.size(), 0);
   set->tuned.assign(set->info.size(), !set->autotune);
   set->candidates.assign(set->info.size(), {});
+  set->variant.assign(set->info.size(), 0);
   for (size_t k = 0; k < set->info.size(); ++k) {
     set->threads[k] = set->info[k].row ? 256 : 256;
     calls.push_back([set, k](void* const* ptrs, const double* scalars, const int64_t* syms) {
@@ -58,31 +65,43 @@ std::vector<KernelCall> make_gpu_calls(const std::shared_ptr<GpuKernelSet>& set)
       cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
       cudaStreamIsCapturing(static_cast<cudaStream_t>(stream), &capturing);
       if (!set->tuned[k] && capturing == cudaStreamCaptureStatusNone) {
-        // max-autotune: time each candidate block size on the real buffers (kernels never write
-        // their inputs, so repeating them is harmless) and keep the fastest.
+        // max-autotune: time each candidate (elements per thread x block size) on the real buffers
+        // (kernels never write their inputs, so repeating them is harmless) and keep the fastest.
         const unsigned options[] = {64, 128, 256, 512, 1024};
+        const auto& info = set->info[k];
+        size_t forms = std::max<size_t>(1, info.variants.size());
         float best = 1e30f;
-        for (unsigned t : options) {
-          for (int w = 0; w < 2; ++w) launch_one(*set, k, t, work, args, stream);
-          cuda::EventTimer timer(stream);
-          timer.start();
-          const int reps = 10;
-          for (int r = 0; r < reps; ++r) launch_one(*set, k, t, work, args, stream);
-          float ms = timer.stop_ms() / reps;
-          set->candidates[k].push_back({"threads=" + std::to_string(t) + ", elements/thread=" +
-                                            std::to_string(set->info[k].vector_width) +
-                                            (set->info[k].row ? ", one block per row" : ""),
-                                        ms, false});
-          if (ms < best) {
-            best = ms;
-            set->threads[k] = t;
+        for (size_t v = 0; v < forms; ++v) {
+          auto form = variant_of(info, v);
+          for (unsigned t : options) {
+            for (int w = 0; w < 2; ++w) launch_one(*set, k, v, t, work, args, stream);
+            cuda::EventTimer timer(stream);
+            timer.start();
+            const int reps = 10;
+            for (int r = 0; r < reps; ++r) launch_one(*set, k, v, t, work, args, stream);
+            float ms = timer.stop_ms() / reps;
+            std::string config = "threads=" + std::to_string(t) + ", elements/thread=" +
+                                 std::to_string(form.vector_width) +
+                                 (info.row ? ", one block per row" : form.vector_width == 4 ? " (float4 when aligned)" : "");
+            set->candidates[k].push_back({config, ms, false});
+            if (ms < best) {
+              best = ms;
+              set->threads[k] = t;
+              set->variant[k] = v;
+            }
           }
         }
-        for (auto& c : set->candidates[k])
-          c.chosen = c.config.rfind("threads=" + std::to_string(set->threads[k]) + ",", 0) == 0;
+        {
+          auto chosen = variant_of(info, set->variant[k]);
+          std::string prefix = "threads=" + std::to_string(set->threads[k]) + ", elements/thread=" +
+                               std::to_string(chosen.vector_width);
+          for (auto& c : set->candidates[k])
+            c.chosen = c.config.rfind(prefix, 0) == 0 &&
+                       (c.config.size() == prefix.size() || c.config[prefix.size()] == ' ' || c.config[prefix.size()] == ',');
+        }
         set->tuned[k] = true;
       }
-      launch_one(*set, k, set->threads[k], work, args, stream);
+      launch_one(*set, k, set->variant[k], set->threads[k], work, args, stream);
     });
   }
   return calls;

@@ -23,6 +23,7 @@ struct GpuKernelSet {
   size_t scalar_count = 0, buffer_count = 0;  // how many the region really has
   bool autotune = false;
   std::vector<unsigned> threads;  // per kernel
+  std::vector<size_t> variant;    // per kernel: index into info[k].variants
   std::vector<bool> tuned;
   std::vector<std::vector<session::AutotuneCandidate>> candidates;
 };

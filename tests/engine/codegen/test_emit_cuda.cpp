@@ -66,3 +66,33 @@ TEST(EmitCuda, RowKernelsUseBlockReductionsAndPointwiseKernelsVectorize) {
   EXPECT_EQ(rows, 3);  // two layer_norms and the softmax
   EXPECT_GE(vec4, 1);
 }
+
+TEST(EmitCuda, AutotuneVariantsComeWithTwoAndOneElementsPerThreadAndCompile) {
+  auto cm = test::compile_example("block.pt", "2x16x64", "eager");
+  auto regions = cm.rt->regions();  // by value
+  const auto& e = regions.at(0).entries.at(0);
+  auto fused = fusion::schedule(lowering::lower_graph(e.graph).program);
+  std::vector<codegen::CudaKernelInfo> plain, tuned;
+  auto base = codegen::emit_cuda(fused, {}, &plain);
+  auto src = codegen::emit_cuda(fused, {}, &tuned, /*variants=*/true);
+  ASSERT_EQ(plain.size(), tuned.size());
+  int with_variants = 0;
+  for (size_t k = 0; k < tuned.size(); ++k) {
+    ASSERT_FALSE(tuned[k].variants.empty());
+    EXPECT_EQ(tuned[k].variants[0].function, tuned[k].name);
+    EXPECT_EQ(plain[k].variants.size(), 1u);  // no variants unless asked
+    if (tuned[k].vector_width == 4) {
+      ++with_variants;
+      ASSERT_EQ(tuned[k].variants.size(), 3u);
+      EXPECT_EQ(tuned[k].variants[1].vector_width, 2);
+      EXPECT_EQ(tuned[k].variants[2].vector_width, 1);
+      EXPECT_NE(src.find("void " + tuned[k].name + "_w1(const KilnArgs args)"), std::string::npos);
+      EXPECT_EQ(base.find(tuned[k].name + "_w1"), std::string::npos);
+    } else {
+      EXPECT_EQ(tuned[k].variants.size(), 1u) << tuned[k].name;
+    }
+  }
+  EXPECT_GT(with_variants, 0);
+  auto bin = codegen::compile_cuda(src, "sm_90");
+  EXPECT_GT(bin.cubin.size(), 0u);
+}

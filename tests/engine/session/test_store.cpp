@@ -120,3 +120,31 @@ TEST(Store, KilledWriterLeavesEveryFinishedRunReadable) {
     }
   }
 }
+
+TEST(SessionWriter, RecordsAutotuneTablesOfStoredKernels) {
+  auto dir = kiln::test::temp_dir();
+  std::string path = dir + "/tuned.kiln";
+  kiln::session::Session s;
+  kiln::session::Kernel k;
+  k.name = "k0_fused_add_relu";
+  k.compile_id = "[0/0]";
+  k.language = "cuda";
+  s.kernels = {k};
+  {
+    kiln::session::SessionWriter w(path, s);
+    std::vector<kiln::session::AutotuneCandidate> table = {{"threads=128, elements/thread=4", 0.011, false},
+                                                          {"threads=256, elements/thread=4", 0.009, true}};
+    EXPECT_TRUE(w.record_autotune("k0_fused_add_relu", "[0/0]", table));
+    EXPECT_FALSE(w.record_autotune("k9_missing", "[0/0]", table));
+    table.pop_back();  // a second record replaces the first
+    table[0].chosen = true;
+    EXPECT_TRUE(w.record_autotune("k0_fused_add_relu", "[0/0]", table));
+    w.close();
+  }
+  auto back = kiln::session::load_session(path);
+  ASSERT_EQ(back.kernels.size(), 1u);
+  ASSERT_EQ(back.kernels[0].autotune.size(), 1u);
+  EXPECT_EQ(back.kernels[0].autotune[0].config, "threads=128, elements/thread=4");
+  EXPECT_DOUBLE_EQ(back.kernels[0].autotune[0].ms, 0.011);
+  EXPECT_TRUE(back.kernels[0].autotune[0].chosen);
+}
