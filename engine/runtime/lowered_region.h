@@ -35,6 +35,11 @@ class LoweredRegionFn : public CompiledFn {
   void run_probed(capture::Interpreter& interp, capture::Interpreter::Env& env, StepProbe& probe);
   // Poisons the buffers kernels write before every run, so a kernel that skips elements is caught.
   void set_poison_outputs(bool on) { poison_ = on; }
+  // Lets a tuner run an extern step itself (max-autotune's GEMM templates): it returns true with
+  // the step's output, or false for LibTorch's op. Probed runs (kiln check) always use LibTorch.
+  using ExternHook = std::function<bool(size_t comp, const torch::jit::Node* node, capture::Interpreter::Env& env,
+                                        capture::Interpreter& interp, at::Tensor& out)>;
+  void set_extern_hook(ExternHook hook) { extern_hook_ = std::move(hook); }
 
   const lowering::LoweredRegion& lowered() const { return lowered_; }
   const fusion::FusedProgram& fused() const { return fused_; }
@@ -53,6 +58,7 @@ class LoweredRegionFn : public CompiledFn {
   std::shared_ptr<void> keep_alive_;
   std::string compile_id_;
   bool poison_ = false;
+  ExternHook extern_hook_;
 };
 
 }  // namespace kiln::runtime

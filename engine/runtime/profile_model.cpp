@@ -412,7 +412,11 @@ session::Session profile_model(const model::Model& cpu_model, const std::vector<
         for (const auto& art : rt.artifacts(info.index))
           for (const auto& k : art.kernels) {
             if (k.autotune.empty()) continue;
-            if (!writer.record_autotune(k.name, k.compile_id, k.autotune)) continue;
+            if (!writer.record_autotune(k.name, k.compile_id, k.autotune)) {
+              writer.append_kernels({k});  // only this mode has it (a GEMM it raced against cuBLAS)
+              s.kernels.push_back(k);
+              continue;
+            }
             for (auto& stored : s.kernels)
               if (stored.name == k.name && stored.compile_id == k.compile_id) {
                 stored.autotune = k.autotune;

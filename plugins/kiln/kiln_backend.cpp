@@ -12,7 +12,9 @@
 #include "engine/codegen/cuda/emit_cuda.h"
 #include "engine/codegen/cuda/nvrtc_compiler.h"
 #include "engine/runtime/cuda/cuda_driver.h"
+#include "engine/codegen/cuda/gemm_template.h"
 #include "engine/runtime/cuda/cuda_graph_fn.h"
+#include "engine/runtime/cuda/gemm_tuner.h"
 #include "engine/runtime/cuda/gpu_kernels.h"
 #endif
 
@@ -27,15 +29,23 @@ double ms_since(Clock::time_point t) { return std::chrono::duration<double, std:
 // Forwards to the region's callable and reports the autotuning tables of its kernels.
 class AutotuneReport : public runtime::CompiledFn {
  public:
-  AutotuneReport(std::unique_ptr<runtime::CompiledFn> inner, std::shared_ptr<runtime::GpuKernelSet> set)
-      : inner_(std::move(inner)), set_(std::move(set)) {}
+  AutotuneReport(std::unique_ptr<runtime::CompiledFn> inner, std::shared_ptr<runtime::GpuKernelSet> set,
+                 std::shared_ptr<runtime::GemmTuner> gemms = nullptr)
+      : inner_(std::move(inner)), set_(std::move(set)), gemms_(std::move(gemms)) {}
   void run(capture::Interpreter& interp, capture::Interpreter::Env& env) override { inner_->run(interp, env); }
   std::vector<std::string> take_log() override { return inner_->take_log(); }
-  std::vector<std::vector<session::AutotuneCandidate>> autotune() const override { return set_->candidates; }
+  // Generated kernels first, then the GEMMs: the order of the region's kernel records.
+  std::vector<std::vector<session::AutotuneCandidate>> autotune() const override {
+    auto out = set_->candidates;
+    if (gemms_)
+      for (auto& t : gemms_->tables()) out.push_back(std::move(t));
+    return out;
+  }
 
  private:
   std::unique_ptr<runtime::CompiledFn> inner_;
   std::shared_ptr<runtime::GpuKernelSet> set_;
+  std::shared_ptr<runtime::GemmTuner> gemms_;
 };
 #endif
 
@@ -163,13 +173,41 @@ class KilnBackend : public runtime::Backend {
       if (set->module) sk.registers = set->module->registers(k.name);
       art.kernels.push_back(std::move(sk));
     }
+    // max-autotune: every linear extern also races cuBLAS against Kiln's TF32 GEMM template.
+    std::shared_ptr<runtime::GemmTuner> gemms;
+    if (options.mode == "max-autotune") {
+      std::vector<size_t> comps;
+      std::vector<std::string> gemm_names;
+      for (const auto& step : fused.steps) {
+        if (step.kind == fusion::Step::Kind::Kernel) continue;
+        const auto& comp = fused.program.comps[step.index];
+        if (comp.target != "aten::linear") continue;
+        comps.push_back(step.index);
+        gemm_names.push_back(comp.name);
+        session::Kernel gk;
+        gk.name = "gemm_" + comp.name;
+        gk.compile_id = entry.info.compile_id;
+        gk.language = "cuda";
+        gk.source = codegen::gemm_tf32_source({64, 64});
+        gk.nodes = {comp.name};
+        gk.launch_config = "cuBLAS or a Kiln TF32 tensor-core tile (chosen by timing; see the autotune table)";
+        art.kernels.push_back(std::move(gk));
+      }
+      if (!comps.empty()) gemms = std::make_shared<runtime::GemmTuner>(comps, gemm_names);
+    }
     auto calls = names.empty() ? std::vector<runtime::KernelCall>{} : runtime::make_gpu_calls(set);
     std::shared_ptr<void> keep = set;
-    std::unique_ptr<runtime::CompiledFn> fn = std::make_unique<runtime::LoweredRegionFn>(
-        entry, region, std::move(lowered), std::move(fused), std::move(calls), keep);
+    auto region_fn = std::make_unique<runtime::LoweredRegionFn>(entry, region, std::move(lowered), std::move(fused),
+                                                                std::move(calls), keep);
+    if (gemms)
+      region_fn->set_extern_hook([gemms](size_t comp, const torch::jit::Node* n, capture::Interpreter::Env& env,
+                                         capture::Interpreter& interp, at::Tensor& out) {
+        return gemms->run(comp, n, env, interp, out);
+      });
+    std::unique_ptr<runtime::CompiledFn> fn = std::move(region_fn);
     if (options.mode == "reduce-overhead" || options.mode == "max-autotune")
       fn = runtime::make_cuda_graph_fn(std::move(fn), region.inputs, region.outputs);
-    return std::make_unique<AutotuneReport>(std::move(fn), set);
+    return std::make_unique<AutotuneReport>(std::move(fn), set, gemms);
 #else
     (void)entry; (void)region; (void)options; (void)lowered; (void)fused; (void)notes;
     art.note = "this Kiln was built without the CUDA toolkit; region runs eagerly";

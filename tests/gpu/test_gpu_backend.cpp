@@ -3,6 +3,7 @@
 // each test skips and says why.
 #include <gtest/gtest.h>
 
+#include <ATen/Context.h>
 #include <torch/csrc/jit/runtime/print_handler.h>
 
 #include "engine/model/model_impl.h"
@@ -133,6 +134,51 @@ TEST(GpuBackend, MaxAutotuneMatchesEagerAndStoresCandidates) {
     EXPECT_EQ(chosen, 1) << k.name;
   }
   EXPECT_GT(with_variants, 0);  // block.pt has pointwise kernels over a 64-wide innermost dimension
+}
+
+// max-autotune races cuBLAS against Kiln's TF32 GEMM template for every linear: with TF32 allowed
+// the template's tiles are timed (or rejected when they differ from cuBLAS); with PyTorch's default
+// (TF32 off for matmul) they are listed as not tried and cuBLAS stays.
+TEST(GpuBackend, MaxAutotuneRacesCublasAgainstTheGemmTemplate) {
+  REQUIRE_GPU();
+  for (bool tf32 : {true, false}) {
+    at::globalContext().setAllowTF32CuBLAS(tf32);
+    auto m = model::load_model(test::example("small_mlp.pt"), "cuda");
+    capture::CaptureOptions o;
+    o.backend = "kiln";
+    o.mode = "max-autotune";
+    runtime::CapturedRuntime rt(m, o);
+    auto x = cuda_input("64x64");
+    auto& module = const_cast<torch::jit::Module&>(m.impl->module);
+    auto ref = runtime::eager_call(module, {x}).toTensor();
+    for (int call = 0; call < 3; ++call) {  // tune, then replay the chosen candidates
+      auto out = rt.run({x})[0].toTensor();
+      EXPECT_LT(rel_error(out, ref), tf32 ? 1e-2 : 1e-4) << "tf32=" << tf32 << " call " << call;
+    }
+    int gemms = 0;
+    for (const auto& info : rt.regions())
+      for (const auto& art : rt.artifacts(info.index))
+        for (const auto& k : art.kernels) {
+          if (k.name.rfind("gemm_", 0) != 0) continue;
+          ++gemms;
+          ASSERT_EQ(k.autotune.size(), 5u) << k.name;  // cuBLAS + 4 tiles
+          EXPECT_EQ(k.autotune[0].config, "cuBLAS (LibTorch aten::linear)");
+          int chosen = 0, timed = 0;
+          for (const auto& c : k.autotune) {
+            chosen += c.chosen;
+            timed += c.ms > 0;
+          }
+          EXPECT_EQ(chosen, 1) << k.name;
+          if (tf32) {
+            EXPECT_EQ(timed, 5) << k.name;
+          } else {
+            EXPECT_TRUE(k.autotune[0].chosen);
+            EXPECT_NE(k.autotune[1].config.find("not tried: TF32 is off"), std::string::npos);
+          }
+        }
+    EXPECT_GT(gemms, 0) << "small_mlp has linear layers";
+  }
+  at::globalContext().setAllowTF32CuBLAS(false);
 }
 
 TEST(GpuBackend, CudagraphsPeerMatchesEager) {

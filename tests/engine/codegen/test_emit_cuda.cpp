@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "engine/codegen/cuda/gemm_template.h"
 #include "engine/codegen/cuda/nvrtc_compiler.h"
 #include "engine/lowering/lower_graph.h"
 #include "tests/support/compile_support.h"
@@ -95,4 +96,16 @@ TEST(EmitCuda, AutotuneVariantsComeWithTwoAndOneElementsPerThreadAndCompile) {
   EXPECT_GT(with_variants, 0);
   auto bin = codegen::compile_cuda(src, "sm_90");
   EXPECT_GT(bin.cubin.size(), 0u);
+}
+
+TEST(GemmTemplate, EveryTileConfigCompilesForSm90WithTensorCoreInstructions) {
+  for (auto cfg : {codegen::GemmConfig{64, 64}, codegen::GemmConfig{128, 64}, codegen::GemmConfig{64, 128},
+                   codegen::GemmConfig{128, 128}}) {
+    auto src = codegen::gemm_tf32_source(cfg);
+    EXPECT_NE(src.find("void __launch_bounds__(128) " + codegen::gemm_name(cfg) + "("), std::string::npos);
+    EXPECT_NE(src.find("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"), std::string::npos);
+    EXPECT_NE(src.find("g.bias[gc]"), std::string::npos);  // the bias is the fused epilogue
+    auto bin = codegen::compile_cuda(src, "sm_90");
+    EXPECT_GT(bin.cubin.size(), 0u) << codegen::gemm_name(cfg);
+  }
 }
