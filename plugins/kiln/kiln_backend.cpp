@@ -169,7 +169,13 @@ class KilnBackend : public runtime::Backend {
       sk.source = kernel_source(source, k.name);
       sk.nodes = k.nodes;
       bool row = k.kind == fusion::FusedKernel::Kind::Row;
-      sk.launch_config = row ? "one block per row, 256 threads" : "grid-stride, 256 threads";
+      const codegen::CudaKernelInfo* ki = nullptr;
+      for (const auto& x : info)
+        if (x.name == k.name) ki = &x;
+      bool warp = ki && !ki->variants.empty() && ki->variants[0].warp_per_row;
+      sk.launch_config = row ? (warp ? "one warp per row, 8 rows per 256-thread block" : "one block per row, 256 threads")
+                             : "grid-stride, 256 threads, " + std::to_string(ki ? ki->vector_width : 1) +
+                                   " elements per thread";
       if (set->module) sk.registers = set->module->registers(k.name);
       art.kernels.push_back(std::move(sk));
     }

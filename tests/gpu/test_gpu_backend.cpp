@@ -119,8 +119,16 @@ TEST(GpuBackend, MaxAutotuneMatchesEagerAndStoresCandidates) {
   ASSERT_FALSE(art.kernels.empty());
   int with_variants = 0;
   for (const auto& k : art.kernels) {
-    // 5 block sizes; pointwise kernels with 4 elements per thread also try 2 and 1 per thread.
-    ASSERT_TRUE(k.autotune.size() == 5u || k.autotune.size() == 15u) << k.name << ": " << k.autotune.size();
+    // 5 block sizes; pointwise kernels with 4 elements per thread also try 2 and 1 per thread, row
+    // kernels both row mappings (a warp or a block per row); GEMMs cuBLAS and 4 template tiles.
+    ASSERT_TRUE(k.autotune.size() == 5u || k.autotune.size() == 10u || k.autotune.size() == 15u)
+        << k.name << ": " << k.autotune.size();
+    if (k.name.find("_row_") != std::string::npos) {
+      EXPECT_EQ(k.autotune.size(), 10u) << k.name;
+      int warp = 0;
+      for (const auto& c : k.autotune) warp += c.config.find("one warp per row") != std::string::npos;
+      EXPECT_EQ(warp, 5) << k.name;
+    }
     if (k.autotune.size() == 15u) {
       ++with_variants;
       for (const char* w : {"elements/thread=4", "elements/thread=2", "elements/thread=1"}) {

@@ -163,10 +163,18 @@ struct CudaEmitter : KernelExpr {
     os << "    }\n  }\n";
   }
 
-  void row(std::ostringstream& os, const FusedKernel& k) {
-    os << "  __shared__ float smem[33];\n";
+  // One block per row (block reductions), or with `warp` one warp per row, blockDim/32 rows per
+  // block (warp-shuffle reductions only: short rows do not idle most of a block).
+  void row(std::ostringstream& os, const FusedKernel& k, bool warp = false) {
+    const std::string step = warp ? "32" : "blockDim.x";
+    const std::string first = warp ? "(threadIdx.x & 31)" : "threadIdx.x";
+    if (!warp) os << "  __shared__ float smem[33];\n";
     os << "  const long long rows = " << size_product(k.outer) << ";\n";
-    os << "  for (long long row = blockIdx.x; row < rows; row += gridDim.x) {\n";
+    if (warp)
+      os << "  for (long long row = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5; row < rows; "
+            "row += (static_cast<long long>(gridDim.x) * blockDim.x) >> 5) {\n";
+    else
+      os << "  for (long long row = blockIdx.x; row < rows; row += gridDim.x) {\n";
     std::vector<std::string> vars;
     unflatten(os, "row", k.outer, 0, "    ", vars);
     std::map<int, std::string> accs;
@@ -179,21 +187,22 @@ struct CudaEmitter : KernelExpr {
         std::string op = comp.reduce_op;
         os << "    float " << acc << " = " << (op == "sum" ? "0.0f" : op == "max" ? "-INFINITY" : "INFINITY") << ";  // "
            << op << " for " << cpp_comment(comp.name) << "\n";
-        os << "    for (long long r = threadIdx.x; r < " << size_product(comp.reduce_sizes) << "; r += blockDim.x) {\n";
+        os << "    for (long long r = " << first << "; r < " << size_product(comp.reduce_sizes) << "; r += " << step << ") {\n";
         std::vector<std::string> rvars = vars;
         unflatten(os, "r", comp.reduce_sizes, k.outer.size(), "      ", rvars);
         std::string v = statement(os, "      ", comp.body, rvars, accs, k.outer.size());
         if (op == "sum") os << "      " << acc << " += " << v << ";\n";
         else os << "      " << acc << " = kiln_" << op << "(" << acc << ", " << v << ");\n";
         os << "    }\n";
-        os << "    " << acc << " = kiln_block_" << op << "(" << acc << ", smem);\n";
+        if (warp) os << "    " << acc << " = kiln_warp_" << op << "(" << acc << ");\n";
+        else os << "    " << acc << " = kiln_block_" << op << "(" << acc << ", smem);\n";
         if (!comp.post_div_sizes.empty())
           os << "    " << acc << " = " << acc << " / static_cast<float>(" << size_product(comp.post_div_sizes) << ");\n";
-        os << "    if (threadIdx.x == 0) b" << c << "[" << offset(c, row_idx, vars) << "] = " << acc << ";\n";
+        os << "    if (" << first << " == 0) b" << c << "[" << offset(c, row_idx, vars) << "] = " << acc << ";\n";
         accs[c] = acc;
       } else {
         std::vector<Sym> inner(comp.sizes.begin() + k.outer.size(), comp.sizes.end());
-        os << "    for (long long e = threadIdx.x; e < " << size_product(inner) << "; e += blockDim.x) {\n";
+        os << "    for (long long e = " << first << "; e < " << size_product(inner) << "; e += " << step << ") {\n";
         std::vector<std::string> ivars = vars;
         unflatten(os, "e", inner, k.outer.size(), "      ", ivars);
         std::vector<lowering::IExpr> idx;
@@ -203,9 +212,27 @@ struct CudaEmitter : KernelExpr {
         os << "    }\n";
       }
     }
-    os << "    __syncthreads();\n  }\n";
+    os << (warp ? "    __syncwarp();\n  }\n" : "    __syncthreads();\n  }\n");
   }
 };
+
+// Rows whose every loop is at most 1024 long run one warp per row by default; longer rows keep a
+// whole block per row.
+bool warp_per_row(const fusion::FusedProgram& p, const FusedKernel& k) {
+  for (int c : k.comps) {
+    const Comp& comp = p.program.comps[c];
+    std::vector<Sym> loop = comp.kind == Comp::Kind::Reduction
+                                ? comp.reduce_sizes
+                                : std::vector<Sym>(comp.sizes.begin() + std::min(comp.sizes.size(), k.outer.size()), comp.sizes.end());
+    int64_t n = 1;
+    for (const auto& s : loop) {
+      if (!capture::sym_is_const(s)) return false;
+      n *= s->value;
+    }
+    if (n > 1024) return false;
+  }
+  return true;
+}
 
 int vector_width(const fusion::FusedProgram& p, const FusedKernel& k) {
   const auto& sizes = p.program.comps[k.comps[0]].sizes;
@@ -243,11 +270,20 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
        << "    for (int o = 16; o > 0; o >>= 1) v = kiln_" << op << "(v, __shfl_down_sync(0xffffffffu, v, o));\n"
        << "    if (lane == 0) smem[32] = v;\n  }\n  __syncthreads();\n  return smem[32];\n}\n";
   }
+  for (const char* op : {"sum", "max", "min"}) {
+    os << "// Warp-wide " << op << " (every lane gets the result); __syncwarp orders the row's stores.\n"
+       << "__device__ __forceinline__ float kiln_warp_" << op << "(float v) {\n  __syncwarp();\n"
+       << "  for (int o = 16; o > 0; o >>= 1) v = kiln_" << op << "(v, __shfl_xor_sync(0xffffffffu, v, o));\n"
+       << "  return v;\n}\n";
+  }
   os << "\n";
   for (const auto& k : p.kernels) {
     int width = k.kind == FusedKernel::Kind::Row ? 1 : vector_width(p, k);
     std::ostringstream head;
-    head << "// " << k.name << ": " << (k.kind == FusedKernel::Kind::Row ? "row kernel (one block per row)" : "pointwise kernel")
+    const bool row = k.kind == FusedKernel::Kind::Row;
+    const bool warp = row && warp_per_row(p, k);
+    head << "// " << k.name << ": "
+         << (row ? (warp ? "row kernel (one warp per row)" : "row kernel (one block per row)") : "pointwise kernel")
          << " fusing " << k.nodes.size() << " graph node" << (k.nodes.size() == 1 ? "" : "s") << "\n";
     for (const auto& nd : k.nodes) {
       std::string line = "//   " + cpp_comment(nd);
@@ -258,19 +294,22 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
         }
       head << line << "\n";
     }
-    std::vector<CudaKernelVariant> forms = {{k.name, width}};
+    std::vector<CudaKernelVariant> forms = {{k.name, width, warp}};
     if (variants && width == 4) {
-      forms.push_back({k.name + "_w2", 2});
-      forms.push_back({k.name + "_w1", 1});
+      forms.push_back({k.name + "_w2", 2, false});
+      forms.push_back({k.name + "_w1", 1, false});
     }
+    if (variants && row) forms.push_back({k.name + (warp ? "_block" : "_warp"), 1, !warp});
     for (const auto& f : forms) {
       if (f.function == k.name) os << head.str();
+      else if (row) os << "// " << k.name << " with " << (f.warp_per_row ? "one warp" : "one block")
+                       << " per row (an autotuning candidate)\n";
       else os << "// " << k.name << " with " << f.vector_width << " element" << (f.vector_width == 1 ? "" : "s")
               << " per thread (an autotuning candidate)\n";
       os << "extern \"C\" __global__ void " << f.function << "(const KilnArgs args) {\n";
       os << "  const double* scalar = args.scalar; const long long* sym = args.sym; (void)scalar; (void)sym;\n";
       em.declare_buffers(os, k, ctype, "args.buf");
-      if (k.kind == FusedKernel::Kind::Row) em.row(os, k);
+      if (row) em.row(os, k, f.warp_per_row);
       else em.pointwise(os, k, f.vector_width);
       os << "}\n\n";
     }

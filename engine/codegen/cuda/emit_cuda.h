@@ -4,7 +4,8 @@
 //   post: one `extern "C" __global__` function per kernel taking one KilnArgs by value (every
 //         buffer pointer of the region, its scalar inputs, its size symbols). Pointwise kernels are
 //         grid-stride loops, 4 elements per thread when the innermost size allows 16-byte vector
-//         accesses; row kernels run one block per row with warp-shuffle + shared-memory block
+//         accesses; row kernels run one warp per row when every loop of the row is at most 1024
+//         long (warp shuffles), else one block per row with warp-shuffle + shared-memory block
 //         reductions (softmax and layer_norm stay one kernel). A pure function (golden-tested).
 //         With `variants` (max-autotune), pointwise kernels also get 2- and 1-element forms.
 #pragma once
@@ -21,6 +22,7 @@ namespace kiln::codegen {
 struct CudaKernelVariant {
   std::string function;
   int vector_width = 1;
+  bool warp_per_row = false;  // row kernels: one warp per row (blockDim/32 rows per block)
 };
 
 struct CudaKernelInfo {
@@ -29,7 +31,8 @@ struct CudaKernelInfo {
   std::vector<lowering::Sym> range;  // pointwise: the sizes; row: the rows (outer sizes)
   int vector_width = 1;              // pointwise elements per thread along the innermost dim
   // variants[0] is the kernel itself; with `variants` requested, pointwise kernels with 4 elements
-  // per thread also come with 2 and 1 (functions "<name>_w2", "<name>_w1") for autotuning.
+  // per thread also come with 2 and 1 (functions "<name>_w2", "<name>_w1"), and row kernels with
+  // the other row mapping ("<name>_block" or "<name>_warp"), for autotuning.
   std::vector<CudaKernelVariant> variants;
 };
 

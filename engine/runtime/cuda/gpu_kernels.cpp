@@ -29,14 +29,15 @@ int64_t range_size(const std::vector<lowering::Sym>& range, const std::map<std::
 
 codegen::CudaKernelVariant variant_of(const codegen::CudaKernelInfo& info, size_t v) {
   if (v < info.variants.size()) return info.variants[v];
-  return {info.name, info.vector_width};
+  return {info.name, info.vector_width, false};
 }
 
 void launch_one(const GpuKernelSet& set, size_t k, size_t variant, unsigned threads, int64_t work,
                 std::vector<char>& args, cuda::Stream stream) {
   const auto& info = set.info[k];
   auto form = variant_of(info, variant);
-  int64_t per_block = info.row ? 1 : static_cast<int64_t>(threads) * form.vector_width;
+  int64_t per_block = info.row ? (form.warp_per_row ? std::max<int64_t>(1, threads / 32) : 1)
+                               : static_cast<int64_t>(threads) * form.vector_width;
   int64_t blocks = std::max<int64_t>(1, (work + per_block - 1) / per_block);
   blocks = std::min<int64_t>(blocks, info.row ? (int64_t(1) << 30) : 65535 * 64);
   cuda::launch(set.module->function(form.function), static_cast<unsigned>(blocks), threads, 0, stream, args.data(),
@@ -71,6 +72,7 @@ std::vector<KernelCall> make_gpu_calls(const std::shared_ptr<GpuKernelSet>& set)
         const auto& info = set->info[k];
         size_t forms = std::max<size_t>(1, info.variants.size());
         float best = 1e30f;
+        size_t best_index = 0;
         for (size_t v = 0; v < forms; ++v) {
           auto form = variant_of(info, v);
           for (unsigned t : options) {
@@ -82,23 +84,20 @@ std::vector<KernelCall> make_gpu_calls(const std::shared_ptr<GpuKernelSet>& set)
             float ms = timer.stop_ms() / reps;
             std::string config = "threads=" + std::to_string(t) + ", elements/thread=" +
                                  std::to_string(form.vector_width) +
-                                 (info.row ? ", one block per row" : form.vector_width == 4 ? " (float4 when aligned)" : "");
+                                 (info.row ? (form.warp_per_row ? ", one warp per row (" + std::to_string(t / 32) +
+                                                                      " rows per block)"
+                                                                : std::string(", one block per row"))
+                                           : form.vector_width == 4 ? std::string(" (float4 when aligned)") : std::string(""));
             set->candidates[k].push_back({config, ms, false});
             if (ms < best) {
               best = ms;
+              best_index = set->candidates[k].size() - 1;
               set->threads[k] = t;
               set->variant[k] = v;
             }
           }
         }
-        {
-          auto chosen = variant_of(info, set->variant[k]);
-          std::string prefix = "threads=" + std::to_string(set->threads[k]) + ", elements/thread=" +
-                               std::to_string(chosen.vector_width);
-          for (auto& c : set->candidates[k])
-            c.chosen = c.config.rfind(prefix, 0) == 0 &&
-                       (c.config.size() == prefix.size() || c.config[prefix.size()] == ' ' || c.config[prefix.size()] == ',');
-        }
+        for (size_t i = 0; i < set->candidates[k].size(); ++i) set->candidates[k][i].chosen = i == best_index;
         set->tuned[k] = true;
       }
       launch_one(*set, k, set->variant[k], set->threads[k], work, args, stream);

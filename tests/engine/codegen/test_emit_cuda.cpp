@@ -57,8 +57,10 @@ TEST(EmitCuda, GoldenSources) {
 TEST(EmitCuda, RowKernelsUseBlockReductionsAndPointwiseKernelsVectorize) {
   std::vector<codegen::CudaKernelInfo> info;
   auto src = cuda_source("block.pt", "2x16x64", &info);
-  EXPECT_NE(src.find("kiln_block_max(acc"), std::string::npos);
-  EXPECT_NE(src.find("__shfl_down_sync"), std::string::npos);
+  // block.pt's rows (softmax, layer_norm) are 16 to 64 long: one warp per row, shuffles only.
+  EXPECT_NE(src.find("kiln_warp_max(acc"), std::string::npos);
+  EXPECT_NE(src.find("__shfl_xor_sync"), std::string::npos);
+  EXPECT_EQ(src.find("kiln_block_max(acc"), std::string::npos);
   int rows = 0, vec4 = 0;
   for (const auto& k : info) {
     rows += k.row;
@@ -89,6 +91,13 @@ TEST(EmitCuda, AutotuneVariantsComeWithTwoAndOneElementsPerThreadAndCompile) {
       EXPECT_EQ(tuned[k].variants[2].vector_width, 1);
       EXPECT_NE(src.find("void " + tuned[k].name + "_w1(const KilnArgs args)"), std::string::npos);
       EXPECT_EQ(base.find(tuned[k].name + "_w1"), std::string::npos);
+    } else if (tuned[k].row) {
+      // The other row mapping: a whole block per row, with block reductions.
+      ASSERT_EQ(tuned[k].variants.size(), 2u) << tuned[k].name;
+      EXPECT_TRUE(tuned[k].variants[0].warp_per_row);
+      EXPECT_FALSE(tuned[k].variants[1].warp_per_row);
+      EXPECT_EQ(tuned[k].variants[1].function, tuned[k].name + "_block");
+      EXPECT_NE(src.find("kiln_block_"), std::string::npos);
     } else {
       EXPECT_EQ(tuned[k].variants.size(), 1u) << tuned[k].name;
     }

@@ -59,8 +59,26 @@ __device__ float kiln_block_min(float v, float* smem) {
   __syncthreads();
   return smem[32];
 }
+// Warp-wide sum (every lane gets the result); __syncwarp orders the row's stores.
+__device__ __forceinline__ float kiln_warp_sum(float v) {
+  __syncwarp();
+  for (int o = 16; o > 0; o >>= 1) v = kiln_sum(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+// Warp-wide max (every lane gets the result); __syncwarp orders the row's stores.
+__device__ __forceinline__ float kiln_warp_max(float v) {
+  __syncwarp();
+  for (int o = 16; o > 0; o >>= 1) v = kiln_max(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+// Warp-wide min (every lane gets the result); __syncwarp orders the row's stores.
+__device__ __forceinline__ float kiln_warp_min(float v) {
+  __syncwarp();
+  for (int o = 16; o > 0; o >>= 1) v = kiln_min(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
 
-// k0_row_layer_norm: row kernel (one block per row) fusing 1 graph node
+// k0_row_layer_norm: row kernel (one warp per row) fusing 1 graph node
 //   layer_norm
 extern "C" __global__ void k0_row_layer_norm(const KilnArgs args) {
   const double* scalar = args.scalar; const long long* sym = args.sym; (void)scalar; (void)sym;
@@ -70,30 +88,29 @@ extern "C" __global__ void k0_row_layer_norm(const KilnArgs args) {
   float* __restrict__ b11 = static_cast<float*>(args.buf[11]);  // layer_norm_sum
   float* __restrict__ b12 = static_cast<float*>(args.buf[12]);  // layer_norm_sum_12
   float* __restrict__ b13 = static_cast<float*>(args.buf[13]);  // layer_norm
-  __shared__ float smem[33];
   const long long rows = 2LL * 16LL;
-  for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
+  for (long long row = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5; row < rows; row += (static_cast<long long>(gridDim.x) * blockDim.x) >> 5) {
     const long long i1 = row % 16LL;
     const long long q1 = row / 16LL;
     const long long i0 = q1;
     float acc11 = 0.0f;  // sum for layer_norm_sum
-    for (long long r = threadIdx.x; r < 64LL; r += blockDim.x) {
+    for (long long r = (threadIdx.x & 31); r < 64LL; r += 32) {
       const long long i2 = r;
       acc11 += b0[(i0) * 16LL * 64LL + (i1) * 64LL + i2];
     }
-    acc11 = kiln_block_sum(acc11, smem);
+    acc11 = kiln_warp_sum(acc11);
     acc11 = acc11 / static_cast<float>(64LL);
-    if (threadIdx.x == 0) b11[(i0) * 16LL + i1] = acc11;
+    if ((threadIdx.x & 31) == 0) b11[(i0) * 16LL + i1] = acc11;
     float acc12 = 0.0f;  // sum for layer_norm_sum_12
-    for (long long r = threadIdx.x; r < 64LL; r += blockDim.x) {
+    for (long long r = (threadIdx.x & 31); r < 64LL; r += 32) {
       const long long i2 = r;
       const auto t0 = (b0[(i0) * 16LL * 64LL + (i1) * 64LL + i2] - acc11);
       acc12 += (t0 * t0);
     }
-    acc12 = kiln_block_sum(acc12, smem);
+    acc12 = kiln_warp_sum(acc12);
     acc12 = acc12 / static_cast<float>(64LL);
-    if (threadIdx.x == 0) b12[(i0) * 16LL + i1] = acc12;
-    for (long long e = threadIdx.x; e < 64LL; e += blockDim.x) {
+    if ((threadIdx.x & 31) == 0) b12[(i0) * 16LL + i1] = acc12;
+    for (long long e = (threadIdx.x & 31); e < 64LL; e += 32) {
       const long long i2 = e;
       const auto t1 = (b0[(i0) * 16LL * 64LL + (i1) * 64LL + i2] - acc11);
       const auto t2 = (acc12 + 1e-05f);
@@ -102,7 +119,7 @@ extern "C" __global__ void k0_row_layer_norm(const KilnArgs args) {
       const auto t5 = (t4 + b2[i2]);
       b13[(i0) * 16LL * 64LL + (i1) * 64LL + i2] = t5;  // layer_norm
     }
-    __syncthreads();
+    __syncwarp();
   }
 }
 
@@ -156,7 +173,7 @@ extern "C" __global__ void k1_transpose(const KilnArgs args) {
   }
 }
 
-// k2_row_softmax: row kernel (one block per row) fusing 2 graph nodes
+// k2_row_softmax: row kernel (one warp per row) fusing 2 graph nodes
 //   div
 //   att
 extern "C" __global__ void k2_row_softmax(const KilnArgs args) {
@@ -165,39 +182,38 @@ extern "C" __global__ void k2_row_softmax(const KilnArgs args) {
   float* __restrict__ b27 = static_cast<float*>(args.buf[27]);  // att_max
   float* __restrict__ b28 = static_cast<float*>(args.buf[28]);  // att_sum
   float* __restrict__ b29 = static_cast<float*>(args.buf[29]);  // att
-  __shared__ float smem[33];
   const long long rows = 2LL * 4LL * 16LL;
-  for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
+  for (long long row = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5; row < rows; row += (static_cast<long long>(gridDim.x) * blockDim.x) >> 5) {
     const long long i2 = row % 16LL;
     const long long q2 = row / 16LL;
     const long long i1 = q2 % 4LL;
     const long long q1 = q2 / 4LL;
     const long long i0 = q1;
     float acc27 = -INFINITY;  // max for att_max
-    for (long long r = threadIdx.x; r < 16LL; r += blockDim.x) {
+    for (long long r = (threadIdx.x & 31); r < 16LL; r += 32) {
       const long long i3 = r;
       const auto t6 = (b25[(i0) * 4LL * 16LL * 16LL + (i1) * 16LL * 16LL + (i2) * 16LL + i3] / 4.0f);
       acc27 = kiln_max(acc27, t6);
     }
-    acc27 = kiln_block_max(acc27, smem);
-    if (threadIdx.x == 0) b27[(i0) * 4LL * 16LL + (i1) * 16LL + i2] = acc27;
+    acc27 = kiln_warp_max(acc27);
+    if ((threadIdx.x & 31) == 0) b27[(i0) * 4LL * 16LL + (i1) * 16LL + i2] = acc27;
     float acc28 = 0.0f;  // sum for att_sum
-    for (long long r = threadIdx.x; r < 16LL; r += blockDim.x) {
+    for (long long r = (threadIdx.x & 31); r < 16LL; r += 32) {
       const long long i3 = r;
       const auto t7 = (b25[(i0) * 4LL * 16LL * 16LL + (i1) * 16LL * 16LL + (i2) * 16LL + i3] / 4.0f);
       const auto t8 = (t7 - acc27);
       acc28 += expf(t8);
     }
-    acc28 = kiln_block_sum(acc28, smem);
-    if (threadIdx.x == 0) b28[(i0) * 4LL * 16LL + (i1) * 16LL + i2] = acc28;
-    for (long long e = threadIdx.x; e < 16LL; e += blockDim.x) {
+    acc28 = kiln_warp_sum(acc28);
+    if ((threadIdx.x & 31) == 0) b28[(i0) * 4LL * 16LL + (i1) * 16LL + i2] = acc28;
+    for (long long e = (threadIdx.x & 31); e < 16LL; e += 32) {
       const long long i3 = e;
       const auto t9 = (b25[(i0) * 4LL * 16LL * 16LL + (i1) * 16LL * 16LL + (i2) * 16LL + i3] / 4.0f);
       const auto t10 = (t9 - acc27);
       const auto t11 = (expf(t10) / acc28);
       b29[(i0) * 4LL * 16LL * 16LL + (i1) * 16LL * 16LL + (i2) * 16LL + i3] = t11;  // att
     }
-    __syncthreads();
+    __syncwarp();
   }
 }
 
@@ -233,7 +249,7 @@ extern "C" __global__ void k3_reshape(const KilnArgs args) {
   }
 }
 
-// k4_row_layer_norm: row kernel (one block per row) fusing 2 graph nodes
+// k4_row_layer_norm: row kernel (one warp per row) fusing 2 graph nodes
 //   x_1
 //   layer_norm_1
 extern "C" __global__ void k4_row_layer_norm(const KilnArgs args) {
@@ -245,33 +261,32 @@ extern "C" __global__ void k4_row_layer_norm(const KilnArgs args) {
   float* __restrict__ b35 = static_cast<float*>(args.buf[35]);  // layer_norm_1_sum
   float* __restrict__ b36 = static_cast<float*>(args.buf[36]);  // layer_norm_1_sum_36
   float* __restrict__ b37 = static_cast<float*>(args.buf[37]);  // layer_norm_1
-  __shared__ float smem[33];
   const long long rows = 2LL * 16LL;
-  for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
+  for (long long row = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5; row < rows; row += (static_cast<long long>(gridDim.x) * blockDim.x) >> 5) {
     const long long i1 = row % 16LL;
     const long long q1 = row / 16LL;
     const long long i0 = q1;
     float acc35 = 0.0f;  // sum for layer_norm_1_sum
-    for (long long r = threadIdx.x; r < 64LL; r += blockDim.x) {
+    for (long long r = (threadIdx.x & 31); r < 64LL; r += 32) {
       const long long i2 = r;
       const auto t12 = (b0[(i0) * 16LL * 64LL + (i1) * 64LL + i2] + b33[(i0) * 16LL * 64LL + (i1) * 64LL + i2]);
       acc35 += t12;
     }
-    acc35 = kiln_block_sum(acc35, smem);
+    acc35 = kiln_warp_sum(acc35);
     acc35 = acc35 / static_cast<float>(64LL);
-    if (threadIdx.x == 0) b35[(i0) * 16LL + i1] = acc35;
+    if ((threadIdx.x & 31) == 0) b35[(i0) * 16LL + i1] = acc35;
     float acc36 = 0.0f;  // sum for layer_norm_1_sum_36
-    for (long long r = threadIdx.x; r < 64LL; r += blockDim.x) {
+    for (long long r = (threadIdx.x & 31); r < 64LL; r += 32) {
       const long long i2 = r;
       const auto t13 = (b0[(i0) * 16LL * 64LL + (i1) * 64LL + i2] + b33[(i0) * 16LL * 64LL + (i1) * 64LL + i2]);
       const auto t14 = (t13 - acc35);
       const auto t15 = (t14 * t14);
       acc36 += t15;
     }
-    acc36 = kiln_block_sum(acc36, smem);
+    acc36 = kiln_warp_sum(acc36);
     acc36 = acc36 / static_cast<float>(64LL);
-    if (threadIdx.x == 0) b36[(i0) * 16LL + i1] = acc36;
-    for (long long e = threadIdx.x; e < 64LL; e += blockDim.x) {
+    if ((threadIdx.x & 31) == 0) b36[(i0) * 16LL + i1] = acc36;
+    for (long long e = (threadIdx.x & 31); e < 64LL; e += 32) {
       const long long i2 = e;
       const auto t16 = (b0[(i0) * 16LL * 64LL + (i1) * 64LL + i2] + b33[(i0) * 16LL * 64LL + (i1) * 64LL + i2]);
       const auto t17 = (t16 - acc35);
@@ -282,7 +297,7 @@ extern "C" __global__ void k4_row_layer_norm(const KilnArgs args) {
       const auto t22 = (t21 + b2[i2]);
       b37[(i0) * 16LL * 64LL + (i1) * 64LL + i2] = t22;  // layer_norm_1
     }
-    __syncthreads();
+    __syncwarp();
   }
 }
 

@@ -59,6 +59,24 @@ __device__ float kiln_block_min(float v, float* smem) {
   __syncthreads();
   return smem[32];
 }
+// Warp-wide sum (every lane gets the result); __syncwarp orders the row's stores.
+__device__ __forceinline__ float kiln_warp_sum(float v) {
+  __syncwarp();
+  for (int o = 16; o > 0; o >>= 1) v = kiln_sum(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+// Warp-wide max (every lane gets the result); __syncwarp orders the row's stores.
+__device__ __forceinline__ float kiln_warp_max(float v) {
+  __syncwarp();
+  for (int o = 16; o > 0; o >>= 1) v = kiln_max(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+// Warp-wide min (every lane gets the result); __syncwarp orders the row's stores.
+__device__ __forceinline__ float kiln_warp_min(float v) {
+  __syncwarp();
+  for (int o = 16; o > 0; o >>= 1) v = kiln_min(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
 
 // k0_relu: pointwise kernel fusing 1 graph node
 //   relu
