@@ -103,10 +103,7 @@ KernelsPanel::KernelsPanel(SelectionContext* ctx, QWidget* parent)
   connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& cur) {
     if (syncing_) return;
     if (const auto* k = model_->kernel(cur.row())) {
-      const std::string region = k->compile_id;
-      ctx_->selectKernel(k->name);
-      if (!region.empty() && ctx_->current().compile_id != region && find_region(*ctx_->session(), region))
-        ctx_->setRegion(region);  // a kernel name may repeat in another region: keep the one clicked
+      ctx_->selectKernel(k->name, k->compile_id);  // names repeat across regions: the one clicked
     }
   });
   connect(nodes_, &QListWidget::itemClicked, this, [this](QListWidgetItem* item) {

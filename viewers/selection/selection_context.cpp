@@ -14,10 +14,14 @@ const session::Kernel* kernel_for_node(const session::Session& s, const std::str
   return nullptr;
 }
 
-const session::Kernel* find_kernel(const session::Session& s, const std::string& name) {
+const session::Kernel* find_kernel(const session::Session& s, const std::string& name, const std::string& compile_id) {
+  const session::Kernel* first = nullptr;
   for (const auto& k : s.kernels)
-    if (k.name == name) return &k;
-  return nullptr;
+    if (k.name == name) {
+      if (compile_id.empty() || k.compile_id == compile_id) return &k;
+      if (!first) first = &k;
+    }
+  return first;
 }
 
 const session::CompiledRegion* find_region(const session::Session& s, const std::string& compile_id) {
@@ -107,20 +111,19 @@ void SelectionContext::selectNode(const std::string& compile_id, const std::stri
   publish(parts);
 }
 
-void SelectionContext::selectKernel(const std::string& kernel) {
+void SelectionContext::selectKernel(const std::string& kernel, const std::string& compile_id) {
   unsigned parts = 0;
   if (sel_.kernel != kernel) {
     sel_.kernel = kernel;
     parts |= kKernelPart;
   }
-  if (session())
-    if (const auto* k = find_kernel(*session(), kernel))
-      if (!k->compile_id.empty() && k->compile_id != sel_.compile_id && find_region(*session(), k->compile_id)) {
-        sel_.compile_id = k->compile_id;
-        parts |= kRegionPart;
-      }
+  const session::Kernel* k = session() ? find_kernel(*session(), kernel, compile_id.empty() ? sel_.compile_id : compile_id)
+                                       : nullptr;
+  if (k && !k->compile_id.empty() && k->compile_id != sel_.compile_id && find_region(*session(), k->compile_id)) {
+    sel_.compile_id = k->compile_id;
+    parts |= kRegionPart;
+  }
   if (!sel_.node.empty() && session()) {
-    const auto* k = find_kernel(*session(), kernel);
     if (!k || std::find(k->nodes.begin(), k->nodes.end(), sel_.node) == k->nodes.end()) {
       sel_.node.clear();
       parts |= kNodePart;

@@ -47,7 +47,10 @@ struct Selection {
 // The first kernel of `compile_id` (any compile id when empty) whose nodes contain `node`.
 const session::Kernel* kernel_for_node(const session::Session& s, const std::string& compile_id,
                                        const std::string& node);
-const session::Kernel* find_kernel(const session::Session& s, const std::string& name);
+// Kernel names repeat across regions (k0_… in [0/0] and in [1/0]): with a compile id the kernel of
+// that region, else the first with the name.
+const session::Kernel* find_kernel(const session::Session& s, const std::string& name,
+                                   const std::string& compile_id = "");
 const session::CompiledRegion* find_region(const session::Session& s, const std::string& compile_id);
 
 class SelectionContext : public QObject {
@@ -64,8 +67,9 @@ class SelectionContext : public QObject {
   void setStage(const std::string& stage);
   // Selects a node of a region; the kernel that came from it (provenance) follows.
   void selectNode(const std::string& compile_id, const std::string& node);
-  // Selects a kernel; its region follows, the node is cleared (panels highlight its nodes).
-  void selectKernel(const std::string& kernel);
+  // Selects a kernel (of region `compile_id` when given: names repeat across regions); its region
+  // follows, the node is cleared unless it came from that kernel (panels highlight its nodes).
+  void selectKernel(const std::string& kernel, const std::string& compile_id = "");
   void setTimeRange(TimeRange r);
 
  Q_SIGNALS:

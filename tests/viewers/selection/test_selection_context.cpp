@@ -84,3 +84,25 @@ TEST(SelectionContext, NodeWithoutKernelClearsKernel) {
   ctx.selectNode("[0/0]", "placeholder_x");
   EXPECT_TRUE(ctx.current().kernel.empty());
 }
+
+TEST(SelectionContext, KernelNamesRepeatingAcrossRegionsAreTellApartByCompileId) {
+  auto s = two_region_session();
+  session::Kernel again;
+  again.name = "k0_fused_add_relu";  // the same name in the second region
+  again.compile_id = "[1/0]";
+  again.nodes = {"add_1"};
+  s->kernels.push_back(again);
+  SelectionContext ctx;
+  ctx.setSession(s);
+  QSignalSpy spy(&ctx, &SelectionContext::selectionChanged);
+  ctx.selectKernel("k0_fused_add_relu", "[1/0]");
+  ASSERT_EQ(spy.count(), 1);  // one notification for kernel and region together
+  EXPECT_EQ(ctx.current().compile_id, "[1/0]");
+  ctx.selectNode("[1/0]", "add_1");
+  EXPECT_EQ(ctx.current().kernel, "k0_fused_add_relu");
+  // Without a compile id the kernel of the current region wins.
+  ctx.selectKernel("k0_fused_add_relu");
+  EXPECT_EQ(ctx.current().compile_id, "[1/0]");
+  EXPECT_EQ(ctx.current().node, "add_1");
+  EXPECT_EQ(viewers::find_kernel(*s, "k0_fused_add_relu", "[0/0]")->nodes, (std::vector<std::string>{"add", "relu"}));
+}
