@@ -56,7 +56,10 @@ std::string one_line(std::string s) {
 
 bool graphviz_available() { return true; }
 
-SvgResult dot_to_svg(const std::string& dot) {
+namespace {
+
+// Lays out `dot` and renders it in `format` ("svg", "plain"); max_nodes bounds the work.
+SvgResult render(const std::string& dot, const char* format, int max_nodes) {
   std::lock_guard<std::mutex> lock(graphviz_mutex);
   std::string errors;
   captured_errors = &errors;
@@ -76,7 +79,7 @@ SvgResult dot_to_svg(const std::string& dot) {
     return result;
   }
   int nodes = agnnodes(g);
-  if (nodes > kMaxDrawnNodes) {
+  if (nodes > max_nodes) {
     agclose(g);
     restore();
     result.error = "graph too large to draw (" + std::to_string(nodes) + " nodes)";
@@ -94,13 +97,18 @@ SvgResult dot_to_svg(const std::string& dot) {
   if (gvLayout(gvc, g, "dot") != 0) {
     result.error = "Graphviz layout failed" + (errors.empty() ? std::string() : ": " + one_line(errors));
   } else {
-    if (gvRenderData(gvc, g, "svg", &data, &length) == 0 && data) {
-      std::string svg(data, length);
-      auto start = svg.find("<svg");
-      if (start == std::string::npos) result.error = "Graphviz wrote no <svg> element";
-      else result.svg = svg.substr(start);
+    if (gvRenderData(gvc, g, format, &data, &length) == 0 && data) {
+      std::string text(data, length);
+      if (std::string(format) != "svg") {
+        result.svg = text;
+      } else {
+        auto start = text.find("<svg");
+        if (start == std::string::npos) result.error = "Graphviz wrote no <svg> element";
+        else result.svg = text.substr(start);
+      }
     } else {
-      result.error = "Graphviz SVG rendering failed" + (errors.empty() ? std::string() : ": " + one_line(errors));
+      result.error = std::string("Graphviz ") + format + " rendering failed" +
+                     (errors.empty() ? std::string() : ": " + one_line(errors));
     }
     if (data) gvFreeRenderData(data);
     gvFreeLayout(gvc, g);
@@ -110,11 +118,19 @@ SvgResult dot_to_svg(const std::string& dot) {
   return result;
 }
 
+}  // namespace
+
+SvgResult dot_to_svg(const std::string& dot) { return render(dot, "svg", kMaxDrawnNodes); }
+
+SvgResult dot_layout_plain(const std::string& dot, int max_nodes) { return render(dot, "plain", max_nodes); }
+
 #else
 
 bool graphviz_available() { return false; }
 
 SvgResult dot_to_svg(const std::string&) { return {"", "Graphviz is not built in"}; }
+
+SvgResult dot_layout_plain(const std::string&, int) { return {"", "Graphviz is not built in"}; }
 
 #endif
 

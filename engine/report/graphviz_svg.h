@@ -21,6 +21,9 @@ struct SvgResult {
 inline constexpr int kMaxDrawnNodes = 400;  // larger graphs are listed, not drawn
 
 SvgResult dot_to_svg(const std::string& dot);
+// The same layout in Graphviz's "plain" text format (node positions and sizes, edge control
+// points, in inches), for viewers that draw the graph themselves. Result in .svg (the text).
+SvgResult dot_layout_plain(const std::string& dot, int max_nodes = 20000);
 bool graphviz_available();
 
 }  // namespace kiln::report

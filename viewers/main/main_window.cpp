@@ -26,30 +26,14 @@
 #include "viewers/main/open_kind.h"
 #include "viewers/main/profile_dialog.h"
 
-// The graph and timeline panels live in viewers/graph and viewers/timeline; a build without them
-// shows a marked place in their docks.
-#if __has_include("viewers/graph/graph_panel.h")
 #include "viewers/graph/graph_panel.h"
-#define KILN_HAVE_GRAPH_PANEL 1
-#endif
-#if __has_include("viewers/timeline/timeline_panel.h")
 #include "viewers/timeline/timeline_panel.h"
-#define KILN_HAVE_TIMELINE_PANEL 1
-#endif
 
 namespace kiln::viewers {
 
 namespace {
 
 constexpr int kMaxRecent = 10;
-
-// A marked place for a panel this build does not have yet.
-QWidget* missing_panel(const QString& what) {
-  auto* l = new QLabel(what + " is not part of this build.");
-  l->setAlignment(Qt::AlignCenter);
-  l->setEnabled(false);
-  return l;
-}
 
 QString session_cache_path(const QString& model) {
   QString dir = QStandardPaths::writableLocation(QStandardPaths::CacheLocation);
@@ -67,20 +51,12 @@ MainWindow::MainWindow(QWidget* parent)
   setDockNestingEnabled(true);
   setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowTabbedDocks | QMainWindow::AllowNestedDocks);
 
-#ifdef KILN_HAVE_GRAPH_PANEL
   addPanel("graph", "Graph", new GraphPanel(ctx_), Qt::LeftDockWidgetArea);
-#else
-  addPanel("graph", "Graph", missing_panel("The graph view"), Qt::LeftDockWidgetArea);
-#endif
   auto* breaks = addPanel("breaks", "Graph breaks", new BreaksPanel(ctx_), Qt::RightDockWidgetArea);
   auto* guards = addPanel("guards", "Guards and recompiles", new GuardsPanel(ctx_), Qt::RightDockWidgetArea);
   auto* kernels = addPanel("kernels", "Kernels", new KernelsPanel(ctx_), Qt::RightDockWidgetArea);
   auto* comparison = addPanel("comparison", "Comparison", new ComparisonPanel(ctx_), Qt::RightDockWidgetArea);
-#ifdef KILN_HAVE_TIMELINE_PANEL
   addPanel("timeline", "Timeline", new TimelinePanel(ctx_), Qt::BottomDockWidgetArea);
-#else
-  addPanel("timeline", "Timeline", missing_panel("The timeline"), Qt::BottomDockWidgetArea);
-#endif
   tabifyDockWidget(breaks, guards);
   tabifyDockWidget(guards, kernels);
   tabifyDockWidget(kernels, comparison);

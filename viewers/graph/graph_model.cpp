@@ -1,0 +1,255 @@
+#include "viewers/graph/graph_model.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <functional>
+#include <sstream>
+
+#include "engine/base/error.h"
+#include "engine/report/graphviz_svg.h"
+
+namespace kiln::viewers {
+
+namespace {
+
+std::string short_dtype(const std::string& d) {
+  if (d == "float32") return "f32";
+  if (d == "float64") return "f64";
+  if (d == "float16") return "f16";
+  if (d == "bfloat16") return "bf16";
+  if (d == "int64") return "i64";
+  if (d == "int32") return "i32";
+  if (d == "bool") return "b8";
+  return d;
+}
+
+std::string shape_text(const nlohmann::json& meta) {
+  if (!meta.is_object() || meta.value("type", "") != "Tensor") return meta.is_object() ? meta.value("type", "") : "";
+  std::string s = short_dtype(meta.value("dtype", "")) + "[";
+  if (meta.contains("shape") && meta["shape"].is_array())
+    for (size_t i = 0; i < meta["shape"].size(); ++i) {
+      const auto& d = meta["shape"][i];
+      s += (i ? ", " : "") + (d.is_number() ? std::to_string(d.get<long long>()) : d.is_string() ? d.get<std::string>() : "?");
+    }
+  return s + "]";
+}
+
+void collect_refs(const nlohmann::json& a, std::vector<std::string>& out) {
+  if (a.is_object() && a.contains("ref") && a["ref"].is_string()) out.push_back(a["ref"].get<std::string>());
+  else if (a.is_array() || a.is_object())
+    for (const auto& x : a) collect_refs(x, out);
+}
+
+std::string dot_quote(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += (c == '\n' || c == '\r') ? ' ' : c;
+  }
+  return out + "\"";
+}
+
+// Module path prefixes: "a.b.c" → "a", "a.b", "a.b.c".
+std::vector<std::string> prefixes(const std::string& path) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i <= path.size(); ++i)
+    if (i == path.size() || path[i] == '.') out.push_back(path.substr(0, i));
+  return out;
+}
+
+std::vector<std::string> tokens(const std::string& line) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && line[i] == ' ') ++i;
+    if (i >= line.size()) break;
+    std::string t;
+    if (line[i] == '"') {
+      for (++i; i < line.size() && line[i] != '"'; ++i) {
+        if (line[i] == '\\' && i + 1 < line.size()) ++i;
+        t += line[i];
+      }
+      ++i;
+    } else {
+      while (i < line.size() && line[i] != ' ') t += line[i++];
+    }
+    out.push_back(t);
+  }
+  return out;
+}
+
+}  // namespace
+
+GraphModel parse_graph_json(const std::string& text) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const std::exception& e) {
+    throw Error(std::string("graph JSON does not parse: ") + e.what());
+  }
+  const auto& nodes = j.contains("graph") ? j["graph"]["nodes"] : j["nodes"];
+  if (!nodes.is_array()) throw Error("graph JSON has no \"nodes\" list");
+  GraphModel g;
+  std::vector<std::vector<std::string>> refs;
+  for (const auto& n : nodes) {
+    GraphNode gn;
+    gn.name = n.value("name", "");
+    gn.op = n.value("op", "");
+    gn.target = n.contains("target") && n["target"].is_string() ? n["target"].get<std::string>() : "";
+    gn.module = n.contains("module") && n["module"].is_string() ? n["module"].get<std::string>() : "";
+    if (n.contains("outputs") && n["outputs"].is_array() && !n["outputs"].empty())
+      gn.shape = shape_text(n["outputs"][0].value("meta", nlohmann::json::object()));
+    std::vector<std::string> r;
+    if (n.contains("args")) collect_refs(n["args"], r);
+    if (n.contains("kwargs")) collect_refs(n["kwargs"], r);
+    refs.push_back(r);
+    g.index[gn.name] = static_cast<int>(g.nodes.size());
+    g.nodes.push_back(std::move(gn));
+  }
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (const auto& r : refs[i]) {
+      auto it = g.index.find(r);
+      if (it != g.index.end()) g.nodes[i].inputs.push_back(it->second);
+    }
+  return g;
+}
+
+std::set<std::string> default_collapsed(const GraphModel& g, int threshold) {
+  std::set<std::string> out;
+  if (static_cast<int>(g.nodes.size()) <= threshold) return out;
+  for (const auto& n : g.nodes)
+    if (!n.module.empty()) out.insert(prefixes(n.module).front());
+  return out;
+}
+
+std::string box_of(const GraphNode& n, const std::set<std::string>& collapsed) {
+  if (!n.module.empty())
+    for (const auto& p : prefixes(n.module))
+      if (collapsed.count(p)) return "module:" + p;
+  return n.name;
+}
+
+GraphDot graph_dot(const GraphModel& g, const std::set<std::string>& collapsed) {
+  GraphDot out;
+  std::map<std::string, int> id;  // box → DOT index
+  // Cluster tree of expanded module paths: path → boxes directly inside.
+  std::map<std::string, std::vector<int>> inside;
+  for (const auto& n : g.nodes) {
+    std::string box = box_of(n, collapsed);
+    if (!id.count(box)) {
+      id[box] = static_cast<int>(out.boxes.size());
+      out.boxes.push_back(box);
+      // A collapsed module sits in its parent's cluster; a node in its own module's cluster.
+      std::string parent = box.rfind("module:", 0) == 0 ? box.substr(7) : n.module;
+      if (box.rfind("module:", 0) == 0) {
+        auto dot = parent.rfind('.');
+        parent = dot == std::string::npos ? "" : parent.substr(0, dot);
+      }
+      inside[parent].push_back(id[box]);
+    }
+    if (box.rfind("module:", 0) == 0) ++out.members[box];
+  }
+  std::ostringstream os;
+  os << "digraph G {\n  rankdir=TB; nodesep=0.25; ranksep=0.35;\n"
+     << "  node [shape=box, fixedsize=true, height=0.55, label=\"\"];\n";
+  // Emit clusters recursively from the root "".
+  std::set<std::string> paths;
+  for (const auto& [p, v] : inside)
+    for (const auto& q : prefixes(p))
+      if (!p.empty()) paths.insert(q);
+  std::function<void(const std::string&, int)> emit = [&](const std::string& path, int depth) {
+    std::string pad(2 * depth + 2, ' ');
+    auto it = inside.find(path);
+    if (it != inside.end())
+      for (int b : it->second) {
+        const auto& box = out.boxes[b];
+        double w = 1.5;
+        if (box.rfind("module:", 0) == 0) w = std::max(1.5, 0.09 * static_cast<double>(box.size()));
+        else {
+          const auto& n = g.nodes[g.index.at(box)];
+          w = std::max(1.3, 0.075 * static_cast<double>(std::max(n.target.size(), n.shape.size()) + 2));
+        }
+        os << pad << "b" << b << " [width=" << w << "];\n";
+      }
+    for (const auto& child : paths) {
+      if (child == path || child.empty()) continue;
+      auto dot = child.rfind('.');
+      std::string parent = dot == std::string::npos ? "" : child.substr(0, dot);
+      if (parent != path) continue;
+      os << pad << "subgraph " << dot_quote("cluster_" + child) << " {\n";
+      emit(child, depth + 1);
+      os << pad << "}\n";
+    }
+  };
+  emit("", 0);
+  std::set<std::pair<int, int>> edges;
+  for (const auto& n : g.nodes) {
+    int to = id[box_of(n, collapsed)];
+    for (int in : n.inputs) {
+      int from = id[box_of(g.nodes[in], collapsed)];
+      if (from != to) edges.insert({from, to});
+    }
+  }
+  for (const auto& [a, b] : edges) os << "  b" << a << " -> b" << b << ";\n";
+  os << "}\n";
+  out.dot = os.str();
+  return out;
+}
+
+GraphLayout parse_plain_layout(const std::string& plain, const std::vector<std::string>& boxes) {
+  GraphLayout out;
+  std::istringstream in(plain);
+  constexpr double kPt = 72.0;
+  auto box_id = [&](const std::string& t) -> std::string {
+    if (t.size() > 1 && t[0] == 'b') {
+      size_t i = std::strtoul(t.c_str() + 1, nullptr, 10);
+      if (i < boxes.size()) return boxes[i];
+    }
+    return t;
+  };
+  for (std::string line; std::getline(in, line);) {
+    auto t = tokens(line);
+    if (t.empty()) continue;
+    try {
+      if (t[0] == "graph" && t.size() >= 4) {
+        out.width = std::stod(t[2]) * kPt;
+        out.height = std::stod(t[3]) * kPt;
+      } else if (t[0] == "node" && t.size() >= 6) {
+        LaidOutBox b;
+        b.id = box_id(t[1]);
+        b.w = std::stod(t[4]) * kPt;
+        b.h = std::stod(t[5]) * kPt;
+        b.x = std::stod(t[2]) * kPt - b.w / 2;
+        b.y = out.height - std::stod(t[3]) * kPt - b.h / 2;
+        out.boxes.push_back(b);
+      } else if (t[0] == "edge" && t.size() >= 4) {
+        LaidOutEdge e;
+        e.from = box_id(t[1]);
+        e.to = box_id(t[2]);
+        size_t n = std::stoul(t[3]);
+        for (size_t i = 0; i < n && 5 + 2 * i < t.size(); ++i)
+          e.points.push_back({std::stod(t[4 + 2 * i]) * kPt, out.height - std::stod(t[5 + 2 * i]) * kPt});
+        out.edges.push_back(std::move(e));
+      }
+    } catch (const std::exception&) {
+      out.error = "Graphviz layout text does not parse: " + line.substr(0, 80);
+      return out;
+    }
+  }
+  return out;
+}
+
+GraphLayout layout_graph(const GraphModel& g, const std::set<std::string>& collapsed) {
+  auto dot = graph_dot(g, collapsed);
+  auto r = report::dot_layout_plain(dot.dot);
+  if (!r.error.empty()) {
+    GraphLayout out;
+    out.error = r.error;
+    return out;
+  }
+  return parse_plain_layout(r.svg, dot.boxes);
+}
+
+}  // namespace kiln::viewers

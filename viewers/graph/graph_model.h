@@ -1,0 +1,64 @@
+// The graph view's data, without Qt: a stage graph parsed from Kiln's IR JSON, the DOT that lays it
+// out (nn.Module paths as nested clusters, collapsed ones as one box), and Graphviz's "plain"
+// layout read back as boxes and edge polylines in points (y down).
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace kiln::viewers {
+
+struct GraphNode {
+  std::string name;    // "linear_1"
+  std::string op;      // "call_function", "placeholder", "get_attr", "output"
+  std::string target;  // "aten::linear"
+  std::string shape;   // "f32[2, 16, 192]"
+  std::string module;  // "ff.fc1"
+  std::vector<int> inputs;
+};
+
+struct GraphModel {
+  std::vector<GraphNode> nodes;
+  std::map<std::string, int> index;  // name → position
+};
+
+// Kiln's ir::to_json form; throws kiln::Error naming what is wrong.
+GraphModel parse_graph_json(const std::string& json);
+
+// Graphs above `threshold` nodes start with every top-level module collapsed.
+inline constexpr int kCollapseThreshold = 200;
+std::set<std::string> default_collapsed(const GraphModel& g, int threshold = kCollapseThreshold);
+
+// The box a node is drawn in: its own, or the outermost collapsed module containing it
+// ("module:<path>").
+std::string box_of(const GraphNode& n, const std::set<std::string>& collapsed);
+
+struct GraphDot {
+  std::string dot;
+  std::vector<std::string> boxes;  // DOT node "b<i>" is boxes[i] (a node name or "module:<path>")
+  std::map<std::string, int> members;  // "module:<path>" → nodes inside (collapsed boxes)
+};
+GraphDot graph_dot(const GraphModel& g, const std::set<std::string>& collapsed);
+
+struct LaidOutBox {
+  std::string id;
+  double x = 0, y = 0, w = 0, h = 0;  // top-left corner and size, points
+};
+struct LaidOutEdge {
+  std::string from, to;
+  std::vector<std::pair<double, double>> points;  // B-spline control points, points
+};
+struct GraphLayout {
+  double width = 0, height = 0;
+  std::vector<LaidOutBox> boxes;
+  std::vector<LaidOutEdge> edges;
+  std::string error;
+};
+// Reads Graphviz's "plain" output for a graph_dot() text; ids map back through `boxes`.
+GraphLayout parse_plain_layout(const std::string& plain, const std::vector<std::string>& boxes);
+// graph_dot + Graphviz + parse_plain_layout (Graphviz calls are serialised in the engine adapter).
+GraphLayout layout_graph(const GraphModel& g, const std::set<std::string>& collapsed);
+
+}  // namespace kiln::viewers

@@ -1,0 +1,89 @@
+// The graph view: a region's graph at one stage, laid out by Graphviz off the UI thread and drawn in
+// a QGraphicsScene. Nodes show op and shape, coloured by the fused kernel they went into; module
+// paths are clusters (collapsed by default on big graphs, double-click toggles); graph breaks are
+// marked where the region ends; the selected run's time per kernel tints its nodes. Clicking a node
+// selects it (its kernel follows); a kernel selected elsewhere lights up its nodes.
+#pragma once
+
+#include <QFutureWatcher>
+#include <QGraphicsView>
+#include <QThreadPool>
+#include <QWidget>
+#include <map>
+#include <set>
+
+#include "viewers/graph/graph_model.h"
+#include "viewers/selection/selection_context.h"
+
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QPlainTextEdit;
+class QStackedWidget;
+class QGraphicsScene;
+class QGraphicsRectItem;
+
+namespace kiln::viewers {
+
+class GraphCanvas : public QGraphicsView {
+  Q_OBJECT
+ public:
+  using QGraphicsView::QGraphicsView;
+ Q_SIGNALS:
+  void boxClicked(const QString& id);
+  void boxDoubleClicked(const QString& id);
+
+ protected:
+  void wheelEvent(QWheelEvent* e) override;
+  void mousePressEvent(QMouseEvent* e) override;
+  void mouseDoubleClickEvent(QMouseEvent* e) override;
+  void keyPressEvent(QKeyEvent* e) override;
+};
+
+class GraphPanel : public QWidget {
+  Q_OBJECT
+ public:
+  explicit GraphPanel(SelectionContext* ctx, QWidget* parent = nullptr);
+  ~GraphPanel() override;
+
+  // For tests and the benchmark: what is drawn now.
+  const GraphModel& model() const { return model_; }
+  const std::set<std::string>& collapsed() const { return collapsed_; }
+  QGraphicsRectItem* boxItem(const std::string& id) const;
+  std::set<std::string> highlighted() const;  // ids of boxes drawn as selected/highlighted
+  bool layoutPending() const { return watcher_.isRunning(); }
+  void waitForLayout();
+  // Shows a graph directly (no session): the benchmark's synthetic graphs.
+  void showModel(GraphModel model, std::set<std::string> collapsed);
+  void fit();
+
+ private:
+  void onSelection(const Selection& sel, unsigned parts);
+  void reload();
+  void startLayout();
+  void build(const GraphLayout& layout);
+  void applyHighlight();
+  void toggle(const std::string& box);
+  void search();
+
+  SelectionContext* ctx_;
+  QComboBox* region_ = nullptr;
+  QComboBox* stage_ = nullptr;
+  QLineEdit* find_ = nullptr;
+  QLabel* status_ = nullptr;
+  QStackedWidget* pages_ = nullptr;
+  GraphCanvas* view_ = nullptr;
+  QGraphicsScene* scene_ = nullptr;
+  QPlainTextEdit* text_ = nullptr;
+  bool syncing_ = false;
+
+  GraphModel model_;
+  std::set<std::string> collapsed_;
+  std::map<std::string, QGraphicsRectItem*> items_;
+  std::map<std::string, std::string> kernel_of_;  // node → kernel name (this region)
+  QThreadPool pool_;                              // one thread: Graphviz's owner
+  QFutureWatcher<GraphLayout> watcher_;
+  quint64 generation_ = 0;
+};
+
+}  // namespace kiln::viewers

@@ -1,0 +1,120 @@
+#include "viewers/timeline/timeline_lanes.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+namespace kiln::viewers {
+
+int TimelineData::intern(const std::string& s) {
+  // Linear for few names; the packer keeps its own map for speed.
+  for (size_t i = 0; i < names.size(); ++i)
+    if (names[i] == s) return static_cast<int>(i);
+  names.push_back(s);
+  return static_cast<int>(names.size() - 1);
+}
+
+size_t TimelineData::lane_count() const {
+  size_t n = 0;
+  for (const auto& b : blocks) n += b.lanes.size();
+  return n;
+}
+
+TimelineData pack_timeline(const session::Session& s) {
+  TimelineData d;
+  std::unordered_map<std::string, int> ids;
+  auto intern = [&](const std::string& x) {
+    auto it = ids.find(x);
+    if (it != ids.end()) return it->second;
+    d.names.push_back(x);
+    return ids[x] = static_cast<int>(d.names.size() - 1);
+  };
+  // Blocks in run order; compile/import-wide events (run -1) first.
+  std::map<int, size_t> block_of;
+  auto block = [&](int run) -> TimelineBlock& {
+    auto it = block_of.find(run);
+    if (it != block_of.end()) return d.blocks[it->second];
+    TimelineBlock b;
+    b.run = run;
+    b.title = run < 0 ? "compile / import" : "run " + std::to_string(run);
+    for (const auto& r : s.runs)
+      if (r.id == run) b.title = r.mode + " · " + r.backend + (r.device.empty() ? "" : " · " + r.device);
+    block_of[run] = d.blocks.size();
+    d.blocks.push_back(std::move(b));
+    return d.blocks.back();
+  };
+  std::map<std::pair<int, std::string>, std::pair<size_t, size_t>> lane_of;  // (run, lane) → (block, lane)
+  // Each run was traced on its own clock: its block starts at its first event, so the modes line
+  // up for comparison.
+  std::map<int, int64_t> origin;
+  for (const auto& e : s.timeline) {
+    if (e.category == "profiler") continue;
+    auto o = origin.find(e.run);
+    if (o == origin.end()) origin[e.run] = e.start_ns;
+    else o->second = std::min(o->second, e.start_ns);
+  }
+  bool first = true;
+  for (size_t i = 0; i < s.timeline.size(); ++i) {
+    const auto& e = s.timeline[i];
+    if (e.category == "profiler") continue;  // run metadata, not time
+    auto key = std::make_pair(e.run, e.lane);
+    auto it = lane_of.find(key);
+    if (it == lane_of.end()) {
+      auto& b = block(e.run);
+      size_t bi = block_of[e.run];
+      TimelineLane lane;
+      lane.title = e.lane;
+      lane.run = e.run;
+      b.lanes.push_back(std::move(lane));
+      it = lane_of.emplace(key, std::make_pair(bi, b.lanes.size() - 1)).first;
+    }
+    auto& lane = d.blocks[it->second.first].lanes[it->second.second];
+    PackedEvent p{e.start_ns - origin[e.run], std::max<int64_t>(0, e.dur_ns), intern(e.name), intern(e.category),
+                  static_cast<int32_t>(i)};
+    lane.events.push_back(p);
+    lane.max_dur = std::max(lane.max_dur, p.dur);
+    d.start = first ? p.start : std::min(d.start, p.start);
+    d.end = first ? p.start + p.dur : std::max(d.end, p.start + p.dur);
+    first = false;
+  }
+  std::stable_sort(d.blocks.begin(), d.blocks.end(), [](const TimelineBlock& a, const TimelineBlock& b) {
+    return (a.run < 0 ? -1 : a.run) < (b.run < 0 ? -1 : b.run);
+  });
+  for (auto& b : d.blocks) {
+    // Host lanes first, then device streams, then the rest, each by name.
+    std::stable_sort(b.lanes.begin(), b.lanes.end(), [](const TimelineLane& x, const TimelineLane& y) {
+      auto rank = [](const std::string& t) { return t.rfind("host", 0) == 0 ? 0 : t.rfind("cuda:", 0) == 0 ? 1 : 2; };
+      return std::make_pair(rank(x.title), x.title) < std::make_pair(rank(y.title), y.title);
+    });
+    for (auto& l : b.lanes)
+      std::stable_sort(l.events.begin(), l.events.end(),
+                       [](const PackedEvent& a, const PackedEvent& b) { return a.start < b.start; });
+  }
+  return d;
+}
+
+std::vector<TimelineItem> visible_items(const TimelineLane& lane, const TimelineGeometry& g, double width_px) {
+  std::vector<TimelineItem> out;
+  const auto& ev = lane.events;
+  double t_lo = g.t_of(0), t_hi = g.t_of(width_px);
+  // Events starting before t_lo - max_dur cannot reach the window.
+  int64_t from = static_cast<int64_t>(t_lo) - lane.max_dur - 1;
+  auto it = std::lower_bound(ev.begin(), ev.end(), from, [](const PackedEvent& e, int64_t t) { return e.start < t; });
+  for (auto i = static_cast<int>(it - ev.begin()); i < static_cast<int>(ev.size()); ++i) {
+    const auto& e = ev[i];
+    if (static_cast<double>(e.start) > t_hi) break;
+    if (static_cast<double>(e.start + e.dur) < t_lo) continue;
+    double x0 = g.x_of(static_cast<double>(e.start)), x1 = g.x_of(static_cast<double>(e.start + e.dur));
+    bool narrow = x1 - x0 < kFoldPx;
+    if (narrow && !out.empty() && out.back().x1 - out.back().x0 < kFoldPx * 4 && x0 - out.back().x1 < kFoldPx &&
+        (out.back().count > 1 || out.back().x1 - out.back().x0 < kFoldPx)) {
+      out.back().x1 = std::max(out.back().x1, x1);
+      ++out.back().count;
+      continue;
+    }
+    out.push_back({x0, std::max(x1, x0 + 1), i, 1});
+  }
+  return out;
+}
+
+}  // namespace kiln::viewers

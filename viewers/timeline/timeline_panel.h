@@ -1,0 +1,71 @@
+// The timeline: one block of lanes per run (mode · backend), stacked for comparison; lanes per host
+// thread and GPU stream. Painted directly (no item per event) with level of detail; wheel or +/- and
+// W/S zoom around the cursor, drag or arrows and A/D pan, F fits. Clicking an event of a kernel
+// selects that kernel and run; the selected kernel's events are outlined.
+#pragma once
+
+#include <QWidget>
+
+#include "viewers/selection/selection_context.h"
+#include "viewers/timeline/timeline_lanes.h"
+
+class QLabel;
+class QScrollArea;
+
+namespace kiln::viewers {
+
+class TimelineCanvas : public QWidget {
+  Q_OBJECT
+ public:
+  explicit TimelineCanvas(SelectionContext* ctx, QWidget* parent = nullptr);
+  void setData(TimelineData data);
+  const TimelineData& data() const { return data_; }
+  TimelineGeometry& geometry() { return geometry_; }
+  void fitAll();
+  // The event under a point of this widget: (block, lane, event index) or lane -1.
+  struct Hit {
+    int block = -1, lane = -1, event = -1, count = 0;
+  };
+  Hit hitAt(QPoint p) const;
+  QPoint pointOf(int block, int lane, int event) const;  // centre of an event's bar
+  // Scrolls to the first event of `kernel` in run `run` (any run when -1); false if none.
+  bool revealKernel(const std::string& kernel, int run);
+  static constexpr int kLabelWidth = 170, kRowHeight = 18, kBlockHeader = 20, kRuler = 20;
+  int contentHeight() const;
+  void renderTo(QPainter& p, int width, int height);  // the paint path, for benchmarks
+
+ protected:
+  void paintEvent(QPaintEvent*) override;
+  void wheelEvent(QWheelEvent*) override;
+  void mousePressEvent(QMouseEvent*) override;
+  void mouseMoveEvent(QMouseEvent*) override;
+  void mouseReleaseEvent(QMouseEvent*) override;
+  void keyPressEvent(QKeyEvent*) override;
+  void resizeEvent(QResizeEvent*) override;
+
+ private:
+  int laneTop(int block, int lane) const;
+  void publishRange();
+  SelectionContext* ctx_;
+  TimelineData data_;
+  TimelineGeometry geometry_;
+  QPoint press_;
+  bool dragging_ = false;
+  bool moved_ = false;
+};
+
+class TimelinePanel : public QWidget {
+  Q_OBJECT
+ public:
+  explicit TimelinePanel(SelectionContext* ctx, QWidget* parent = nullptr);
+  TimelineCanvas* canvas() const { return canvas_; }
+
+ private:
+  void onSelection(const Selection& sel, unsigned parts);
+  SelectionContext* ctx_;
+  TimelineCanvas* canvas_ = nullptr;
+  QScrollArea* scroll_ = nullptr;
+  QLabel* info_ = nullptr;
+};
+
+}  // namespace kiln::viewers
