@@ -119,8 +119,20 @@ GraphModel parse_graph_json(const std::string& text) {
 std::set<std::string> default_collapsed(const GraphModel& g, int threshold) {
   std::set<std::string> out;
   if (static_cast<int>(g.nodes.size()) <= threshold) return out;
-  for (const auto& n : g.nodes)
-    if (!n.module.empty()) out.insert(prefixes(n.module).front());
+  // The shallowest module depth with at least 8 distinct modules (or the deepest there is): few
+  // enough boxes to read, enough to show the model's structure.
+  for (size_t depth = 1; depth < 16; ++depth) {
+    std::set<std::string> at;
+    bool deeper = false;
+    for (const auto& n : g.nodes) {
+      if (n.module.empty()) continue;
+      auto p = prefixes(n.module);
+      if (p.size() >= depth) at.insert(p[depth - 1]);  // shallower nodes stay in their parent's cluster
+      deeper |= p.size() > depth;
+    }
+    out = at;
+    if (at.size() >= 8 || !deeper) break;
+  }
   return out;
 }
 

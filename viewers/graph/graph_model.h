@@ -27,7 +27,8 @@ struct GraphModel {
 // Kiln's ir::to_json form; throws kiln::Error naming what is wrong.
 GraphModel parse_graph_json(const std::string& json);
 
-// Graphs above `threshold` nodes start with every top-level module collapsed.
+// Graphs above `threshold` nodes start collapsed at the shallowest module depth that has at least
+// 8 modules (or the deepest one).
 inline constexpr int kCollapseThreshold = 200;
 std::set<std::string> default_collapsed(const GraphModel& g, int threshold = kCollapseThreshold);
 

@@ -72,7 +72,8 @@ TEST(GraphModel, ParsesNodesShapesModulesAndEdges) {
 TEST(GraphModel, CollapsedModulesBecomeOneBox) {
   auto g = parse_graph_json(small_graph_json());
   EXPECT_TRUE(default_collapsed(g).empty());  // small graphs start expanded
-  EXPECT_EQ(default_collapsed(g, 2), (std::set<std::string>{"ff"}));
+  // Above the threshold: the shallowest depth with 8 modules, else the deepest (here ff.fc1, ff.fc2).
+  EXPECT_EQ(default_collapsed(g, 2), (std::set<std::string>{"ff.fc1", "ff.fc2"}));
   std::set<std::string> collapsed{"ff"};
   EXPECT_EQ(box_of(g.nodes[1], collapsed), "module:ff");
   EXPECT_EQ(box_of(g.nodes[0], collapsed), "x");
