@@ -10,12 +10,16 @@
 
 namespace kiln::report {
 
+std::mutex& graphviz_mutex() {
+  static std::mutex m;
+  return m;
+}
+
 #ifdef KILN_HAVE_GRAPHVIZ
 
 namespace {
 
-std::mutex graphviz_mutex;
-std::string* captured_errors = nullptr;  // guarded by graphviz_mutex
+std::string* captured_errors = nullptr;  // guarded by graphviz_mutex()
 
 int capture_error(char* text) {
   if (captured_errors && text) *captured_errors += text;
@@ -60,7 +64,7 @@ namespace {
 
 // Lays out `dot` and renders it in `format` ("svg", "plain"); max_nodes bounds the work.
 SvgResult render(const std::string& dot, const char* format, int max_nodes) {
-  std::lock_guard<std::mutex> lock(graphviz_mutex);
+  std::lock_guard<std::mutex> lock(graphviz_mutex());
   std::string errors;
   captured_errors = &errors;
   agusererrf previous = agseterrf(capture_error);
@@ -122,15 +126,11 @@ SvgResult render(const std::string& dot, const char* format, int max_nodes) {
 
 SvgResult dot_to_svg(const std::string& dot) { return render(dot, "svg", kMaxDrawnNodes); }
 
-SvgResult dot_layout_plain(const std::string& dot, int max_nodes) { return render(dot, "plain", max_nodes); }
-
 #else
 
 bool graphviz_available() { return false; }
 
 SvgResult dot_to_svg(const std::string&) { return {"", "Graphviz is not built in"}; }
-
-SvgResult dot_layout_plain(const std::string&, int) { return {"", "Graphviz is not built in"}; }
 
 #endif
 

@@ -1,5 +1,5 @@
 // dot_to_svg(dot): Graphviz's `dot` layout of a DOT text, as an SVG element to inline in HTML.
-// The one file that talks to Graphviz's C library (libgvc, libcgraph).
+// The report's adapter to Graphviz's C library (libgvc, libcgraph).
 //
 // post: on success, svg holds one <svg ...>...</svg> element (no XML prolog, no DOCTYPE) and error
 //       is empty; otherwise svg is empty and error says why in one line ("Graphviz is not built
@@ -9,6 +9,7 @@
 // Calls are serialised: Graphviz is not thread-safe.
 #pragma once
 
+#include <mutex>
 #include <string>
 
 namespace kiln::report {
@@ -21,9 +22,8 @@ struct SvgResult {
 inline constexpr int kMaxDrawnNodes = 400;  // larger graphs are listed, not drawn
 
 SvgResult dot_to_svg(const std::string& dot);
-// The same layout in Graphviz's "plain" text format (node positions and sizes, edge control
-// points, in inches), for viewers that draw the graph themselves. Result in .svg (the text).
-SvgResult dot_layout_plain(const std::string& dot, int max_nodes = 20000);
 bool graphviz_available();
+// Held around every Graphviz call in the process (here and in viewers that lay out graphs).
+std::mutex& graphviz_mutex();
 
 }  // namespace kiln::report

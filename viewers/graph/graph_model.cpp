@@ -8,7 +8,6 @@
 #include <sstream>
 
 #include "engine/base/error.h"
-#include "engine/report/graphviz_svg.h"
 
 namespace kiln::viewers {
 
@@ -56,27 +55,6 @@ std::vector<std::string> prefixes(const std::string& path) {
   std::vector<std::string> out;
   for (size_t i = 0; i <= path.size(); ++i)
     if (i == path.size() || path[i] == '.') out.push_back(path.substr(0, i));
-  return out;
-}
-
-std::vector<std::string> tokens(const std::string& line) {
-  std::vector<std::string> out;
-  size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && line[i] == ' ') ++i;
-    if (i >= line.size()) break;
-    std::string t;
-    if (line[i] == '"') {
-      for (++i; i < line.size() && line[i] != '"'; ++i) {
-        if (line[i] == '\\' && i + 1 < line.size()) ++i;
-        t += line[i];
-      }
-      ++i;
-    } else {
-      while (i < line.size() && line[i] != ' ') t += line[i++];
-    }
-    out.push_back(t);
-  }
   return out;
 }
 
@@ -165,7 +143,7 @@ GraphDot graph_dot(const GraphModel& g, const std::set<std::string>& collapsed) 
   }
   std::ostringstream os;
   os << "digraph G {\n  rankdir=TB; nodesep=0.25; ranksep=0.35;\n"
-     << "  node [shape=box, fixedsize=true, height=0.55, label=\"\"];\n";
+     << "  node [shape=box, fixedsize=true, height=0.72, label=\"\"];\n";
   // Emit clusters recursively from the root "".
   std::set<std::string> paths;
   for (const auto& [p, v] : inside)
@@ -178,10 +156,11 @@ GraphDot graph_dot(const GraphModel& g, const std::set<std::string>& collapsed) 
       for (int b : it->second) {
         const auto& box = out.boxes[b];
         double w = 1.5;
-        if (box.rfind("module:", 0) == 0) w = std::max(1.5, 0.09 * static_cast<double>(box.size()));
+        if (box.rfind("module:", 0) == 0) w = std::max(2.4, 0.085 * static_cast<double>(box.size() - 5));
         else {
           const auto& n = g.nodes[g.index.at(box)];
-          w = std::max(1.3, 0.075 * static_cast<double>(std::max(n.target.size(), n.shape.size()) + 2));
+          size_t chars = std::max(n.target.size(), n.name.size() + 2 + n.shape.size());
+          w = std::min(4.0, std::max(1.3, 0.072 * static_cast<double>(chars + 2)));
         }
         os << pad << "b" << b << " [width=" << w << "];\n";
       }
@@ -190,7 +169,8 @@ GraphDot graph_dot(const GraphModel& g, const std::set<std::string>& collapsed) 
       auto dot = child.rfind('.');
       std::string parent = dot == std::string::npos ? "" : child.substr(0, dot);
       if (parent != path) continue;
-      os << pad << "subgraph " << dot_quote("cluster_" + child) << " {\n";
+      os << pad << "subgraph " << dot_quote("cluster_" + child) << " {\n"
+         << pad << "  label=" << dot_quote(child) << "; labeljust=l; fontsize=10; margin=10;\n";
       emit(child, depth + 1);
       os << pad << "}\n";
     }
@@ -210,58 +190,21 @@ GraphDot graph_dot(const GraphModel& g, const std::set<std::string>& collapsed) 
   return out;
 }
 
-GraphLayout parse_plain_layout(const std::string& plain, const std::vector<std::string>& boxes) {
-  GraphLayout out;
-  std::istringstream in(plain);
-  constexpr double kPt = 72.0;
-  auto box_id = [&](const std::string& t) -> std::string {
-    if (t.size() > 1 && t[0] == 'b') {
-      size_t i = std::strtoul(t.c_str() + 1, nullptr, 10);
-      if (i < boxes.size()) return boxes[i];
-    }
-    return t;
-  };
-  for (std::string line; std::getline(in, line);) {
-    auto t = tokens(line);
-    if (t.empty()) continue;
-    try {
-      if (t[0] == "graph" && t.size() >= 4) {
-        out.width = std::stod(t[2]) * kPt;
-        out.height = std::stod(t[3]) * kPt;
-      } else if (t[0] == "node" && t.size() >= 6) {
-        LaidOutBox b;
-        b.id = box_id(t[1]);
-        b.w = std::stod(t[4]) * kPt;
-        b.h = std::stod(t[5]) * kPt;
-        b.x = std::stod(t[2]) * kPt - b.w / 2;
-        b.y = out.height - std::stod(t[3]) * kPt - b.h / 2;
-        out.boxes.push_back(b);
-      } else if (t[0] == "edge" && t.size() >= 4) {
-        LaidOutEdge e;
-        e.from = box_id(t[1]);
-        e.to = box_id(t[2]);
-        size_t n = std::stoul(t[3]);
-        for (size_t i = 0; i < n && 5 + 2 * i < t.size(); ++i)
-          e.points.push_back({std::stod(t[4 + 2 * i]) * kPt, out.height - std::stod(t[5 + 2 * i]) * kPt});
-        out.edges.push_back(std::move(e));
-      }
-    } catch (const std::exception&) {
-      out.error = "Graphviz layout text does not parse: " + line.substr(0, 80);
-      return out;
-    }
-  }
-  return out;
-}
-
 GraphLayout layout_graph(const GraphModel& g, const std::set<std::string>& collapsed) {
   auto dot = graph_dot(g, collapsed);
-  auto r = report::dot_layout_plain(dot.dot);
-  if (!r.error.empty()) {
-    GraphLayout out;
-    out.error = r.error;
-    return out;
+  GraphLayout out = graphviz_layout(dot.dot);
+  auto box_id = [&](std::string& id) {
+    if (id.size() > 1 && id[0] == 'b') {
+      size_t i = std::strtoul(id.c_str() + 1, nullptr, 10);
+      if (i < dot.boxes.size()) id = dot.boxes[i];
+    }
+  };
+  for (auto& b : out.boxes) box_id(b.id);
+  for (auto& e : out.edges) {
+    box_id(e.from);
+    box_id(e.to);
   }
-  return parse_plain_layout(r.svg, dot.boxes);
+  return out;
 }
 
 }  // namespace kiln::viewers

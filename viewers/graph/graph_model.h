@@ -1,12 +1,13 @@
 // The graph view's data, without Qt: a stage graph parsed from Kiln's IR JSON, the DOT that lays it
-// out (nn.Module paths as nested clusters, collapsed ones as one box), and Graphviz's "plain"
-// layout read back as boxes and edge polylines in points (y down).
+// out (nn.Module paths as nested clusters, collapsed ones as one box), and its layout.
 #pragma once
 
 #include <map>
 #include <set>
 #include <string>
 #include <vector>
+
+#include "viewers/graph/graphviz_layout.h"
 
 namespace kiln::viewers {
 
@@ -43,23 +44,9 @@ struct GraphDot {
 };
 GraphDot graph_dot(const GraphModel& g, const std::set<std::string>& collapsed);
 
-struct LaidOutBox {
-  std::string id;
-  double x = 0, y = 0, w = 0, h = 0;  // top-left corner and size, points
-};
-struct LaidOutEdge {
-  std::string from, to;
-  std::vector<std::pair<double, double>> points;  // B-spline control points, points
-};
-struct GraphLayout {
-  double width = 0, height = 0;
-  std::vector<LaidOutBox> boxes;
-  std::vector<LaidOutEdge> edges;
-  std::string error;
-};
-// Reads Graphviz's "plain" output for a graph_dot() text; ids map back through `boxes`.
-GraphLayout parse_plain_layout(const std::string& plain, const std::vector<std::string>& boxes);
-// graph_dot + Graphviz + parse_plain_layout (Graphviz calls are serialised in the engine adapter).
+// A laid-out graph_dot(): box ids are node names or "module:<path>", clusters are module paths.
+using GraphLayout = GraphvizLayout;
+// graph_dot + graphviz_layout, with the DOT ids mapped back through GraphDot::boxes.
 GraphLayout layout_graph(const GraphModel& g, const std::set<std::string>& collapsed);
 
 }  // namespace kiln::viewers

@@ -1,6 +1,7 @@
 #include "viewers/graph/graph_panel.h"
 
 #include <QComboBox>
+#include <QFontDatabase>
 #include <QGraphicsRectItem>
 #include <QGraphicsScene>
 #include <QGraphicsSimpleTextItem>
@@ -24,18 +25,10 @@ namespace kiln::viewers {
 
 namespace {
 
-constexpr int kIdRole = 0;  // QGraphicsItem::data key holding the box id
-
 QColor kernel_colour(const std::string& kernel) {
   if (kernel.empty()) return QColor(236, 239, 243);
   size_t h = std::hash<std::string>{}(kernel);
   return QColor::fromHsl(static_cast<int>(h % 360), 150, 215);
-}
-
-QString box_id(QGraphicsItem* item) {
-  for (; item; item = item->parentItem())
-    if (item->data(kIdRole).isValid()) return item->data(kIdRole).toString();
-  return {};
 }
 
 std::string us_text(double ns) {
@@ -54,13 +47,13 @@ void GraphCanvas::wheelEvent(QWheelEvent* e) {
 }
 
 void GraphCanvas::mousePressEvent(QMouseEvent* e) {
-  QString id = box_id(itemAt(e->pos()));
+  QString id = graph_box_id(itemAt(e->pos()));
   if (!id.isEmpty() && e->button() == Qt::LeftButton) Q_EMIT boxClicked(id);
   QGraphicsView::mousePressEvent(e);
 }
 
 void GraphCanvas::mouseDoubleClickEvent(QMouseEvent* e) {
-  QString id = box_id(itemAt(e->pos()));
+  QString id = graph_box_id(itemAt(e->pos()));
   if (!id.isEmpty()) Q_EMIT boxDoubleClicked(id);
   QGraphicsView::mouseDoubleClickEvent(e);
 }
@@ -73,14 +66,20 @@ void GraphCanvas::keyPressEvent(QKeyEvent* e) {
 }
 
 GraphPanel::GraphPanel(SelectionContext* ctx, QWidget* parent) : QWidget(parent), ctx_(ctx) {
-  pool_.setMaxThreadCount(1);
+  pool_.setMaxThreadCount(1);  // the one thread that calls Graphviz for this panel
+  pool_.setExpiryTimeout(-1);
   region_ = new QComboBox(this);
+  region_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   stage_ = new QComboBox(this);
+  stage_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   find_ = new QLineEdit(this);
-  find_->setPlaceholderText("find node or op");
+  find_->setPlaceholderText("find node or op (Enter: next)");
+  find_->setClearButtonEnabled(true);
   auto* fit_button = new QPushButton("Fit", this);
-  auto* modules = new QPushButton("Expand modules", this);
+  fit_button->setToolTip("Fit the graph in the view (F)");
+  modules_ = new QPushButton("Collapse modules", this);
   status_ = new QLabel(this);
+  status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   auto* bar = new QHBoxLayout;
   bar->addWidget(new QLabel("Region", this));
   bar->addWidget(region_);
@@ -88,14 +87,18 @@ GraphPanel::GraphPanel(SelectionContext* ctx, QWidget* parent) : QWidget(parent)
   bar->addWidget(stage_);
   bar->addWidget(find_, 1);
   bar->addWidget(fit_button);
-  bar->addWidget(modules);
+  bar->addWidget(modules_);
   scene_ = new QGraphicsScene(this);
   view_ = new GraphCanvas(scene_, this);
   view_->setRenderHint(QPainter::Antialiasing);
+  view_->setRenderHint(QPainter::TextAntialiasing);
   view_->setDragMode(QGraphicsView::ScrollHandDrag);
+  view_->setViewportUpdateMode(QGraphicsView::SmartViewportUpdate);
+  view_->setBackgroundBrush(QColor(252, 252, 253));
   text_ = new QPlainTextEdit(this);
   text_->setReadOnly(true);
   text_->setLineWrapMode(QPlainTextEdit::NoWrap);
+  text_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
   pages_ = new QStackedWidget(this);
   pages_->addWidget(view_);
   pages_->addWidget(text_);
@@ -112,24 +115,21 @@ GraphPanel::GraphPanel(SelectionContext* ctx, QWidget* parent) : QWidget(parent)
     if (!syncing_) ctx_->setStage(stage_->currentText().toStdString());
   });
   connect(find_, &QLineEdit::returnPressed, this, &GraphPanel::search);
+  connect(find_, &QLineEdit::textChanged, this, [this] { found_.clear(); });
   connect(fit_button, &QPushButton::clicked, this, &GraphPanel::fit);
-  connect(modules, &QPushButton::clicked, this, [this, modules] {
-    if (collapsed_.empty()) {
-      collapsed_ = default_collapsed(model_, 0);
-      modules->setText("Expand modules");
-    } else {
-      collapsed_.clear();
-      modules->setText("Collapse modules");
-    }
+  connect(modules_, &QPushButton::clicked, this, [this] {
+    if (collapsed_.empty()) collapsed_ = default_collapsed(model_, 0);
+    else collapsed_.clear();
     startLayout();
   });
   connect(view_, &GraphCanvas::boxClicked, this, [this](const QString& id) {
     std::string box = id.toStdString();
-    if (model_.index.count(box)) ctx_->selectNode(ctx_->current().compile_id, box);
+    if (model_.index.count(box) || (!dot_.empty() && drawn_.boxes.count(box)))
+      ctx_->selectNode(ctx_->current().compile_id, box);
   });
   connect(view_, &GraphCanvas::boxDoubleClicked, this, [this](const QString& id) { toggle(id.toStdString()); });
   connect(&watcher_, &QFutureWatcher<GraphLayout>::finished, this, [this] {
-    if (watcher_.property("generation").toULongLong() != generation_) return;  // stale
+    if (watcher_.property("generation").toULongLong() != generation_) return;  // stale: a newer one runs
     build(watcher_.result());
   });
   connect(ctx_, &SelectionContext::selectionChanged, this, &GraphPanel::onSelection);
@@ -141,12 +141,18 @@ GraphPanel::~GraphPanel() {
   watcher_.waitForFinished();
 }
 
+QGraphicsView* GraphPanel::view() const { return view_; }
+
 void GraphPanel::onSelection(const Selection& sel, unsigned parts) {
   if (parts & kSessionPart) {
     syncing_ = true;
     region_->clear();
     if (sel.session)
-      for (const auto& r : sel.session->regions) region_->addItem(QString::fromStdString(r.compile_id), QString::fromStdString(r.compile_id));
+      for (const auto& r : sel.session->regions) {
+        QString label = QString::fromStdString(r.compile_id);
+        if (!r.graphs.empty() && r.graphs.front().json.empty() && r.graphs.front().dot.empty()) label += " (text)";
+        region_->addItem(label, QString::fromStdString(r.compile_id));
+      }
     syncing_ = false;
   }
   if (parts & (kSessionPart | kRegionPart)) {
@@ -154,6 +160,15 @@ void GraphPanel::onSelection(const Selection& sel, unsigned parts) {
     return;
   }
   if (parts & (kNodePart | kKernelPart | kRunPart)) applyHighlight();
+}
+
+void GraphPanel::showText(const QString& text, const QString& status) {
+  ++generation_;  // a layout still running for the previous graph is stale now
+  scene_->clear();
+  drawn_ = {};
+  text_->setPlainText(text);
+  pages_->setCurrentWidget(text_);
+  status_->setText(status);
 }
 
 void GraphPanel::reload() {
@@ -176,45 +191,53 @@ void GraphPanel::reload() {
     for (const auto& k : sel.session->kernels)
       if (k.compile_id == sel.compile_id)
         for (const auto& n : k.nodes) kernel_of_.emplace(n, k.name);
-  scene_->clear();
-  items_.clear();
+  model_ = {};
+  dot_.clear();
+  found_.clear();
+  pending_.clear();
   if (!g) {
-    text_->setPlainText(sel.session ? "This region has no graph." : "Open a model, a session or a trace.");
-    pages_->setCurrentWidget(text_);
-    status_->clear();
+    showText(sel.session ? "This region has no graph." : "Open a model, a session or a trace.", "");
     return;
   }
-  if (g->json.empty()) {  // imported graphs come as text (their own printer's form)
-    text_->setPlainText(QString::fromStdString(g->text));
-    pages_->setCurrentWidget(text_);
-    status_->setText("This stage was recorded as text; it is shown as written.");
-    return;
+  if (!g->json.empty()) {
+    try {
+      model_ = parse_graph_json(g->json);
+    } catch (const Error& e) {
+      showText(QString::fromStdString(g->text), QString::fromStdString(std::string(e.what()) + "; shown as text"));
+      return;
+    }
+    collapsed_ = default_collapsed(model_);
+    startLayout();
+  } else if (!g->dot.empty()) {  // an imported graph that came as DOT: Graphviz lays out its own labels
+    dot_ = g->dot;
+    collapsed_.clear();
+    startLayout();
+  } else {  // imported graphs that came as text (their own printer's form)
+    showText(QString::fromStdString(g->text), "This stage was recorded as text; it is shown as written.");
   }
-  try {
-    model_ = parse_graph_json(g->json);
-  } catch (const Error& e) {
-    text_->setPlainText(QString::fromStdString(g->text));
-    pages_->setCurrentWidget(text_);
-    status_->setText(QString::fromStdString(e.what()));
-    return;
-  }
-  collapsed_ = default_collapsed(model_);
-  startLayout();
 }
 
 void GraphPanel::showModel(GraphModel model, std::set<std::string> collapsed) {
   model_ = std::move(model);
   collapsed_ = std::move(collapsed);
+  dot_.clear();
   kernel_of_.clear();
   startLayout();
 }
 
 void GraphPanel::startLayout() {
   quint64 gen = ++generation_;
-  status_->setText(QString("laying out %1 nodes...").arg(model_.nodes.size()));
+  status_->setText(QString("laying out %1 nodes...").arg(dot_.empty() ? model_.nodes.size() : 0));
+  modules_->setEnabled(dot_.empty() && !default_collapsed(model_, 0).empty());
+  modules_->setText(collapsed_.empty() ? "Collapse modules" : "Expand modules");
+  watcher_.setProperty("generation", QVariant::fromValue(gen));
+  if (!dot_.empty()) {
+    std::string dot = dot_;
+    watcher_.setFuture(QtConcurrent::run(&pool_, [dot] { return graphviz_layout(dot); }));
+    return;
+  }
   GraphModel m = model_;
   std::set<std::string> c = collapsed_;
-  watcher_.setProperty("generation", QVariant::fromValue(gen));
   watcher_.setFuture(QtConcurrent::run(&pool_, [m, c] { return layout_graph(m, c); }));
 }
 
@@ -224,115 +247,101 @@ void GraphPanel::waitForLayout() {
 }
 
 QGraphicsRectItem* GraphPanel::boxItem(const std::string& id) const {
-  auto it = items_.find(id);
-  return it == items_.end() ? nullptr : it->second;
+  auto it = drawn_.boxes.find(id);
+  return it == drawn_.boxes.end() ? nullptr : it->second;
 }
 
 void GraphPanel::build(const GraphLayout& layout) {
   scene_->clear();
-  items_.clear();
+  drawn_ = {};
   if (!layout.error.empty()) {
-    std::string listing;
+    std::string listing = dot_;
     for (const auto& n : model_.nodes) listing += n.name + " = " + n.target + "  " + n.shape + "\n";
-    text_->setPlainText(QString::fromStdString(layout.error + "\n\n" + listing));
-    pages_->setCurrentWidget(text_);
-    status_->setText(QString::fromStdString(layout.error));
+    showText(QString::fromStdString(layout.error + "\n\n" + listing), QString::fromStdString(layout.error));
     return;
   }
   pages_->setCurrentWidget(view_);
-  QFont small = font();
-  small.setPointSizeF(small.pointSizeF() * 0.85);
-  QPen edge_pen(QColor(120, 128, 140), 1.0);
-  for (const auto& e : layout.edges) {
-    if (e.points.size() < 2) continue;
-    QPainterPath path(QPointF(e.points[0].first, e.points[0].second));
-    for (size_t i = 1; i + 2 < e.points.size(); i += 3)
-      path.cubicTo(QPointF(e.points[i].first, e.points[i].second), QPointF(e.points[i + 1].first, e.points[i + 1].second),
-                   QPointF(e.points[i + 2].first, e.points[i + 2].second));
-    scene_->addPath(path, edge_pen);
-    // Arrow head at the end point.
-    QPointF tip(e.points.back().first, e.points.back().second);
-    scene_->addEllipse(tip.x() - 2, tip.y() - 2, 4, 4, edge_pen, QBrush(edge_pen.color()));
+  std::map<std::string, int> members;
+  for (const auto& n : model_.nodes) {
+    std::string box = box_of(n, collapsed_);
+    if (box != n.name) ++members[box];
   }
-  // Expanded module clusters: the bounding box of their members, behind them.
-  std::map<std::string, QRectF> clusters;
-  for (const auto& b : layout.boxes) {
-    auto idx = model_.index.find(b.id);
-    if (idx == model_.index.end()) continue;
-    const auto& mod = model_.nodes[idx->second].module;
-    for (size_t i = 0; i <= mod.size() && !mod.empty(); ++i)
-      if (i == mod.size() || mod[i] == '.') clusters[mod.substr(0, i)] |= QRectF(b.x, b.y, b.w, b.h);
-  }
-  for (const auto& [path, rect] : clusters) {
-    int depth = static_cast<int>(std::count(path.begin(), path.end(), '.'));
-    auto* c = scene_->addRect(rect.adjusted(-8 - 4 * (3 - std::min(depth, 3)), -18, 8, 6),
-                              QPen(QColor(150, 160, 190), 1, Qt::DashLine), QBrush(QColor(120, 140, 200, 18)));
-    c->setZValue(-10 + depth);
-    c->setData(kIdRole, QString::fromStdString("cluster:" + path));
-    c->setToolTip(QString::fromStdString(path + " (double-click to collapse)"));
-    auto* label = scene_->addSimpleText(QString::fromStdString(path), small);
-    label->setBrush(QColor(90, 100, 140));
-    label->setPos(c->rect().topLeft() + QPointF(4, 2));
-  }
-  for (const auto& b : layout.boxes) {
-    auto* item = scene_->addRect(QRectF(b.x, b.y, b.w, b.h));
-    item->setData(kIdRole, QString::fromStdString(b.id));
-    std::string line1, line2;
-    auto idx = model_.index.find(b.id);
-    if (idx != model_.index.end()) {
-      const auto& n = model_.nodes[idx->second];
-      line1 = n.op == "call_function" ? n.target : n.op + " " + n.name;
-      line2 = n.shape;
-      item->setToolTip(QString::fromStdString(n.name + " = " + n.target + "\n" + n.shape +
-                                              (n.module.empty() ? "" : "\nmodule " + n.module)));
-    } else {
-      line1 = b.id.substr(7);
-      auto dot = graph_dot(model_, collapsed_);
-      line2 = std::to_string(dot.members[b.id]) + " nodes (double-click)";
-      item->setToolTip(QString::fromStdString("module " + line1 + " collapsed"));
-    }
-    auto* t1 = new QGraphicsSimpleTextItem(QString::fromStdString(line1), item);
-    t1->setFont(small);
-    t1->setPos(b.x + 5, b.y + 3);
-    auto* t2 = new QGraphicsSimpleTextItem(QString::fromStdString(line2), item);
-    t2->setFont(small);
-    t2->setBrush(QColor(70, 70, 80));
-    t2->setPos(b.x + 5, b.y + b.h / 2);
-    items_[b.id] = item;
-  }
+  drawn_ = draw_graph(*scene_, layout, model_, members, font());
   // Graph breaks: where this region ends, a marker under its output.
   const Selection& sel = ctx_->current();
+  int breaks = 0;
   if (sel.session)
     if (const auto* r = find_region(*sel.session, sel.compile_id))
       for (const auto& br : sel.session->breaks)
         if (br.info.ends_region >= 0 && br.info.ends_region == r->region) {
           std::string text = "graph break " + br.info.id + ": " + br.info.reason;
-          if (br.info.loc.line > 0) text += "  (line " + std::to_string(br.info.loc.line) + ")";
-          auto* mark = scene_->addSimpleText(QString::fromStdString(text), font());
-          mark->setBrush(QColor(190, 30, 30));
-          mark->setPos(0, layout.height + 12);
+          if (br.info.loc.line > 0)
+            text += "\n" + (br.info.loc.file.empty() ? std::string("line") : br.info.loc.file + ":") +
+                    std::to_string(br.info.loc.line);
+          QRectF anchor = drawn_.output.isNull() ? QRectF(0, layout.height, layout.width, 0) : drawn_.output;
+          auto* label = new QGraphicsSimpleTextItem(QString::fromStdString(text));
+          label->setBrush(QColor(160, 20, 20));
+          QRectF tr = label->boundingRect();
+          QRectF box(anchor.center().x() - tr.width() / 2 - 6, anchor.bottom() + 24 + breaks * (tr.height() + 24),
+                     tr.width() + 12, tr.height() + 8);
+          scene_->addLine(QLineF(anchor.center().x(), anchor.bottom(), anchor.center().x(), box.top()),
+                          QPen(QColor(190, 30, 30), 1.5, Qt::DashLine));
+          auto* marker = scene_->addRect(box, QPen(QColor(190, 30, 30), 1.5), QBrush(QColor(253, 236, 234)));
+          marker->setToolTip(QString::fromStdString(text));
+          label->setParentItem(marker);
+          label->setPos(box.left() + 6, box.top() + 4);
+          ++breaks;
         }
-  status_->setText(QString("%1 nodes, %2 boxes, %3 collapsed modules · wheel to zoom, drag to pan, F to fit")
-                       .arg(model_.nodes.size())
+  status_->setText(QString("%1 · %2 boxes%3%4 · wheel or +/- zoom, drag pans, F fits, double-click a module")
+                       .arg(dot_.empty() ? QString("%1 nodes").arg(model_.nodes.size()) : QString("DOT graph"))
                        .arg(layout.boxes.size())
-                       .arg(collapsed_.size()));
-  applyHighlight();
+                       .arg(collapsed_.empty() ? QString() : QString(", %1 collapsed modules").arg(collapsed_.size()))
+                       .arg(breaks ? QString(", %1 graph break(s)").arg(breaks) : QString()));
+  scene_->setSceneRect(scene_->itemsBoundingRect().adjusted(-20, -20, 20, 20));
   fit();
+  applyHighlight();
+  if (!pending_.empty()) {
+    std::string node = pending_;
+    pending_.clear();
+    selectFound(node);
+  }
 }
 
 std::set<std::string> GraphPanel::highlighted() const {
   std::set<std::string> out;
-  for (const auto& [id, item] : items_)
-    if (item->pen().width() >= 3) out.insert(id);
+  for (const auto& [id, item] : drawn_.boxes)
+    if (item->pen().widthF() >= 3) out.insert(id);
   return out;
+}
+
+std::set<std::string> GraphPanel::externNodes() const {
+  std::set<std::string> out;
+  for (const auto& [id, item] : drawn_.boxes)
+    if (item->pen().style() == Qt::DashLine && model_.index.count(id)) out.insert(id);
+  return out;
+}
+
+QString GraphPanel::detailText(const std::string& node) const {
+  auto it = drawn_.details.find(node);
+  return it == drawn_.details.end() ? QString() : it->second->text();
 }
 
 void GraphPanel::applyHighlight() {
   const Selection& sel = ctx_->current();
   const session::Kernel* k = sel.session && !sel.kernel.empty() ? find_kernel(*sel.session, sel.kernel, sel.compile_id) : nullptr;
   std::set<std::string> lit;
-  if (k)
+  if (k && k->compile_id == sel.compile_id)
     for (const auto& n : k->nodes) lit.insert(n);
+  // A collapsed module lights up when one of its nodes does.
+  std::set<std::string> lit_boxes;
+  for (const auto& n : lit) {
+    auto it = model_.index.find(n);
+    lit_boxes.insert(it == model_.index.end() ? n : box_of(model_.nodes[it->second], collapsed_));
+  }
+  if (!sel.node.empty()) {
+    auto it = model_.index.find(sel.node);
+    lit_boxes.insert(it == model_.index.end() ? sel.node : box_of(model_.nodes[it->second], collapsed_));
+  }
   // Cost overlay: the selected run's time per kernel (device lanes when the run has them).
   std::map<std::string, double> cost;
   if (sel.session && sel.run >= 0) {
@@ -349,26 +358,45 @@ void GraphPanel::applyHighlight() {
   }
   double max_cost = 0;
   for (const auto& [name, ns] : cost) max_cost = std::max(max_cost, ns);
-  for (auto& [id, item] : items_) {
+  const bool region_has_kernels = !kernel_of_.empty();
+  for (auto& [id, item] : drawn_.boxes) {
     auto kit = kernel_of_.find(id);
     std::string kernel = kit == kernel_of_.end() ? "" : kit->second;
-    QColor fill = id.rfind("module:", 0) == 0 ? QColor(225, 230, 245) : kernel_colour(kernel);
+    auto nit = model_.index.find(id);
+    const GraphNode* node = nit == model_.index.end() ? nullptr : &model_.nodes[nit->second];
+    bool call = node && node->op == "call_function";
+    bool external = call && kernel.empty() && region_has_kernels;  // runs as an extern call or a fallback
+    QColor fill = id.rfind("module:", 0) == 0 ? QColor(222, 228, 246)
+                  : external                  ? QColor(255, 255, 255)
+                                              : kernel_colour(kernel);
+    QString detail;  // the time first: it survives eliding in narrow boxes
+    if (!kernel.empty()) detail = QString::fromStdString(kernel);
+    else if (external) detail = "extern / fallback call";
     auto c = cost.find(kernel);
-    if (c != cost.end() && max_cost > 0) {
+    if (!kernel.empty() && c != cost.end() && max_cost > 0) {
       double f = c->second / max_cost;
       fill = QColor::fromRgbF(1.0, 1.0 - 0.55 * f, 1.0 - 0.75 * f);
-      item->setToolTip(item->toolTip().section("\n[", 0, 0) +
-                       QString::fromStdString("\n[" + kernel + ": " + us_text(c->second) + " in the selected run]"));
+      detail = QString::fromStdString(us_text(c->second) + " · " + kernel);
     }
     item->setBrush(fill);
-    bool on = lit.count(id) || (!sel.node.empty() && id == sel.node);
-    item->setPen(on ? QPen(QColor(230, 120, 0), 3) : QPen(QColor(90, 96, 110), 1));
+    if (auto d = drawn_.details.find(id); d != drawn_.details.end())
+      set_elided_text(d->second, detail, item->rect().width() - 8);
+    QPen pen = id.rfind("module:", 0) == 0 ? QPen(QColor(90, 100, 160), 1.5) : QPen(QColor(90, 96, 110), 1);
+    if (external) pen = QPen(QColor(170, 60, 40), 1.5, Qt::DashLine);
+    if (lit_boxes.count(id)) pen = QPen(QColor(230, 120, 0), 3, pen.style());
+    item->setPen(pen);
+    item->setZValue(lit_boxes.count(id) ? 2 : 0);
   }
-  if (!lit.empty() || !sel.node.empty()) {
-    std::string first = !sel.node.empty() && items_.count(sel.node) ? sel.node : "";
-    for (const auto& n : lit)
-      if (first.empty() && items_.count(n)) first = n;
-    if (!first.empty()) view_->centerOn(items_[first]);
+  if (!lit_boxes.empty()) {
+    std::string first;
+    if (!sel.node.empty()) {
+      auto it = model_.index.find(sel.node);
+      first = it == model_.index.end() ? sel.node : box_of(model_.nodes[it->second], collapsed_);
+    }
+    if (!drawn_.boxes.count(first)) first.clear();
+    for (const auto& b : lit_boxes)
+      if (first.empty() && drawn_.boxes.count(b)) first = b;
+    if (!first.empty()) view_->centerOn(drawn_.boxes[first]);
   }
 }
 
@@ -379,26 +407,56 @@ void GraphPanel::toggle(const std::string& box) {
   startLayout();
 }
 
-void GraphPanel::search() {
-  std::string q = find_->text().toStdString();
+void GraphPanel::search() { find(find_->text()); }
+
+void GraphPanel::find(const QString& text) {
+  std::string q = text.trimmed().toStdString();
   if (q.empty()) return;
-  for (const auto& n : model_.nodes)
-    if (n.name.find(q) != std::string::npos || n.target.find(q) != std::string::npos) {
-      std::string box = box_of(n, collapsed_);
-      if (box != n.name) {
-        collapsed_.erase(box.substr(7));
-        startLayout();
-        return;
-      }
-      ctx_->selectNode(ctx_->current().compile_id, n.name);
-      if (items_.count(n.name)) view_->centerOn(items_[n.name]);
+  auto matches = [&](const GraphNode& n) {
+    return n.name.find(q) != std::string::npos || n.target.find(q) != std::string::npos;
+  };
+  // The next match after the last one, wrapping around.
+  const int count = static_cast<int>(model_.nodes.size());
+  int from = 0;
+  if (found_for_ != q) found_.clear();
+  found_for_ = q;
+  if (auto it = model_.index.find(found_); it != model_.index.end()) from = it->second + 1;
+  for (int k = 0; k < count; ++k) {
+    const auto& n = model_.nodes[(from + k) % count];
+    if (!matches(n)) continue;
+    found_ = n.name;
+    std::string box = box_of(n, collapsed_);
+    if (box != n.name) {  // inside a collapsed module: expand it, select once drawn
+      for (auto it = collapsed_.begin(); it != collapsed_.end();)
+        it = n.module == *it || n.module.rfind(*it + ".", 0) == 0 ? collapsed_.erase(it) : std::next(it);
+      pending_ = n.name;
+      startLayout();
+      return;
+    }
+    selectFound(n.name);
+    return;
+  }
+  // DOT-only graphs: match box ids and labels.
+  for (const auto& [id, item] : drawn_.boxes)
+    if (model_.nodes.empty() && id.find(q) != std::string::npos) {
+      selectFound(id);
       return;
     }
   status_->setText(QString::fromStdString("no node or op matches '" + q + "'"));
 }
 
+void GraphPanel::selectFound(const std::string& node) {
+  ctx_->selectNode(ctx_->current().compile_id, node);
+  if (auto* item = boxItem(node)) {
+    if (view_->transform().m11() < 0.8) view_->setTransform(QTransform::fromScale(1, 1));
+    view_->centerOn(item);
+  }
+}
+
 void GraphPanel::fit() {
   if (!scene_->items().isEmpty()) view_->fitInView(scene_->itemsBoundingRect(), Qt::KeepAspectRatio);
+  // Never blow a small graph up past its natural size.
+  if (view_->transform().m11() > 1.5) view_->setTransform(QTransform::fromScale(1.5, 1.5));
 }
 
 }  // namespace kiln::viewers

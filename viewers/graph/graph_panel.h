@@ -12,6 +12,7 @@
 #include <map>
 #include <set>
 
+#include "viewers/graph/graph_items.h"
 #include "viewers/graph/graph_model.h"
 #include "viewers/selection/selection_context.h"
 
@@ -19,6 +20,7 @@ class QComboBox;
 class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
+class QPushButton;
 class QStackedWidget;
 class QGraphicsScene;
 class QGraphicsRectItem;
@@ -51,6 +53,11 @@ class GraphPanel : public QWidget {
   const std::set<std::string>& collapsed() const { return collapsed_; }
   QGraphicsRectItem* boxItem(const std::string& id) const;
   std::set<std::string> highlighted() const;  // ids of boxes drawn as selected/highlighted
+  std::set<std::string> externNodes() const;  // nodes drawn as extern/fallback calls
+  QString detailText(const std::string& node) const;  // a node's third line (kernel, time)
+  QGraphicsView* view() const;
+  // Finds the next node whose name or op contains `text`, expanding its module if needed.
+  void find(const QString& text);
   bool layoutPending() const { return watcher_.isRunning(); }
   void waitForLayout();
   // Shows a graph directly (no session): the benchmark's synthetic graphs.
@@ -65,6 +72,8 @@ class GraphPanel : public QWidget {
   void applyHighlight();
   void toggle(const std::string& box);
   void search();
+  void showText(const QString& text, const QString& status);
+  void selectFound(const std::string& node);
 
   SelectionContext* ctx_;
   QComboBox* region_ = nullptr;
@@ -79,8 +88,13 @@ class GraphPanel : public QWidget {
 
   GraphModel model_;
   std::set<std::string> collapsed_;
-  std::map<std::string, QGraphicsRectItem*> items_;
+  std::string dot_;  // a DOT-only stage's text (model_ is empty then)
+  DrawnGraph drawn_;
   std::map<std::string, std::string> kernel_of_;  // node → kernel name (this region)
+  std::string found_;    // the last search match (the same search again starts after it)
+  std::string found_for_;  // the search text that found it
+  std::string pending_;  // a search match to select once its module's relayout is drawn
+  QPushButton* modules_ = nullptr;
   QThreadPool pool_;                              // one thread: Graphviz's owner
   QFutureWatcher<GraphLayout> watcher_;
   quint64 generation_ = 0;

@@ -7,11 +7,15 @@
 namespace kiln::viewers {
 
 int TimelineData::intern(const std::string& s) {
-  // Linear for few names; the packer keeps its own map for speed.
-  for (size_t i = 0; i < names.size(); ++i)
-    if (names[i] == s) return static_cast<int>(i);
+  auto it = ids.find(s);
+  if (it != ids.end()) return it->second;
   names.push_back(s);
-  return static_cast<int>(names.size() - 1);
+  return ids[s] = static_cast<int>(names.size() - 1);
+}
+
+int TimelineData::find(const std::string& s) const {
+  auto it = ids.find(s);
+  return it == ids.end() ? -1 : it->second;
 }
 
 size_t TimelineData::lane_count() const {
@@ -22,13 +26,7 @@ size_t TimelineData::lane_count() const {
 
 TimelineData pack_timeline(const session::Session& s) {
   TimelineData d;
-  std::unordered_map<std::string, int> ids;
-  auto intern = [&](const std::string& x) {
-    auto it = ids.find(x);
-    if (it != ids.end()) return it->second;
-    d.names.push_back(x);
-    return ids[x] = static_cast<int>(d.names.size() - 1);
-  };
+  auto intern = [&](const std::string& x) { return d.intern(x); };
   // Blocks in run order; compile/import-wide events (run -1) first.
   std::map<int, size_t> block_of;
   auto block = [&](int run) -> TimelineBlock& {
@@ -70,13 +68,15 @@ TimelineData pack_timeline(const session::Session& s) {
     }
     auto& lane = d.blocks[it->second.first].lanes[it->second.second];
     PackedEvent p{e.start_ns - origin[e.run], std::max<int64_t>(0, e.dur_ns), intern(e.name), intern(e.category),
-                  static_cast<int32_t>(i)};
+                  static_cast<int32_t>(i), e.kernel.empty() ? -1 : intern(e.kernel),
+                  e.compile_id.empty() ? -1 : intern(e.compile_id)};
     lane.events.push_back(p);
     lane.max_dur = std::max(lane.max_dur, p.dur);
     d.start = first ? p.start : std::min(d.start, p.start);
     d.end = first ? p.start + p.dur : std::max(d.end, p.start + p.dur);
     first = false;
   }
+  for (auto& b : d.blocks) b.origin = origin[b.run];
   std::stable_sort(d.blocks.begin(), d.blocks.end(), [](const TimelineBlock& a, const TimelineBlock& b) {
     return (a.run < 0 ? -1 : a.run) < (b.run < 0 ? -1 : b.run);
   });
@@ -86,14 +86,37 @@ TimelineData pack_timeline(const session::Session& s) {
       auto rank = [](const std::string& t) { return t.rfind("host", 0) == 0 ? 0 : t.rfind("cuda:", 0) == 0 ? 1 : 2; };
       return std::make_pair(rank(x.title), x.title) < std::make_pair(rank(y.title), y.title);
     });
-    for (auto& l : b.lanes)
-      std::stable_sort(l.events.begin(), l.events.end(),
-                       [](const PackedEvent& a, const PackedEvent& b) { return a.start < b.start; });
+    std::vector<TimelineLane> rows;
+    for (auto& l : b.lanes) {
+      // Longer first at equal starts: the enclosing event takes the shallower row.
+      std::stable_sort(l.events.begin(), l.events.end(), [](const PackedEvent& a, const PackedEvent& b) {
+        return a.start != b.start ? a.start < b.start : a.dur > b.dur;
+      });
+      std::vector<TimelineLane> split;
+      std::vector<int64_t> open;  // ends of the events enclosing the current one
+      for (const auto& e : l.events) {
+        while (!open.empty() && open.back() <= e.start) open.pop_back();
+        size_t depth = std::min<size_t>(open.size(), kMaxLaneDepth - 1);
+        open.push_back(e.start + e.dur);
+        while (split.size() <= depth) {
+          TimelineLane row;
+          row.title = l.title;
+          row.run = l.run;
+          row.depth = static_cast<int>(split.size());
+          split.push_back(std::move(row));
+        }
+        split[depth].events.push_back(e);
+        split[depth].max_dur = std::max(split[depth].max_dur, e.dur);
+      }
+      for (auto& row : split) rows.push_back(std::move(row));
+    }
+    b.lanes = std::move(rows);
   }
   return d;
 }
 
-std::vector<TimelineItem> visible_items(const TimelineLane& lane, const TimelineGeometry& g, double width_px) {
+std::vector<TimelineItem> visible_items(const TimelineLane& lane, const TimelineGeometry& g, double width_px,
+                                        const EventMark& mark) {
   std::vector<TimelineItem> out;
   const auto& ev = lane.events;
   double t_lo = g.t_of(0), t_hi = g.t_of(width_px);
@@ -110,9 +133,10 @@ std::vector<TimelineItem> visible_items(const TimelineLane& lane, const Timeline
         (out.back().count > 1 || out.back().x1 - out.back().x0 < kFoldPx)) {
       out.back().x1 = std::max(out.back().x1, x1);
       ++out.back().count;
+      out.back().marked |= mark.matches(e);
       continue;
     }
-    out.push_back({x0, std::max(x1, x0 + 1), i, 1});
+    out.push_back({x0, std::max(x1, x0 + 1), i, 1, mark.matches(e)});
   }
   return out;
 }

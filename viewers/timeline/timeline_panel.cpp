@@ -1,8 +1,10 @@
 #include "viewers/timeline/timeline_panel.h"
 
+#include <QHBoxLayout>
 #include <QKeyEvent>
 #include <QLabel>
 #include <QPainter>
+#include <QPushButton>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QToolTip>
@@ -10,6 +12,9 @@
 #include <QWheelEvent>
 #include <cmath>
 #include <functional>
+#include <set>
+
+#include "viewers/timeline/timeline_ruler.h"
 
 namespace kiln::viewers {
 
@@ -19,15 +24,17 @@ QColor category_colour(const std::string& c) {
   if (c == "kernel") return QColor(66, 133, 244);
   if (c == "extern") return QColor(52, 168, 83);
   if (c == "region") return QColor(154, 160, 166);
-  if (c == "guard") return QColor(251, 188, 4);
+  if (c == "guard") return QColor(230, 170, 0);
   if (c == "interpreter" || c == "fallback") return QColor(234, 67, 53);
   if (c == "iteration") return QColor(38, 166, 154);
   if (c == "cpu_op") return QColor(126, 87, 194);
-  if (c == "cuda_runtime" || c == "cuda_driver") return QColor(176, 190, 197);
+  if (c == "cuda_runtime" || c == "cuda_driver") return QColor(144, 164, 174);
   if (c == "memcpy" || c == "memset") return QColor(255, 112, 67);
   if (c == "compile") return QColor(121, 85, 72);
+  if (c == "sync") return QColor(216, 27, 96);
+  if (c == "nvtx") return QColor(0, 150, 136);
   size_t h = std::hash<std::string>{}(c);
-  return QColor::fromHsl(static_cast<int>(h % 360), 120, 150);
+  return QColor::fromHsl(static_cast<int>(h % 360), 120, 140);
 }
 
 QString duration(int64_t ns) {
@@ -36,133 +43,156 @@ QString duration(int64_t ns) {
   return QString::number(ns) + " ns";
 }
 
+const QColor kFold(150, 155, 165), kMark(230, 81, 0);
+
 }  // namespace
 
 TimelineCanvas::TimelineCanvas(SelectionContext* ctx, QWidget* parent) : QWidget(parent), ctx_(ctx) {
   setMouseTracking(true);
   setFocusPolicy(Qt::StrongFocus);
   setMinimumHeight(120);
+  setAttribute(Qt::WA_OpaquePaintEvent);
+  publish_.setSingleShot(true);
+  publish_.setInterval(100);  // the visible range goes out at most ten times a second
+  connect(&publish_, &QTimer::timeout, this, &TimelineCanvas::publishRange);
 }
 
 void TimelineCanvas::setData(TimelineData data) {
   data_ = std::move(data);
+  block_tops_.clear();
+  int y = 0;
+  for (const auto& b : data_.blocks) {
+    block_tops_.push_back(y);
+    y += kBlockHeader + kRowHeight * static_cast<int>(b.lanes.size());
+  }
+  mark_ = {};
   setMinimumHeight(contentHeight());
   fitAll();
 }
 
 int TimelineCanvas::contentHeight() const {
-  int h = kRuler;
+  int h = 0;
   for (const auto& b : data_.blocks) h += kBlockHeader + kRowHeight * static_cast<int>(b.lanes.size());
   return std::max(h, 120);
 }
 
-int TimelineCanvas::laneTop(int block, int lane) const {
-  int y = kRuler;
-  for (int b = 0; b < block; ++b) y += kBlockHeader + kRowHeight * static_cast<int>(data_.blocks[b].lanes.size());
-  return y + kBlockHeader + kRowHeight * lane;
-}
+int TimelineCanvas::laneTop(int block, int lane) const { return block_tops_[block] + kBlockHeader + kRowHeight * lane; }
 
 void TimelineCanvas::fitAll() {
   double span = static_cast<double>(std::max<int64_t>(1, data_.end - data_.start));
   geometry_.fit(data_.start - span * 0.01, data_.end + span * 0.01, std::max(1, width() - kLabelWidth));
-  update();
+  changed();
 }
 
 void TimelineCanvas::resizeEvent(QResizeEvent*) { update(); }
 
-void TimelineCanvas::renderTo(QPainter& p, int width, int height) {
+void TimelineCanvas::changed() {
+  update();
+  Q_EMIT viewChanged();
+  if (!publish_.isActive()) publish_.start();
+}
+
+void TimelineCanvas::setMarkedKernel(const std::string& kernel, const std::string& compile_id) {
+  mark_.kernel = kernel.empty() ? -1 : data_.find(kernel);
+  mark_.region = compile_id.empty() ? -1 : data_.find(compile_id);
+  update();
+}
+
+void TimelineCanvas::renderTo(QPainter& p, int width, int y_to, int y_from) {
   const double area = std::max(1, width - kLabelWidth);
-  p.fillRect(0, 0, width, height, QColor(250, 250, 252));
-  // Ruler.
+  p.fillRect(0, y_from, width, y_to - y_from, QColor(250, 250, 252));
   QFont f = font();
   f.setPointSizeF(std::max(6.0, f.pointSizeF() * 0.85));
+  QFont bold = f;
+  bold.setBold(true);
   p.setFont(f);
-  double step_ns = std::pow(10.0, std::floor(std::log10(std::max(1.0, geometry_.ns_per_px * 120))));
-  double first = std::max(0.0, std::ceil(geometry_.t_of(0) / step_ns) * step_ns);
-  p.setPen(QColor(120, 120, 130));
-  for (double t = first; geometry_.x_of(t) < area; t += step_ns) {
-    int x = kLabelWidth + static_cast<int>(geometry_.x_of(t));
-    p.drawLine(x, kRuler - 5, x, kRuler);
-    p.drawText(x + 2, kRuler - 6, duration(static_cast<int64_t>(t)));
-  }
+  const QFontMetrics fm(f);
+  std::vector<QColor> colours(data_.names.size());
+  std::vector<char> coloured(data_.names.size(), 0);
   const Selection& sel = ctx_->current();
   for (int b = 0; b < static_cast<int>(data_.blocks.size()); ++b) {
     const auto& block = data_.blocks[b];
-    int top = laneTop(b, 0) - kBlockHeader;
-    if (top > height) break;
+    int top = block_tops_[b];
+    if (top >= y_to) break;
+    if (top + kBlockHeader + kRowHeight * static_cast<int>(block.lanes.size()) < y_from) continue;
     bool selected_run = block.run >= 0 && block.run == sel.run;
-    p.fillRect(0, top, width, kBlockHeader, selected_run ? QColor(255, 243, 224) : QColor(232, 236, 242));
-    p.setPen(QColor(40, 40, 50));
-    QFont bold = f;
-    bold.setBold(true);
+    p.fillRect(0, top, width, kBlockHeader, selected_run ? QColor(255, 236, 210) : QColor(226, 231, 239));
+    p.setPen(QColor(205, 210, 220));
+    p.drawLine(0, top, width, top);
+    p.setPen(QColor(30, 30, 40));
     p.setFont(bold);
-    p.drawText(6, top + kBlockHeader - 6, QString::fromStdString(block.title));
+    p.drawText(QRect(6, top, width - 12, kBlockHeader), Qt::AlignVCenter | Qt::AlignLeft,
+               QString::fromStdString(block.title) + (selected_run ? "   (selected run)" : ""));
     p.setFont(f);
+    int group = -1;
     for (int l = 0; l < static_cast<int>(block.lanes.size()); ++l) {
       const auto& lane = block.lanes[l];
+      group += lane.depth == 0;
       int y = laneTop(b, l);
-      if (y > height) break;
-      if (y + kRowHeight < 0) continue;
-      if (l % 2) p.fillRect(0, y, width, kRowHeight, QColor(244, 245, 248));
-      p.setPen(QColor(70, 70, 80));
-      p.drawText(QRect(6, y, kLabelWidth - 10, kRowHeight), Qt::AlignVCenter | Qt::AlignLeft,
-                 p.fontMetrics().elidedText(QString::fromStdString(lane.title), Qt::ElideMiddle, kLabelWidth - 10));
+      if (y >= y_to) break;
+      if (y + kRowHeight < y_from) continue;
+      if (group % 2) p.fillRect(0, y, width, kRowHeight, QColor(242, 244, 247));
+      if (lane.depth == 0) {
+        p.setPen(QColor(60, 60, 70));
+        p.drawText(QRect(8, y, kLabelWidth - 14, kRowHeight), Qt::AlignVCenter | Qt::AlignLeft,
+                   fm.elidedText(QString::fromStdString(lane.title), Qt::ElideMiddle, kLabelWidth - 14));
+      }
       p.save();
       p.setClipRect(kLabelWidth, y, width - kLabelWidth, kRowHeight);
-      for (const auto& item : visible_items(lane, geometry_, area)) {
+      for (const auto& item : visible_items(lane, geometry_, area, mark_)) {
         const auto& e = lane.events[item.first];
         QRectF r(kLabelWidth + item.x0, y + 2, std::max(1.0, item.x1 - item.x0), kRowHeight - 4);
         if (item.count > 1) {
-          p.fillRect(r, QColor(150, 155, 165));
-          continue;
+          p.fillRect(r, kFold);
+        } else {
+          if (!coloured[e.category]) {
+            colours[e.category] = category_colour(data_.names[e.category]);
+            coloured[e.category] = 1;
+          }
+          p.fillRect(r, colours[e.category]);
+          if (r.width() > 40) {
+            p.setPen(Qt::white);
+            p.drawText(r.adjusted(3, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
+                       fm.elidedText(QString::fromStdString(data_.names[e.name]), Qt::ElideRight,
+                                     static_cast<int>(r.width()) - 5));
+          }
         }
-        QColor c = category_colour(data_.names[e.category]);
-        p.fillRect(r, c);
-        const session::TimelineEvent* src =
-            sel.session && e.source >= 0 && e.source < static_cast<int>(sel.session->timeline.size())
-                ? &sel.session->timeline[e.source]
-                : nullptr;
-        if (src && !sel.kernel.empty() && src->kernel == sel.kernel) {
-          p.setPen(QPen(QColor(230, 81, 0), 2));
+        if (item.marked) {
+          p.setPen(QPen(kMark, 2));
+          p.setBrush(Qt::NoBrush);
           p.drawRect(r.adjusted(-1, -1, 1, 1));
-        }
-        if (r.width() > 40) {
-          p.setPen(Qt::white);
-          p.drawText(r.adjusted(3, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
-                     p.fontMetrics().elidedText(QString::fromStdString(data_.names[e.name]), Qt::ElideRight,
-                                                static_cast<int>(r.width()) - 5));
         }
       }
       p.restore();
     }
   }
   p.setPen(QColor(200, 200, 210));
-  p.drawLine(kLabelWidth - 1, 0, kLabelWidth - 1, height);
+  p.drawLine(kLabelWidth - 1, y_from, kLabelWidth - 1, y_to);
 }
 
-void TimelineCanvas::paintEvent(QPaintEvent*) {
+void TimelineCanvas::paintEvent(QPaintEvent* e) {
   QPainter p(this);
-  renderTo(p, width(), height());
+  renderTo(p, width(), e->rect().bottom() + 1, e->rect().top());
 }
 
 TimelineCanvas::Hit TimelineCanvas::hitAt(QPoint pt) const {
   Hit h;
   if (pt.x() < kLabelWidth) return h;
-  for (int b = 0; b < static_cast<int>(data_.blocks.size()); ++b)
-    for (int l = 0; l < static_cast<int>(data_.blocks[b].lanes.size()); ++l) {
-      int y = laneTop(b, l);
-      if (pt.y() < y || pt.y() >= y + kRowHeight) continue;
-      h.block = b;
-      h.lane = l;
-      double x = pt.x() - kLabelWidth;
-      for (const auto& item : visible_items(data_.blocks[b].lanes[l], geometry_, std::max(1, width() - kLabelWidth)))
-        if (x >= item.x0 - 1 && x <= item.x1 + 1) {
-          h.event = item.first;
-          h.count = item.count;
-          // Prefer the innermost (shortest) event under the cursor among nested spans.
-        }
-      return h;
-    }
+  for (int b = 0; b < static_cast<int>(data_.blocks.size()); ++b) {
+    int first = laneTop(b, 0);
+    int rows = static_cast<int>(data_.blocks[b].lanes.size());
+    if (pt.y() < first || pt.y() >= first + rows * kRowHeight) continue;
+    h.block = b;
+    h.lane = (pt.y() - first) / kRowHeight;
+    double x = pt.x() - kLabelWidth;
+    for (const auto& item : visible_items(data_.blocks[b].lanes[h.lane], geometry_, std::max(1, width() - kLabelWidth)))
+      if (x >= item.x0 - 1 && x <= item.x1 + 1) {
+        h.event = item.first;
+        h.count = item.count;
+        break;
+      }
+    return h;
+  }
   return h;
 }
 
@@ -172,39 +202,58 @@ QPoint TimelineCanvas::pointOf(int block, int lane, int event) const {
   return QPoint(kLabelWidth + static_cast<int>(x), laneTop(block, lane) + kRowHeight / 2);
 }
 
-bool TimelineCanvas::revealKernel(const std::string& kernel, int run) {
-  const auto* s = ctx_->session();
-  if (!s || kernel.empty()) return false;
-  for (const auto& b : data_.blocks) {
-    if (run >= 0 && b.run != run) continue;
-    for (const auto& l : b.lanes)
-      for (const auto& e : l.events)
-        if (e.source >= 0 && s->timeline[e.source].kernel == kernel) {
-          double area = std::max(1, width() - kLabelWidth);
-          double centre = static_cast<double>(e.start) + static_cast<double>(e.dur) / 2;
-          if (geometry_.x_of(centre) < 0 || geometry_.x_of(centre) > area) geometry_.t0 = centre - area / 2 * geometry_.ns_per_px;
-          update();
-          return true;
+bool TimelineCanvas::revealKernel(const std::string& kernel, const std::string& compile_id, int run, QPoint* at) {
+  EventMark m{kernel.empty() ? -1 : data_.find(kernel), compile_id.empty() ? -1 : data_.find(compile_id)};
+  if (m.kernel < 0) return false;
+  for (int b = 0; b < static_cast<int>(data_.blocks.size()); ++b) {
+    if (run >= 0 && data_.blocks[b].run != run) continue;
+    // The earliest matching event over the block's lanes.
+    int best_lane = -1, best_event = -1;
+    for (int l = 0; l < static_cast<int>(data_.blocks[b].lanes.size()); ++l) {
+      const auto& ev = data_.blocks[b].lanes[l].events;
+      for (int i = 0; i < static_cast<int>(ev.size()); ++i)
+        if (m.matches(ev[i])) {
+          if (best_lane < 0 || ev[i].start < data_.blocks[b].lanes[best_lane].events[best_event].start) {
+            best_lane = l;
+            best_event = i;
+          }
+          break;
         }
+    }
+    if (best_lane < 0) continue;
+    const auto& e = data_.blocks[b].lanes[best_lane].events[best_event];
+    double area = std::max(1, width() - kLabelWidth);
+    double centre = static_cast<double>(e.start) + static_cast<double>(e.dur) / 2;
+    if (geometry_.x_of(static_cast<double>(e.start)) < 0 || geometry_.x_of(static_cast<double>(e.start + e.dur)) > area)
+      geometry_.t0 = centre - area / 2 * geometry_.ns_per_px;
+    changed();
+    if (at) *at = pointOf(b, best_lane, best_event);
+    return true;
   }
   return false;
 }
 
 void TimelineCanvas::publishRange() {
+  // In the selected run's own clock (the session's ns), else relative to each run's start.
+  int64_t origin = 0;
+  for (const auto& b : data_.blocks)
+    if (b.run >= 0 && b.run == ctx_->current().run) origin = b.origin;
   double area = std::max(1, width() - kLabelWidth);
-  ctx_->setTimeRange({static_cast<int64_t>(geometry_.t_of(0)), static_cast<int64_t>(geometry_.t_of(area))});
+  ctx_->setTimeRange({origin + static_cast<int64_t>(geometry_.t_of(0)), origin + static_cast<int64_t>(geometry_.t_of(area))});
 }
 
 void TimelineCanvas::wheelEvent(QWheelEvent* e) {
+  if (e->angleDelta().y() == 0) return;
   double x = e->position().x() - kLabelWidth;
   geometry_.zoom_at(std::max(0.0, x), e->angleDelta().y() > 0 ? 1.25 : 0.8);
-  update();
-  publishRange();
+  changed();
+  e->accept();
 }
 
 void TimelineCanvas::mousePressEvent(QMouseEvent* e) {
+  setFocus();
   press_ = e->pos();
-  dragging_ = true;
+  dragging_ = e->button() == Qt::LeftButton;
   moved_ = false;
 }
 
@@ -215,40 +264,44 @@ void TimelineCanvas::mouseMoveEvent(QMouseEvent* e) {
       geometry_.pan_px(dx);
       press_ = e->pos();
       moved_ = true;
-      update();
+      changed();
     }
     return;
   }
   Hit h = hitAt(e->pos());
   const auto* s = ctx_->session();
-  if (h.event < 0 || !s) {
+  if (h.event < 0) {
     QToolTip::hideText();
     return;
   }
-  const auto& pe = data_.blocks[h.block].lanes[h.lane].events[h.event];
+  const auto& lane = data_.blocks[h.block].lanes[h.lane];
+  const auto& pe = lane.events[h.event];
   QString tip;
   if (h.count > 1) {
-    tip = QString("%1 events folded (zoom in to see them)").arg(h.count);
-  } else {
+    const auto& last = lane.events[h.event + h.count - 1];
+    tip = QString("%1 events folded over %2 (zoom in to see them)").arg(h.count).arg(duration(last.start + last.dur - pe.start));
+  } else if (s && pe.source >= 0 && pe.source < static_cast<int>(s->timeline.size())) {
     const auto& ev = s->timeline[pe.source];
     tip = QString::fromStdString(ev.name) + "\n" + QString::fromStdString(ev.category) + " · " + duration(ev.dur_ns);
-    if (!ev.kernel.empty()) tip += "\nkernel " + QString::fromStdString(ev.kernel);
+    if (!ev.kernel.empty()) tip += "\nkernel " + QString::fromStdString(ev.kernel) + " (click to select)";
     if (!ev.compile_id.empty()) tip += "\ncompile id " + QString::fromStdString(ev.compile_id);
+  } else {
+    tip = QString::fromStdString(data_.names[pe.name]) + "\n" + QString::fromStdString(data_.names[pe.category]) +
+          " · " + duration(pe.dur);
   }
   QToolTip::showText(e->globalPosition().toPoint(), tip, this);
 }
 
 void TimelineCanvas::mouseReleaseEvent(QMouseEvent* e) {
+  bool was_drag = moved_;
   dragging_ = false;
-  if (moved_) {
-    publishRange();
-    return;
-  }
+  moved_ = false;
+  if (was_drag || e->button() != Qt::LeftButton) return;
   Hit h = hitAt(e->pos());
   const auto* s = ctx_->session();
   if (h.event < 0 || h.count > 1 || !s) return;
   const auto& pe = data_.blocks[h.block].lanes[h.lane].events[h.event];
-  if (pe.source < 0) return;
+  if (pe.source < 0 || pe.source >= static_cast<int>(s->timeline.size())) return;
   const auto& ev = s->timeline[pe.source];
   if (ev.run >= 0) ctx_->setRun(ev.run);
   if (!ev.kernel.empty()) ctx_->selectKernel(ev.kernel, ev.compile_id);
@@ -261,24 +314,37 @@ void TimelineCanvas::keyPressEvent(QKeyEvent* e) {
     case Qt::Key_Minus: case Qt::Key_S: geometry_.zoom_at(area / 2, 0.8); break;
     case Qt::Key_Left: case Qt::Key_A: geometry_.pan_px(area / 8); break;
     case Qt::Key_Right: case Qt::Key_D: geometry_.pan_px(-area / 8); break;
-    case Qt::Key_F: fitAll(); break;
+    case Qt::Key_F: fitAll(); return;
     default: QWidget::keyPressEvent(e); return;
   }
-  update();
-  publishRange();
+  changed();
 }
 
 TimelinePanel::TimelinePanel(SelectionContext* ctx, QWidget* parent) : QWidget(parent), ctx_(ctx) {
   canvas_ = new TimelineCanvas(ctx, this);
+  ruler_ = new TimelineRuler(&canvas_->geometry(), TimelineCanvas::kLabelWidth, this);
   scroll_ = new QScrollArea(this);
   scroll_->setWidget(canvas_);
   scroll_->setWidgetResizable(true);
+  scroll_->setFrameShape(QFrame::NoFrame);
   scroll_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   info_ = new QLabel(this);
+  legend_ = new QLabel(this);
+  legend_->setTextFormat(Qt::RichText);
+  auto* fit = new QPushButton("Fit", this);
+  fit->setToolTip("Show the whole timeline (F)");
+  auto* bar = new QHBoxLayout;
+  bar->addWidget(info_, 1);
+  bar->addWidget(fit);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(2, 2, 2, 2);
-  layout->addWidget(info_);
+  layout->setSpacing(2);
+  layout->addLayout(bar);
+  layout->addWidget(ruler_);
   layout->addWidget(scroll_, 1);
+  layout->addWidget(legend_);
+  connect(fit, &QPushButton::clicked, canvas_, &TimelineCanvas::fitAll);
+  connect(canvas_, &TimelineCanvas::viewChanged, ruler_, qOverload<>(&QWidget::update));
   connect(ctx_, &SelectionContext::selectionChanged, this, &TimelinePanel::onSelection);
   onSelection(ctx_->current(), kSessionPart);
 }
@@ -288,15 +354,34 @@ void TimelinePanel::onSelection(const Selection& sel, unsigned parts) {
     canvas_->setData(sel.session ? pack_timeline(*sel.session) : TimelineData{});
     const auto& d = canvas_->data();
     size_t events = 0;
+    std::set<int> categories;
     for (const auto& b : d.blocks)
-      for (const auto& l : b.lanes) events += l.events.size();
-    info_->setText(sel.session ? QString("%1 events in %2 lanes, %3 blocks · wheel or W/S zoom, drag or A/D pan, F fits")
-                                     .arg(events)
-                                     .arg(d.lane_count())
-                                     .arg(d.blocks.size())
-                               : QString("No timeline: open a session."));
+      for (const auto& l : b.lanes) {
+        events += l.events.size();
+        for (const auto& e : l.events) categories.insert(e.category);
+      }
+    info_->setText(sel.session && events ? QString("%1 events in %2 rows, %3 blocks · wheel or W/S zoom, drag or A/D pan, F fits; "
+                                                   "click a kernel to select it")
+                                               .arg(events)
+                                               .arg(d.lane_count())
+                                               .arg(d.blocks.size())
+                   : sel.session ? QString("This session has no timeline: profile a model to record one.")
+                                 : QString("No timeline: open a session."));
+    QString legend;
+    for (int c : categories)
+      legend += QString("<span style='color:%1'>&#9632;</span>&nbsp;%2&nbsp;&nbsp; ")
+                    .arg(category_colour(d.names[c]).name(), QString::fromStdString(d.names[c]).toHtmlEscaped());
+    if (!legend.isEmpty())
+      legend += QString("<span style='color:%1'>&#9632;</span>&nbsp;folded (narrower than 3 px)").arg(kFold.name());
+    legend_->setText(legend);
   }
-  if (parts & kKernelPart) canvas_->revealKernel(sel.kernel, sel.run);
+  if (parts & (kSessionPart | kKernelPart | kRegionPart)) canvas_->setMarkedKernel(sel.kernel, sel.kernel.empty() ? "" : sel.compile_id);
+  if ((parts & kKernelPart) && !sel.kernel.empty()) {
+    QPoint at;
+    if (canvas_->revealKernel(sel.kernel, sel.compile_id, sel.run, &at) ||
+        canvas_->revealKernel(sel.kernel, sel.compile_id, -1, &at))
+      scroll_->ensureVisible(at.x(), at.y(), 0, TimelineCanvas::kRowHeight * 2);
+  }
   if (parts & (kKernelPart | kRunPart | kSessionPart)) canvas_->update();
 }
 

@@ -1,9 +1,11 @@
 // The timeline: one block of lanes per run (mode · backend), stacked for comparison; lanes per host
-// thread and GPU stream. Painted directly (no item per event) with level of detail; wheel or +/- and
-// W/S zoom around the cursor, drag or arrows and A/D pan, F fits. Clicking an event of a kernel
-// selects that kernel and run; the selected kernel's events are outlined.
+// thread and GPU stream, nested events one row deeper. Painted directly (no item per event) with
+// level of detail; wheel or +/- and W/S zoom around the cursor, drag or arrows and A/D pan, F fits.
+// Clicking an event of a kernel selects that kernel and run; the selected kernel's events are
+// outlined, and a kernel selected elsewhere is scrolled into view.
 #pragma once
 
+#include <QTimer>
 #include <QWidget>
 
 #include "viewers/selection/selection_context.h"
@@ -14,6 +16,8 @@ class QScrollArea;
 
 namespace kiln::viewers {
 
+class TimelineRuler;
+
 class TimelineCanvas : public QWidget {
   Q_OBJECT
  public:
@@ -22,17 +26,24 @@ class TimelineCanvas : public QWidget {
   const TimelineData& data() const { return data_; }
   TimelineGeometry& geometry() { return geometry_; }
   void fitAll();
-  // The event under a point of this widget: (block, lane, event index) or lane -1.
+  // The event under a point of this widget: (block, lane row, event index) or lane -1.
   struct Hit {
     int block = -1, lane = -1, event = -1, count = 0;
   };
   Hit hitAt(QPoint p) const;
   QPoint pointOf(int block, int lane, int event) const;  // centre of an event's bar
-  // Scrolls to the first event of `kernel` in run `run` (any run when -1); false if none.
-  bool revealKernel(const std::string& kernel, int run);
-  static constexpr int kLabelWidth = 170, kRowHeight = 18, kBlockHeader = 20, kRuler = 20;
+  // Scrolls to the first event of `kernel` (of region `compile_id` when given) in run `run` (any
+  // run when -1); `at` receives the event's centre. False if there is none.
+  bool revealKernel(const std::string& kernel, const std::string& compile_id, int run, QPoint* at = nullptr);
+  // Marks the events of this kernel (from the selection).
+  void setMarkedKernel(const std::string& kernel, const std::string& compile_id);
+  static constexpr int kLabelWidth = 170, kRowHeight = 18, kBlockHeader = 20;
   int contentHeight() const;
-  void renderTo(QPainter& p, int width, int height);  // the paint path, for benchmarks
+  // The paint path (also the benchmark's): rows within [y_from, y_to) of this widget.
+  void renderTo(QPainter& p, int width, int y_to, int y_from = 0);
+
+ Q_SIGNALS:
+  void viewChanged();  // zoom or pan
 
  protected:
   void paintEvent(QPaintEvent*) override;
@@ -45,10 +56,14 @@ class TimelineCanvas : public QWidget {
 
  private:
   int laneTop(int block, int lane) const;
+  void changed();  // after zoom/pan: repaint, tell the ruler, publish the range (throttled)
   void publishRange();
   SelectionContext* ctx_;
   TimelineData data_;
   TimelineGeometry geometry_;
+  EventMark mark_;
+  std::vector<int> block_tops_;
+  QTimer publish_;
   QPoint press_;
   bool dragging_ = false;
   bool moved_ = false;
@@ -59,13 +74,16 @@ class TimelinePanel : public QWidget {
  public:
   explicit TimelinePanel(SelectionContext* ctx, QWidget* parent = nullptr);
   TimelineCanvas* canvas() const { return canvas_; }
+  QScrollArea* scrollArea() const { return scroll_; }
 
  private:
   void onSelection(const Selection& sel, unsigned parts);
   SelectionContext* ctx_;
   TimelineCanvas* canvas_ = nullptr;
+  TimelineRuler* ruler_ = nullptr;
   QScrollArea* scroll_ = nullptr;
   QLabel* info_ = nullptr;
+  QLabel* legend_ = nullptr;
 };
 
 }  // namespace kiln::viewers

@@ -1,6 +1,7 @@
 // The graph view: parsing Kiln's IR JSON, module clusters and collapsing, Graphviz layout, and
 // selection linking both ways.
 #include <QGraphicsRectItem>
+#include <QGraphicsSimpleTextItem>
 #include <QGraphicsView>
 #include <QPlainTextEdit>
 #include <QTest>
@@ -9,6 +10,7 @@
 #include "engine/base/error.h"
 #include "engine/report/graphviz_svg.h"
 #include "viewers/graph/graph_panel.h"
+#include "viewers/graph/graphviz_layout.h"
 
 using namespace kiln;
 using namespace kiln::viewers;
@@ -158,4 +160,192 @@ TEST(GraphPanel, BigGraphsStartWithModulesCollapsed) {
   panel.waitForLayout();
   EXPECT_NE(panel.boxItem("module:layer3"), nullptr);
   EXPECT_EQ(panel.boxItem("n95"), nullptr);
+}
+
+TEST(GraphModel, LayoutGivesModuleClustersAroundTheirNodes) {
+  REQUIRE_GRAPHVIZ();
+  auto g = parse_graph_json(small_graph_json());
+  auto layout = layout_graph(g, {});
+  ASSERT_TRUE(layout.error.empty()) << layout.error;
+  std::map<std::string, LaidOutBox> boxes;
+  for (const auto& b : layout.boxes) boxes[b.id] = b;
+  std::map<std::string, LaidOutCluster> clusters;
+  for (const auto& c : layout.clusters) clusters[c.name] = c;
+  ASSERT_EQ(clusters.size(), 3u);  // ff, ff.fc1, ff.fc2
+  EXPECT_EQ(clusters.at("ff").depth, 0);
+  EXPECT_EQ(clusters.at("ff.fc1").depth, 1);
+  auto inside = [](const LaidOutBox& b, const LaidOutCluster& c) {
+    return b.x >= c.x - 0.5 && b.y >= c.y - 0.5 && b.x + b.w <= c.x + c.w + 0.5 && b.y + b.h <= c.y + c.h + 0.5;
+  };
+  EXPECT_TRUE(inside(boxes.at("linear"), clusters.at("ff.fc1")));
+  EXPECT_TRUE(inside(boxes.at("relu"), clusters.at("ff")));
+  EXPECT_FALSE(inside(boxes.at("relu"), clusters.at("ff.fc1")));
+  EXPECT_FALSE(inside(boxes.at("x"), clusters.at("ff")));
+  for (const auto& e : layout.edges) {
+    EXPECT_GE(e.points.size(), 4u);
+    EXPECT_TRUE(e.has_tip);
+  }
+}
+
+TEST(GraphvizLayout, ReadsAnyDotAndNamesWhatIsWrong) {
+  REQUIRE_GRAPHVIZ();
+  auto ok = graphviz_layout("digraph { a [label=\"aten::add\\nf32[4]\"]; a -> b; subgraph cluster_m { label=\"blk\"; b; } }");
+  ASSERT_TRUE(ok.error.empty()) << ok.error;
+  ASSERT_EQ(ok.boxes.size(), 2u);
+  EXPECT_EQ(ok.boxes[0].label, "aten::add\\nf32[4]");
+  ASSERT_EQ(ok.clusters.size(), 1u);
+  EXPECT_EQ(ok.clusters[0].name, "m");
+  EXPECT_EQ(ok.clusters[0].label, "blk");
+  auto bad = graphviz_layout("digraph { a -> ");
+  EXPECT_NE(bad.error.find("DOT does not parse"), std::string::npos) << bad.error;
+  auto big = graphviz_layout("digraph { a -> b -> c }", 2);
+  EXPECT_NE(big.error.find("3 nodes"), std::string::npos) << big.error;
+}
+
+namespace {
+
+// small_session with a profiled run: k0_fused_relu takes 2 x 1.5 us in run 7.
+std::shared_ptr<session::Session> timed_session() {
+  auto s = small_session();
+  session::Run run;
+  run.id = 7;
+  run.mode = "default";
+  run.backend = "kiln";
+  s->runs = {run};
+  for (int i = 0; i < 2; ++i) {
+    session::TimelineEvent e;
+    e.run = 7;
+    e.lane = "host:1";
+    e.name = "k0_fused_relu";
+    e.category = "kernel";
+    e.kernel = "k0_fused_relu";
+    e.compile_id = "[0/0]";
+    e.start_ns = 1000 * i * 10;
+    e.dur_ns = 1500;
+    s->timeline.push_back(e);
+  }
+  return s;
+}
+
+}  // namespace
+
+TEST(GraphPanel, NodesWithoutAKernelAreMarkedExternAndTimesShowPerKernel) {
+  REQUIRE_GRAPHVIZ();
+  SelectionContext ctx;
+  GraphPanel panel(&ctx);
+  panel.resize(800, 600);
+  ctx.setSession(timed_session());
+  ctx.setRun(-1);
+  panel.waitForLayout();
+  // The linears run outside Kiln's kernels (extern calls); relu is fused.
+  EXPECT_EQ(panel.externNodes(), (std::set<std::string>{"linear", "linear_1"}));
+  EXPECT_EQ(panel.detailText("relu"), "k0_fused_relu");  // no run selected: no time
+  ctx.setRun(7);
+  EXPECT_TRUE(panel.detailText("relu").contains("3.0 us")) << panel.detailText("relu").toStdString();
+  QColor tint = panel.boxItem("relu")->brush().color();
+  EXPECT_LT(tint.blue(), tint.red());  // the hottest kernel is tinted warm
+}
+
+TEST(GraphPanel, DotOnlyStagesAreLaidOutWithTheirLabels) {
+  REQUIRE_GRAPHVIZ();
+  auto s = small_session();
+  s->regions[0].graphs.push_back({"imported_dot", "", "", "digraph { n0 [label=\"aten::mm\"]; n1 [label=\"output\"]; n0 -> n1; }"});
+  SelectionContext ctx;
+  GraphPanel panel(&ctx);
+  ctx.setSession(s);
+  ctx.setStage("imported_dot");
+  panel.waitForLayout();
+  ASSERT_NE(panel.boxItem("n0"), nullptr);
+  ASSERT_NE(panel.boxItem("n1"), nullptr);
+  EXPECT_EQ(panel.boxItem("relu"), nullptr);
+  bool labelled = false;
+  for (auto* child : panel.boxItem("n0")->childItems())
+    if (auto* t = dynamic_cast<QGraphicsSimpleTextItem*>(child)) labelled |= t->text() == "aten::mm";
+  EXPECT_TRUE(labelled);
+}
+
+TEST(GraphPanel, SearchExpandsTheModuleOfAMatchAndSelectsIt) {
+  REQUIRE_GRAPHVIZ();
+  auto s = small_session();
+  SelectionContext ctx;
+  GraphPanel panel(&ctx);
+  panel.resize(800, 600);
+  ctx.setSession(s);
+  panel.waitForLayout();
+  panel.showModel(panel.model(), {"ff"});  // everything of ff in one box
+  panel.waitForLayout();
+  ASSERT_NE(panel.boxItem("module:ff"), nullptr);
+  panel.find("relu");
+  panel.waitForLayout();
+  EXPECT_TRUE(panel.collapsed().empty());
+  ASSERT_NE(panel.boxItem("relu"), nullptr);
+  EXPECT_EQ(ctx.current().node, "relu");
+  EXPECT_EQ(panel.highlighted().count("relu"), 1u);
+  panel.find("aten::linear");  // Enter again: the next match
+  EXPECT_EQ(ctx.current().node, "linear");
+  panel.find("aten::linear");
+  EXPECT_EQ(ctx.current().node, "linear_1");
+  panel.find("no_such_op");
+  EXPECT_EQ(ctx.current().node, "linear_1");
+}
+
+TEST(GraphPanel, DoubleClickTogglesAModuleAndStaleLayoutsAreDropped) {
+  REQUIRE_GRAPHVIZ();
+  SelectionContext ctx;
+  GraphPanel panel(&ctx);
+  panel.resize(800, 600);
+  panel.show();
+  ctx.setSession(small_session());
+  panel.waitForLayout();
+  // Two layouts in a row: only the second is drawn.
+  panel.showModel(panel.model(), {"ff"});
+  panel.showModel(panel.model(), {"ff.fc1"});
+  panel.waitForLayout();
+  EXPECT_EQ(panel.boxItem("module:ff"), nullptr);
+  auto* fc1 = panel.boxItem("module:ff.fc1");
+  ASSERT_NE(fc1, nullptr);
+  QPoint at = panel.view()->mapFromScene(fc1->rect().center());
+  QTest::mouseDClick(panel.view()->viewport(), Qt::LeftButton, {}, at);
+  panel.waitForLayout();
+  EXPECT_TRUE(panel.collapsed().empty());
+  EXPECT_NE(panel.boxItem("linear"), nullptr);
+}
+
+TEST(GraphPanel, AKernelChosenElsewhereLightsUpExactlyItsNodesAndIsCentred) {
+  REQUIRE_GRAPHVIZ();
+  // A chain of 60 adds, too long to show at 1:1; kernel k_far computes n50 and n51.
+  std::string json = R"({"name": "forward", "nodes": [)";
+  for (int i = 0; i < 60; ++i) {
+    std::string args = i ? R"([{"ref": "n)" + std::to_string(i - 1) + R"("}])" : "[]";
+    json += std::string(i ? "," : "") + R"({"op": "call_function", "name": "n)" + std::to_string(i) +
+            R"(", "target": "aten::add", "args": )" + args + R"(, "kwargs": {}, "module": "", "outputs": []})";
+  }
+  json += "]}";
+  auto s = std::make_shared<session::Session>();
+  session::CompiledRegion r;
+  r.compile_id = "[0/0]";
+  r.graphs.push_back({"captured", "", json, ""});
+  s->regions = {r};
+  session::Kernel near, far;
+  near.name = "k_near";
+  near.compile_id = far.compile_id = "[0/0]";
+  near.nodes = {"n1", "n2"};
+  far.name = "k_far";
+  far.nodes = {"n50", "n51"};
+  s->kernels = {near, far};
+  SelectionContext ctx;
+  GraphPanel panel(&ctx);
+  panel.resize(600, 400);
+  panel.show();
+  ctx.setSession(s);
+  panel.waitForLayout();
+  ASSERT_EQ(panel.model().nodes.size(), 60u);
+  panel.view()->setTransform(QTransform());  // 1:1: most of the chain is off screen
+  panel.view()->centerOn(panel.boxItem("n0"));
+  ctx.selectKernel("k_far", "[0/0]");
+  EXPECT_EQ(panel.highlighted(), (std::set<std::string>{"n50", "n51"}));
+  QPointF centre = panel.view()->mapToScene(panel.view()->viewport()->rect().center());
+  QRectF around = panel.boxItem("n50")->rect() | panel.boxItem("n51")->rect();
+  EXPECT_LT(QLineF(centre, around.center()).length(), 80);
+  EXPECT_EQ(panel.externNodes().size(), 56u);  // every add outside the two kernels
 }

@@ -1,9 +1,14 @@
 // Timeline geometry, packing, level of detail and selection linking.
+#include <QApplication>
+#include <QImage>
+#include <QPainter>
 #include <QSignalSpy>
+#include <QWheelEvent>
 #include <QTest>
 #include <gtest/gtest.h>
 
 #include "viewers/timeline/timeline_panel.h"
+#include "viewers/timeline/timeline_ruler.h"
 
 using namespace kiln;
 using namespace kiln::viewers;
@@ -135,9 +140,75 @@ TEST(TimelineLanes, OneBlockPerRunAlignedAtItsFirstEvent) {
   ASSERT_EQ(d.blocks.size(), 2u);
   EXPECT_EQ(d.blocks[0].title, "eager · eager");
   EXPECT_EQ(d.blocks[1].title, "default · kiln");
+  EXPECT_EQ(d.blocks[1].origin, 1000000);
   EXPECT_EQ(d.blocks[1].lanes.at(0).events.at(0).start, 0);  // 1 000 000 ns on its own clock
-  EXPECT_EQ(d.blocks[1].lanes.at(0).events.at(1).start, 10000);
+  // The kernel nests inside its region: one row deeper, same lane title.
+  ASSERT_EQ(d.blocks[1].lanes.size(), 2u);
+  EXPECT_EQ(d.blocks[1].lanes[1].depth, 1);
+  EXPECT_EQ(d.blocks[1].lanes[1].title, "host:1");
+  EXPECT_EQ(d.blocks[1].lanes[1].events.at(0).start, 10000);
+  EXPECT_EQ(d.names[d.blocks[1].lanes[1].events[0].kernel], "k0_fused_add_relu");
   EXPECT_EQ(d.blocks[0].lanes.at(0).events.at(1).start, 3000);
+}
+
+TEST(TimelineLanes, NestedEventsTakeDeeperRowsAndSiblingsShareOne) {
+  session::Session s;
+  auto ev = [](const char* name, int64_t start, int64_t dur) {
+    session::TimelineEvent e;
+    e.run = -1;
+    e.lane = "host:7";
+    e.name = name;
+    e.category = "region";
+    e.start_ns = start;
+    e.dur_ns = dur;
+    return e;
+  };
+  // outer [0, 100) holds a [10, 40) and b [50, 90); a holds a1 [20, 30); c [200, 210) is alone.
+  s.timeline = {ev("b", 50, 40), ev("outer", 0, 100), ev("a1", 20, 10), ev("a", 10, 30), ev("c", 200, 10)};
+  auto d = pack_timeline(s);
+  ASSERT_EQ(d.blocks.size(), 1u);
+  EXPECT_EQ(d.blocks[0].title, "compile / import");
+  const auto& rows = d.blocks[0].lanes;
+  ASSERT_EQ(rows.size(), 3u);
+  auto names = [&](const TimelineLane& l) {
+    std::vector<std::string> out;
+    for (const auto& e : l.events) out.push_back(d.names[e.name]);
+    return out;
+  };
+  EXPECT_EQ(names(rows[0]), (std::vector<std::string>{"outer", "c"}));
+  EXPECT_EQ(names(rows[1]), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(names(rows[2]), (std::vector<std::string>{"a1"}));
+  for (const auto& row : rows) {  // no row holds overlapping events (the binary search relies on it)
+    for (size_t i = 1; i < row.events.size(); ++i)
+      EXPECT_GE(row.events[i].start, row.events[i - 1].start + row.events[i - 1].dur);
+  }
+}
+
+TEST(TimelineLanes, FoldsCarryTheMarkOfTheSelectedKernel) {
+  auto lane = lane_of({{0, 1}, {10, 1}, {20, 1}, {30, 1}, {5000, 1}});
+  lane.events[2].kernel = 7;
+  lane.events[2].region = 3;
+  TimelineGeometry g;
+  g.fit(0, 10000, 1000);  // 10 ns per pixel: the first four fold together
+  auto items = visible_items(lane, g, 1000, EventMark{7, 3});
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_EQ(items[0].count, 4);
+  EXPECT_TRUE(items[0].marked);
+  EXPECT_FALSE(items[1].marked);
+  EXPECT_FALSE(visible_items(lane, g, 1000, EventMark{7, 4})[0].marked);  // same name, other region
+  EXPECT_TRUE(visible_items(lane, g, 1000, EventMark{7, -1})[0].marked);   // any region
+  EXPECT_FALSE(visible_items(lane, g, 1000)[0].marked);                     // nothing selected
+}
+
+TEST(TimelineRuler, StepsAreRoundAndAboutAHundredPixels) {
+  EXPECT_DOUBLE_EQ(ruler_step_ns(1.0), 100);
+  EXPECT_DOUBLE_EQ(ruler_step_ns(1.5), 200);
+  EXPECT_DOUBLE_EQ(ruler_step_ns(4.0), 500);
+  EXPECT_DOUBLE_EQ(ruler_step_ns(10000), 1e6);
+  for (double s : {0.3, 7.0, 123.0, 4.5e4}) {
+    EXPECT_GE(ruler_step_ns(s) / s, 100 - 1e-9);
+    EXPECT_LT(ruler_step_ns(s) / s, 500);
+  }
 }
 
 TEST(TimelinePanel, ClickingAKernelEventSelectsKernelAndRun) {
@@ -149,11 +220,12 @@ TEST(TimelinePanel, ClickingAKernelEventSelectsKernelAndRun) {
   ctx.setRun(0);
   auto* canvas = panel.canvas();
   QTest::qWait(10);
-  // The kernel event: block 1 (default · kiln), lane host:1, second event.
-  QPoint at = canvas->pointOf(1, 0, 1);
+  // The kernel event: block 1 (default · kiln), lane host:1, its second row (inside the region).
+  QPoint at = canvas->pointOf(1, 1, 0);
   auto hit = canvas->hitAt(at);
   ASSERT_EQ(hit.block, 1);
-  ASSERT_EQ(hit.event, 1);
+  ASSERT_EQ(hit.lane, 1);
+  ASSERT_EQ(hit.event, 0);
   QTest::mouseClick(canvas, Qt::LeftButton, {}, at);
   EXPECT_EQ(ctx.current().kernel, "k0_fused_add_relu");
   EXPECT_EQ(ctx.current().run, 1);
@@ -176,4 +248,58 @@ TEST(TimelinePanel, AKernelSelectedElsewhereIsScrolledIntoView) {
   EXPECT_NE(canvas->geometry().t0, before);
   EXPECT_GE(x, 0);
   EXPECT_LE(x, area);
+}
+
+TEST(TimelinePanel, ZoomingPublishesTheVisibleRangeThrottled) {
+  SelectionContext ctx;
+  TimelinePanel panel(&ctx);
+  panel.resize(1000, 400);
+  panel.show();
+  ctx.setSession(two_run_session());
+  ctx.setRun(1);
+  QTest::qWait(150);  // the fit's own publication
+  QSignalSpy spy(&ctx, &SelectionContext::selectionChanged);
+  auto* canvas = panel.canvas();
+  QPoint middle(TimelineCanvas::kLabelWidth + 400, 30);
+  for (int i = 0; i < 5; ++i) {
+    QWheelEvent wheel(middle, canvas->mapToGlobal(middle), {}, {0, 120}, Qt::NoButton, {}, Qt::NoScrollPhase, false);
+    QApplication::sendEvent(canvas, &wheel);
+  }
+  EXPECT_EQ(spy.count(), 0);  // not on every step
+  QTest::qWait(250);
+  ASSERT_EQ(spy.count(), 1);
+  EXPECT_TRUE(spy[0][1].toUInt() & kRangePart);
+  // In the selected run's clock: that run's events start at 1 000 000 ns.
+  const auto r = ctx.current().range;
+  double area = canvas->width() - TimelineCanvas::kLabelWidth;
+  EXPECT_EQ(r.start_ns, 1000000 + static_cast<int64_t>(canvas->geometry().t_of(0)));
+  EXPECT_EQ(r.end_ns, 1000000 + static_cast<int64_t>(canvas->geometry().t_of(area)));
+}
+
+TEST(TimelinePanel, KernelEventsInsideFoldsAreMarked) {
+  SelectionContext ctx;
+  TimelinePanel panel(&ctx);
+  panel.resize(1000, 400);
+  panel.show();
+  ctx.setSession(two_run_session());
+  ctx.selectKernel("k0_fused_add_relu", "[0/0]");
+  auto* canvas = panel.canvas();
+  const auto& lane = canvas->data().blocks[1].lanes[1];
+  auto items = visible_items(lane, canvas->geometry(), canvas->width() - TimelineCanvas::kLabelWidth,
+                             EventMark{canvas->data().find("k0_fused_add_relu"), canvas->data().find("[0/0]")});
+  ASSERT_FALSE(items.empty());
+  EXPECT_TRUE(items[0].marked);
+  // Painting outlines it: an orange pixel along the event's top edge.
+  QImage image(canvas->size(), QImage::Format_ARGB32);
+  QPainter p(&image);
+  canvas->renderTo(p, canvas->width(), canvas->height());
+  p.end();
+  QPoint c = canvas->pointOf(1, 1, 0);
+  int top = c.y() - TimelineCanvas::kRowHeight / 2 + 1;
+  bool orange = false;
+  for (int y = top - 1; y <= top + 2; ++y) {
+    QColor px = image.pixelColor(c.x(), y);
+    orange |= px.red() > 200 && px.green() < 140 && px.blue() < 60;
+  }
+  EXPECT_TRUE(orange);
 }
