@@ -78,7 +78,11 @@ GraphModel parse_graph_json(const std::string& text) {
     gn.target = n.contains("target") && n["target"].is_string() ? n["target"].get<std::string>() : "";
     gn.module = n.contains("module") && n["module"].is_string() ? n["module"].get<std::string>() : "";
     if (n.contains("outputs") && n["outputs"].is_array() && !n["outputs"].empty())
-      gn.shape = shape_text(n["outputs"][0].value("meta", nlohmann::json::object()));
+    {
+      const auto meta = n["outputs"][0].value("meta", nlohmann::json::object());
+      gn.shape = shape_text(meta);
+      gn.tensor = meta.is_object() && meta.value("type", "") == "Tensor";
+    }
     std::vector<std::string> r;
     if (n.contains("args")) collect_refs(n["args"], r);
     if (n.contains("kwargs")) collect_refs(n["kwargs"], r);

@@ -17,6 +17,7 @@ struct GraphNode {
   std::string target;  // "aten::linear"
   std::string shape;   // "f32[2, 16, 192]"
   std::string module;  // "ff.fc1"
+  bool tensor = false; // its first output is a tensor (not a scalar, list or shape)
   std::vector<int> inputs;
 };
 

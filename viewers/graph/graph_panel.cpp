@@ -364,8 +364,9 @@ void GraphPanel::applyHighlight() {
     std::string kernel = kit == kernel_of_.end() ? "" : kit->second;
     auto nit = model_.index.find(id);
     const GraphNode* node = nit == model_.index.end() ? nullptr : &model_.nodes[nit->second];
-    bool call = node && node->op == "call_function";
-    bool external = call && kernel.empty() && region_has_kernels;  // runs as an extern call or a fallback
+    // A tensor op outside every generated kernel runs as an extern call (GEMM, conv) or a fallback;
+    // scalar and shape arithmetic runs on the host and is not marked.
+    bool external = node && node->op == "call_function" && node->tensor && kernel.empty() && region_has_kernels;
     QColor fill = id.rfind("module:", 0) == 0 ? QColor(222, 228, 246)
                   : external                  ? QColor(255, 255, 255)
                                               : kernel_colour(kernel);

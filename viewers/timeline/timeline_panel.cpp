@@ -23,7 +23,7 @@ namespace {
 QColor category_colour(const std::string& c) {
   if (c == "kernel") return QColor(66, 133, 244);
   if (c == "extern") return QColor(52, 168, 83);
-  if (c == "region") return QColor(154, 160, 166);
+  if (c == "region") return QColor(121, 134, 203);
   if (c == "guard") return QColor(230, 170, 0);
   if (c == "interpreter" || c == "fallback") return QColor(234, 67, 53);
   if (c == "iteration") return QColor(38, 166, 154);
@@ -43,7 +43,7 @@ QString duration(int64_t ns) {
   return QString::number(ns) + " ns";
 }
 
-const QColor kFold(150, 155, 165), kMark(230, 81, 0);
+const QColor kMark(230, 81, 0);
 
 }  // namespace
 
@@ -109,6 +109,8 @@ void TimelineCanvas::renderTo(QPainter& p, int width, int y_to, int y_from) {
   const QFontMetrics fm(f);
   std::vector<QColor> colours(data_.names.size());
   std::vector<char> coloured(data_.names.size(), 0);
+  const QBrush fold_hatch(QColor(255, 255, 255, 150), Qt::BDiagPattern);
+  QVector<QRectF> folds, marks;
   const Selection& sel = ctx_->current();
   for (int b = 0; b < static_cast<int>(data_.blocks.size()); ++b) {
     const auto& block = data_.blocks[b];
@@ -142,26 +144,37 @@ void TimelineCanvas::renderTo(QPainter& p, int width, int y_to, int y_from) {
       for (const auto& item : visible_items(lane, geometry_, area, mark_)) {
         const auto& e = lane.events[item.first];
         QRectF r(kLabelWidth + item.x0, y + 2, std::max(1.0, item.x1 - item.x0), kRowHeight - 4);
-        if (item.count > 1) {
-          p.fillRect(r, kFold);
+        if (!coloured[e.category]) {
+          colours[e.category] = category_colour(data_.names[e.category]);
+          coloured[e.category] = 1;
+        }
+        if (item.count > 1) {  // a fold: its first event's colour, darker, hatched (below, in one call)
+          p.fillRect(r, colours[e.category].darker(125));
+          folds.push_back(r);
         } else {
-          if (!coloured[e.category]) {
-            colours[e.category] = category_colour(data_.names[e.category]);
-            coloured[e.category] = 1;
-          }
           p.fillRect(r, colours[e.category]);
-          if (r.width() > 40) {
+          // The label over the bar's visible part (a long span's start may be off screen).
+          QRectF shown = r.intersected(QRectF(kLabelWidth, y, area, kRowHeight));
+          if (shown.width() > 40) {
             p.setPen(Qt::white);
-            p.drawText(r.adjusted(3, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
+            p.drawText(shown.adjusted(3, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
                        fm.elidedText(QString::fromStdString(data_.names[e.name]), Qt::ElideRight,
-                                     static_cast<int>(r.width()) - 5));
+                                     static_cast<int>(shown.width()) - 5));
           }
         }
-        if (item.marked) {
-          p.setPen(QPen(kMark, 2));
-          p.setBrush(Qt::NoBrush);
-          p.drawRect(r.adjusted(-1, -1, 1, 1));
-        }
+        if (item.marked) marks.push_back(r.adjusted(-1, -1, 1, 1));
+      }
+      if (!folds.isEmpty()) {
+        p.setPen(Qt::NoPen);
+        p.setBrush(fold_hatch);
+        p.drawRects(folds);
+        folds.clear();
+      }
+      if (!marks.isEmpty()) {
+        p.setPen(QPen(kMark, 2));
+        p.setBrush(Qt::NoBrush);
+        p.drawRects(marks);
+        marks.clear();
       }
       p.restore();
     }
@@ -372,7 +385,7 @@ void TimelinePanel::onSelection(const Selection& sel, unsigned parts) {
       legend += QString("<span style='color:%1'>&#9632;</span>&nbsp;%2&nbsp;&nbsp; ")
                     .arg(category_colour(d.names[c]).name(), QString::fromStdString(d.names[c]).toHtmlEscaped());
     if (!legend.isEmpty())
-      legend += QString("<span style='color:%1'>&#9632;</span>&nbsp;folded (narrower than 3 px)").arg(kFold.name());
+      legend += "hatched: events narrower than 3 px folded together (hover for the count)";
     legend_->setText(legend);
   }
   if (parts & (kSessionPart | kKernelPart | kRegionPart)) canvas_->setMarkedKernel(sel.kernel, sel.kernel.empty() ? "" : sel.compile_id);

@@ -67,6 +67,8 @@ TEST(GraphModel, ParsesNodesShapesModulesAndEdges) {
   EXPECT_EQ(fc1.module, "ff.fc1");
   EXPECT_EQ(fc1.inputs, std::vector<int>{0});
   EXPECT_EQ(g.nodes[g.index.at("output")].inputs, std::vector<int>{3});  // refs inside nested lists
+  EXPECT_TRUE(fc1.tensor);
+  EXPECT_FALSE(g.nodes[g.index.at("output")].tensor);
   EXPECT_THROW(parse_graph_json("{\"nodes\": 3}"), kiln::Error);
   EXPECT_THROW(parse_graph_json("not json"), kiln::Error);
 }
@@ -318,7 +320,7 @@ TEST(GraphPanel, AKernelChosenElsewhereLightsUpExactlyItsNodesAndIsCentred) {
   for (int i = 0; i < 60; ++i) {
     std::string args = i ? R"([{"ref": "n)" + std::to_string(i - 1) + R"("}])" : "[]";
     json += std::string(i ? "," : "") + R"({"op": "call_function", "name": "n)" + std::to_string(i) +
-            R"(", "target": "aten::add", "args": )" + args + R"(, "kwargs": {}, "module": "", "outputs": []})";
+            R"(", "target": "aten::add", "args": )" + args + R"(, "kwargs": {}, "module": "", "outputs": [{"name": "o", "meta": {"type": "Tensor", "dtype": "float32", "shape": [4]}}]})";
   }
   json += "]}";
   auto s = std::make_shared<session::Session>();

@@ -125,6 +125,34 @@ TEST(TimelineLanes, NarrowNeighboursFoldAndWideEventsStay) {
   EXPECT_EQ(items.size(), 11u);  // events at 0..100 ns (the one at 100 touches the edge)
 }
 
+TEST(TimelineLanes, DenseLanesFoldIntoFewItemsAndCountEveryEvent) {
+  // 200,000 events of 1 ns every 5 ns, a 40 ns event every 997 events.
+  TimelineLane lane;
+  for (int i = 0; i < 200000; ++i) {
+    int64_t dur = i % 997 == 0 ? 4 : 1;
+    lane.events.push_back({static_cast<int64_t>(i) * 5, dur, 0, 0, -1});
+    lane.max_dur = std::max(lane.max_dur, dur);
+  }
+  lane.events[123456].kernel = 3;
+  for (double width : {1000.0, 1600.0}) {
+    TimelineGeometry g;
+    g.fit(100000, 900000, width);  // 800 ns per pixel: the window holds 160,000 events
+    auto items = visible_items(lane, g, width, EventMark{3, -1});
+    int total = 0, marked = 0;
+    for (const auto& it : items) {
+      total += it.count;
+      marked += it.marked;
+      EXPECT_LE(it.x1 - it.x0, kFoldPx * 4 + 1);
+      EXPECT_GE(it.x0, -1);
+    }
+    // Every event overlapping the window exactly once (the first one starts at 100,000 ns).
+    EXPECT_EQ(total, 900000 / 5 - 100000 / 5 + 1);
+    EXPECT_EQ(marked, 1);
+    EXPECT_LT(items.size(), static_cast<size_t>(width));  // folded to well under one item per pixel
+    for (size_t i = 1; i < items.size(); ++i) EXPECT_EQ(items[i].first, items[i - 1].first + items[i - 1].count);
+  }
+}
+
 TEST(TimelineLanes, BinarySearchFindsLongEventsThatStartedBeforeTheWindow) {
   auto lane = lane_of({{0, 1000000}, {500000, 10}, {900000, 10}});
   TimelineGeometry g;
