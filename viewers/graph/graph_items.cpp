@@ -109,7 +109,7 @@ DrawnGraph draw_graph(QGraphicsScene& scene, const GraphLayout& layout, const Gr
       int count = m == members.end() ? 0 : m->second;
       double top = b.y + (b.h - 2 * line) / 2;
       text(QString::fromStdString(b.id.substr(7)), top, bold, QColor(30, 40, 90));
-      text(QString("%1 nodes · double-click to expand").arg(count), top + line, small, QColor(60, 70, 110));
+      text(QString("%1 nodes (double-click)").arg(count), top + line, small, QColor(60, 70, 110));
       item->setBrush(QColor(222, 228, 246));
       item->setPen(QPen(QColor(90, 100, 160), 1.5));
       item->setToolTip(QString::fromStdString("module " + b.id.substr(7) + " collapsed (" + std::to_string(count) + " nodes)"));

@@ -299,6 +299,14 @@ void GraphPanel::build(const GraphLayout& layout) {
                        .arg(breaks ? QString(", %1 graph break(s)").arg(breaks) : QString()));
   scene_->setSceneRect(scene_->itemsBoundingRect().adjusted(-20, -20, 20, 20));
   fit();
+  // A long, narrow graph fitted whole is unreadable: start at its top, as wide as the view allows
+  // (F or Fit still shows all of it).
+  if (view_->transform().m11() < 0.35) {
+    QRectF all = scene_->itemsBoundingRect();
+    double s = std::clamp(0.95 * view_->viewport()->width() / std::max(1.0, all.width()), 0.5, 1.0);
+    view_->setTransform(QTransform::fromScale(s, s));
+    view_->centerOn(all.center().x(), all.top() + view_->viewport()->height() / (2 * s));
+  }
   applyHighlight();
   if (!pending_.empty()) {
     std::string node = pending_;
