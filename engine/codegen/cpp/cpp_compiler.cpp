@@ -76,7 +76,14 @@ std::string cpp_compiler_id() {
   return id;
 }
 
+// A sanitized Kiln (cmake/Sanitizers.cmake) compiles its kernels with the same sanitizers.
+#ifdef KILN_KERNEL_SANITIZE_FLAGS
+std::string cpp_flags() {
+  return std::string("-O3 -march=native -fopenmp -fPIC -shared -std=c++17 -fno-math-errno ") + KILN_KERNEL_SANITIZE_FLAGS;
+}
+#else
 std::string cpp_flags() { return "-O3 -march=native -fopenmp -fPIC -shared -std=c++17 -fno-math-errno"; }
+#endif
 
 std::string kiln_cache_dir() {
   if (const char* d = std::getenv("KILN_CACHE_DIR"); d && *d) return d;
