@@ -4,6 +4,7 @@
 #include <regex>
 
 #include "engine/base/error.h"
+#include "engine/model/zip_directory.h"
 #include "engine/model/model_impl.h"
 
 #include <torch/cuda.h>
@@ -49,44 +50,6 @@ void check_file(const std::string& path) {
   if (got == 0) throw Error(path + ": file is empty, not a TorchScript archive");
   if (got < 4 || magic[0] != 'P' || magic[1] != 'K' || magic[2] != 3 || magic[3] != 4)
     throw Error(path + ": not a TorchScript archive (not a zip file; save the model with torch.jit.save)");
-}
-
-uint32_t le(const std::string& b, size_t at, int bytes) {
-  uint32_t v = 0;
-  for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(b[at + i]);
-  return v;
-}
-
-// The entry names of a zip's central directory, or nothing when it cannot be read simply (zip64,
-// damage: LibTorch's own reader then decides and explains).
-std::optional<std::vector<std::string>> zip_entry_names(const std::string& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return std::nullopt;
-  const int64_t size = in.tellg();
-  const int64_t tail_size = std::min<int64_t>(size, 22 + 65535);
-  std::string tail(tail_size, '\0');
-  in.seekg(size - tail_size);
-  if (!in.read(tail.data(), tail_size)) return std::nullopt;
-  for (int64_t at = tail_size - 22; at >= 0; --at) {
-    if (le(tail, at, 4) != 0x06054b50) continue;  // end of central directory
-    const uint32_t count = le(tail, at + 10, 2), cd_size = le(tail, at + 12, 4), cd_offset = le(tail, at + 16, 4);
-    if (cd_offset == 0xffffffffu || static_cast<int64_t>(cd_offset) + cd_size > size) return std::nullopt;
-    std::string cd(cd_size, '\0');
-    in.clear();
-    in.seekg(cd_offset);
-    if (!in.read(cd.data(), cd_size)) return std::nullopt;
-    std::vector<std::string> names;
-    size_t p = 0;
-    for (uint32_t i = 0; i < count; ++i) {
-      if (p + 46 > cd.size() || le(cd, p, 4) != 0x02014b50) return std::nullopt;
-      const size_t name_len = le(cd, p + 28, 2), extra = le(cd, p + 30, 2), comment = le(cd, p + 32, 2);
-      if (p + 46 + name_len > cd.size()) return std::nullopt;
-      names.push_back(cd.substr(p + 46, name_len));
-      p += 46 + name_len + extra + comment;
-    }
-    return names;
-  }
-  return std::nullopt;
 }
 
 // A zip whose central directory lists no version record is refused here: LibTorch's reader
