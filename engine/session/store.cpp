@@ -43,6 +43,19 @@ void remove_db_files(const std::string& db) {
   fs::remove(db + "-shm", ec);
 }
 
+// Renames a finished temporary session over `path`. A WAL left beside an older file at `path`
+// would be replayed onto the new one: it is removed first.
+void move_into_place(const std::string& tmp, const std::string& path) {
+  std::error_code ec;
+  fs::remove(path + "-wal", ec);
+  fs::remove(path + "-shm", ec);
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    remove_db_files(tmp);
+    throw Error(path + ": cannot write session (" + ec.message() + ")");
+  }
+}
+
 uint32_t big_endian(const unsigned char* p, int n) {
   uint32_t v = 0;
   for (int i = 0; i < n; ++i) v = (v << 8) | p[i];
@@ -148,15 +161,7 @@ void save_session(const std::string& path, const Session& s) {
     remove_db_files(tmp);
     throw;
   }
-  // A WAL left beside an older file at `path` would be replayed onto the new one: remove it first.
-  std::error_code ec;
-  fs::remove(path + "-wal", ec);
-  fs::remove(path + "-shm", ec);
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    remove_db_files(tmp);
-    throw Error(path + ": cannot write session (" + ec.message() + ")");
-  }
+  move_into_place(tmp, path);
 }
 
 Session load_session(const std::string& path) {
@@ -213,14 +218,7 @@ SessionWriter::SessionWriter(const std::string& path, const Session& header) : i
     remove_db_files(tmp);
     throw;
   }
-  std::error_code ec;
-  fs::remove(path + "-wal", ec);
-  fs::remove(path + "-shm", ec);
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    remove_db_files(tmp);
-    throw Error(path + ": cannot write session (" + ec.message() + ")");
-  }
+  move_into_place(tmp, path);
   try {
     impl_->db = std::make_unique<SqliteDb>(path, SqliteDb::Mode::ReadWrite);
     impl_->db->exec("PRAGMA synchronous = NORMAL");  // per connection (WAL is kept in the file)

@@ -11,19 +11,14 @@
 #include "viewers/breaks/break_table_model.h"
 #include "viewers/common/code_view.h"
 
+#include "viewers/common/row_table.h"
+
 namespace kiln::viewers {
 
 BreaksPanel::BreaksPanel(SelectionContext* ctx, QWidget* parent)
     : QWidget(parent), ctx_(ctx), model_(new BreakTableModel(this)) {
-  table_ = new QTableView(this);
-  table_->setObjectName("breaksTable");
+  table_ = make_row_table(this, "breaksTable");
   table_->setModel(model_);
-  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
-  table_->setSelectionMode(QAbstractItemView::SingleSelection);
-  table_->setAlternatingRowColors(true);
-  table_->setWordWrap(false);
-  table_->verticalHeader()->hide();
-  table_->horizontalHeader()->setStretchLastSection(true);
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
 
   detail_ = new QLabel(this);

@@ -12,19 +12,14 @@
 #include "viewers/comparison/run_table_model.h"
 #include "viewers/comparison/speedup_chart.h"
 
+#include "viewers/common/row_table.h"
+
 namespace kiln::viewers {
 
 ComparisonPanel::ComparisonPanel(SelectionContext* ctx, QWidget* parent)
     : QWidget(parent), ctx_(ctx), model_(new RunTableModel(this)) {
-  table_ = new QTableView(this);
-  table_->setObjectName("runTable");
+  table_ = make_row_table(this, "runTable");
   table_->setModel(model_);
-  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
-  table_->setSelectionMode(QAbstractItemView::SingleSelection);
-  table_->setAlternatingRowColors(true);
-  table_->setWordWrap(false);
-  table_->verticalHeader()->hide();
-  table_->horizontalHeader()->setStretchLastSection(true);
 
   chart_ = new SpeedupChart(this);
   chart_->setObjectName("speedupChart");

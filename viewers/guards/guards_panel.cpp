@@ -16,21 +16,11 @@
 #include "viewers/guards/guard_tree_model.h"
 #include "viewers/guards/recompile_table_model.h"
 
+#include "viewers/common/row_table.h"
+
 namespace kiln::viewers {
 
 namespace {
-QTableView* make_table(QWidget* parent, const char* name) {
-  auto* t = new QTableView(parent);
-  t->setObjectName(name);
-  t->setSelectionBehavior(QAbstractItemView::SelectRows);
-  t->setSelectionMode(QAbstractItemView::SingleSelection);
-  t->setAlternatingRowColors(true);
-  t->setWordWrap(false);
-  t->verticalHeader()->hide();
-  t->horizontalHeader()->setStretchLastSection(true);
-  return t;
-}
-
 // The entry before `compile_id` in the same region ("[2/1]" → "[2/0]"), "" when none.
 std::string previous_entry(const session::Session& s, const std::string& compile_id) {
   const auto* r = find_region(s, compile_id);
@@ -73,7 +63,7 @@ GuardsPanel::GuardsPanel(SelectionContext* ctx, QWidget* parent)
   tree_->setUniformRowHeights(true);
   tree_->header()->setStretchLastSection(true);
 
-  recompiles_ = make_table(this, "recompileTable");
+  recompiles_ = make_row_table(this, "recompileTable");
   recompiles_->setModel(recompileModel_);
 
   auto* diffPage = new QWidget(this);
@@ -82,7 +72,7 @@ GuardsPanel::GuardsPanel(SelectionContext* ctx, QWidget* parent)
   before_->setObjectName("diffBefore");
   after_->setObjectName("diffAfter");
   diffSummary_ = new QLabel(diffPage);
-  diff_ = make_table(diffPage, "guardDiff");
+  diff_ = make_row_table(diffPage, "guardDiff");
   diff_->setModel(diffModel_);
   diff_->horizontalHeader()->setSectionResizeMode(GuardDiffModel::Change, QHeaderView::ResizeToContents);
   diff_->horizontalHeader()->setSectionResizeMode(GuardDiffModel::Before, QHeaderView::Stretch);

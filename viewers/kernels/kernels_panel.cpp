@@ -15,21 +15,9 @@
 #include "viewers/kernels/kernel_source_lines.h"
 #include "viewers/kernels/kernel_table_model.h"
 
-namespace kiln::viewers {
+#include "viewers/common/row_table.h"
 
-namespace {
-QTableView* make_table(QWidget* parent, const char* name) {
-  auto* t = new QTableView(parent);
-  t->setObjectName(name);
-  t->setSelectionBehavior(QAbstractItemView::SelectRows);
-  t->setSelectionMode(QAbstractItemView::SingleSelection);
-  t->setAlternatingRowColors(true);
-  t->setWordWrap(false);
-  t->verticalHeader()->hide();
-  t->horizontalHeader()->setStretchLastSection(true);
-  return t;
-}
-}  // namespace
+namespace kiln::viewers {
 
 KernelsPanel::KernelsPanel(SelectionContext* ctx, QWidget* parent)
     : QWidget(parent),
@@ -37,7 +25,7 @@ KernelsPanel::KernelsPanel(SelectionContext* ctx, QWidget* parent)
       model_(new KernelTableModel(this)),
       autotuneModel_(new AutotuneTableModel(this)),
       fusionModel_(new FusionTableModel(this)) {
-  table_ = make_table(this, "kernelTable");
+  table_ = make_row_table(this, "kernelTable");
   table_->setModel(model_);
   timesFrom_ = new QLabel(this);
   auto* tableBox = new QWidget(this);
@@ -65,9 +53,9 @@ KernelsPanel::KernelsPanel(SelectionContext* ctx, QWidget* parent)
   launch_->setWordWrap(true);
   launch_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   launch_->setMargin(6);
-  autotune_ = make_table(this, "autotuneTable");
+  autotune_ = make_row_table(this, "autotuneTable");
   autotune_->setModel(autotuneModel_);
-  fusion_ = make_table(this, "fusionTable");
+  fusion_ = make_row_table(this, "fusionTable");
   fusion_->setModel(fusionModel_);
 
   auto* nodesBox = new QWidget(this);

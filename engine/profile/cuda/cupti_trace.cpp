@@ -72,6 +72,18 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_recor
   *max_records = 0;
 }
 
+// The fields kernel, memcpy and memset records share.
+template <typename Record>
+void device_fields(GpuActivity& a, const Record* r, int64_t offset_ns) {
+  a.start_ns = static_cast<int64_t>(r->start) + offset_ns;
+  a.end_ns = static_cast<int64_t>(r->end) + offset_ns;
+  a.device = r->deviceId;
+  a.stream = r->streamId;
+  a.correlation = r->correlationId;
+  a.graph_node = r->graphNodeId;
+  a.graph_id = r->graphId;
+}
+
 void convert(const CUpti_Activity* rec, Collector& c) {
   auto t = [&](uint64_t ts) { return static_cast<int64_t>(ts) + c.offset_ns; };
   GpuActivity a;
@@ -81,45 +93,27 @@ void convert(const CUpti_Activity* rec, Collector& c) {
       auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(rec);
       a.kind = GpuActivityKind::Kernel;
       a.name = demangle(k->name);
-      a.start_ns = t(k->start);
-      a.end_ns = t(k->end);
-      a.device = k->deviceId;
-      a.stream = k->streamId;
-      a.correlation = k->correlationId;
+      device_fields(a, k, c.offset_ns);
       a.grid[0] = k->gridX, a.grid[1] = k->gridY, a.grid[2] = k->gridZ;
       a.block[0] = k->blockX, a.block[1] = k->blockY, a.block[2] = k->blockZ;
       a.registers = k->registersPerThread;
       a.shared_bytes = k->staticSharedMemory + k->dynamicSharedMemory;
-      a.graph_node = k->graphNodeId;
-      a.graph_id = k->graphId;
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
       auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(rec);
       a.kind = GpuActivityKind::Memcpy;
       a.name = copy_kind(m->copyKind);
-      a.start_ns = t(m->start);
-      a.end_ns = t(m->end);
-      a.device = m->deviceId;
-      a.stream = m->streamId;
-      a.correlation = m->correlationId;
+      device_fields(a, m, c.offset_ns);
       a.bytes = m->bytes;
-      a.graph_node = m->graphNodeId;
-      a.graph_id = m->graphId;
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
       auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(rec);
       a.kind = GpuActivityKind::Memset;
       a.name = "memset";
-      a.start_ns = t(m->start);
-      a.end_ns = t(m->end);
-      a.device = m->deviceId;
-      a.stream = m->streamId;
-      a.correlation = m->correlationId;
+      device_fields(a, m, c.offset_ns);
       a.bytes = m->bytes;
-      a.graph_node = m->graphNodeId;
-      a.graph_id = m->graphId;
       break;
     }
     case CUPTI_ACTIVITY_KIND_RUNTIME:

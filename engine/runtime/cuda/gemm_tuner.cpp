@@ -114,6 +114,7 @@ bool GemmTuner::run(size_t comp, const torch::jit::Node* n, capture::Interpreter
     double cublas_ms = time_ms([&] { ref = interp.exec_node(n, env).at(0).toTensor(); });
     g->table.push_back({"cuBLAS (LibTorch aten::linear)", cublas_ms, false});
     double best = cublas_ms;
+    size_t chosen_row = 0;  // cuBLAS unless a template beats it
     std::string why_not;
     if (!fits) why_not = "operands not contiguous float32 with a 2-D weight";
     else if (!at::globalContext().allowTF32CuBLAS()) why_not = "TF32 is off for matmul (PyTorch's default policy)";
@@ -139,15 +140,12 @@ bool GemmTuner::run(size_t comp, const torch::jit::Node* n, capture::Interpreter
         if (ms < best) {
           best = ms;
           g->chosen = c;
+          chosen_row = g->table.size() - 1;
         }
       } catch (const Error& e) {
         g->table.push_back({text + " - failed: " + e.what(), 0, false});
       }
     }
-    size_t chosen_row = 0;
-    for (size_t i = 0; i < g->table.size(); ++i)
-      if ((g->chosen < 0 && i == 0) || (g->chosen >= 0 && g->table[i].config == codegen::gemm_config_text(kConfigs[g->chosen])))
-        chosen_row = i;
     g->table[chosen_row].chosen = true;
   }
   if (g->chosen < 0 || !fits) return false;
