@@ -1,4 +1,5 @@
-// kiln compile MODEL.pt --input 8x64 [--backend kiln|eager|aot_eager] [--mode default] [--dump DIR] [--json]
+// kiln compile MODEL.pt --input 8x64 [--backend kiln|eager|aot_eager] [--mode default] [--conv-layout L]
+//   [--dump DIR] [--json]
 #include <cstdlib>
 #include <iostream>
 #include <memory>
@@ -19,6 +20,7 @@ struct CompileArgs {
   std::string dump;
   std::string dynamic = "auto";
   std::string device = "cpu";
+  std::string conv_layout = "auto";
   std::vector<std::string> plugins;
   int checks = 3;
   bool json = false;
@@ -36,6 +38,9 @@ int run(const CompileArgs& a) {
   api::CaptureOptions o;
   o.backend = a.backend;
   o.mode = a.mode;
+  if (a.conv_layout != "auto" && a.conv_layout != "channels-last" && a.conv_layout != "contiguous")
+    throw Error("--conv-layout '" + a.conv_layout + "': use auto, channels-last or contiguous");
+  o.conv_layout = a.conv_layout;
   if (a.dynamic == "true") o.dynamic = true;
   else if (a.dynamic == "false") o.dynamic = false;
   else if (a.dynamic != "auto") throw Error("--dynamic '" + a.dynamic + "': use auto, true or false");
@@ -63,6 +68,9 @@ std::function<int()> add_compile(CLI::App& app) {
   cmd->add_option("--mode", args->mode, "default, reduce-overhead or max-autotune")->capture_default_str();
   cmd->add_option("--dynamic", args->dynamic, "auto, true or false")->capture_default_str();
   cmd->add_option("--device", args->device, "cpu (C++ kernels) or cuda (CUDA kernels through NVRTC)")->capture_default_str();
+  cmd->add_option("--conv-layout", args->conv_layout,
+                  "Storage of convolution chains: auto (channels-last on cuda), channels-last or contiguous")
+      ->capture_default_str();
   cmd->add_option("--dump", args->dump, "Write every stage (captured graph, loop IR, fusion, source) under DIR "
                                         "(also KILN_DUMP_DIR)");
   cmd->add_option("--plugin", args->plugins, "Load backends from a shared library");

@@ -64,14 +64,19 @@ struct KernelExpr {
     return "0";
   }
 
-  // Row-major offset of an index into computation c.
+  // Offset of an index into computation c: row-major, or along c's layout (storage order).
   std::string offset(int c, const std::vector<IExpr>& idx, const std::vector<std::string>& vars) {
-    const auto& sizes = p.program.comps[c].sizes;
+    const Comp& comp = p.program.comps[c];
+    const auto& sizes = comp.sizes;
+    const auto order = lowering::storage_order(comp);
     std::string off;
     for (size_t d = 0; d < idx.size(); ++d) {
+      // The stride of dim d: the sizes of the dims stored inside it.
+      size_t pos = 0;
+      while (pos < order.size() && order[pos] != static_cast<int>(d)) ++pos;
       std::string stride;
-      for (size_t k = d + 1; k < sizes.size(); ++k) {
-        std::string s = size(sizes[k]);
+      for (size_t j = pos + 1; j < order.size(); ++j) {
+        std::string s = size(sizes[order[j]]);
         if (s == "1LL") continue;
         stride += (stride.empty() ? "" : " * ") + s;
       }

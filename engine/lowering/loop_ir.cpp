@@ -1,5 +1,6 @@
 #include "engine/lowering/loop_ir.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <sstream>
@@ -204,6 +205,21 @@ const char* comp_kind_name(Comp::Kind k) {
   return "?";
 }
 
+std::vector<int> storage_order(const Comp& c) {
+  if (!c.layout.empty()) return c.layout;
+  std::vector<int> order(c.sizes.size());
+  for (size_t d = 0; d < order.size(); ++d) order[d] = static_cast<int>(d);
+  return order;
+}
+
+std::string layout_name(const std::vector<int>& layout) {
+  if (layout.empty()) return "";
+  if (layout == std::vector<int>{0, 2, 3, 1}) return "channels-last";
+  std::string s = "dims(";
+  for (size_t i = 0; i < layout.size(); ++i) s += (i ? "," : "") + std::to_string(layout[i]);
+  return s + ")";
+}
+
 static std::string sizes_str(const std::vector<Sym>& s) {
   std::string out = "[";
   for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + capture::sym_str(s[i]);
@@ -217,6 +233,7 @@ std::string loop_program_text(const LoopProgram& p) {
   for (size_t i = 0; i < p.comps.size(); ++i) {
     const Comp& c = p.comps[i];
     os << c.name << " = " << comp_kind_name(c.kind) << (c.is_view ? "(view)" : "") << " " << sizes_str(c.sizes);
+    if (!c.layout.empty()) os << " " << layout_name(c.layout);
     switch (c.kind) {
       case Comp::Kind::Input: os << " input " << c.input; break;
       case Comp::Kind::Constant: os << " " << c.attr; break;
@@ -262,6 +279,14 @@ std::vector<std::string> verify(const LoopProgram& p) {
     for (int d : p.comps[i].deps)
       if (d < 0 || static_cast<size_t>(d) >= i) problems.push_back(p.comps[i].name + " depends on a later computation");
     check(p.comps[i].body, i);
+    const auto& layout = p.comps[i].layout;
+    if (!layout.empty()) {
+      std::vector<int> sorted = layout;
+      std::sort(sorted.begin(), sorted.end());
+      bool perm = sorted.size() == p.comps[i].sizes.size();
+      for (size_t d = 0; perm && d < sorted.size(); ++d) perm = sorted[d] == static_cast<int>(d);
+      if (!perm) problems.push_back(p.comps[i].name + " has a layout that is not a permutation of its dims");
+    }
   }
   for (int o : p.outputs)
     if (o < 0 || static_cast<size_t>(o) >= p.comps.size()) problems.push_back("an output does not exist");

@@ -69,6 +69,9 @@ struct Comp {
   Kind kind = Kind::Pointwise;
   std::string name;              // the IR value it computes ("linear", "x")
   std::vector<Sym> sizes;        // output sizes
+  // Storage order of the dims, outermost first: channels-last 4-d is {0, 2, 3, 1} (N, H, W, C).
+  // Empty: row-major. Loads stay logical (one index per dim); only offsets and loop order change.
+  std::vector<int> layout;
   ir::DType dtype = ir::DType::Float32;
   bool is_view = false;          // pointwise that only moves indices (never worth a kernel of its own)
   // Pointwise: body over vars 0..rank-1. Reduction: body over vars 0..rank-1 (output) then
@@ -85,10 +88,16 @@ struct Comp {
   std::string target;            // the aten op for Extern/Fallback; the op lowered for others
   std::string why_fallback;      // Fallback: why it has no lowering
   std::vector<int> deps;         // computations this one reads (Load targets or extern inputs)
+  std::vector<int> operands;     // Extern/Fallback: tensor arguments in argument order (-1: not a tensor)
   std::vector<std::string> provenance;  // IR nodes this computation comes from
 };
 
 const char* comp_kind_name(Comp::Kind k);
+
+// The storage order of c's dims, outermost first (its layout, or 0..rank-1).
+std::vector<int> storage_order(const Comp& c);
+// Layout names for dumps: "" for row-major, "channels-last" for {0, 2, 3, 1}, else "dims(0,2,1)".
+std::string layout_name(const std::vector<int>& layout);
 
 struct LoopProgram {
   std::vector<Comp> comps;       // topological order
@@ -99,7 +108,8 @@ struct LoopProgram {
 };
 
 std::string loop_program_text(const LoopProgram& p);
-// Invariants: deps point backwards; loads index every dim of their target; outputs exist.
+// Invariants: deps point backwards; loads index every dim of their target; outputs exist; a
+// layout is a permutation of the dims.
 std::vector<std::string> verify(const LoopProgram& p);
 
 }  // namespace kiln::lowering

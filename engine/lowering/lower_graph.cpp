@@ -338,7 +338,11 @@ void lower_extern(LoweringContext& cx, bool fallback, const std::string& why) {
     if (v.kind == Val::Kind::TensorList)
       for (int t : v.tensors) c.deps.push_back(t);
   };
-  for (const auto& a : n.args) deps(a);
+  for (const auto& a : n.args) {
+    Val v = cx.value(a);
+    c.operands.push_back(v.kind == Val::Kind::Tensor ? v.comp : -1);
+    deps(a);
+  }
   std::sort(c.deps.begin(), c.deps.end());
   c.deps.erase(std::unique(c.deps.begin(), c.deps.end()), c.deps.end());
   int id = cx.add(std::move(c));

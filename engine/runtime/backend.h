@@ -21,6 +21,9 @@ namespace kiln::runtime {
 
 struct BackendOptions {
   std::string mode = "default";  // default, reduce-overhead, max-autotune
+  // Storage of convolution chains: "auto" (channels-last on the GPU, where cuDNN's tensor-core
+  // kernels want NHWC), "channels-last" or "contiguous".
+  std::string conv_layout = "auto";
 };
 
 struct StageDump {

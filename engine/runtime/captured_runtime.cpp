@@ -202,6 +202,7 @@ void CapturedRuntime::run_region(int r, Env& env) {
   try {
     BackendOptions bo;
     bo.mode = options_.mode;
+    bo.conv_layout = options_.conv_layout;
     {
       profile::Span compile_span("compile", "compile " + id + " (" + backend_->name() + ")", id);
       fn = backend_->compile(entry, region, bo, art);

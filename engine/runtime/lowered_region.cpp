@@ -1,5 +1,6 @@
 #include "engine/runtime/lowered_region.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "engine/base/error.h"
@@ -9,6 +10,48 @@
 namespace kiln::runtime {
 
 using lowering::Comp;
+
+namespace {
+
+// Strides of `sizes` stored along `layout` (row-major when empty).
+std::vector<int64_t> layout_strides(const std::vector<int64_t>& sizes, const std::vector<int>& layout) {
+  std::vector<int64_t> strides(sizes.size(), 1);
+  int64_t step = 1;
+  for (size_t j = sizes.size(); j-- > 0;) {
+    const size_t d = layout.empty() ? j : static_cast<size_t>(layout[j]);
+    strides[d] = step;
+    step *= std::max<int64_t>(sizes[d], 1);
+  }
+  return strides;
+}
+
+// t itself when it is stored densely along `layout` (strides of size-1 dims do not matter),
+// else a copy that is.
+at::Tensor to_layout(const at::Tensor& t, const std::vector<int>& layout) {
+  if (layout.empty() || static_cast<size_t>(t.dim()) != layout.size()) return t.contiguous();
+  auto strides = layout_strides(t.sizes().vec(), layout);
+  bool dense = true;
+  for (int64_t d = 0; d < t.dim(); ++d)
+    if (t.size(d) > 1 && t.stride(d) != strides[d]) dense = false;
+  if (dense) return t;
+  auto out = at::empty_strided(t.sizes(), strides, t.options());
+  out.copy_(t);
+  return out;
+}
+
+}  // namespace
+
+at::Tensor LoweredRegionFn::constant_in_layout(size_t comp, const at::Tensor& value) {
+  const auto& layout = fused_.program.comps[comp].layout;
+  if (layout.empty()) return value.contiguous();
+  // Parameters rarely change: convert once, again only when the tensor or its version does.
+  auto& slot = layout_cache_[comp];
+  if (slot.source.defined() && slot.source.is_same(value) && slot.version == value._version()) return slot.converted;
+  slot.source = value;
+  slot.version = value._version();
+  slot.converted = to_layout(value, layout);
+  return slot.converted;
+}
 
 LoweredRegionFn::LoweredRegionFn(const capture::CompiledRegion& entry, const capture::RegionStatic& region,
                                  lowering::LoweredRegion lowered, fusion::FusedProgram fused,
@@ -63,11 +106,11 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
   for (size_t c = 0; c < prog.comps.size(); ++c) {
     const Comp& comp = prog.comps[c];
     if (comp.kind == Comp::Kind::Input) {
-      bufs[c] = capture::lookup(env, region_inputs_[comp.input]).toTensor().contiguous();
+      bufs[c] = to_layout(capture::lookup(env, region_inputs_[comp.input]).toTensor(), comp.layout);
     } else if (comp.kind == Comp::Kind::Constant) {
       auto it = value_of_.find(comp.name);
       if (it == value_of_.end()) throw Error("kiln backend: constant " + comp.name + " has no value");
-      bufs[c] = capture::lookup(env, it->second).toTensor().contiguous();
+      bufs[c] = constant_in_layout(c, capture::lookup(env, it->second).toTensor());
     }
   }
   // Host ops: sizes of computed tensors from their (symbolic) sizes, the rest through the interpreter.
@@ -104,10 +147,12 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
     if (!fused_.realized[c] || (comp.kind != Comp::Kind::Pointwise && comp.kind != Comp::Kind::Reduction)) continue;
     auto st = comp.dtype == ir::DType::Bool ? at::kBool : at::kFloat;
     auto options = at::TensorOptions().dtype(st).device(device);
-    if (poison_ || probe)
-      bufs[c] = st == at::kBool ? at::ones(eval_sizes(comp.sizes), options) : at::full(eval_sizes(comp.sizes), NAN, options);
-    else
-      bufs[c] = at::empty(eval_sizes(comp.sizes), options);
+    auto sizes = eval_sizes(comp.sizes);
+    bufs[c] = at::empty_strided(sizes, layout_strides(sizes, comp.layout), options);
+    if (poison_ || probe) {
+      if (st == at::kBool) bufs[c].fill_(true);
+      else bufs[c].fill_(NAN);
+    }
   }
   std::vector<void*> ptrs(prog.comps.size(), nullptr);
   auto refresh = [&](size_t c) { ptrs[c] = bufs[c].defined() ? bufs[c].data_ptr() : nullptr; };
@@ -137,7 +182,7 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
       if (!(extern_hook_ && !probe && extern_hook_(step.index, n, env, interp, out)))
         out = interp.exec_node(n, env).at(0).toTensor();
     }
-    out = out.contiguous();
+    out = to_layout(out, comp.layout);
     auto expect = eval_sizes(comp.sizes);
     if (out.sizes().vec() != expect)
       throw Error("kiln backend: " + comp.target + " returned sizes " + c10::str(out.sizes()) + ", lowering expected " +

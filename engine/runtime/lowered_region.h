@@ -46,6 +46,13 @@ class LoweredRegionFn : public CompiledFn {
 
  private:
   void run_steps(capture::Interpreter& interp, capture::Interpreter::Env& env, StepProbe* probe);
+  // A constant (parameter) stored in its computation's layout; converted copies are kept.
+  at::Tensor constant_in_layout(size_t comp, const at::Tensor& value);
+  struct LayoutCopy {
+    at::Tensor source, converted;
+    int64_t version = -1;
+  };
+  std::map<size_t, LayoutCopy> layout_cache_;
   std::vector<const torch::jit::Node*> graph_nodes_;
   std::unordered_map<const torch::jit::Value*, std::string> name_of_;
   std::map<std::string, const torch::jit::Value*> value_of_;

@@ -6,6 +6,7 @@
 #include "engine/codegen/cpp/cpp_compiler.h"
 #include "engine/codegen/cpp/emit_cpp.h"
 #include "engine/ir/print_text.h"
+#include "engine/lowering/channels_last.h"
 #include "engine/lowering/lower_graph.h"
 #include "engine/runtime/lowered_region.h"
 #if KILN_WITH_CUDA
@@ -68,9 +69,14 @@ class KilnBackend : public runtime::Backend {
       return nullptr;
     }
     art.stage_ms.push_back({"lower", ms_since(t0)});
-    std::string loop_text = lowering::loop_program_text(lowered.program);
-    art.stages.push_back({"10_lowered.txt", loop_text});
-    art.stages.push_back({"20_loops_before_fusion.txt", loop_text});
+    bool on_gpu = false;
+    for (const auto& n : graph.nodes)
+      if (n.op == ir::NodeOp::Placeholder && !n.outputs.empty() && n.outputs[0].meta.device.rfind("cuda", 0) == 0)
+        on_gpu = true;
+    art.stages.push_back({"10_lowered.txt", lowering::loop_program_text(lowered.program)});
+    if (options.conv_layout == "channels-last" || (options.conv_layout == "auto" && on_gpu))
+      lowering::choose_channels_last(lowered.program);
+    art.stages.push_back({"20_loops_before_fusion.txt", lowering::loop_program_text(lowered.program)});
     auto t1 = Clock::now();
     fusion::FusionOptions fo;
     fo.fuse = fuse_;
@@ -89,10 +95,6 @@ class KilnBackend : public runtime::Backend {
     for (const auto& n : graph.nodes)
       if (n.op == ir::NodeOp::CallFunction && !n.outputs.empty())
         notes.push_back({n.name(), n.target, n.loc.str() + (n.module_path.empty() ? "" : " in " + n.module_path)});
-    bool on_gpu = false;
-    for (const auto& n : graph.nodes)
-      if (n.op == ir::NodeOp::Placeholder && !n.outputs.empty() && n.outputs[0].meta.device.rfind("cuda", 0) == 0)
-        on_gpu = true;
     if (on_gpu) return compile_cuda(entry, region, options, art, std::move(lowered), std::move(fused), notes);
     auto t2 = Clock::now();
     std::string source = codegen::emit_cpp(fused, notes);
@@ -122,7 +124,6 @@ class KilnBackend : public runtime::Backend {
       sk.launch_config = k.kind == fusion::FusedKernel::Kind::Row ? "row kernel, OpenMP over rows" : "pointwise, OpenMP over the outer loop";
       art.kernels.push_back(std::move(sk));
     }
-    (void)options;
     return std::make_unique<runtime::LoweredRegionFn>(entry, region, std::move(lowered), std::move(fused),
                                                       std::move(calls), keep);
   }

@@ -21,11 +21,12 @@ struct CompiledModel {
 };
 
 inline CompiledModel compile_example(const std::string& name, const std::string& input,
-                                     const std::string& backend = "kiln") {
+                                     const std::string& backend = "kiln", const std::string& conv_layout = "auto") {
   CompiledModel cm;
   cm.model = model::load_model(example(name));
   capture::CaptureOptions o;
   o.backend = backend;
+  o.conv_layout = conv_layout;
   o.dynamic = false;
   cm.rt = std::make_unique<runtime::CapturedRuntime>(cm.model, o);
   std::ostringstream printed;

@@ -42,13 +42,16 @@ const char* ctype(ir::DType t) {
 struct Emitter : KernelExpr {
   using KernelExpr::KernelExpr;
 
+  // Opens one loop per dim, nested row-major or along `order` (a storage order, outermost first);
+  // vars are named by dim either way.
   void loops_open(std::ostringstream& os, const std::vector<Sym>& sizes, size_t first_var, const std::string& indent,
-                  bool parallel, std::vector<std::string>& vars) {
-    for (size_t d = 0; d < sizes.size(); ++d) {
-      std::string v = "i" + std::to_string(first_var + d);
-      vars.push_back(v);
-      std::string pad = indent + std::string(2 * d, ' ');
-      if (d == 0 && parallel) os << pad << "#pragma omp parallel for if(" << size_product(sizes) << " > 16384)\n";
+                  bool parallel, std::vector<std::string>& vars, const std::vector<int>& order = {}) {
+    for (size_t d = 0; d < sizes.size(); ++d) vars.push_back("i" + std::to_string(first_var + d));
+    for (size_t j = 0; j < sizes.size(); ++j) {
+      const size_t d = order.empty() ? j : static_cast<size_t>(order[j]);
+      const std::string& v = vars[vars.size() - sizes.size() + d];
+      std::string pad = indent + std::string(2 * j, ' ');
+      if (j == 0 && parallel) os << pad << "#pragma omp parallel for if(" << size_product(sizes) << " > 16384)\n";
       os << pad << "for (int64_t " << v << " = 0; " << v << " < " << size(sizes[d]) << "; ++" << v << ") {\n";
     }
   }
@@ -74,7 +77,7 @@ struct Emitter : KernelExpr {
   void pointwise_kernel(std::ostringstream& os, const FusedKernel& k) {
     const auto& sizes = p.program.comps[k.comps[0]].sizes;
     std::vector<std::string> vars;
-    loops_open(os, sizes, 0, "  ", true, vars);
+    loops_open(os, sizes, 0, "  ", true, vars, p.program.comps[k.comps[0]].layout);
     std::string pad = "  " + std::string(2 * sizes.size(), ' ');
     for (int c : k.comps) {
       const Comp& comp = p.program.comps[c];

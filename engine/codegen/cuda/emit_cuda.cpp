@@ -30,13 +30,17 @@ struct CudaEmitter : KernelExpr {
 
 
 
-  // Decomposes a flat index into the loop variables of `sizes` (row-major), first var `first`.
+  // Decomposes a flat index into the loop variables of `sizes`, first var `first`: row-major, or
+  // along `order` (a storage order, outermost first) so consecutive flat indices walk memory.
   void unflatten(std::ostringstream& os, const std::string& flat, const std::vector<Sym>& sizes, size_t first,
-                 const std::string& pad, std::vector<std::string>& vars) {
+                 const std::string& pad, std::vector<std::string>& vars, std::vector<int> order = {}) {
+    if (order.empty())
+      for (size_t d = 0; d < sizes.size(); ++d) order.push_back(static_cast<int>(d));
     std::string rest = flat;
-    for (size_t d = sizes.size(); d-- > 0;) {
+    for (size_t j = order.size(); j-- > 0;) {
+      const size_t d = static_cast<size_t>(order[j]);
       std::string v = "i" + std::to_string(first + d);
-      if (d == 0) os << pad << "const long long " << v << " = " << rest << ";\n";
+      if (j == 0) os << pad << "const long long " << v << " = " << rest << ";\n";
       else {
         os << pad << "const long long " << v << " = " << rest << " % " << size(sizes[d]) << ";\n";
         os << pad << "const long long q" << first + d << " = " << rest << " / " << size(sizes[d]) << ";\n";
@@ -62,6 +66,7 @@ struct CudaEmitter : KernelExpr {
   // iteration's own shape, read (or written) at the element's own position.
   std::set<int> vector_buffers(const FusedKernel& k, const std::vector<Sym>& sizes) {
     std::set<int> out;
+    const auto order = lowering::storage_order(p.program.comps[k.comps[0]]);
     std::vector<std::string> probe;
     for (size_t d = 0; d < sizes.size(); ++d) probe.push_back("i" + std::to_string(d));
     std::vector<lowering::IExpr> ident;
@@ -71,7 +76,8 @@ struct CudaEmitter : KernelExpr {
       if (cs.size() != sizes.size()) return false;
       for (size_t d = 0; d < cs.size(); ++d)
         if (size(cs[d]) != size(sizes[d])) return false;
-      return p.program.comps[c].dtype == ir::DType::Float32 && p.realized[c];
+      return p.program.comps[c].dtype == ir::DType::Float32 && p.realized[c] &&
+             lowering::storage_order(p.program.comps[c]) == order;
     };
     std::set<int> rejected;
     std::function<void(const VExpr&)> walk = [&](const VExpr& e) {
@@ -93,20 +99,24 @@ struct CudaEmitter : KernelExpr {
     return out;
   }
 
+  // The flat index walks the storage order of the kernel's first computation (channels-last
+  // kernels run with the channel innermost), so its own buffers are read and written in order.
   void pointwise(std::ostringstream& os, const FusedKernel& k, int width) {
     const auto& sizes = p.program.comps[k.comps[0]].sizes;
+    const auto& layout = p.program.comps[k.comps[0]].layout;
+    const int inner = layout.empty() ? static_cast<int>(sizes.size()) - 1 : layout.back();
     std::string total = size_product(sizes);
     os << "  const long long total = " << total << ";\n";
     if (width == 1) {
       os << "  for (long long flat = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; flat < total; flat += "
             "static_cast<long long>(gridDim.x) * blockDim.x) {\n";
       std::vector<std::string> vars;
-      unflatten(os, "flat", sizes, 0, "    ", vars);
+      unflatten(os, "flat", sizes, 0, "    ", vars, layout);
       element(os, k, vars, "    ");
       os << "  }\n";
       return;
     }
-    // `width` consecutive elements per thread: the innermost size is a multiple of width, so they
+    // `width` consecutive elements per thread: the innermost stored size is a multiple of width, so they
     // share every index but the innermost, and (when every vector buffer is 16-byte aligned) each
     // buffer read or written at the element's own position moves as one float4.
     std::set<int> vec = vector_buffers(k, sizes);
@@ -124,10 +134,9 @@ struct CudaEmitter : KernelExpr {
     os << "  for (long long base = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * " << width
        << "; base < total; base += static_cast<long long>(gridDim.x) * blockDim.x * " << width << ") {\n";
     std::vector<std::string> vars;
-    unflatten(os, "base", sizes, 0, "    ", vars);
-    std::string last = vars.empty() ? "" : vars.back();
+    unflatten(os, "base", sizes, 0, "    ", vars, layout);
     std::vector<std::string> lane_vars = vars;
-    if (!lane_vars.empty()) lane_vars.back() = "(" + last + " + lane)";
+    if (!lane_vars.empty()) lane_vars[inner] = "(" + vars[inner] + " + lane)";
     if (!vec.empty()) {
       os << "    if (vec16) {\n";
       for (int c : vec)
@@ -235,9 +244,11 @@ bool warp_per_row(const fusion::FusedProgram& p, const FusedKernel& k) {
 }
 
 int vector_width(const fusion::FusedProgram& p, const FusedKernel& k) {
-  const auto& sizes = p.program.comps[k.comps[0]].sizes;
-  if (sizes.empty() || !capture::sym_is_const(sizes.back())) return 1;
-  return sizes.back()->value % 4 == 0 ? 4 : 1;
+  const Comp& first = p.program.comps[k.comps[0]];
+  if (first.sizes.empty()) return 1;
+  const auto& inner = first.sizes[lowering::storage_order(first).back()];
+  if (!capture::sym_is_const(inner)) return 1;
+  return inner->value % 4 == 0 ? 4 : 1;
 }
 
 }  // namespace

@@ -1,0 +1,27 @@
+// Layout choice for convolutions: channels-last (NHWC) storage through a region's conv chains.
+//
+// GPU convolutions run on tensor cores in NHWC; fed NCHW tensors, cuDNN transposes every input,
+// weight and output around each call. choose_channels_last rewrites layouts only (no values):
+//
+// choose_channels_last(program)
+//   pre:  program verifies (lowering's output, before fusion).
+//   post: every 4-d convolution extern stores its output channels-last ({0, 2, 3, 1}) and reads
+//         its weight channels-last (the runtime converts a constant once and keeps it); its
+//         input, when computed in the region by a pointwise computation, is stored channels-last;
+//         4-d pointwise computations that read a channels-last buffer of their own shape at their
+//         own position follow it (so conv → batch_norm → relu → add stays NHWC end to end and
+//         every kernel reads and writes contiguously), as do pooling fallbacks of a channels-last
+//         input. Region outputs keep the row-major layout callers get from eager.
+//   returns the number of computations given a layout.
+#pragma once
+
+#include "engine/lowering/loop_ir.h"
+
+namespace kiln::lowering {
+
+int choose_channels_last(LoopProgram& program);
+
+// True for the aten ops the pass treats as 2-d convolutions.
+bool is_conv2d_target(const std::string& target);
+
+}  // namespace kiln::lowering

@@ -1,0 +1,132 @@
+// The channels-last layout pass: loop IR before/after (golden), which computations take the
+// layout and which keep row-major, and the compiled conv chain against LibTorch eager on the CPU
+// (the C++ kernels honour layouts the same way the CUDA ones do).
+#include "engine/lowering/channels_last.h"
+
+#include <gtest/gtest.h>
+
+#include "engine/lowering/lower_graph.h"
+#include "engine/runtime/check_model.h"
+#include "tests/support/compile_support.h"
+
+using namespace kiln;
+
+namespace {
+
+lowering::LoweredRegion lower_example(const char* model, const char* input) {
+  auto cm = test::compile_example(model, input, "eager");
+  auto regions = cm.rt->regions();
+  return lowering::lower_graph(regions.at(0).entries.at(0).graph);
+}
+
+const lowering::Comp& named(const lowering::LoopProgram& p, const std::string& name) {
+  for (const auto& c : p.comps)
+    if (c.name == name) return c;
+  throw std::runtime_error("no computation " + name);
+}
+
+const std::vector<int> kNhwc = {0, 2, 3, 1};
+
+}  // namespace
+
+TEST(ChannelsLast, BeforeAfterGolden) {
+  auto lowered = lower_example("tiny_resnet.pt", "2x3x16x16");
+  std::string text = "# before\n" + lowering::loop_program_text(lowered.program);
+  int changed = lowering::choose_channels_last(lowered.program);
+  text += "\n# after (" + std::to_string(changed) + " computations channels-last)\n" +
+          lowering::loop_program_text(lowered.program);
+  EXPECT_TRUE(lowering::verify(lowered.program).empty());
+  auto diff = test::check_golden("lowering/tiny_resnet.pt.channels_last.txt", text);
+  EXPECT_TRUE(diff.empty()) << diff;
+}
+
+TEST(ChannelsLast, ConvChainWeightsAndFollowersTakeTheLayoutOthersKeepRowMajor) {
+  auto lowered = lower_example("tiny_resnet.pt", "2x3x16x16");
+  auto& p = lowered.program;
+  lowering::choose_channels_last(p);
+  for (const char* conv : {"conv2d", "conv2d_1", "conv2d_2"}) EXPECT_EQ(named(p, conv).layout, kNhwc) << conv;
+  for (const char* w : {"stem_weight", "c1_weight", "c2_weight"}) EXPECT_EQ(named(p, w).layout, kNhwc) << w;
+  // batch_norm → relu → conv, and the residual add after the last conv, all follow.
+  for (const char* pw : {"batch_norm", "result", "batch_norm_1", "result_1", "y", "add", "result_2"})
+    EXPECT_EQ(named(p, pw).layout, kNhwc) << pw;
+  // The region input (the caller's tensor), per-channel parameters, the pooled rows, the head.
+  for (const char* rm : {"x", "bn0_weight", "adaptive_avg_pool2d_sum", "adaptive_avg_pool2d", "flatten", "linear"})
+    EXPECT_TRUE(named(p, rm).layout.empty()) << rm;
+}
+
+TEST(ChannelsLast, RegionOutputsAndNonConstantWeightsStayRowMajorAndNoConvChangesNothing) {
+  using namespace lowering;
+  LoopProgram p;
+  auto sizes = [](std::initializer_list<int64_t> v) {
+    std::vector<Sym> s;
+    for (auto x : v) s.push_back(capture::sym_const(x));
+    return s;
+  };
+  Comp x;
+  x.kind = Comp::Kind::Input;
+  x.name = "x";
+  x.sizes = sizes({1, 4, 8, 8});
+  Comp w = x;
+  w.name = "w";  // a weight that is a region input, not a parameter
+  w.input = 1;
+  w.sizes = sizes({4, 4, 3, 3});
+  Comp conv;
+  conv.kind = Comp::Kind::Extern;
+  conv.name = "conv";
+  conv.target = "aten::conv2d";
+  conv.sizes = sizes({1, 4, 6, 6});
+  conv.operands = {0, 1};
+  conv.deps = {0, 1};
+  Comp relu;
+  relu.kind = Comp::Kind::Pointwise;
+  relu.name = "relu";
+  relu.sizes = conv.sizes;
+  relu.body = ve_unary("relu", ve_load(2, {ie_var(0), ie_var(1), ie_var(2), ie_var(3)}));
+  relu.deps = {2};
+  p.comps = {x, w, conv, relu};
+  p.outputs = {3};
+  EXPECT_EQ(choose_channels_last(p), 1);  // only the conv itself
+  EXPECT_EQ(p.comps[2].layout, kNhwc);
+  EXPECT_TRUE(p.comps[1].layout.empty());
+  EXPECT_TRUE(p.comps[3].layout.empty());  // the region's output: callers get row-major
+  EXPECT_TRUE(verify(p).empty());
+
+  auto mlp = lower_example("small_mlp.pt", "4x64");
+  auto before = loop_program_text(mlp.program);
+  EXPECT_EQ(choose_channels_last(mlp.program), 0);
+  EXPECT_EQ(loop_program_text(mlp.program), before);
+}
+
+TEST(ChannelsLast, VerifyRejectsALayoutThatIsNotAPermutation) {
+  auto lowered = lower_example("tiny_resnet.pt", "2x3x16x16");
+  for (auto& c : lowered.program.comps)
+    if (c.name == "result") c.layout = {0, 2, 2, 1};
+  auto problems = lowering::verify(lowered.program);
+  ASSERT_FALSE(problems.empty());
+  EXPECT_NE(problems[0].find("result has a layout that is not a permutation"), std::string::npos) << problems[0];
+}
+
+TEST(ChannelsLast, CompiledConvChainMatchesEagerOnTheCpu) {
+  auto cm = test::compile_example("tiny_resnet.pt", "2x3x16x16", "kiln", "channels-last");
+  ASSERT_TRUE(cm.stages.count("30_kernels.cpp")) << cm.artifacts.note;
+  const auto& loops = cm.stages["20_loops_before_fusion.txt"];
+  EXPECT_NE(loops.find("conv2d = extern [2, 16, 16, 16] channels-last aten::conv2d"), std::string::npos) << loops;
+  // k0_relu runs its loops in storage order: batch, row, column, then the channel innermost.
+  const auto& src = cm.stages["30_kernels.cpp"];
+  auto k0 = src.find("void k0_relu");
+  ASSERT_NE(k0, std::string::npos) << src;
+  auto i0 = src.find("for (int64_t i0 ", k0), i2 = src.find("for (int64_t i2 ", k0), i3 = src.find("for (int64_t i3 ", k0),
+       i1 = src.find("for (int64_t i1 ", k0);
+  EXPECT_TRUE(i0 < i2 && i2 < i3 && i3 < i1) << src.substr(k0, 1200);
+  // Against eager on fresh random inputs; tolerance 1e-4 relative (float32 convolutions in
+  // another memory order sum in another order).
+  EXPECT_LE(test::relative_error(cm, "2x3x16x16"), 1e-4);
+  // The accuracy checker poisons every kernel buffer (NaN) before the compiled run.
+  runtime::CheckOptions o;
+  o.capture.backend = "kiln";
+  o.capture.conv_layout = "channels-last";
+  auto r = runtime::check_model(cm.model, {parse_input_spec("2x3x16x16")}, o);
+  EXPECT_TRUE(r.match) << runtime::check_text(r);
+  auto contiguous = test::compile_example("tiny_resnet.pt", "2x3x16x16", "kiln", "contiguous");
+  EXPECT_EQ(contiguous.stages["20_loops_before_fusion.txt"].find("channels-last"), std::string::npos);
+}
