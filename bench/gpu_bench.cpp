@@ -85,6 +85,8 @@ KilnMode run_kiln(const model::Model& m, const at::Tensor& x, const at::Tensor& 
   capture::CaptureOptions o;
   o.backend = backend;
   o.mode = mode;
+  // KILN_CONV_LAYOUT=contiguous measures the convolution chains without channels-last (A/B).
+  if (const char* layout = std::getenv("KILN_CONV_LAYOUT"); layout && *layout) o.conv_layout = layout;
   std::ostringstream printed;
   auto t0 = Clock::now();
   auto cold = std::make_unique<runtime::CapturedRuntime>(m, o);

@@ -1,6 +1,7 @@
 #include "plugins/kiln/kiln_backend.h"
 
 #include <chrono>
+#include <set>
 
 #include "engine/base/error.h"
 #include "engine/codegen/cpp/cpp_compiler.h"
@@ -10,6 +11,8 @@
 #include "engine/lowering/lower_graph.h"
 #include "engine/runtime/lowered_region.h"
 #if KILN_WITH_CUDA
+#include <ATen/Context.h>
+
 #include "engine/codegen/cuda/emit_cuda.h"
 #include "engine/codegen/cuda/nvrtc_compiler.h"
 #include "engine/runtime/cuda/cuda_driver.h"
@@ -206,10 +209,32 @@ class KilnBackend : public runtime::Backend {
     std::shared_ptr<void> keep = set;
     auto region_fn = std::make_unique<runtime::LoweredRegionFn>(entry, region, std::move(lowered), std::move(fused),
                                                                 std::move(calls), keep);
-    if (gemms)
-      region_fn->set_extern_hook([gemms](size_t comp, const torch::jit::Node* n, capture::Interpreter::Env& env,
-                                         capture::Interpreter& interp, at::Tensor& out) {
-        return gemms->run(comp, n, env, interp, out);
+    // max-autotune also lets cuDNN time its algorithms for every convolution (benchmark mode,
+    // per shape, on the first call: the warm-up before a CUDA graph records).
+    std::set<size_t> convs;
+    if (options.mode == "max-autotune")
+      for (const auto& step : fused.steps)
+        if (step.kind == fusion::Step::Kind::Extern && lowering::is_conv2d_target(fused.program.comps[step.index].target))
+          convs.insert(static_cast<size_t>(step.index));
+    for (auto& e : art.externs)
+      if (!convs.empty() && e.rfind("aten::conv", 0) == 0) e += " (cuDNN benchmark mode: algorithm chosen by timing)";
+    if (gemms || !convs.empty())
+      region_fn->set_extern_hook([gemms, convs](size_t comp, const torch::jit::Node* n, capture::Interpreter::Env& env,
+                                                capture::Interpreter& interp, at::Tensor& out) {
+        if (convs.count(comp)) {
+          auto& ctx = at::globalContext();
+          const bool before = ctx.benchmarkCuDNN();
+          ctx.setBenchmarkCuDNN(true);
+          try {
+            out = interp.exec_node(n, env).at(0).toTensor();
+          } catch (...) {
+            ctx.setBenchmarkCuDNN(before);
+            throw;
+          }
+          ctx.setBenchmarkCuDNN(before);
+          return true;
+        }
+        return gemms && gemms->run(comp, n, env, interp, out);
       });
     std::unique_ptr<runtime::CompiledFn> fn = std::move(region_fn);
     if (options.mode == "reduce-overhead" || options.mode == "max-autotune")
