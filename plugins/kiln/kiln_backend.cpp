@@ -158,11 +158,21 @@ class KilnBackend : public runtime::Backend {
       for (size_t v = 1; v < k.variants.size(); ++v) names.push_back(k.variants[v].function);
     }
     if (!names.empty()) {
-      auto bin = codegen::compile_cuda(source, cuda::device_arch());
-      art.cache_hit = bin.cache_hit;
-      art.stage_ms.push_back({"nvrtc", bin.compile_ms});
+      // One translation unit per kernel, compiled in parallel and cached one by one.
+      auto units = codegen::cuda_units(source, info);
+      auto bins = codegen::compile_cuda_units(units, cuda::device_arch());
+      art.cache_hit = bins.all_cached;
+      art.compiler_invocations = 0;
+      for (const auto& b : bins.units) art.compiler_invocations += b.cache_hit ? 0 : 1;
+      art.stage_ms.push_back({"nvrtc", bins.wall_ms});
       auto t3 = Clock::now();
-      set->module = std::make_shared<cuda::Module>(bin.cubin, names);
+      for (size_t u = 0; u < bins.units.size(); ++u) {
+        std::vector<std::string> fns;
+        if (units.size() == 1) fns = names;
+        else
+          for (const auto& v : info[u].variants) fns.push_back(v.function);
+        set->modules.push_back(std::make_shared<cuda::Module>(bins.units[u].cubin, fns));
+      }
       art.stage_ms.push_back({"load", ms_since(t3)});
     }
     for (const auto& k : fused.kernels) {
@@ -180,7 +190,8 @@ class KilnBackend : public runtime::Backend {
       sk.launch_config = row ? (warp ? "one warp per row, 8 rows per 256-thread block" : "one block per row, 256 threads")
                              : "grid-stride, 256 threads, " + std::to_string(ki ? ki->vector_width : 1) +
                                    " elements per thread";
-      if (set->module) sk.registers = set->module->registers(k.name);
+      for (size_t u = 0; u < info.size() && !set->modules.empty(); ++u)
+        if (info[u].name == k.name) sk.registers = set->module(u).registers(k.name);
       art.kernels.push_back(std::move(sk));
     }
     // max-autotune: every linear extern also races cuBLAS against Kiln's TF32 GEMM template.

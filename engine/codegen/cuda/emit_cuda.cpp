@@ -253,6 +253,15 @@ int vector_width(const fusion::FusedProgram& p, const FusedKernel& k) {
 
 }  // namespace
 
+std::vector<std::string> cuda_units(const std::string& source, const std::vector<CudaKernelInfo>& info) {
+  std::vector<std::string> units;
+  for (const auto& k : info) {
+    if (k.source_end <= k.source_begin || k.source_end > source.size() || k.prelude_end > k.source_begin) return {source};
+    units.push_back(source.substr(0, k.prelude_end) + source.substr(k.source_begin, k.source_end - k.source_begin));
+  }
+  return units;
+}
+
 std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>& notes,
                       std::vector<CudaKernelInfo>* info, bool variants) {
   CudaEmitter em(p, KernelExpr::Dialect::Cuda);
@@ -288,6 +297,7 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
        << "  return v;\n}\n";
   }
   os << "\n";
+  const size_t prelude_end = static_cast<size_t>(os.tellp());
   for (const auto& k : p.kernels) {
     int width = k.kind == FusedKernel::Kind::Row ? 1 : vector_width(p, k);
     std::ostringstream head;
@@ -311,6 +321,7 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
       forms.push_back({k.name + "_w1", 1, false});
     }
     if (variants && row) forms.push_back({k.name + (warp ? "_block" : "_warp"), 1, !warp});
+    const size_t begin = static_cast<size_t>(os.tellp());
     for (const auto& f : forms) {
       if (f.function == k.name) os << head.str();
       else if (row) os << "// " << k.name << " with " << (f.warp_per_row ? "one warp" : "one block")
@@ -331,6 +342,9 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
       ki.range = ki.row ? k.outer : p.program.comps[k.comps[0]].sizes;
       ki.vector_width = width;
       ki.variants = forms;
+      ki.prelude_end = prelude_end;
+      ki.source_begin = begin;
+      ki.source_end = static_cast<size_t>(os.tellp());
       info->push_back(ki);
     }
   }

@@ -34,9 +34,17 @@ struct CudaKernelInfo {
   // per thread also come with 2 and 1 (functions "<name>_w2", "<name>_w1"), and row kernels with
   // the other row mapping ("<name>_block" or "<name>_warp"), for autotuning.
   std::vector<CudaKernelVariant> variants;
+  // Where the kernel sits in the source: its functions (variants included) are
+  // [source_begin, source_end); [0, prelude_end) is what every kernel shares (types, helpers).
+  size_t prelude_end = 0, source_begin = 0, source_end = 0;
 };
 
 std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>& notes = {},
                       std::vector<CudaKernelInfo>* info = nullptr, bool variants = false);
+
+// The source as one translation unit per kernel (the shared prelude + that kernel's functions),
+// so kernels compile in parallel and each is cached on its own. None without kernels; [source]
+// when info's offsets do not fit the source.
+std::vector<std::string> cuda_units(const std::string& source, const std::vector<CudaKernelInfo>& info);
 
 }  // namespace kiln::codegen

@@ -2,11 +2,16 @@
 
 #include <nvrtc.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <atomic>
+#include <exception>
+#include <functional>
 #include <sstream>
+#include <thread>
 #include <unistd.h>
 
 #include "engine/base/error.h"
@@ -80,12 +85,42 @@ CubinResult compile_cuda(const std::string& source, const std::string& arch) {
   check(nvrtcGetCUBIN(prog, out.cubin.data()), "get CUBIN");
   nvrtcDestroyProgram(&prog);
   out.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  fs::path tmp = dir / (std::string(key) + "." + std::to_string(::getpid()) + ".tmp");
+  // Unique per process and thread: units compile in parallel.
+  fs::path tmp = dir / (std::string(key) + "." + std::to_string(::getpid()) + "." +
+                        std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id())) + ".tmp");
   {
     std::ofstream f(tmp, std::ios::binary);
     f.write(out.cubin.data(), static_cast<std::streamsize>(out.cubin.size()));
   }
   fs::rename(tmp, bin, ec);
+  return out;
+}
+
+CubinSet compile_cuda_units(const std::vector<std::string>& units, const std::string& arch, unsigned threads) {
+  CubinSet out;
+  out.units.resize(units.size());
+  auto t0 = std::chrono::steady_clock::now();
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = std::min<unsigned>(threads, static_cast<unsigned>(units.size()));
+  std::vector<std::exception_ptr> errors(units.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next++) < units.size();) {
+      try {
+        out.units[i] = compile_cuda(units[i], arch);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  for (const auto& u : out.units) out.all_cached = out.all_cached && u.cache_hit;
+  out.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return out;
 }
 

@@ -19,4 +19,13 @@ struct CubinResult {
 CubinResult compile_cuda(const std::string& source, const std::string& arch);
 std::string nvrtc_version();  // "13.0"
 
+struct CubinSet {
+  std::vector<CubinResult> units;  // one per unit, in order
+  double wall_ms = 0;              // the whole parallel compile
+  bool all_cached = true;
+};
+// Compiles independent translation units (one per kernel: cuda_units) on up to `threads` threads
+// (0: one per core), each cached on its own. Throws the error of the first unit that fails.
+CubinSet compile_cuda_units(const std::vector<std::string>& units, const std::string& arch, unsigned threads = 0);
+
 }  // namespace kiln::codegen

@@ -40,7 +40,7 @@ void launch_one(const GpuKernelSet& set, size_t k, size_t variant, unsigned thre
                                : static_cast<int64_t>(threads) * form.vector_width;
   int64_t blocks = std::max<int64_t>(1, (work + per_block - 1) / per_block);
   blocks = std::min<int64_t>(blocks, info.row ? (int64_t(1) << 30) : 65535 * 64);
-  cuda::launch(set.module->function(form.function), static_cast<unsigned>(blocks), threads, 0, stream, args.data(),
+  cuda::launch(set.module(k).function(form.function), static_cast<unsigned>(blocks), threads, 0, stream, args.data(),
                args.size());
 }
 

@@ -16,7 +16,8 @@
 namespace kiln::runtime {
 
 struct GpuKernelSet {
-  std::shared_ptr<cuda::Module> module;
+  // One module per kernel (each compiled as its own unit, in parallel), or one for all.
+  std::vector<std::shared_ptr<cuda::Module>> modules;
   std::vector<codegen::CudaKernelInfo> info;
   std::vector<std::string> symbols;
   size_t nbuf = 0, nscalar = 0, nsym = 0;  // slots in the kernels' argument block (each at least 1)
@@ -26,6 +27,9 @@ struct GpuKernelSet {
   std::vector<size_t> variant;    // per kernel: index into info[k].variants
   std::vector<bool> tuned;
   std::vector<std::vector<session::AutotuneCandidate>> candidates;
+
+  // Kernel k's module (the only one when the source was compiled whole).
+  const cuda::Module& module(size_t k) const { return *modules.at(modules.size() == 1 ? 0 : k); }
 };
 
 // Available only when LibTorch has CUDA (KILN_TORCH_CUDA); throws kiln::Error otherwise.
