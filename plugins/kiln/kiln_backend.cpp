@@ -90,7 +90,8 @@ class KilnBackend : public runtime::Backend {
     for (const auto& d : fused.decisions)
       art.decisions.push_back(session::FusionDecision{entry.info.compile_id, d.first, d.second, d.fused, d.reason});
     for (const auto& c : fused.program.comps) {
-      if (c.kind == lowering::Comp::Kind::Extern) art.externs.push_back(c.target + " -> " + c.name);
+      if (c.kind == lowering::Comp::Kind::Extern)
+        art.externs.push_back(c.target + " -> " + c.name + (c.layout.empty() ? "" : " (" + lowering::layout_name(c.layout) + ")"));
     }
     art.fallbacks = lowered.fallbacks;
     // Notes for provenance comments: op and user line of every node.
