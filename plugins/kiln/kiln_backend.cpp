@@ -188,7 +188,10 @@ class KilnBackend : public runtime::Backend {
       for (const auto& x : info)
         if (x.name == k.name) ki = &x;
       bool warp = ki && !ki->variants.empty() && ki->variants[0].warp_per_row;
-      sk.launch_config = row ? (warp ? "one warp per row, 8 rows per 256-thread block" : "one block per row, 256 threads")
+      bool column = ki && !ki->variants.empty() && ki->variants[0].thread_per_row;
+      sk.launch_config = row ? (column ? "column reduction: one thread per row, 256 threads per block"
+                                : warp ? "one warp per row, 8 rows per 256-thread block"
+                                       : "one block per row, 256 threads")
                              : "grid-stride, 256 threads, " + std::to_string(ki ? ki->vector_width : 1) +
                                    " elements per thread";
       for (size_t u = 0; u < info.size() && !set->modules.empty(); ++u)

@@ -52,15 +52,19 @@ struct Case {
 const std::vector<Case> kCases = {{"small_mlp.pt", {"8x64", "16x64", "32x64"}}, {"small_mlp_traced.pt", {"8x64"}},
                                   {"gate.pt", {"4x64", "4x64"}}, {"breaky.pt", {"4x64", "4x64"}},
                                   {"block.pt", {"2x16x64", "2x16x64"}}, {"tiny_resnet.pt", {"2x3x16x16"}},
+                                  // 160 x 16 pooled rows: the channels-last pooling runs as a column reduction
+                                  {"tiny_resnet.pt", {"160x3x8x8"}},
                                   {"shape_branch.pt", {"8x16", "3x16"}}};
 
-void check_all(const std::string& backend, const std::string& mode) {
+void check_all(const std::string& backend, const std::string& mode, const std::vector<Case>& cases = kCases,
+               const std::string& conv_layout = "auto") {
   torch::jit::setPrintHandler([](const std::string&) {});
-  for (const auto& c : kCases) {
+  for (const auto& c : cases) {
     auto m = model::load_model(test::example(c.model), "cuda");
     capture::CaptureOptions o;
     o.backend = backend;
     o.mode = mode;
+    o.conv_layout = conv_layout;
     runtime::CapturedRuntime rt(m, o);
     for (const char* spec : c.inputs)
       for (int rep = 0; rep < 3; ++rep) {  // fresh inputs; replays after the first
@@ -83,6 +87,15 @@ void check_all(const std::string& backend, const std::string& mode) {
 TEST(GpuBackend, DefaultModeMatchesEager) {
   REQUIRE_GPU();
   check_all("kiln", "default");
+}
+
+TEST(GpuBackend, ConvChainsMatchEagerInEitherLayout) {
+  REQUIRE_GPU();
+  const std::vector<Case> convs = {{"tiny_resnet.pt", {"2x3x16x16"}}, {"tiny_resnet.pt", {"160x3x8x8"}}};
+  for (const char* mode : {"default", "reduce-overhead"}) {
+    check_all("kiln", mode, convs, "channels-last");
+    check_all("kiln", mode, convs, "contiguous");
+  }
 }
 
 TEST(GpuBackend, ReduceOverheadMatchesEagerAndReplaysGraphs) {

@@ -1,6 +1,10 @@
 #include "engine/codegen/cuda/emit_cuda.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <functional>
+#include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -225,6 +229,126 @@ struct CudaEmitter : KernelExpr {
   }
 };
 
+// One thread per row: every loop of the row runs serially in its thread, so neighbouring
+// threads handle neighbouring rows (a column reduction's rows are neighbours in memory).
+void emit_column(CudaEmitter& em, std::ostringstream& os, const FusedKernel& k) {
+  const auto& p = em.p;
+  os << "  const long long rows = " << em.size_product(k.outer) << ";\n";
+  os << "  for (long long row = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; row < rows; "
+        "row += static_cast<long long>(gridDim.x) * blockDim.x) {\n";
+  std::vector<std::string> vars;
+  em.unflatten(os, "row", k.outer, 0, "    ", vars);
+  std::map<int, std::string> accs;
+  std::vector<lowering::IExpr> row_idx;
+  for (size_t d = 0; d < k.outer.size(); ++d) row_idx.push_back(lowering::ie_var(static_cast<int>(d)));
+  for (int c : k.comps) {
+    const Comp& comp = p.program.comps[c];
+    std::string acc = "acc" + std::to_string(c);
+    const std::string& op = comp.reduce_op;
+    os << "    float " << acc << " = " << (op == "sum" ? "0.0f" : op == "max" ? "-INFINITY" : "INFINITY") << ";  // "
+       << op << " for " << cpp_comment(comp.name) << "\n";
+    os << "    for (long long r = 0; r < " << em.size_product(comp.reduce_sizes) << "; ++r) {\n";
+    std::vector<std::string> rvars = vars;
+    em.unflatten(os, "r", comp.reduce_sizes, k.outer.size(), "      ", rvars);
+    std::string v = em.statement(os, "      ", comp.body, rvars, accs, k.outer.size());
+    if (op == "sum") os << "      " << acc << " += " << v << ";\n";
+    else os << "      " << acc << " = kiln_" << op << "(" << acc << ", " << v << ");\n";
+    os << "    }\n";
+    if (!comp.post_div_sizes.empty())
+      os << "    " << acc << " = " << acc << " / static_cast<float>(" << em.size_product(comp.post_div_sizes) << ");\n";
+    os << "    b" << c << "[" << em.offset(c, row_idx, vars) << "] = " << acc << ";\n";
+    accs[c] = acc;
+  }
+  os << "  }\n";
+}
+
+// Integer value of an index expression with every var 0 but `var` (= 1); nullopt for symbolic sizes.
+std::optional<int64_t> eval_at(const lowering::IExpr& e, int var) {
+  using Op = IExprNode::Op;
+  switch (e->op) {
+    case Op::Const: return e->value;
+    case Op::Var: return e->var == var ? 1 : 0;
+    case Op::Size:
+      if (!capture::sym_is_const(e->size)) return std::nullopt;
+      return e->size->value;
+    default: break;
+  }
+  auto a = eval_at(e->a, var), b = eval_at(e->b, var);
+  if (!a || !b) return std::nullopt;
+  switch (e->op) {
+    case Op::Add: return *a + *b;
+    case Op::Mul: return *a * *b;
+    case Op::FloorDiv: return *b == 0 ? std::nullopt : std::optional<int64_t>(*a / *b);
+    case Op::Mod: return *b == 0 ? std::nullopt : std::optional<int64_t>(*a % *b);
+    default: return std::nullopt;
+  }
+}
+
+// A row kernel reads columns when its loads step 1 element from one row to the next and more than
+// that along the row: all computations are reductions (no per-element epilogue), there are enough
+// rows to fill the GPU with one thread each, and every row is short enough for one thread.
+bool column_reduction(const fusion::FusedProgram& p, const FusedKernel& k) {
+  if (k.outer.empty()) return false;
+  int64_t rows = 1;
+  for (const auto& s : k.outer) {
+    if (!capture::sym_is_const(s)) return false;
+    rows *= s->value;
+  }
+  if (rows < 2048) return false;
+  const int last_outer = static_cast<int>(k.outer.size()) - 1;
+  int along_rows = 0, along_row = 0;
+  for (int c : k.comps) {
+    const Comp& comp = p.program.comps[c];
+    if (comp.kind != Comp::Kind::Reduction) return false;
+    int64_t n = 1;
+    for (const auto& s : comp.reduce_sizes) {
+      if (!capture::sym_is_const(s)) return false;
+      n *= s->value;
+    }
+    if (n > 1024 || comp.reduce_sizes.empty()) return false;
+    const int inner = last_outer + static_cast<int>(comp.reduce_sizes.size());
+    bool unknown = false;
+    std::function<void(const VExpr&)> walk = [&](const VExpr& e) {
+      if (!e) return;
+      if (e->op == VExprNode::Op::Load && p.realized[e->comp] && std::find(k.comps.begin(), k.comps.end(), e->comp) == k.comps.end()) {
+        // Element offset of the load, as a linear function of one var at a time.
+        const Comp& src = p.program.comps[e->comp];
+        const auto order = lowering::storage_order(src);
+        auto offset_at = [&](int var) -> std::optional<int64_t> {
+          int64_t off = 0;
+          for (size_t d = 0; d < e->index.size(); ++d) {
+            auto i = eval_at(e->index[d], var);
+            if (!i) return std::nullopt;
+            int64_t stride = 1;
+            size_t pos = 0;
+            while (order[pos] != static_cast<int>(d)) ++pos;
+            for (size_t j = pos + 1; j < order.size(); ++j) {
+              if (!capture::sym_is_const(src.sizes[order[j]])) return std::nullopt;
+              stride *= src.sizes[order[j]]->value;
+            }
+            off += *i * stride;
+          }
+          return off;
+        };
+        auto base = offset_at(-1), step_rows = offset_at(last_outer), step_row = offset_at(inner);
+        if (!base || !step_rows || !step_row) {
+          unknown = true;
+        } else {
+          const int64_t across = std::llabs(*step_rows - *base), along = std::llabs(*step_row - *base);
+          if (along == 1) ++along_row;
+          else if (across == 1) ++along_rows;
+        }
+      }
+      walk(e->a);
+      walk(e->b);
+      walk(e->c);
+    };
+    walk(comp.body);
+    if (unknown) return false;
+  }
+  return along_rows > along_row;
+}
+
 // Rows whose every loop is at most 1024 long run one warp per row by default; longer rows keep a
 // whole block per row.
 bool warp_per_row(const fusion::FusedProgram& p, const FusedKernel& k) {
@@ -302,9 +426,12 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
     int width = k.kind == FusedKernel::Kind::Row ? 1 : vector_width(p, k);
     std::ostringstream head;
     const bool row = k.kind == FusedKernel::Kind::Row;
-    const bool warp = row && warp_per_row(p, k);
+    const bool column = row && column_reduction(p, k);
+    const bool warp = row && !column && warp_per_row(p, k);
     head << "// " << k.name << ": "
-         << (row ? (warp ? "row kernel (one warp per row)" : "row kernel (one block per row)") : "pointwise kernel")
+         << (column ? "column reduction (one thread per row)"
+             : row  ? (warp ? "row kernel (one warp per row)" : "row kernel (one block per row)")
+                    : "pointwise kernel")
          << " fusing " << k.nodes.size() << " graph node" << (k.nodes.size() == 1 ? "" : "s") << "\n";
     for (const auto& nd : k.nodes) {
       std::string line = "//   " + cpp_comment(nd);
@@ -315,23 +442,28 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
         }
       head << line << "\n";
     }
-    std::vector<CudaKernelVariant> forms = {{k.name, width, warp}};
+    std::vector<CudaKernelVariant> forms = {{k.name, width, warp, column}};
     if (variants && width == 4) {
       forms.push_back({k.name + "_w2", 2, false});
       forms.push_back({k.name + "_w1", 1, false});
     }
-    if (variants && row) forms.push_back({k.name + (warp ? "_block" : "_warp"), 1, !warp});
+    if (variants && row && !column) forms.push_back({k.name + (warp ? "_block" : "_warp"), 1, !warp});
+    if (variants && column) {  // the row mappings compete with the column form
+      forms.push_back({k.name + "_warp", 1, true});
+      forms.push_back({k.name + "_block", 1, false});
+    }
     const size_t begin = static_cast<size_t>(os.tellp());
     for (const auto& f : forms) {
       if (f.function == k.name) os << head.str();
-      else if (row) os << "// " << k.name << " with " << (f.warp_per_row ? "one warp" : "one block")
+      else if (row) os << "// " << k.name << " with " << (f.thread_per_row ? "one thread" : f.warp_per_row ? "one warp" : "one block")
                        << " per row (an autotuning candidate)\n";
       else os << "// " << k.name << " with " << f.vector_width << " element" << (f.vector_width == 1 ? "" : "s")
               << " per thread (an autotuning candidate)\n";
       os << "extern \"C\" __global__ void " << f.function << "(const KilnArgs args) {\n";
       os << "  const double* scalar = args.scalar; const long long* sym = args.sym; (void)scalar; (void)sym;\n";
       em.declare_buffers(os, k, ctype, "args.buf");
-      if (row) em.row(os, k, f.warp_per_row);
+      if (row && f.thread_per_row) emit_column(em, os, k);
+      else if (row) em.row(os, k, f.warp_per_row);
       else em.pointwise(os, k, f.vector_width);
       os << "}\n\n";
     }

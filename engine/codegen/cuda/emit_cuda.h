@@ -23,6 +23,9 @@ struct CudaKernelVariant {
   std::string function;
   int vector_width = 1;
   bool warp_per_row = false;  // row kernels: one warp per row (blockDim/32 rows per block)
+  // Row kernels: one thread per row, the row's loops run serially (column reductions, whose
+  // neighbouring rows are neighbours in memory: a warp's loads coalesce across its rows).
+  bool thread_per_row = false;
 };
 
 struct CudaKernelInfo {

@@ -36,7 +36,9 @@ void launch_one(const GpuKernelSet& set, size_t k, size_t variant, unsigned thre
                 std::vector<char>& args, cuda::Stream stream) {
   const auto& info = set.info[k];
   auto form = variant_of(info, variant);
-  int64_t per_block = info.row ? (form.warp_per_row ? std::max<int64_t>(1, threads / 32) : 1)
+  int64_t per_block = info.row ? (form.thread_per_row ? static_cast<int64_t>(threads)
+                                  : form.warp_per_row ? std::max<int64_t>(1, threads / 32)
+                                                      : 1)
                                : static_cast<int64_t>(threads) * form.vector_width;
   int64_t blocks = std::max<int64_t>(1, (work + per_block - 1) / per_block);
   blocks = std::min<int64_t>(blocks, info.row ? (int64_t(1) << 30) : 65535 * 64);
@@ -84,9 +86,10 @@ std::vector<KernelCall> make_gpu_calls(const std::shared_ptr<GpuKernelSet>& set)
             float ms = timer.stop_ms() / reps;
             std::string config = "threads=" + std::to_string(t) + ", elements/thread=" +
                                  std::to_string(form.vector_width) +
-                                 (info.row ? (form.warp_per_row ? ", one warp per row (" + std::to_string(t / 32) +
+                                 (info.row ? (form.thread_per_row ? std::string(", one thread per row")
+                                              : form.warp_per_row ? ", one warp per row (" + std::to_string(t / 32) +
                                                                       " rows per block)"
-                                                                : std::string(", one block per row"))
+                                                                  : std::string(", one block per row"))
                                            : form.vector_width == 4 ? std::string(" (float4 when aligned)") : std::string(""));
             set->candidates[k].push_back({config, ms, false});
             if (ms < best) {

@@ -87,3 +87,59 @@ TEST(EmitCudaUnits, OneUnitPerKernelEachCompilingOnItsOwnInParallelAndCached) {
   wrong[0].source_end = src.size() + 1;
   EXPECT_EQ(codegen::cuda_units(src, wrong), std::vector<std::string>{src});
 }
+
+namespace {
+
+// mean over the spatial dims of an [8, 256, 7, 7] input (global average pooling), the input
+// stored channels-last or row-major.
+fusion::FusedProgram pooling(bool channels_last) {
+  using namespace lowering;
+  auto c = [](int64_t v) { return capture::sym_const(v); };
+  LoopProgram p;
+  Comp x;
+  x.kind = Comp::Kind::Input;
+  x.name = "x";
+  x.input = 0;
+  x.sizes = {c(8), c(256), c(7), c(7)};
+  if (channels_last) x.layout = {0, 2, 3, 1};
+  Comp mean;
+  mean.kind = Comp::Kind::Reduction;
+  mean.name = "pooled";
+  mean.sizes = {c(8), c(256)};
+  mean.reduce_op = "sum";
+  mean.reduce_sizes = {c(7), c(7)};
+  mean.post_div_sizes = {c(7), c(7)};
+  mean.body = ve_load(0, {ie_var(0), ie_var(1), ie_var(2), ie_var(3)});
+  mean.deps = {0};
+  p.comps = {x, mean};
+  p.outputs = {1};
+  EXPECT_TRUE(verify(p).empty());
+  return fusion::schedule(p);
+}
+
+}  // namespace
+
+TEST(EmitCudaColumns, ChannelsLastPoolingIsAColumnReductionRowMajorPoolingARowKernel) {
+  std::vector<codegen::CudaKernelInfo> info;
+  auto src = codegen::emit_cuda(pooling(true), {}, &info, /*variants=*/true);
+  ASSERT_EQ(info.size(), 1u);
+  EXPECT_TRUE(info[0].row);
+  EXPECT_TRUE(info[0].variants[0].thread_per_row);
+  // The row mappings stay autotuning candidates.
+  ASSERT_EQ(info[0].variants.size(), 3u);
+  EXPECT_TRUE(info[0].variants[1].warp_per_row);
+  EXPECT_FALSE(info[0].variants[2].warp_per_row || info[0].variants[2].thread_per_row);
+  auto k = kernel_text(src, info[0].name);
+  EXPECT_NE(k.find("for (long long r = 0; r < 7LL * 7LL; ++r)"), std::string::npos) << k;
+  EXPECT_EQ(k.find("kiln_warp_sum"), std::string::npos) << k;
+  // Thread `row` = (n, c) reads x at c + 256 * (w + 7 * (h + 7 * n)): neighbours in memory.
+  EXPECT_NE(src.find("column reduction (one thread per row)"), std::string::npos);
+  EXPECT_GT(codegen::compile_cuda(src, "sm_90").cubin.size(), 0u);
+
+  std::vector<codegen::CudaKernelInfo> row_info;
+  auto row_src = codegen::emit_cuda(pooling(false), {}, &row_info);
+  ASSERT_EQ(row_info.size(), 1u);
+  EXPECT_FALSE(row_info[0].variants[0].thread_per_row);
+  EXPECT_TRUE(row_info[0].variants[0].warp_per_row);
+  EXPECT_GT(codegen::compile_cuda(row_src, "sm_90").cubin.size(), 0u);
+}
