@@ -157,8 +157,10 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
   std::vector<void*> ptrs(prog.comps.size(), nullptr);
   auto refresh = [&](size_t c) { ptrs[c] = bufs[c].defined() ? bufs[c].data_ptr() : nullptr; };
   for (size_t c = 0; c < prog.comps.size(); ++c) refresh(c);
+  size_t skip = SIZE_MAX;  // a kernel step an extern's call already computed (a fused GEMM epilogue)
   for (size_t s = 0; s < fused_.steps.size(); ++s) {
     const auto& step = fused_.steps[s];
+    if (s == skip) continue;
     if (probe) probe->before_step(s, bufs);
     if (step.kind == fusion::Step::Kind::Kernel) {
       const auto& name = fused_.kernels[step.index].name;
@@ -179,8 +181,21 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
     at::Tensor out;
     {
       profile::Span span("extern", comp.target, compile_id_);
-      if (!(extern_hook_ && !probe && extern_hook_(step.index, n, env, interp, out)))
+      ExternContext cx;
+      cx.ptrs = ptrs.data();
+      cx.scalars = scalars.data();
+      cx.syms = syms.data();
+      cx.bufs = &bufs;
+      if (s + 1 < fused_.steps.size() && fused_.steps[s + 1].kind == fusion::Step::Kind::Kernel) {
+        cx.next_kernel = fused_.steps[s + 1].index;
+        cx.launch_next = [&, k = cx.next_kernel] {
+          profile::Span kspan("kernel", fused_.kernels[k].name, compile_id_, fused_.kernels[k].name);
+          kernels_[k](ptrs.data(), scalars.data(), syms.data());
+        };
+      }
+      if (!(extern_hook_ && !probe && extern_hook_(step.index, n, env, interp, out, cx)))
         out = interp.exec_node(n, env).at(0).toTensor();
+      if (cx.next_kernel_done) skip = s + 1;
     }
     out = to_layout(out, comp.layout);
     auto expect = eval_sizes(comp.sizes);

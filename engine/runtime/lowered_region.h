@@ -35,10 +35,23 @@ class LoweredRegionFn : public CompiledFn {
   void run_probed(capture::Interpreter& interp, capture::Interpreter::Env& env, StepProbe& probe);
   // Poisons the buffers kernels write before every run, so a kernel that skips elements is caught.
   void set_poison_outputs(bool on) { poison_ = on; }
+  // What an extern hook sees of the run besides the node: the kernels' argument arrays and, when
+  // the next step is a kernel, a way to launch it and its computations' buffers. A hook whose call
+  // also computed that kernel (a GEMM template with the kernel fused as its epilogue) sets
+  // next_kernel_done, and the kernel step is skipped.
+  struct ExternContext {
+    void** ptrs = nullptr;  // per computation: its buffer's device pointer (what kernels read)
+    const double* scalars = nullptr;
+    const int64_t* syms = nullptr;
+    std::vector<at::Tensor>* bufs = nullptr;
+    int next_kernel = -1;               // kernel index of the following step, or -1
+    std::function<void()> launch_next;  // runs that kernel on the current buffers
+    bool next_kernel_done = false;
+  };
   // Lets a tuner run an extern step itself (max-autotune's GEMM templates): it returns true with
   // the step's output, or false for LibTorch's op. Probed runs (kiln check) always use LibTorch.
   using ExternHook = std::function<bool(size_t comp, const torch::jit::Node* node, capture::Interpreter::Env& env,
-                                        capture::Interpreter& interp, at::Tensor& out)>;
+                                        capture::Interpreter& interp, at::Tensor& out, ExternContext& cx)>;
   void set_extern_hook(ExternHook hook) { extern_hook_ = std::move(hook); }
 
   const lowering::LoweredRegion& lowered() const { return lowered_; }

@@ -16,6 +16,7 @@
 #include "engine/codegen/cuda/emit_cuda.h"
 #include "engine/codegen/cuda/nvrtc_compiler.h"
 #include "engine/runtime/cuda/cuda_driver.h"
+#include "engine/codegen/cuda/gemm_epilogue.h"
 #include "engine/codegen/cuda/gemm_template.h"
 #include "engine/runtime/cuda/cuda_graph_fn.h"
 #include "engine/runtime/cuda/gemm_tuner.h"
@@ -198,27 +199,49 @@ class KilnBackend : public runtime::Backend {
         if (info[u].name == k.name) sk.registers = set->module(u).registers(k.name);
       art.kernels.push_back(std::move(sk));
     }
-    // max-autotune: every linear extern also races cuBLAS against Kiln's TF32 GEMM template.
+    // max-autotune: every linear extern also races cuBLAS against Kiln's TF32 GEMM template, with the
+    // pointwise kernel after it fused into the template's epilogue where it fits.
     std::shared_ptr<runtime::GemmTuner> gemms;
     if (options.mode == "max-autotune") {
-      std::vector<size_t> comps;
-      std::vector<std::string> gemm_names;
-      for (const auto& step : fused.steps) {
+      std::vector<runtime::GemmSite> sites;
+      const std::string prelude = info.empty() ? "" : source.substr(0, info[0].prelude_end);
+      for (size_t s = 0; s < fused.steps.size(); ++s) {
+        const auto& step = fused.steps[s];
         if (step.kind == fusion::Step::Kind::Kernel) continue;
         const auto& comp = fused.program.comps[step.index];
         if (comp.target != "aten::linear") continue;
-        comps.push_back(step.index);
-        gemm_names.push_back(comp.name);
+        runtime::GemmSite site;
+        site.comp = static_cast<size_t>(step.index);
+        site.name = comp.name;
+        if (s + 1 < fused.steps.size() && fused.steps[s + 1].kind == fusion::Step::Kind::Kernel && !prelude.empty()) {
+          const auto& tail = fused.kernels[fused.steps[s + 1].index];
+          site.epilogue = codegen::gemm_epilogue(fused, step.index, tail, prelude);
+          if (site.epilogue) {
+            site.tail_kernel = fused.steps[s + 1].index;
+            site.tail_comps = tail.comps;
+          }
+        }
         session::Kernel gk;
         gk.name = "gemm_" + comp.name;
         gk.compile_id = entry.info.compile_id;
         gk.language = "cuda";
-        gk.source = codegen::gemm_tf32_source({64, 64});
+        gk.source = codegen::gemm_tf32_source({64, 64}, site.epilogue ? &*site.epilogue : nullptr);
         gk.nodes = {comp.name};
-        gk.launch_config = "cuBLAS or a Kiln TF32 tensor-core tile (chosen by timing; see the autotune table)";
+        if (site.epilogue)
+          for (const auto& nd : fused.kernels[site.tail_kernel].nodes) gk.nodes.push_back(nd);
+        gk.launch_config = "cuBLAS or a Kiln TF32 tensor-core tile (chosen by timing; see the autotune table)" +
+                           std::string(site.epilogue ? "; the tile runs " + site.epilogue->kernel + " as its epilogue" : "");
         art.kernels.push_back(std::move(gk));
+        sites.push_back(std::move(site));
       }
-      if (!comps.empty()) gemms = std::make_shared<runtime::GemmTuner>(comps, gemm_names);
+      runtime::KernelArgsShape shape;
+      shape.nbuf = set->nbuf;
+      shape.nscalar = set->nscalar;
+      shape.nsym = set->nsym;
+      shape.buffer_count = set->buffer_count;
+      shape.scalar_count = set->scalar_count;
+      shape.sym_count = fused.program.symbols.size();
+      if (!sites.empty()) gemms = std::make_shared<runtime::GemmTuner>(std::move(sites), shape);
     }
     auto calls = names.empty() ? std::vector<runtime::KernelCall>{} : runtime::make_gpu_calls(set);
     std::shared_ptr<void> keep = set;
@@ -235,7 +258,8 @@ class KilnBackend : public runtime::Backend {
       if (!convs.empty() && e.rfind("aten::conv", 0) == 0) e += " (cuDNN benchmark mode: algorithm chosen by timing)";
     if (gemms || !convs.empty())
       region_fn->set_extern_hook([gemms, convs](size_t comp, const torch::jit::Node* n, capture::Interpreter::Env& env,
-                                                capture::Interpreter& interp, at::Tensor& out) {
+                                                capture::Interpreter& interp, at::Tensor& out,
+                                                runtime::LoweredRegionFn::ExternContext& cx) {
         if (convs.count(comp)) {
           auto& ctx = at::globalContext();
           const bool before = ctx.benchmarkCuDNN();
@@ -249,7 +273,7 @@ class KilnBackend : public runtime::Backend {
           ctx.setBenchmarkCuDNN(before);
           return true;
         }
-        return gemms && gemms->run(comp, n, env, interp, out);
+        return gemms && gemms->run(comp, n, env, interp, out, cx);
       });
     std::unique_ptr<runtime::CompiledFn> fn = std::move(region_fn);
     if (options.mode == "reduce-overhead" || options.mode == "max-autotune")

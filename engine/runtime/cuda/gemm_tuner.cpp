@@ -1,6 +1,8 @@
 #include "engine/runtime/cuda/gemm_tuner.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstring>
 #include <functional>
 #include <iterator>
 #include <map>
@@ -31,11 +33,13 @@ struct KilnGemmArgs {  // the by-value argument of every template (gemm_template
 const codegen::GemmConfig kConfigs[] = {{64, 64}, {128, 64}, {64, 128}, {128, 128}};
 constexpr double kTf32Tolerance = 1e-2;  // max |template - cuBLAS| / max |cuBLAS| for a correct candidate
 
+std::atomic<int> forced_tile{-1};
+
 struct Gemm {
-  size_t comp = 0;
-  std::string name;
+  GemmSite site;
   bool tuned = false;
   int chosen = -1;  // index into kConfigs; -1: cuBLAS
+  bool fused = false;  // the chosen template runs the tail kernel as its epilogue
   std::vector<session::AutotuneCandidate> table;
 };
 
@@ -43,11 +47,15 @@ struct Gemm {
 
 struct GemmTuner::Impl {
   std::vector<Gemm> gemms;
-  std::map<int, std::shared_ptr<cuda::Module>> modules;  // per config
+  KernelArgsShape args;
+  std::map<std::string, std::shared_ptr<cuda::Module>> modules;  // per function name
 };
 
-GemmTuner::GemmTuner(std::vector<size_t> comps, std::vector<std::string> names) : impl_(std::make_unique<Impl>()) {
-  for (size_t i = 0; i < comps.size(); ++i) impl_->gemms.push_back({comps[i], i < names.size() ? names[i] : "", false, -1, {}});
+void force_gemm_tile_for_testing(int config) { forced_tile = config; }
+
+GemmTuner::GemmTuner(std::vector<GemmSite> sites, KernelArgsShape args) : impl_(std::make_unique<Impl>()) {
+  for (auto& s : sites) impl_->gemms.push_back({std::move(s), false, -1, false, {}});
+  impl_->args = args;
 }
 
 GemmTuner::~GemmTuner() = default;
@@ -62,31 +70,47 @@ std::vector<std::vector<session::AutotuneCandidate>> GemmTuner::tables() const {
 
 namespace {
 
-cuda::Function template_function(std::map<int, std::shared_ptr<cuda::Module>>& modules, int config) {
-  auto it = modules.find(config);
+// The template of tile `config`, with `epi` fused when given; compiled once per region.
+cuda::Function template_function(std::map<std::string, std::shared_ptr<cuda::Module>>& modules, int config,
+                                 const codegen::GemmEpilogue* epi) {
+  const auto& cfg = kConfigs[config];
+  const std::string name = codegen::gemm_name(cfg, epi);
+  auto it = modules.find(name);
   if (it == modules.end()) {
-    const auto& cfg = kConfigs[config];
-    auto bin = codegen::compile_cuda(codegen::gemm_tf32_source(cfg), cuda::device_arch());
-    it = modules.emplace(config, std::make_shared<cuda::Module>(bin.cubin, std::vector<std::string>{codegen::gemm_name(cfg)}))
-             .first;
+    auto bin = codegen::compile_cuda(codegen::gemm_tf32_source(cfg, epi), cuda::device_arch());
+    it = modules.emplace(name, std::make_shared<cuda::Module>(bin.cubin, std::vector<std::string>{name})).first;
   }
-  return it->second->function(codegen::gemm_name(kConfigs[config]));
+  return it->second->function(name);
 }
 
+// Launches the template; with an epilogue the argument block also carries the region's KilnArgs
+// (its buffers, scalars and size symbols, laid out as the generated kernels read them).
 void launch_template(cuda::Function f, int config, const at::Tensor& x, const at::Tensor& w, const at::Tensor& bias,
-                     at::Tensor& out, cuda::Stream stream) {
+                     at::Tensor& out, cuda::Stream stream, const KernelArgsShape* shape = nullptr,
+                     const LoweredRegionFn::ExternContext* cx = nullptr) {
   const auto& cfg = kConfigs[config];
   KilnGemmArgs args{x.data_ptr<float>(), w.data_ptr<float>(), bias.defined() ? bias.data_ptr<float>() : nullptr,
                     out.data_ptr<float>(), x.numel() / w.size(1), w.size(0), w.size(1)};
   long long blocks = ((args.m + cfg.bm - 1) / cfg.bm) * ((args.n + cfg.bn - 1) / cfg.bn);
-  cuda::launch(f, static_cast<unsigned>(blocks), 128, 0, stream, &args, sizeof args);
+  if (!shape || !cx) {
+    cuda::launch(f, static_cast<unsigned>(blocks), 128, 0, stream, &args, sizeof args);
+    return;
+  }
+  static_assert(sizeof(KilnGemmArgs) % 8 == 0, "KilnArgs follows at an 8-byte boundary");
+  std::vector<char> block(sizeof args + 8 * (shape->nbuf + shape->nscalar + shape->nsym), 0);
+  std::memcpy(block.data(), &args, sizeof args);
+  char* region = block.data() + sizeof args;
+  if (shape->buffer_count) std::memcpy(region, cx->ptrs, 8 * shape->buffer_count);
+  if (shape->scalar_count) std::memcpy(region + 8 * shape->nbuf, cx->scalars, 8 * shape->scalar_count);
+  if (shape->sym_count) std::memcpy(region + 8 * (shape->nbuf + shape->nscalar), cx->syms, 8 * shape->sym_count);
+  cuda::launch(f, static_cast<unsigned>(blocks), 128, 0, stream, block.data(), block.size());
 }
 
 }  // namespace
 
 bool GemmTuner::run(size_t comp, const torch::jit::Node* n, capture::Interpreter::Env& env,
-                    capture::Interpreter& interp, at::Tensor& out) {
-  auto g = std::find_if(impl_->gemms.begin(), impl_->gemms.end(), [&](const Gemm& x) { return x.comp == comp; });
+                    capture::Interpreter& interp, at::Tensor& out, LoweredRegionFn::ExternContext& cx) {
+  auto g = std::find_if(impl_->gemms.begin(), impl_->gemms.end(), [&](const Gemm& x) { return x.site.comp == comp; });
   if (g == impl_->gemms.end()) return false;
   // Copies: a lookup may add a constant to env and move the others.
   c10::IValue xv = capture::lookup(env, n->inputs()[0]);
@@ -97,7 +121,16 @@ bool GemmTuner::run(size_t comp, const torch::jit::Node* n, capture::Interpreter
   bool fits = x.is_cuda() && x.scalar_type() == at::kFloat && w.scalar_type() == at::kFloat && w.dim() == 2 &&
               x.dim() >= 1 && x.size(-1) == w.size(1) && x.is_contiguous() && w.is_contiguous() &&
               (!bias.defined() || (bias.scalar_type() == at::kFloat && bias.is_contiguous() && bias.numel() == w.size(0)));
+  // The tail kernel can be fused when it is the very next step and its buffers are there.
+  const codegen::GemmEpilogue* epi = g->site.epilogue && cx.next_kernel == g->site.tail_kernel && cx.launch_next && cx.bufs
+                                         ? &*g->site.epilogue
+                                         : nullptr;
   auto stream = static_cast<cuda::Stream>(at::cuda::getCurrentCUDAStream().stream());
+  auto result_sizes = [&] {
+    auto sizes = x.sizes().vec();
+    sizes.back() = w.size(0);
+    return sizes;
+  };
   if (!g->tuned) {
     cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
     cudaStreamIsCapturing(static_cast<cudaStream_t>(stream), &capturing);
@@ -111,35 +144,51 @@ bool GemmTuner::run(size_t comp, const torch::jit::Node* n, capture::Interpreter
       return timer.stop_ms() / 10;
     };
     at::Tensor ref;
-    double cublas_ms = time_ms([&] { ref = interp.exec_node(n, env).at(0).toTensor(); });
-    g->table.push_back({"cuBLAS (LibTorch aten::linear)", cublas_ms, false});
+    const std::string tail = epi ? " + " + epi->kernel : "";
+    double cublas_ms = time_ms([&] {
+      ref = interp.exec_node(n, env).at(0).toTensor();
+      if (epi) {  // the tail kernel reads the GEMM's output from its buffer
+        (*cx.bufs)[comp] = ref.contiguous();
+        cx.ptrs[comp] = (*cx.bufs)[comp].data_ptr();
+        cx.launch_next();
+      }
+    });
+    std::vector<at::Tensor> ref_tail;
+    if (epi)
+      for (int c : g->site.tail_comps) ref_tail.push_back((*cx.bufs)[c].clone());
+    g->table.push_back({"cuBLAS (LibTorch aten::linear)" + tail, cublas_ms, false});
     double best = cublas_ms;
     size_t chosen_row = 0;  // cuBLAS unless a template beats it
     std::string why_not;
     if (!fits) why_not = "operands not contiguous float32 with a 2-D weight";
     else if (!at::globalContext().allowTF32CuBLAS()) why_not = "TF32 is off for matmul (PyTorch's default policy)";
     for (int c = 0; c < static_cast<int>(std::size(kConfigs)); ++c) {
-      std::string text = codegen::gemm_config_text(kConfigs[c]);
+      std::string text = codegen::gemm_config_text(kConfigs[c]) + (epi ? ", " + epi->kernel + " fused" : "");
       if (!why_not.empty()) {
         g->table.push_back({text + " - not tried: " + why_not, 0, false});
         continue;
       }
       try {
-        auto f = template_function(impl_->modules, c);
-        auto sizes = x.sizes().vec();
-        sizes.back() = w.size(0);
-        at::Tensor mine = at::empty(sizes, x.options());
-        double ms = time_ms([&] { launch_template(f, c, x, w, bias, mine, stream); });
+        auto f = template_function(impl_->modules, c, epi);
+        at::Tensor mine = at::empty(result_sizes(), x.options());
+        double ms = time_ms([&] { launch_template(f, c, x, w, bias, mine, stream, &impl_->args, &cx); });
         double scale = std::max(ref.abs().max().item<double>(), 1e-30);
         double err = (mine - ref).abs().max().item<double>() / scale;
+        for (size_t t = 0; t < ref_tail.size(); ++t) {  // the fused tail against the kernel's own output
+          const auto& got = (*cx.bufs)[g->site.tail_comps[t]];
+          double tail_scale = std::max(ref_tail[t].abs().max().item<double>(), 1e-30);
+          err = std::max(err, (got - ref_tail[t]).abs().max().item<double>() / tail_scale);
+        }
         if (!(err <= kTf32Tolerance)) {
           g->table.push_back({text + " - rejected: differs from cuBLAS by " + std::to_string(err), ms, false});
           continue;
         }
         g->table.push_back({text, ms, false});
-        if (ms < best) {
+        const int forced = forced_tile;
+        if (forced >= 0 ? c == forced : ms < best) {
           best = ms;
           g->chosen = c;
+          g->fused = epi != nullptr;
           chosen_row = g->table.size() - 1;
         }
       } catch (const Error& e) {
@@ -149,16 +198,19 @@ bool GemmTuner::run(size_t comp, const torch::jit::Node* n, capture::Interpreter
     g->table[chosen_row].chosen = true;
   }
   if (g->chosen < 0 || !fits) return false;
-  auto sizes = x.sizes().vec();
-  sizes.back() = w.size(0);
-  out = at::empty(sizes, x.options());
-  launch_template(template_function(impl_->modules, g->chosen), g->chosen, x, w, bias, out, stream);
+  const codegen::GemmEpilogue* use = g->fused ? epi : nullptr;
+  if (g->fused && !epi) return false;  // tuned with the tail fused; without it, LibTorch's op runs
+  out = at::empty(result_sizes(), x.options());
+  launch_template(template_function(impl_->modules, g->chosen, use), g->chosen, x, w, bias, out, stream, &impl_->args,
+                  use ? &cx : nullptr);
+  if (use) cx.next_kernel_done = true;
   return true;
 }
 
 #else
 
-bool GemmTuner::run(size_t, const torch::jit::Node*, capture::Interpreter::Env&, capture::Interpreter&, at::Tensor&) {
+bool GemmTuner::run(size_t, const torch::jit::Node*, capture::Interpreter::Env&, capture::Interpreter&, at::Tensor&,
+                    LoweredRegionFn::ExternContext&) {
   return false;
 }
 

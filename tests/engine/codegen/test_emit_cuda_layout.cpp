@@ -1,8 +1,10 @@
-// CUDA code generation for channels-last convolution chains: kernels walk the channel innermost,
-// move float4s along it, read per-channel parameters by channel, and compile with NVRTC.
+// CUDA code generation beyond the plain kernels: channels-last convolution chains (the channel
+// innermost, float4 along it), column reductions, one NVRTC unit per kernel compiled in parallel,
+// and the GEMM template running the kernel after a linear as its epilogue.
 #include <gtest/gtest.h>
 
 #include "engine/codegen/cuda/emit_cuda.h"
+#include "engine/codegen/cuda/gemm_epilogue.h"
 #include "engine/codegen/cuda/nvrtc_compiler.h"
 #include "engine/lowering/channels_last.h"
 #include "engine/lowering/lower_graph.h"
@@ -142,4 +144,84 @@ TEST(EmitCudaColumns, ChannelsLastPoolingIsAColumnReductionRowMajorPoolingARowKe
   EXPECT_FALSE(row_info[0].variants[0].thread_per_row);
   EXPECT_TRUE(row_info[0].variants[0].warp_per_row);
   EXPECT_GT(codegen::compile_cuda(row_src, "sm_90").cubin.size(), 0u);
+}
+
+namespace {
+
+fusion::FusedProgram example_program(const char* model, const char* input) {
+  auto cm = test::compile_example(model, input, "eager");
+  auto regions = cm.rt->regions();
+  return fusion::schedule(lowering::lower_graph(regions.at(0).entries.at(0).graph).program);
+}
+
+}  // namespace
+
+TEST(GemmEpilogue, TheKernelAfterALinearRunsInTheTemplateAndCompiles) {
+  for (auto [model, input] : std::vector<std::pair<const char*, const char*>>{{"small_mlp.pt", "4x64"},
+                                                                              {"block.pt", "2x16x64"}}) {
+    auto fused = example_program(model, input);
+    std::vector<codegen::CudaKernelInfo> info;
+    auto src = codegen::emit_cuda(fused, {}, &info);
+    ASSERT_FALSE(info.empty());
+    const std::string prelude = src.substr(0, info[0].prelude_end);
+    int fused_tails = 0, refused = 0;
+    for (size_t s = 0; s + 1 < fused.steps.size(); ++s) {
+      const auto& step = fused.steps[s];
+      if (step.kind != fusion::Step::Kind::Extern || fused.program.comps[step.index].target != "aten::linear") continue;
+      if (fused.steps[s + 1].kind != fusion::Step::Kind::Kernel) continue;
+      const auto& tail = fused.kernels[fused.steps[s + 1].index];
+      auto epi = codegen::gemm_epilogue(fused, step.index, tail, prelude);
+      if (!epi) {
+        ++refused;
+        continue;
+      }
+      ++fused_tails;
+      EXPECT_EQ(epi->kernel, tail.name);
+      // The GEMM's value is `v`; every computation of the tail is stored to its own buffer.
+      EXPECT_EQ(epi->code.find("b" + std::to_string(step.index) + "["), std::string::npos) << epi->code;
+      for (int c : tail.comps) EXPECT_NE(epi->code.find("b" + std::to_string(c) + "["), std::string::npos) << epi->code;
+      auto text = codegen::gemm_tf32_source({64, 64}, &*epi);
+      EXPECT_NE(text.find("void __launch_bounds__(128) kiln_gemm_tf32_64x64_" + tail.name + "(const KilnGemmEpilogueArgs e)"),
+                std::string::npos);
+      try {
+        EXPECT_GT(codegen::compile_cuda(text, "sm_90").cubin.size(), 0u);
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << model << ": " << e.what() << "\n" << text;
+      }
+    }
+    EXPECT_GE(fused_tails, 1) << model;
+    // block.pt's qkv projection is followed by the attention's reshapes: those read it elsewhere.
+    if (std::string(model) == "block.pt") EXPECT_GE(refused + fused_tails, 2);
+  }
+}
+
+TEST(GemmEpilogue, ATailThatReadsTheGemmAtAnotherElementStaysAKernel) {
+  using namespace lowering;
+  auto c = [](int64_t v) { return capture::sym_const(v); };
+  LoopProgram p;
+  Comp x;
+  x.kind = Comp::Kind::Input;
+  x.name = "x";
+  x.input = 0;
+  x.sizes = {c(8), c(8)};
+  Comp mm = x;
+  mm.kind = Comp::Kind::Extern;
+  mm.name = "mm";
+  mm.target = "aten::linear";
+  mm.operands = {0};
+  mm.deps = {0};
+  Comp t;
+  t.kind = Comp::Kind::Pointwise;
+  t.name = "transposed";
+  t.sizes = x.sizes;
+  t.body = ve_unary("relu", ve_load(1, {ie_var(1), ie_var(0)}));
+  t.deps = {1};
+  p.comps = {x, mm, t};
+  p.outputs = {2};
+  auto fused = fusion::schedule(p);
+  ASSERT_EQ(fused.kernels.size(), 1u);
+  EXPECT_FALSE(codegen::gemm_epilogue(fused, 1, fused.kernels[0], "").has_value());
+  p.comps[2].body = ve_unary("relu", ve_load(1, {ie_var(0), ie_var(1)}));
+  auto own = fusion::schedule(p);
+  EXPECT_TRUE(codegen::gemm_epilogue(own, 1, own.kernels[0], "").has_value());
 }
