@@ -241,7 +241,12 @@ class KilnBackend : public runtime::Backend {
       shape.buffer_count = set->buffer_count;
       shape.scalar_count = set->scalar_count;
       shape.sym_count = fused.program.symbols.size();
-      if (!sites.empty()) gemms = std::make_shared<runtime::GemmTuner>(std::move(sites), shape);
+      if (!sites.empty()) {
+        auto t4 = Clock::now();
+        gemms = std::make_shared<runtime::GemmTuner>(std::move(sites), shape);
+        gemms->precompile();
+        art.stage_ms.push_back({"gemm templates", ms_since(t4)});
+      }
     }
     auto calls = names.empty() ? std::vector<runtime::KernelCall>{} : runtime::make_gpu_calls(set);
     std::shared_ptr<void> keep = set;

@@ -108,6 +108,23 @@ void launch_template(cuda::Function f, int config, const at::Tensor& x, const at
 
 }  // namespace
 
+void GemmTuner::precompile() {
+  std::vector<std::string> names, sources;
+  for (const auto& g : impl_->gemms)
+    for (const auto& cfg : kConfigs) {
+      const codegen::GemmEpilogue* epi = g.site.epilogue ? &*g.site.epilogue : nullptr;
+      std::string name = codegen::gemm_name(cfg, epi);
+      if (impl_->modules.count(name) || std::find(names.begin(), names.end(), name) != names.end()) continue;
+      names.push_back(name);
+      sources.push_back(codegen::gemm_tf32_source(cfg, epi));
+    }
+  if (sources.empty()) return;
+  auto bins = codegen::compile_cuda_units(sources, cuda::device_arch());
+  for (size_t i = 0; i < names.size(); ++i)
+    impl_->modules.emplace(names[i],
+                           std::make_shared<cuda::Module>(bins.units[i].cubin, std::vector<std::string>{names[i]}));
+}
+
 bool GemmTuner::run(size_t comp, const torch::jit::Node* n, capture::Interpreter::Env& env,
                     capture::Interpreter& interp, at::Tensor& out, LoweredRegionFn::ExternContext& cx) {
   auto g = std::find_if(impl_->gemms.begin(), impl_->gemms.end(), [&](const Gemm& x) { return x.site.comp == comp; });
@@ -208,6 +225,8 @@ bool GemmTuner::run(size_t comp, const torch::jit::Node* n, capture::Interpreter
 }
 
 #else
+
+void GemmTuner::precompile() {}
 
 bool GemmTuner::run(size_t, const torch::jit::Node*, capture::Interpreter::Env&, capture::Interpreter&, at::Tensor&,
                     LoweredRegionFn::ExternContext&) {

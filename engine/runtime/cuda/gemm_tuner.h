@@ -48,6 +48,9 @@ class GemmTuner {
   // cuBLAS (followed by the tail kernel) against each template tile (with the tail fused).
   bool run(size_t comp, const torch::jit::Node* n, capture::Interpreter::Env& env, capture::Interpreter& interp,
            at::Tensor& out, LoweredRegionFn::ExternContext& cx);
+  // Compiles every tile of every GEMM (each with its epilogue) at once, in parallel; run() would
+  // otherwise compile them one by one on the first call.
+  void precompile();
   // One candidate table per GEMM, in the order of `sites`.
   std::vector<std::vector<session::AutotuneCandidate>> tables() const;
 
