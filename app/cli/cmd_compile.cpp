@@ -4,8 +4,11 @@
 #include <iostream>
 #include <memory>
 
+#include <unistd.h>
+
 #include "app/cli/commands.h"
 #include "engine/api/kiln.h"
+#include "engine/runtime/tuning_progress.h"
 
 namespace kiln::cli {
 
@@ -47,7 +50,17 @@ int run(const CompileArgs& a) {
   std::string dump = a.dump;
   if (dump.empty())
     if (const char* d = std::getenv("KILN_DUMP_DIR"); d && *d) dump = d;
+  // max-autotune times candidates on the first call: one updating line on stderr says how far.
+  const bool tty = ::isatty(2);
+  auto shown = std::make_shared<bool>(false);
+  runtime::ScopedTuningProgress tuning([tty, shown](const std::string& kernel, int done, int total) {
+    if (!tty && done != total) return;  // logs get one line per tuned kernel
+    *shown = true;
+    std::cerr << (tty ? "\r" : "") << "max-autotune: " << kernel << " " << done << "/" << total << " candidates"
+              << (tty ? "        " : "\n") << std::flush;
+  });
   auto r = api::compile(a.model, specs, o, dump, a.checks, a.device);
+  if (tty && *shown) std::cerr << "\n";
   std::cout << (a.json ? api::compile_json(r) + "\n" : api::compile_text(r));
   if (!a.json && !dump.empty()) std::cout << "stage dumps written under " << dump << "\n";
   return r.within_tolerance ? 0 : 3;

@@ -25,6 +25,7 @@
 #include "engine/profile/host_trace.h"
 #include "engine/runtime/captured_runtime.h"
 #include "engine/runtime/example_inputs.h"
+#include "engine/runtime/tuning_progress.h"
 #include "engine/session/store.h"
 #if KILN_WITH_CUDA
 #include "engine/codegen/cuda/nvrtc_compiler.h"
@@ -400,6 +401,13 @@ session::Session profile_model(const model::Model& cpu_model, const std::vector<
       capture::CaptureOptions o;
       o.backend = backend;
       o.mode = mode;
+      // max-autotune times its candidates during the first call: say which kernel, how far.
+      ScopedTuningProgress tuning([&](const std::string& kernel, int tried, int candidates) {
+        if (progress)
+          progress(mode + " / " + backend + ": tuning " + kernel + " (" + std::to_string(tried) + "/" +
+                       std::to_string(candidates) + " candidates)",
+                   done, static_cast<int>(plan.size()));
+      });
       auto tw = Clock::now();
       CapturedRuntime rt(model, o);
       rt.run(x, &printed);

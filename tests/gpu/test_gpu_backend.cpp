@@ -9,6 +9,7 @@
 #include "engine/model/model_impl.h"
 #include "engine/runtime/captured_runtime.h"
 #include "engine/runtime/example_inputs.h"
+#include "engine/runtime/tuning_progress.h"
 #include "tests/support/paths.h"
 #if KILN_WITH_CUDA
 #include "engine/runtime/cuda/cuda_driver.h"
@@ -210,6 +211,8 @@ TEST(GpuBackend, GemmTemplateWithTheTailFusedMatchesEager) {
 #if KILN_WITH_CUDA
   at::globalContext().setAllowTF32CuBLAS(true);
   runtime::force_gemm_tile_for_testing(0);
+  int tuned = 0;  // kernels and GEMMs whose tuning reported its end
+  runtime::ScopedTuningProgress progress([&](const std::string&, int done, int total) { tuned += done == total; });
   for (auto [model, input] : std::vector<std::pair<const char*, const char*>>{{"small_mlp.pt", "64x64"},
                                                                               {"block.pt", "2x16x64"}}) {
     auto m = model::load_model(test::example(model), "cuda");
@@ -231,6 +234,7 @@ TEST(GpuBackend, GemmTemplateWithTheTailFusedMatchesEager) {
           for (const auto& c : k.autotune) fused += c.chosen && c.config.find(" fused") != std::string::npos;
     EXPECT_GE(fused, 1) << model << ": a tile with the tail kernel fused was chosen";
   }
+  EXPECT_GE(tuned, 4) << "max-autotune reports its progress";
   runtime::force_gemm_tile_for_testing(-1);
   at::globalContext().setAllowTF32CuBLAS(false);
 #endif

@@ -11,6 +11,7 @@
 #include "engine/codegen/cuda/gemm_template.h"
 #include "engine/codegen/cuda/nvrtc_compiler.h"
 #include "engine/runtime/cuda/cuda_driver.h"
+#include "engine/runtime/tuning_progress.h"
 
 #if KILN_TORCH_CUDA
 #include <ATen/Context.h>
@@ -162,6 +163,9 @@ bool GemmTuner::run(size_t comp, const torch::jit::Node* n, capture::Interpreter
     };
     at::Tensor ref;
     const std::string tail = epi ? " + " + epi->kernel : "";
+    const std::string what = "gemm_" + g->site.name;
+    const int total = 1 + static_cast<int>(std::size(kConfigs));
+    report_tuning(what, 0, total);
     double cublas_ms = time_ms([&] {
       ref = interp.exec_node(n, env).at(0).toTensor();
       if (epi) {  // the tail kernel reads the GEMM's output from its buffer
@@ -180,6 +184,7 @@ bool GemmTuner::run(size_t comp, const torch::jit::Node* n, capture::Interpreter
     if (!fits) why_not = "operands not contiguous float32 with a 2-D weight";
     else if (!at::globalContext().allowTF32CuBLAS()) why_not = "TF32 is off for matmul (PyTorch's default policy)";
     for (int c = 0; c < static_cast<int>(std::size(kConfigs)); ++c) {
+      report_tuning(what, 1 + c, total);
       std::string text = codegen::gemm_config_text(kConfigs[c]) + (epi ? ", " + epi->kernel + " fused" : "");
       if (!why_not.empty()) {
         g->table.push_back({text + " - not tried: " + why_not, 0, false});
@@ -213,6 +218,7 @@ bool GemmTuner::run(size_t comp, const torch::jit::Node* n, capture::Interpreter
       }
     }
     g->table[chosen_row].chosen = true;
+    report_tuning(what, total, total);
   }
   if (g->chosen < 0 || !fits) return false;
   const codegen::GemmEpilogue* use = g->fused ? epi : nullptr;

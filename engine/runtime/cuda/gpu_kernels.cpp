@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <map>
 
 #include "engine/base/error.h"
+#include "engine/runtime/tuning_progress.h"
 
 #if KILN_TORCH_CUDA
 #include <ATen/cuda/CUDAContext.h>
@@ -75,9 +77,11 @@ std::vector<KernelCall> make_gpu_calls(const std::shared_ptr<GpuKernelSet>& set)
         size_t forms = std::max<size_t>(1, info.variants.size());
         float best = 1e30f;
         size_t best_index = 0;
+        const int total = static_cast<int>(forms * std::size(options));
         for (size_t v = 0; v < forms; ++v) {
           auto form = variant_of(info, v);
           for (unsigned t : options) {
+            report_tuning(info.name, static_cast<int>(set->candidates[k].size()), total);
             for (int w = 0; w < 2; ++w) launch_one(*set, k, v, t, work, args, stream);
             cuda::EventTimer timer(stream);
             timer.start();
@@ -101,6 +105,7 @@ std::vector<KernelCall> make_gpu_calls(const std::shared_ptr<GpuKernelSet>& set)
           }
         }
         for (size_t i = 0; i < set->candidates[k].size(); ++i) set->candidates[k][i].chosen = i == best_index;
+        report_tuning(info.name, total, total);
         set->tuned[k] = true;
       }
       launch_one(*set, k, set->variant[k], set->threads[k], work, args, stream);
