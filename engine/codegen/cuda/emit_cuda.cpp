@@ -176,12 +176,105 @@ struct CudaEmitter : KernelExpr {
     os << "    }\n  }\n";
   }
 
+  // Structural equality of index and value expressions: the one-pass forms below need to know
+  // that two reductions read the very same values.
+  bool same_index(const IExpr& a, const IExpr& b) {
+    if (a == b) return true;
+    if (!a || !b || a->op != b->op) return false;
+    switch (a->op) {
+      case IExprNode::Op::Const: return a->value == b->value;
+      case IExprNode::Op::Var: return a->var == b->var;
+      case IExprNode::Op::Size: return size(a->size) == size(b->size);
+      default: return same_index(a->a, b->a) && same_index(a->b, b->b);
+    }
+  }
+  bool same_value(const VExpr& a, const VExpr& b) {
+    if (a == b) return true;
+    if (!a || !b || a->op != b->op || a->fn != b->fn || a->is_bool != b->is_bool) return false;
+    switch (a->op) {
+      case VExprNode::Op::Const: return a->value == b->value || (a->value != a->value && b->value != b->value);
+      case VExprNode::Op::Scalar: return a->scalar == b->scalar;
+      case VExprNode::Op::Load:
+        if (a->comp != b->comp || a->index.size() != b->index.size()) return false;
+        for (size_t d = 0; d < a->index.size(); ++d)
+          if (!same_index(a->index[d], b->index[d])) return false;
+        return true;
+      default: break;
+    }
+    if (a->op == VExprNode::Op::Binary && a->fn == "idx_lt")
+      return same_index(a->index.at(0), b->index.at(0)) && same_index(a->index.at(1), b->index.at(1));
+    return same_value(a->a, b->a) && same_value(a->b, b->b) && same_value(a->c, b->c);
+  }
+  bool same_sizes(const std::vector<Sym>& a, const std::vector<Sym>& b) {
+    return size_product(a) == size_product(b);
+  }
+  // e is a Load of reduction c at the row's own index (vars 0..outer-1).
+  static bool row_load(const VExpr& e, int c, size_t outer) {
+    if (!e || e->op != VExprNode::Op::Load || e->comp != c || e->index.size() != outer) return false;
+    for (size_t d = 0; d < outer; ++d)
+      if (e->index[d]->op != IExprNode::Op::Var || e->index[d]->var != static_cast<int>(d)) return false;
+    return true;
+  }
+
+  // Two reductions of a row kernel that one loop over the row can compute together, read off the
+  // loop IR as the decompositions (decompose_reductions.cpp) leave it after fusion's inlining:
+  //   Online: M = max(E), then S = sum(exp(E - M[row]))         softmax, log_softmax
+  //   Welford: A = mean(E), then B = mean((E - A[row]) * (E - A[row]))   layer_norm
+  //            (or B = mean(pow(E - A[row], 2)): a variance written out by hand)
+  // with E the same expression in both (so it cannot read the first reduction), B and S right
+  // after A and M over the same reduced sizes, and the means dividing by the row length. Anything
+  // else keeps one loop per reduction. Results agree with the two loops to float32 rounding, a few
+  // ulp relative: the online sum picks up a rescale (expf, 2 ulp) each time a thread's max grows;
+  // Welford runs on the values minus the row's first one, so its mean and variance stay within a
+  // few ulp (of the spread, for the mean) however far the mean sits from 0, while a thread folds up
+  // to a few hundred values (about 100 ulp at a thousand and more per thread: rows of 10^5 or so).
+  // NaN, all -inf and empty rows give what the two loops give, except that a row holding +-inf
+  // may get a NaN mean where the sum gave +-inf (its variance and normalized values are NaN
+  // either way).
+  enum class RowPass { Separate, Online, Welford };
+  RowPass row_pass(const FusedKernel& k, size_t i) {
+    if (i + 1 >= k.comps.size()) return RowPass::Separate;
+    const int c = k.comps[i];
+    const Comp& first = p.program.comps[c];
+    const Comp& second = p.program.comps[k.comps[i + 1]];
+    const size_t outer = k.outer.size();
+    if (first.kind != Comp::Kind::Reduction || second.kind != Comp::Kind::Reduction) return RowPass::Separate;
+    if (first.reduce_sizes.empty() || first.reduce_sizes.size() != second.reduce_sizes.size() ||
+        !same_sizes(first.reduce_sizes, second.reduce_sizes) || first.sizes.size() != outer ||
+        second.sizes.size() != outer || !same_sizes(first.sizes, k.outer) || !same_sizes(second.sizes, k.outer))
+      return RowPass::Separate;
+    const VExpr& body = second.body;
+    if (first.reduce_op == "max" && second.reduce_op == "sum" && first.post_div_sizes.empty() &&
+        second.post_div_sizes.empty() && body->op == VExprNode::Op::Unary && body->fn == "exp" &&
+        body->a->op == VExprNode::Op::Binary && body->a->fn == "sub" && row_load(body->a->b, c, outer) &&
+        same_value(body->a->a, first.body))
+      return RowPass::Online;
+    auto mean_of_row = [&](const Comp& r) {
+      return r.reduce_op == "sum" && !r.post_div_sizes.empty() && same_sizes(r.post_div_sizes, r.reduce_sizes);
+    };
+    auto centered = [&](const VExpr& d) {  // E - A[row]
+      return d && d->op == VExprNode::Op::Binary && d->fn == "sub" && row_load(d->b, c, outer) &&
+             same_value(d->a, first.body);
+    };
+    if (mean_of_row(first) && mean_of_row(second) && body->op == VExprNode::Op::Binary &&
+        ((body->fn == "mul" && centered(body->a) && same_value(body->a, body->b)) ||
+         (body->fn == "pow" && centered(body->a) && body->b->op == VExprNode::Op::Const && body->b->value == 2.0)))
+      return RowPass::Welford;
+    return RowPass::Separate;
+  }
+
   // One block per row (block reductions), or with `warp` one warp per row, blockDim/32 rows per
   // block (warp-shuffle reductions only: short rows do not idle most of a block).
   void row(std::ostringstream& os, const FusedKernel& k, bool warp = false) {
     const std::string step = warp ? "32" : "blockDim.x";
     const std::string first = warp ? "(threadIdx.x & 31)" : "threadIdx.x";
-    if (!warp) os << "  __shared__ float smem[33];\n";
+    std::vector<RowPass> passes;
+    for (size_t i = 0; i < k.comps.size(); ++i) passes.push_back(row_pass(k, i));
+    if (!warp) {  // 33 floats per value the block reductions carry (a Welford merge carries three)
+      int lanes = 1;
+      for (RowPass pass : passes) lanes = std::max(lanes, pass == RowPass::Welford ? 3 : pass == RowPass::Online ? 2 : 1);
+      os << "  __shared__ float smem[" << 33 * lanes << "];\n";
+    }
     os << "  const long long rows = " << size_product(k.outer) << ";\n";
     if (warp)
       os << "  for (long long row = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5; row < rows; "
@@ -193,9 +286,73 @@ struct CudaEmitter : KernelExpr {
     std::map<int, std::string> accs;
     std::vector<lowering::IExpr> row_idx;
     for (size_t d = 0; d < k.outer.size(); ++d) row_idx.push_back(lowering::ie_var(static_cast<int>(d)));
-    for (int c : k.comps) {
+    auto store = [&](int c, const std::string& acc) {
+      os << "    if (" << first << " == 0) b" << c << "[" << offset(c, row_idx, vars) << "] = " << acc << ";\n";
+      accs[c] = acc;
+    };
+    for (size_t i = 0; i < k.comps.size(); ++i) {
+      const int c = k.comps[i];
       const Comp& comp = p.program.comps[c];
-      if (comp.kind == Comp::Kind::Reduction) {
+      if (passes[i] != RowPass::Separate) {
+        // One loop for reductions c and c2 (row_pass says which form): each thread folds its
+        // share of the row into its state, the warp or block merges the states, and both
+        // accumulators end as the two loops would leave them.
+        const int c2 = k.comps[i + 1];
+        const Comp& comp2 = p.program.comps[c2];
+        const std::string acc = "acc" + std::to_string(c), acc2 = "acc" + std::to_string(c2), n = "n" + std::to_string(c);
+        const std::string length = size_product(comp.reduce_sizes);
+        // A row of symbolic length may be empty at run time; the two loops leave their identities then.
+        bool maybe_empty = false;
+        for (const auto& s : comp.reduce_sizes) maybe_empty |= !capture::sym_is_const(s) || s->value <= 0;
+        const bool online = passes[i] == RowPass::Online;
+        if (online) {
+          os << "    // online softmax: max and sum in one pass\n"
+             << "    float " << acc << " = -INFINITY;  // max for " << cpp_comment(comp.name) << "\n"
+             << "    float " << acc2 << " = 0.0f;  // sum for " << cpp_comment(comp2.name) << "\n";
+        } else {
+          os << "    // welford: mean and variance in one pass\n"
+             << "    int " << n << " = 0;  // values this thread has seen\n"
+             << "    float " << acc << " = 0.0f;  // mean for " << cpp_comment(comp.name) << "\n"
+             << "    float " << acc2 << " = 0.0f;  // variance for " << cpp_comment(comp2.name) << "\n";
+        }
+        const std::string shift = "shift" + std::to_string(c);
+        if (!online) {
+          // Welford's rounding grows with |mean| / stddev (each running mean is rounded at the mean's
+          // magnitude); values minus the row's first one have a mean near their spread.
+          std::vector<std::string> at0 = vars;
+          at0.resize(k.outer.size() + comp.reduce_sizes.size(), "0");
+          if (maybe_empty) {
+            os << "    float " << shift << " = 0.0f;  // the row's first value: Welford runs on the values minus it\n"
+               << "    if (" << length << " > 0) {\n";
+            std::string v0 = statement(os, "      ", comp.body, at0, accs, k.outer.size());
+            os << "      " << shift << " = " << v0 << ";\n    }\n";
+          } else {
+            std::string v0 = statement(os, "    ", comp.body, at0, accs, k.outer.size());
+            os << "    const float " << shift << " = " << v0 << ";  // the row's first value: Welford runs on the values minus it\n";
+          }
+        }
+        os << "    for (long long r = " << first << "; r < " << length << "; r += " << step << ") {\n";
+        std::vector<std::string> rvars = vars;
+        unflatten(os, "r", comp.reduce_sizes, k.outer.size(), "      ", rvars);
+        std::string v = statement(os, "      ", comp.body, rvars, accs, k.outer.size());
+        if (online) os << "      kiln_online_add(" << acc << ", " << acc2 << ", " << v << ");\n    }\n";
+        else os << "      kiln_welford_add(" << n << ", " << acc << ", " << acc2 << ", " << v << " - " << shift << ");\n    }\n";
+        if (online) {
+          if (warp) os << "    kiln_warp_online(" << acc << ", " << acc2 << ");\n";
+          else os << "    kiln_block_online(" << acc << ", " << acc2 << ", smem);\n";
+          os << "    if (" << acc << " == -INFINITY" << (maybe_empty ? " && " + length + " > 0" : "") << ") " << acc2
+             << " = NAN;  // as two passes give: exp(-inf - -inf) summed over a row of only -inf\n";
+        } else {
+          if (warp) os << "    kiln_warp_welford(" << n << ", " << acc << ", " << acc2 << ");\n";
+          else os << "    kiln_block_welford(" << n << ", " << acc << ", " << acc2 << ", smem);\n";
+          os << "    " << acc << " = " << shift << " + " << acc << ";\n";
+          if (maybe_empty) os << "    if (" << n << " == 0) " << acc << " = NAN;  // 0 / 0, as sum / n gives\n";
+          os << "    " << acc2 << " = " << acc2 << " / static_cast<float>(" << size_product(comp2.post_div_sizes) << ");  // from M2 to the variance\n";
+        }
+        store(c, acc);
+        store(c2, acc2);
+        ++i;
+      } else if (comp.kind == Comp::Kind::Reduction) {
         std::string acc = "acc" + std::to_string(c);
         std::string op = comp.reduce_op;
         os << "    float " << acc << " = " << (op == "sum" ? "0.0f" : op == "max" ? "-INFINITY" : "INFINITY") << ";  // "
@@ -211,8 +368,7 @@ struct CudaEmitter : KernelExpr {
         else os << "    " << acc << " = kiln_block_" << op << "(" << acc << ", smem);\n";
         if (!comp.post_div_sizes.empty())
           os << "    " << acc << " = " << acc << " / static_cast<float>(" << size_product(comp.post_div_sizes) << ");\n";
-        os << "    if (" << first << " == 0) b" << c << "[" << offset(c, row_idx, vars) << "] = " << acc << ";\n";
-        accs[c] = acc;
+        store(c, acc);
       } else {
         std::vector<Sym> inner(comp.sizes.begin() + k.outer.size(), comp.sizes.end());
         os << "    for (long long e = " << first << "; e < " << size_product(inner) << "; e += " << step << ") {\n";
@@ -420,6 +576,53 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
        << "  for (int o = 16; o > 0; o >>= 1) v = kiln_" << op << "(v, __shfl_xor_sync(0xffffffffu, v, o));\n"
        << "  return v;\n}\n";
   }
+  // The one-pass row forms (CudaEmitter::row): a (max, sum of exp) pair and a Welford
+  // (count, mean, M2) triple per thread, merged pairwise. Both merges are symmetric, so the xor
+  // butterfly leaves every lane with the same bits, as the single-value helpers do.
+  os << "// Online softmax: (m, s) is the max of a thread's values and the sum of exp(x - m). While every value\n"
+     << "// is -inf, s stays 0 (exp(-inf - -inf) would make it NaN for good); an equal max skips the rescale.\n"
+     << "__device__ __forceinline__ void kiln_online_add(float& m, float& s, float x) {\n"
+     << "  const float mx = kiln_max(m, x);\n  if (mx == -INFINITY) return;\n"
+     << "  s = (m == mx ? s : s * expf(m - mx)) + expf(x - mx);\n  m = mx;\n}\n"
+     << "__device__ __forceinline__ void kiln_online_merge(float& m, float& s, float mb, float sb) {\n"
+     << "  const float mx = kiln_max(m, mb);\n  if (mx == -INFINITY) return;\n"
+     << "  s = (m == mx ? s : s * expf(m - mx)) + (mb == mx ? sb : sb * expf(mb - mx));\n  m = mx;\n}\n"
+     << "__device__ __forceinline__ void kiln_warp_online(float& m, float& s) {\n  __syncwarp();\n"
+     << "  for (int o = 16; o > 0; o >>= 1)\n"
+     << "    kiln_online_merge(m, s, __shfl_xor_sync(0xffffffffu, m, o), __shfl_xor_sync(0xffffffffu, s, o));\n}\n"
+     << "__device__ void kiln_block_online(float& m, float& s, float* smem) {  // smem: 66 floats\n"
+     << "  kiln_warp_online(m, s);\n"
+     << "  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n"
+     << "  __syncthreads();\n  if (lane == 0) { smem[warp] = m; smem[33 + warp] = s; }\n  __syncthreads();\n"
+     << "  if (warp == 0) {\n    const bool live = threadIdx.x < ((blockDim.x + 31) >> 5);\n"
+     << "    m = live ? smem[lane] : -INFINITY;\n    s = live ? smem[33 + lane] : 0.0f;\n"
+     << "    kiln_warp_online(m, s);\n    if (lane == 0) { smem[32] = m; smem[65] = s; }\n  }\n"
+     << "  __syncthreads();\n  m = smem[32];\n  s = smem[65];\n}\n"
+     << "// Welford: n values seen, their mean and M2 = sum((x - mean)^2). The merge is Chan et al.'s, with\n"
+     << "// the mean as a weighted average (__fmul_rn: no fma contraction, so merge(a, b) == merge(b, a)).\n"
+     << "__device__ __forceinline__ void kiln_welford_add(int& n, float& mean, float& m2, float x) {\n"
+     << "  n += 1;\n  const float d = x - mean;\n  mean += d / static_cast<float>(n);\n  m2 += d * (x - mean);\n}\n"
+     << "__device__ __forceinline__ void kiln_welford_merge(int& n, float& mean, float& m2, int nb, float meanb, float m2b) {\n"
+     << "  if (nb == 0) return;\n  if (n == 0) { n = nb; mean = meanb; m2 = m2b; return; }\n"
+     << "  const float fa = static_cast<float>(n), fb = static_cast<float>(nb), f = fa + fb, d = meanb - mean;\n"
+     << "  mean = (__fmul_rn(fa, mean) + __fmul_rn(fb, meanb)) / f;\n"
+     << "  m2 = (m2 + m2b) + d * d * (fa * fb / f);\n  n += nb;\n}\n"
+     << "__device__ __forceinline__ void kiln_warp_welford(int& n, float& mean, float& m2) {\n  __syncwarp();\n"
+     << "  for (int o = 16; o > 0; o >>= 1)\n"
+     << "    kiln_welford_merge(n, mean, m2, __shfl_xor_sync(0xffffffffu, n, o), __shfl_xor_sync(0xffffffffu, mean, o),\n"
+     << "                       __shfl_xor_sync(0xffffffffu, m2, o));\n}\n"
+     << "__device__ void kiln_block_welford(int& n, float& mean, float& m2, float* smem) {  // smem: 99 floats\n"
+     << "  kiln_warp_welford(n, mean, m2);\n"
+     << "  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n"
+     << "  __syncthreads();\n"
+     << "  if (lane == 0) { smem[warp] = mean; smem[33 + warp] = m2; smem[66 + warp] = __int_as_float(n); }\n"
+     << "  __syncthreads();\n"
+     << "  if (warp == 0) {\n    const bool live = threadIdx.x < ((blockDim.x + 31) >> 5);\n"
+     << "    mean = live ? smem[lane] : 0.0f;\n    m2 = live ? smem[33 + lane] : 0.0f;\n"
+     << "    n = live ? __float_as_int(smem[66 + lane]) : 0;\n"
+     << "    kiln_warp_welford(n, mean, m2);\n"
+     << "    if (lane == 0) { smem[32] = mean; smem[65] = m2; smem[98] = __int_as_float(n); }\n  }\n"
+     << "  __syncthreads();\n  mean = smem[32];\n  m2 = smem[65];\n  n = __float_as_int(smem[98]);\n}\n";
   os << "\n";
   const size_t prelude_end = static_cast<size_t>(os.tellp());
   for (const auto& k : p.kernels) {

@@ -58,9 +58,11 @@ TEST(EmitCuda, RowKernelsUseBlockReductionsAndPointwiseKernelsVectorize) {
   std::vector<codegen::CudaKernelInfo> info;
   auto src = cuda_source("block.pt", "2x16x64", &info);
   // block.pt's rows (softmax, layer_norm) are 16 to 64 long: one warp per row, shuffles only.
-  EXPECT_NE(src.find("kiln_warp_max(acc"), std::string::npos);
+  EXPECT_NE(src.find("kiln_warp_online(acc"), std::string::npos);
+  EXPECT_NE(src.find("kiln_warp_welford(n"), std::string::npos);
   EXPECT_NE(src.find("__shfl_xor_sync"), std::string::npos);
-  EXPECT_EQ(src.find("kiln_block_max(acc"), std::string::npos);
+  EXPECT_EQ(src.find("kiln_block_online(acc"), std::string::npos);
+  EXPECT_EQ(src.find("kiln_block_welford(n"), std::string::npos);
   int rows = 0, vec4 = 0;
   for (const auto& k : info) {
     rows += k.row;
@@ -107,6 +109,120 @@ TEST(EmitCuda, AutotuneVariantsComeWithTwoAndOneElementsPerThreadAndCompile) {
   EXPECT_GT(bin.cubin.size(), 0u);
 }
 
+namespace {
+
+int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+fusion::FusedProgram block_program() {
+  auto cm = test::compile_example("block.pt", "2x16x64", "eager");
+  auto regions = cm.rt->regions();  // by value
+  return fusion::schedule(lowering::lower_graph(regions.at(0).entries.at(0).graph).program);
+}
+
+int comp_named(const fusion::FusedProgram& p, const std::string& name) {
+  for (size_t c = 0; c < p.program.comps.size(); ++c)
+    if (p.program.comps[c].name == name) return static_cast<int>(c);
+  ADD_FAILURE() << "no computation " << name;
+  return 0;
+}
+
+}  // namespace
+
+// softmax's max and sum, and each layer_norm's mean and variance, are one loop over the row in both
+// row mappings: the reductions of block.pt are never computed one loop each.
+TEST(EmitCuda, SoftmaxAndLayerNormReduceInOnePass) {
+  auto fused = block_program();
+  auto src = codegen::emit_cuda(fused);
+  EXPECT_EQ(count(src, "    // online softmax: max and sum in one pass\n"), 1);
+  EXPECT_EQ(count(src, "    // welford: mean and variance in one pass\n"), 2);
+  EXPECT_EQ(count(src, "kiln_warp_online(acc27, acc28);"), 1);
+  EXPECT_EQ(count(src, "kiln_welford_add(n"), 2);
+  EXPECT_EQ(count(src, "kiln_warp_max(acc"), 0);
+  EXPECT_EQ(count(src, "kiln_warp_sum(acc"), 0);
+  EXPECT_EQ(count(src, "for (long long r = "), 3);  // one reduction loop per row kernel
+
+  std::vector<codegen::CudaKernelInfo> info;
+  auto tuned = codegen::emit_cuda(fused, {}, &info, /*variants=*/true);
+  for (const auto& k : info) {
+    if (!k.row) continue;
+    ASSERT_EQ(k.variants.size(), 2u) << k.name;
+    // The autotuning candidate with one block per row: the same forms with block-wide merges.
+    const size_t at = tuned.find("void " + k.name + "_block(const KilnArgs args)");
+    ASSERT_NE(at, std::string::npos) << k.name;
+    const std::string body = tuned.substr(at, tuned.find("\n}\n", at) - at);
+    if (k.name.find("softmax") != std::string::npos) {
+      EXPECT_NE(body.find("// online softmax: max and sum in one pass"), std::string::npos) << body;
+      EXPECT_NE(body.find("kiln_block_online(acc27, acc28, smem);"), std::string::npos) << body;
+      EXPECT_NE(body.find("__shared__ float smem[66];"), std::string::npos) << body;  // a (max, sum) pair per warp
+    } else {
+      EXPECT_NE(body.find("// welford: mean and variance in one pass"), std::string::npos) << body;
+      EXPECT_NE(body.find("kiln_block_welford(n"), std::string::npos) << body;
+      EXPECT_NE(body.find("__shared__ float smem[99];"), std::string::npos) << body;  // (count, mean, M2)
+    }
+    EXPECT_EQ(count(body, "for (long long r = "), 1) << body;
+  }
+  auto bin = codegen::compile_cuda(tuned, "sm_90");
+  EXPECT_GT(bin.cubin.size(), 0u);
+}
+
+// Reductions that only look like softmax or a variance keep their own loops, and a variance
+// written with pow is recognized as one.
+TEST(EmitCuda, OnePassFormsNeedTheExactPattern) {
+  using lowering::ve_binary;
+  using lowering::ve_const;
+  using lowering::ve_unary;
+  const auto base = block_program();
+  const int att_max = comp_named(base, "att_max"), att_sum = comp_named(base, "att_sum");
+  const int mean = comp_named(base, "layer_norm_sum"), var = comp_named(base, "layer_norm_sum_12");
+  const auto& sum_body = base.program.comps[att_sum].body;     // exp(sub(E, att_max[row]))
+  const auto& var_body = base.program.comps[var].body;         // mul(sub(E, mean[row]), sub(E, mean[row]))
+  const auto& centered = var_body->a;
+  ASSERT_EQ(sum_body->fn, "exp");
+  ASSERT_EQ(var_body->fn, "mul");
+
+  {  // sum(exp(2 * E - max)): E differs from what the max reduces
+    auto p = base;
+    p.program.comps[att_sum].body =
+        ve_unary("exp", ve_binary("sub", ve_binary("mul", sum_body->a->a, ve_const(2.0)), sum_body->a->b));
+    auto src = codegen::emit_cuda(p);
+    EXPECT_EQ(count(src, "// online softmax"), 0);
+    EXPECT_EQ(count(src, "kiln_warp_max(acc" + std::to_string(att_max) + ")"), 1);
+    EXPECT_EQ(count(src, "kiln_warp_sum(acc" + std::to_string(att_sum) + ")"), 1);
+    EXPECT_EQ(count(src, "// welford"), 2);
+  }
+  {  // sum(exp(E - max)) + 1: the sum's body is no longer exp(E - max)
+    auto p = base;
+    p.program.comps[att_sum].body = ve_binary("add", sum_body, ve_const(1.0));
+    EXPECT_EQ(count(codegen::emit_cuda(p), "// online softmax"), 0);
+  }
+  {  // a plain sum instead of the mean: not the mean that the variance centres on
+    auto p = base;
+    p.program.comps[mean].post_div_sizes.clear();
+    auto src = codegen::emit_cuda(p);
+    EXPECT_EQ(count(src, "// welford"), 1);
+    EXPECT_EQ(count(src, "kiln_warp_sum(acc" + std::to_string(mean) + ")"), 1);
+  }
+  {  // (E - mean) * (E - mean + 1): not a square
+    auto p = base;
+    p.program.comps[var].body = ve_binary("mul", centered, ve_binary("add", centered, ve_const(1.0)));
+    EXPECT_EQ(count(codegen::emit_cuda(p), "// welford"), 1);
+  }
+  {  // pow(E - mean, 3): not a square
+    auto p = base;
+    p.program.comps[var].body = ve_binary("pow", centered, ve_const(3.0));
+    EXPECT_EQ(count(codegen::emit_cuda(p), "// welford"), 1);
+  }
+  {  // pow(E - mean, 2) is the same variance: the same kernels
+    auto p = base;
+    p.program.comps[var].body = ve_binary("pow", centered, ve_const(2.0));
+    EXPECT_EQ(codegen::emit_cuda(p), codegen::emit_cuda(base));
+  }
+}
+
 TEST(GemmTemplate, EveryTileConfigCompilesForSm90WithTensorCoreInstructions) {
   for (auto cfg : {codegen::GemmConfig{64, 64}, codegen::GemmConfig{128, 64}, codegen::GemmConfig{64, 128},
                    codegen::GemmConfig{128, 128}}) {
@@ -118,3 +234,4 @@ TEST(GemmTemplate, EveryTileConfigCompilesForSm90WithTensorCoreInstructions) {
     EXPECT_GT(bin.cubin.size(), 0u) << codegen::gemm_name(cfg);
   }
 }
+

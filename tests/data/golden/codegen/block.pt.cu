@@ -77,6 +77,83 @@ __device__ __forceinline__ float kiln_warp_min(float v) {
   for (int o = 16; o > 0; o >>= 1) v = kiln_min(v, __shfl_xor_sync(0xffffffffu, v, o));
   return v;
 }
+// Online softmax: (m, s) is the max of a thread's values and the sum of exp(x - m). While every value
+// is -inf, s stays 0 (exp(-inf - -inf) would make it NaN for good); an equal max skips the rescale.
+__device__ __forceinline__ void kiln_online_add(float& m, float& s, float x) {
+  const float mx = kiln_max(m, x);
+  if (mx == -INFINITY) return;
+  s = (m == mx ? s : s * expf(m - mx)) + expf(x - mx);
+  m = mx;
+}
+__device__ __forceinline__ void kiln_online_merge(float& m, float& s, float mb, float sb) {
+  const float mx = kiln_max(m, mb);
+  if (mx == -INFINITY) return;
+  s = (m == mx ? s : s * expf(m - mx)) + (mb == mx ? sb : sb * expf(mb - mx));
+  m = mx;
+}
+__device__ __forceinline__ void kiln_warp_online(float& m, float& s) {
+  __syncwarp();
+  for (int o = 16; o > 0; o >>= 1)
+    kiln_online_merge(m, s, __shfl_xor_sync(0xffffffffu, m, o), __shfl_xor_sync(0xffffffffu, s, o));
+}
+__device__ void kiln_block_online(float& m, float& s, float* smem) {  // smem: 66 floats
+  kiln_warp_online(m, s);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  __syncthreads();
+  if (lane == 0) { smem[warp] = m; smem[33 + warp] = s; }
+  __syncthreads();
+  if (warp == 0) {
+    const bool live = threadIdx.x < ((blockDim.x + 31) >> 5);
+    m = live ? smem[lane] : -INFINITY;
+    s = live ? smem[33 + lane] : 0.0f;
+    kiln_warp_online(m, s);
+    if (lane == 0) { smem[32] = m; smem[65] = s; }
+  }
+  __syncthreads();
+  m = smem[32];
+  s = smem[65];
+}
+// Welford: n values seen, their mean and M2 = sum((x - mean)^2). The merge is Chan et al.'s, with
+// the mean as a weighted average (__fmul_rn: no fma contraction, so merge(a, b) == merge(b, a)).
+__device__ __forceinline__ void kiln_welford_add(int& n, float& mean, float& m2, float x) {
+  n += 1;
+  const float d = x - mean;
+  mean += d / static_cast<float>(n);
+  m2 += d * (x - mean);
+}
+__device__ __forceinline__ void kiln_welford_merge(int& n, float& mean, float& m2, int nb, float meanb, float m2b) {
+  if (nb == 0) return;
+  if (n == 0) { n = nb; mean = meanb; m2 = m2b; return; }
+  const float fa = static_cast<float>(n), fb = static_cast<float>(nb), f = fa + fb, d = meanb - mean;
+  mean = (__fmul_rn(fa, mean) + __fmul_rn(fb, meanb)) / f;
+  m2 = (m2 + m2b) + d * d * (fa * fb / f);
+  n += nb;
+}
+__device__ __forceinline__ void kiln_warp_welford(int& n, float& mean, float& m2) {
+  __syncwarp();
+  for (int o = 16; o > 0; o >>= 1)
+    kiln_welford_merge(n, mean, m2, __shfl_xor_sync(0xffffffffu, n, o), __shfl_xor_sync(0xffffffffu, mean, o),
+                       __shfl_xor_sync(0xffffffffu, m2, o));
+}
+__device__ void kiln_block_welford(int& n, float& mean, float& m2, float* smem) {  // smem: 99 floats
+  kiln_warp_welford(n, mean, m2);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  __syncthreads();
+  if (lane == 0) { smem[warp] = mean; smem[33 + warp] = m2; smem[66 + warp] = __int_as_float(n); }
+  __syncthreads();
+  if (warp == 0) {
+    const bool live = threadIdx.x < ((blockDim.x + 31) >> 5);
+    mean = live ? smem[lane] : 0.0f;
+    m2 = live ? smem[33 + lane] : 0.0f;
+    n = live ? __float_as_int(smem[66 + lane]) : 0;
+    kiln_warp_welford(n, mean, m2);
+    if (lane == 0) { smem[32] = mean; smem[65] = m2; smem[98] = __int_as_float(n); }
+  }
+  __syncthreads();
+  mean = smem[32];
+  m2 = smem[65];
+  n = __float_as_int(smem[98]);
+}
 
 // k0_row_layer_norm: row kernel (one warp per row) fusing 1 graph node
 //   layer_norm
@@ -93,31 +170,28 @@ extern "C" __global__ void k0_row_layer_norm(const KilnArgs args) {
     const long long i1 = row % 16LL;
     const long long q1 = row / 16LL;
     const long long i0 = q1;
-    float acc11 = 0.0f;  // sum for layer_norm_sum
+    // welford: mean and variance in one pass
+    int n11 = 0;  // values this thread has seen
+    float acc11 = 0.0f;  // mean for layer_norm_sum
+    float acc12 = 0.0f;  // variance for layer_norm_sum_12
+    const float shift11 = b0[(i0) * 16LL * 64LL + (i1) * 64LL];  // the row's first value: Welford runs on the values minus it
     for (long long r = (threadIdx.x & 31); r < 64LL; r += 32) {
       const long long i2 = r;
-      acc11 += b0[(i0) * 16LL * 64LL + (i1) * 64LL + i2];
+      kiln_welford_add(n11, acc11, acc12, b0[(i0) * 16LL * 64LL + (i1) * 64LL + i2] - shift11);
     }
-    acc11 = kiln_warp_sum(acc11);
-    acc11 = acc11 / static_cast<float>(64LL);
+    kiln_warp_welford(n11, acc11, acc12);
+    acc11 = shift11 + acc11;
+    acc12 = acc12 / static_cast<float>(64LL);  // from M2 to the variance
     if ((threadIdx.x & 31) == 0) b11[(i0) * 16LL + i1] = acc11;
-    float acc12 = 0.0f;  // sum for layer_norm_sum_12
-    for (long long r = (threadIdx.x & 31); r < 64LL; r += 32) {
-      const long long i2 = r;
-      const auto t0 = (b0[(i0) * 16LL * 64LL + (i1) * 64LL + i2] - acc11);
-      acc12 += (t0 * t0);
-    }
-    acc12 = kiln_warp_sum(acc12);
-    acc12 = acc12 / static_cast<float>(64LL);
     if ((threadIdx.x & 31) == 0) b12[(i0) * 16LL + i1] = acc12;
     for (long long e = (threadIdx.x & 31); e < 64LL; e += 32) {
       const long long i2 = e;
-      const auto t1 = (b0[(i0) * 16LL * 64LL + (i1) * 64LL + i2] - acc11);
-      const auto t2 = (acc12 + 1e-05f);
-      const auto t3 = rsqrtf(t2);
-      const auto t4 = ((t1 * t3) * b1[i2]);
-      const auto t5 = (t4 + b2[i2]);
-      b13[(i0) * 16LL * 64LL + (i1) * 64LL + i2] = t5;  // layer_norm
+      const auto t0 = (b0[(i0) * 16LL * 64LL + (i1) * 64LL + i2] - acc11);
+      const auto t1 = (acc12 + 1e-05f);
+      const auto t2 = rsqrtf(t1);
+      const auto t3 = ((t0 * t2) * b1[i2]);
+      const auto t4 = (t3 + b2[i2]);
+      b13[(i0) * 16LL * 64LL + (i1) * 64LL + i2] = t4;  // layer_norm
     }
     __syncwarp();
   }
@@ -189,29 +263,24 @@ extern "C" __global__ void k2_row_softmax(const KilnArgs args) {
     const long long i1 = q2 % 4LL;
     const long long q1 = q2 / 4LL;
     const long long i0 = q1;
+    // online softmax: max and sum in one pass
     float acc27 = -INFINITY;  // max for att_max
-    for (long long r = (threadIdx.x & 31); r < 16LL; r += 32) {
-      const long long i3 = r;
-      const auto t6 = (b25[(i0) * 4LL * 16LL * 16LL + (i1) * 16LL * 16LL + (i2) * 16LL + i3] / 4.0f);
-      acc27 = kiln_max(acc27, t6);
-    }
-    acc27 = kiln_warp_max(acc27);
-    if ((threadIdx.x & 31) == 0) b27[(i0) * 4LL * 16LL + (i1) * 16LL + i2] = acc27;
     float acc28 = 0.0f;  // sum for att_sum
     for (long long r = (threadIdx.x & 31); r < 16LL; r += 32) {
       const long long i3 = r;
-      const auto t7 = (b25[(i0) * 4LL * 16LL * 16LL + (i1) * 16LL * 16LL + (i2) * 16LL + i3] / 4.0f);
-      const auto t8 = (t7 - acc27);
-      acc28 += expf(t8);
+      const auto t5 = (b25[(i0) * 4LL * 16LL * 16LL + (i1) * 16LL * 16LL + (i2) * 16LL + i3] / 4.0f);
+      kiln_online_add(acc27, acc28, t5);
     }
-    acc28 = kiln_warp_sum(acc28);
+    kiln_warp_online(acc27, acc28);
+    if (acc27 == -INFINITY) acc28 = NAN;  // as two passes give: exp(-inf - -inf) summed over a row of only -inf
+    if ((threadIdx.x & 31) == 0) b27[(i0) * 4LL * 16LL + (i1) * 16LL + i2] = acc27;
     if ((threadIdx.x & 31) == 0) b28[(i0) * 4LL * 16LL + (i1) * 16LL + i2] = acc28;
     for (long long e = (threadIdx.x & 31); e < 16LL; e += 32) {
       const long long i3 = e;
-      const auto t9 = (b25[(i0) * 4LL * 16LL * 16LL + (i1) * 16LL * 16LL + (i2) * 16LL + i3] / 4.0f);
-      const auto t10 = (t9 - acc27);
-      const auto t11 = (expf(t10) / acc28);
-      b29[(i0) * 4LL * 16LL * 16LL + (i1) * 16LL * 16LL + (i2) * 16LL + i3] = t11;  // att
+      const auto t6 = (b25[(i0) * 4LL * 16LL * 16LL + (i1) * 16LL * 16LL + (i2) * 16LL + i3] / 4.0f);
+      const auto t7 = (t6 - acc27);
+      const auto t8 = (expf(t7) / acc28);
+      b29[(i0) * 4LL * 16LL * 16LL + (i1) * 16LL * 16LL + (i2) * 16LL + i3] = t8;  // att
     }
     __syncwarp();
   }
@@ -266,36 +335,32 @@ extern "C" __global__ void k4_row_layer_norm(const KilnArgs args) {
     const long long i1 = row % 16LL;
     const long long q1 = row / 16LL;
     const long long i0 = q1;
-    float acc35 = 0.0f;  // sum for layer_norm_1_sum
+    // welford: mean and variance in one pass
+    int n35 = 0;  // values this thread has seen
+    float acc35 = 0.0f;  // mean for layer_norm_1_sum
+    float acc36 = 0.0f;  // variance for layer_norm_1_sum_36
+    const auto t9 = (b0[(i0) * 16LL * 64LL + (i1) * 64LL] + b33[(i0) * 16LL * 64LL + (i1) * 64LL]);
+    const float shift35 = t9;  // the row's first value: Welford runs on the values minus it
     for (long long r = (threadIdx.x & 31); r < 64LL; r += 32) {
       const long long i2 = r;
-      const auto t12 = (b0[(i0) * 16LL * 64LL + (i1) * 64LL + i2] + b33[(i0) * 16LL * 64LL + (i1) * 64LL + i2]);
-      acc35 += t12;
+      const auto t10 = (b0[(i0) * 16LL * 64LL + (i1) * 64LL + i2] + b33[(i0) * 16LL * 64LL + (i1) * 64LL + i2]);
+      kiln_welford_add(n35, acc35, acc36, t10 - shift35);
     }
-    acc35 = kiln_warp_sum(acc35);
-    acc35 = acc35 / static_cast<float>(64LL);
+    kiln_warp_welford(n35, acc35, acc36);
+    acc35 = shift35 + acc35;
+    acc36 = acc36 / static_cast<float>(64LL);  // from M2 to the variance
     if ((threadIdx.x & 31) == 0) b35[(i0) * 16LL + i1] = acc35;
-    float acc36 = 0.0f;  // sum for layer_norm_1_sum_36
-    for (long long r = (threadIdx.x & 31); r < 64LL; r += 32) {
-      const long long i2 = r;
-      const auto t13 = (b0[(i0) * 16LL * 64LL + (i1) * 64LL + i2] + b33[(i0) * 16LL * 64LL + (i1) * 64LL + i2]);
-      const auto t14 = (t13 - acc35);
-      const auto t15 = (t14 * t14);
-      acc36 += t15;
-    }
-    acc36 = kiln_warp_sum(acc36);
-    acc36 = acc36 / static_cast<float>(64LL);
     if ((threadIdx.x & 31) == 0) b36[(i0) * 16LL + i1] = acc36;
     for (long long e = (threadIdx.x & 31); e < 64LL; e += 32) {
       const long long i2 = e;
-      const auto t16 = (b0[(i0) * 16LL * 64LL + (i1) * 64LL + i2] + b33[(i0) * 16LL * 64LL + (i1) * 64LL + i2]);
-      const auto t17 = (t16 - acc35);
-      const auto t18 = (acc36 + 1e-05f);
-      const auto t19 = rsqrtf(t18);
-      const auto t20 = (t17 * t19);
-      const auto t21 = (t20 * b1[i2]);
-      const auto t22 = (t21 + b2[i2]);
-      b37[(i0) * 16LL * 64LL + (i1) * 64LL + i2] = t22;  // layer_norm_1
+      const auto t11 = (b0[(i0) * 16LL * 64LL + (i1) * 64LL + i2] + b33[(i0) * 16LL * 64LL + (i1) * 64LL + i2]);
+      const auto t12 = (t11 - acc35);
+      const auto t13 = (acc36 + 1e-05f);
+      const auto t14 = rsqrtf(t13);
+      const auto t15 = (t12 * t14);
+      const auto t16 = (t15 * b1[i2]);
+      const auto t17 = (t16 + b2[i2]);
+      b37[(i0) * 16LL * 64LL + (i1) * 64LL + i2] = t17;  // layer_norm_1
     }
     __syncwarp();
   }
@@ -321,22 +386,22 @@ extern "C" __global__ void k5_gelu(const KilnArgs args) {
       float4 v39;
       #pragma unroll
       for (int lane = 0; lane < 4; ++lane) {
-        const auto t23 = (0.5f * reinterpret_cast<const float*>(&v38)[lane]);
-        const auto t24 = (reinterpret_cast<const float*>(&v38)[lane] * 0.707106781f);
-        const auto t25 = (1.0f + erff(t24));
-        const auto t26 = (t23 * t25);
-        reinterpret_cast<float*>(&v39)[lane] = t26;  // gelu
+        const auto t18 = (0.5f * reinterpret_cast<const float*>(&v38)[lane]);
+        const auto t19 = (reinterpret_cast<const float*>(&v38)[lane] * 0.707106781f);
+        const auto t20 = (1.0f + erff(t19));
+        const auto t21 = (t18 * t20);
+        reinterpret_cast<float*>(&v39)[lane] = t21;  // gelu
       }
       *reinterpret_cast<float4*>(b39 + base) = v39;
       continue;
     }
     #pragma unroll
     for (int lane = 0; lane < 4; ++lane) {
-      const auto t27 = (0.5f * b38[(i0) * 16LL * 256LL + (i1) * 256LL + (i2 + lane)]);
-      const auto t28 = (b38[(i0) * 16LL * 256LL + (i1) * 256LL + (i2 + lane)] * 0.707106781f);
-      const auto t29 = (1.0f + erff(t28));
-      const auto t30 = (t27 * t29);
-      b39[(i0) * 16LL * 256LL + (i1) * 256LL + (i2 + lane)] = t30;  // gelu
+      const auto t22 = (0.5f * b38[(i0) * 16LL * 256LL + (i1) * 256LL + (i2 + lane)]);
+      const auto t23 = (b38[(i0) * 16LL * 256LL + (i1) * 256LL + (i2 + lane)] * 0.707106781f);
+      const auto t24 = (1.0f + erff(t23));
+      const auto t25 = (t22 * t24);
+      b39[(i0) * 16LL * 256LL + (i1) * 256LL + (i2 + lane)] = t25;  // gelu
     }
   }
 }
@@ -366,18 +431,18 @@ extern "C" __global__ void k6_add(const KilnArgs args) {
       float4 v41;
       #pragma unroll
       for (int lane = 0; lane < 4; ++lane) {
-        const auto t31 = (reinterpret_cast<const float*>(&v0)[lane] + reinterpret_cast<const float*>(&v33)[lane]);
-        const auto t32 = (t31 + reinterpret_cast<const float*>(&v40)[lane]);
-        reinterpret_cast<float*>(&v41)[lane] = t32;  // add
+        const auto t26 = (reinterpret_cast<const float*>(&v0)[lane] + reinterpret_cast<const float*>(&v33)[lane]);
+        const auto t27 = (t26 + reinterpret_cast<const float*>(&v40)[lane]);
+        reinterpret_cast<float*>(&v41)[lane] = t27;  // add
       }
       *reinterpret_cast<float4*>(b41 + base) = v41;
       continue;
     }
     #pragma unroll
     for (int lane = 0; lane < 4; ++lane) {
-      const auto t33 = (b0[(i0) * 16LL * 64LL + (i1) * 64LL + (i2 + lane)] + b33[(i0) * 16LL * 64LL + (i1) * 64LL + (i2 + lane)]);
-      const auto t34 = (t33 + b40[(i0) * 16LL * 64LL + (i1) * 64LL + (i2 + lane)]);
-      b41[(i0) * 16LL * 64LL + (i1) * 64LL + (i2 + lane)] = t34;  // add
+      const auto t28 = (b0[(i0) * 16LL * 64LL + (i1) * 64LL + (i2 + lane)] + b33[(i0) * 16LL * 64LL + (i1) * 64LL + (i2 + lane)]);
+      const auto t29 = (t28 + b40[(i0) * 16LL * 64LL + (i1) * 64LL + (i2 + lane)]);
+      b41[(i0) * 16LL * 64LL + (i1) * 64LL + (i2 + lane)] = t29;  // add
     }
   }
 }

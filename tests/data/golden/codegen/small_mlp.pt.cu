@@ -77,6 +77,83 @@ __device__ __forceinline__ float kiln_warp_min(float v) {
   for (int o = 16; o > 0; o >>= 1) v = kiln_min(v, __shfl_xor_sync(0xffffffffu, v, o));
   return v;
 }
+// Online softmax: (m, s) is the max of a thread's values and the sum of exp(x - m). While every value
+// is -inf, s stays 0 (exp(-inf - -inf) would make it NaN for good); an equal max skips the rescale.
+__device__ __forceinline__ void kiln_online_add(float& m, float& s, float x) {
+  const float mx = kiln_max(m, x);
+  if (mx == -INFINITY) return;
+  s = (m == mx ? s : s * expf(m - mx)) + expf(x - mx);
+  m = mx;
+}
+__device__ __forceinline__ void kiln_online_merge(float& m, float& s, float mb, float sb) {
+  const float mx = kiln_max(m, mb);
+  if (mx == -INFINITY) return;
+  s = (m == mx ? s : s * expf(m - mx)) + (mb == mx ? sb : sb * expf(mb - mx));
+  m = mx;
+}
+__device__ __forceinline__ void kiln_warp_online(float& m, float& s) {
+  __syncwarp();
+  for (int o = 16; o > 0; o >>= 1)
+    kiln_online_merge(m, s, __shfl_xor_sync(0xffffffffu, m, o), __shfl_xor_sync(0xffffffffu, s, o));
+}
+__device__ void kiln_block_online(float& m, float& s, float* smem) {  // smem: 66 floats
+  kiln_warp_online(m, s);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  __syncthreads();
+  if (lane == 0) { smem[warp] = m; smem[33 + warp] = s; }
+  __syncthreads();
+  if (warp == 0) {
+    const bool live = threadIdx.x < ((blockDim.x + 31) >> 5);
+    m = live ? smem[lane] : -INFINITY;
+    s = live ? smem[33 + lane] : 0.0f;
+    kiln_warp_online(m, s);
+    if (lane == 0) { smem[32] = m; smem[65] = s; }
+  }
+  __syncthreads();
+  m = smem[32];
+  s = smem[65];
+}
+// Welford: n values seen, their mean and M2 = sum((x - mean)^2). The merge is Chan et al.'s, with
+// the mean as a weighted average (__fmul_rn: no fma contraction, so merge(a, b) == merge(b, a)).
+__device__ __forceinline__ void kiln_welford_add(int& n, float& mean, float& m2, float x) {
+  n += 1;
+  const float d = x - mean;
+  mean += d / static_cast<float>(n);
+  m2 += d * (x - mean);
+}
+__device__ __forceinline__ void kiln_welford_merge(int& n, float& mean, float& m2, int nb, float meanb, float m2b) {
+  if (nb == 0) return;
+  if (n == 0) { n = nb; mean = meanb; m2 = m2b; return; }
+  const float fa = static_cast<float>(n), fb = static_cast<float>(nb), f = fa + fb, d = meanb - mean;
+  mean = (__fmul_rn(fa, mean) + __fmul_rn(fb, meanb)) / f;
+  m2 = (m2 + m2b) + d * d * (fa * fb / f);
+  n += nb;
+}
+__device__ __forceinline__ void kiln_warp_welford(int& n, float& mean, float& m2) {
+  __syncwarp();
+  for (int o = 16; o > 0; o >>= 1)
+    kiln_welford_merge(n, mean, m2, __shfl_xor_sync(0xffffffffu, n, o), __shfl_xor_sync(0xffffffffu, mean, o),
+                       __shfl_xor_sync(0xffffffffu, m2, o));
+}
+__device__ void kiln_block_welford(int& n, float& mean, float& m2, float* smem) {  // smem: 99 floats
+  kiln_warp_welford(n, mean, m2);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  __syncthreads();
+  if (lane == 0) { smem[warp] = mean; smem[33 + warp] = m2; smem[66 + warp] = __int_as_float(n); }
+  __syncthreads();
+  if (warp == 0) {
+    const bool live = threadIdx.x < ((blockDim.x + 31) >> 5);
+    mean = live ? smem[lane] : 0.0f;
+    m2 = live ? smem[33 + lane] : 0.0f;
+    n = live ? __float_as_int(smem[66 + lane]) : 0;
+    kiln_warp_welford(n, mean, m2);
+    if (lane == 0) { smem[32] = mean; smem[65] = m2; smem[98] = __int_as_float(n); }
+  }
+  __syncthreads();
+  mean = smem[32];
+  m2 = smem[65];
+  n = __float_as_int(smem[98]);
+}
 
 // k0_relu: pointwise kernel fusing 1 graph node
 //   relu
