@@ -68,6 +68,20 @@ int choose_channels_last(LoopProgram& p) {
       set_nhwc(static_cast<int>(c));
       continue;
     }
+    if (comp.kind == Comp::Kind::Reduction && comp.target == "aten::max_pool2d") {
+      // Pooling windows of an NHWC input: the pooled tensor keeps the layout (and feeds the next conv).
+      bool nhwc_input = false;
+      std::function<void(const VExpr&)> find = [&](const VExpr& e) {
+        if (!e) return;
+        if (e->op == VExprNode::Op::Load && p.comps[e->comp].layout == kNhwc) nhwc_input = true;
+        find(e->a);
+        find(e->b);
+        find(e->c);
+      };
+      find(comp.body);
+      if (nhwc_input) set_nhwc(static_cast<int>(c));
+      continue;
+    }
     if (comp.kind != Comp::Kind::Pointwise) continue;
     bool follows = false;
     std::function<void(const VExpr&)> walk = [&](const VExpr& e) {

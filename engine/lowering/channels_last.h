@@ -10,8 +10,8 @@
 //         input, when computed in the region by a pointwise computation, is stored channels-last;
 //         4-d pointwise computations that read a channels-last buffer of their own shape at their
 //         own position follow it (so conv → batch_norm → relu → add stays NHWC end to end and
-//         every kernel reads and writes contiguously), as do pooling fallbacks of a channels-last
-//         input. Region outputs keep the row-major layout callers get from eager.
+//         every kernel reads and writes contiguously), as do max-pool reductions and pooling
+//         fallbacks of a channels-last input. Region outputs keep the row-major layout callers get from eager.
 //   returns the number of computations given a layout.
 #pragma once
 

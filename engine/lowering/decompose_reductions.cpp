@@ -1,6 +1,8 @@
 // The decomposition table, reductions: sum/mean/amax/amin over dims, softmax and log_softmax as
-// max + sum, layer_norm as mean + variance (two passes over the row), adaptive_avg_pool2d to 1x1.
+// max + sum, layer_norm as mean + variance (two passes over the row), adaptive_avg_pool2d to 1x1,
+// max_pool2d as a max over each window.
 #include <algorithm>
+#include <cmath>
 
 #include "engine/lowering/lowering_context.h"
 
@@ -93,6 +95,68 @@ bool lower_reduction_op(LoweringContext& cx, const std::string& t) {
     std::string op = t == "aten::amax" ? "max" : t == "aten::amin" ? "min" : "sum";
     int red = cx.reduction(r.out, r.reduced, op, ve_load(x, r.input_index), t == "aten::mean");
     cx.set_output(tensor_val(keepdim ? keepdim_view(cx, red, in, r.is_reduced) : red));
+    return true;
+  }
+  if (t == "aten::max_pool2d") {
+    // max over each window. Padded positions count as -inf; their loads read a wrapped, in-bounds
+    // index ((i + H) mod H) whose value the condition discards, so no load ever leaves the input,
+    // even when common subexpressions are hoisted out of the condition.
+    int x = cx.tensor(0);
+    auto in = cx.comp(x).sizes;
+    if (in.size() != 4) throw LoweringError("max_pool2d on a tensor other than 4-d");
+    auto pair = [&](size_t i, int64_t fallback, const char* what) {
+      std::vector<int64_t> v;
+      if (n.args.size() > i && !cx.is_none(i))
+        for (const auto& s : cx.int_list(i)) {
+          if (!sym_is_const(s)) throw LoweringError(std::string("max_pool2d with a symbolic ") + what);
+          v.push_back(s->value);
+        }
+      if (v.empty()) v = {fallback, fallback};
+      if (v.size() == 1) v.push_back(v[0]);
+      if (v.size() != 2) throw LoweringError(std::string("max_pool2d with a ") + what + " of " + std::to_string(v.size()));
+      return v;
+    };
+    auto kernel = pair(1, 0, "kernel size");
+    auto stride = pair(2, 0, "stride");
+    if (n.args.size() <= 2 || cx.is_none(2) || cx.int_list(2).empty()) stride = kernel;
+    auto pad = pair(3, 0, "padding");
+    auto dil = pair(4, 1, "dilation");
+    if (n.args.size() > 5 && cx.arg(5).kind == Val::Kind::Bool && cx.arg(5).b)
+      throw LoweringError("max_pool2d with ceil_mode");
+    std::vector<Sym> out = {in[0], in[1]};
+    for (int d = 0; d < 2; ++d) {
+      if (!sym_is_const(in[2 + d])) throw LoweringError("max_pool2d over a symbolic size");
+      const int64_t size = in[2 + d]->value;
+      if (kernel[d] < 1 || stride[d] < 1 || dil[d] < 1 || pad[d] < 0 || 2 * pad[d] > kernel[d] || pad[d] >= size)
+        throw LoweringError("max_pool2d with kernel/stride/padding PyTorch would refuse");
+      const int64_t o = (size + 2 * pad[d] - dil[d] * (kernel[d] - 1) - 1) / stride[d] + 1;
+      if (o < 1) throw LoweringError("max_pool2d with an empty output");
+      out.push_back(sym_const(o));
+    }
+    // vars: 0..3 the output (n, c, oh, ow), 4 and 5 the window (kh, kw).
+    std::vector<IExpr> idx = {ie_var(0), ie_var(1)};
+    VExpr inside;
+    for (int d = 0; d < 2; ++d) {
+      const int64_t size = in[2 + d]->value;
+      IExpr at = ie_add(ie_add(ie_mul(ie_var(2 + d), ie_const(stride[d])), ie_const(-pad[d])),
+                        ie_mul(ie_var(4 + d), ie_const(dil[d])));
+      if (pad[d] == 0) {
+        idx.push_back(at);
+        continue;
+      }
+      idx.push_back(ie_mod(ie_add(at, ie_const(size)), ie_const(size)));
+      auto less = [](IExpr a, IExpr b) {
+        auto c = std::make_shared<VExprNode>(*ve_binary("idx_lt", ve_const(0), ve_const(0)));
+        c->index = {std::move(a), std::move(b)};
+        return VExpr(c);
+      };
+      VExpr ok = ve_binary("and", less(ie_const(-1), at), less(at, ie_const(size)));
+      inside = inside ? ve_binary("and", inside, ok) : ok;
+    }
+    VExpr body = ve_load(x, idx);
+    if (inside) body = ve_where(inside, body, ve_const(-INFINITY));
+    int red = cx.reduction(out, {sym_const(kernel[0]), sym_const(kernel[1])}, "max", body);
+    cx.set_output(tensor_val(red));
     return true;
   }
   if (t == "aten::adaptive_avg_pool2d") {

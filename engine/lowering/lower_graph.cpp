@@ -362,7 +362,7 @@ const std::vector<std::string>& lowered_ops() {
       "aten::silu", "aten::sigmoid", "aten::tanh", "aten::exp", "aten::log", "aten::sqrt", "aten::rsqrt", "aten::sin",
       "aten::cos", "aten::abs", "aten::neg", "aten::pow", "aten::add", "aten::sub", "aten::mul", "aten::div",
       "aten::rsub", "aten::clamp", "aten::where", "aten::masked_fill", "aten::mean", "aten::sum", "aten::amax",
-      "aten::amin", "aten::adaptive_avg_pool2d", "aten::flatten", "aten::contiguous", "aten::cat", "aten::embedding",
+      "aten::amin", "aten::adaptive_avg_pool2d", "aten::max_pool2d", "aten::flatten", "aten::contiguous", "aten::cat", "aten::embedding",
       "aten::dropout", "aten::view", "aten::reshape", "aten::permute", "aten::transpose", "aten::t", "aten::expand",
       "aten::squeeze", "aten::unsqueeze", "aten::slice", "aten::select", "aten::chunk", "aten::split"};
   return ops;

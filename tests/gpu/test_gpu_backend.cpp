@@ -100,6 +100,39 @@ TEST(GpuBackend, ConvChainsMatchEagerInEitherLayout) {
   }
 }
 
+// ResNet's stem (conv → relu → 3x3/2 max-pool with padding → conv): the pooling is a generated
+// window max over the channels-last conv output, one thread per pooled element at 4x3x32x32.
+TEST(GpuBackend, GeneratedMaxPoolMatchesEager) {
+  REQUIRE_GPU();
+  torch::jit::Module stem("Stem");
+  stem.register_parameter("w1", torch::randn({8, 3, 3, 3}), false);
+  stem.register_parameter("w2", torch::randn({8, 8, 3, 3}), false);
+  stem.define(R"JIT(
+def forward(self, x):
+    y = torch.relu(torch.conv2d(x, self.w1, None, [1, 1], [1, 1]))
+    y = torch.max_pool2d(y, [3, 3], [2, 2], [1, 1], [1, 1], False)
+    return torch.conv2d(y, self.w2, None, [1, 1], [1, 1])
+)JIT");
+  const std::string path = test::temp_dir() + "/stem_gpu.pt";
+  stem.save(path);
+  auto m = model::load_model(path, "cuda");
+  for (const char* mode : {"default", "reduce-overhead", "max-autotune"})
+    for (const char* spec : {"4x3x32x32", "2x3x15x15"}) {
+      capture::CaptureOptions o;
+      o.backend = "kiln";
+      o.mode = mode;
+      runtime::CapturedRuntime rt(m, o);
+      for (int rep = 0; rep < 3; ++rep) {
+        auto x = cuda_input(spec);
+        auto out = rt.run({x})[0].toTensor().clone();
+        torch::NoGradGuard g;
+        auto ref = runtime::eager_call(const_cast<torch::jit::Module&>(m.impl->module), {x}).toTensor();
+        EXPECT_LE(rel_error(out, ref), 1e-4) << mode << " " << spec;
+      }
+      EXPECT_TRUE(rt.artifacts(0).at(0).fallbacks.empty());
+    }
+}
+
 TEST(GpuBackend, ReduceOverheadMatchesEagerAndReplaysGraphs) {
   REQUIRE_GPU();
   check_all("kiln", "reduce-overhead");

@@ -392,8 +392,11 @@ void emit_column(CudaEmitter& em, std::ostringstream& os, const FusedKernel& k) 
   os << "  const long long rows = " << em.size_product(k.outer) << ";\n";
   os << "  for (long long row = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; row < rows; "
         "row += static_cast<long long>(gridDim.x) * blockDim.x) {\n";
+  // Rows in the storage order of the reductions' output (a channels-last pooling walks the
+  // channel fastest: neighbouring threads read and write neighbouring elements).
+  const auto& first = p.program.comps[k.comps[0]];
   std::vector<std::string> vars;
-  em.unflatten(os, "row", k.outer, 0, "    ", vars);
+  em.unflatten(os, "row", k.outer, 0, "    ", vars, first.sizes.size() == k.outer.size() ? first.layout : std::vector<int>{});
   std::map<int, std::string> accs;
   std::vector<lowering::IExpr> row_idx;
   for (size_t d = 0; d < k.outer.size(); ++d) row_idx.push_back(lowering::ie_var(static_cast<int>(d)));
@@ -451,7 +454,10 @@ bool column_reduction(const fusion::FusedProgram& p, const FusedKernel& k) {
     rows *= s->value;
   }
   if (rows < 2048) return false;
-  const int last_outer = static_cast<int>(k.outer.size()) - 1;
+  // The outer var that steps between neighbouring rows: the innermost stored one.
+  const Comp& head = p.program.comps[k.comps[0]];
+  const int last_outer = head.sizes.size() == k.outer.size() ? lowering::storage_order(head).back()
+                                                               : static_cast<int>(k.outer.size()) - 1;
   int along_rows = 0, along_row = 0;
   for (int c : k.comps) {
     const Comp& comp = p.program.comps[c];
@@ -462,7 +468,7 @@ bool column_reduction(const fusion::FusedProgram& p, const FusedKernel& k) {
       n *= s->value;
     }
     if (n > 1024 || comp.reduce_sizes.empty()) return false;
-    const int inner = last_outer + static_cast<int>(comp.reduce_sizes.size());
+    const int inner = static_cast<int>(k.outer.size() + comp.reduce_sizes.size()) - 1;  // innermost reduced var
     bool unknown = false;
     std::function<void(const VExpr&)> walk = [&](const VExpr& e) {
       if (!e) return;

@@ -9,6 +9,7 @@
 #include "engine/lowering/channels_last.h"
 #include "engine/lowering/lower_graph.h"
 #include "tests/support/compile_support.h"
+#include "tests/support/paths.h"
 
 using namespace kiln;
 
@@ -224,4 +225,34 @@ TEST(GemmEpilogue, ATailThatReadsTheGemmAtAnotherElementStaysAKernel) {
   p.comps[2].body = ve_unary("relu", ve_load(1, {ie_var(0), ie_var(1)}));
   auto own = fusion::schedule(p);
   EXPECT_TRUE(codegen::gemm_epilogue(own, 1, own.kernels[0], "").has_value());
+}
+
+TEST(EmitCudaColumns, ChannelsLastMaxPoolRunsOneThreadPerPooledElementChannelFastest) {
+  torch::jit::Module m("Stem");
+  m.register_parameter("w1", torch::randn({8, 3, 3, 3}), false);
+  m.register_parameter("w2", torch::randn({8, 8, 3, 3}), false);
+  m.define(R"JIT(
+def forward(self, x):
+    y = torch.relu(torch.conv2d(x, self.w1, None, [1, 1], [1, 1]))
+    y = torch.max_pool2d(y, [3, 3], [2, 2], [1, 1], [1, 1], False)
+    return torch.conv2d(y, self.w2, None, [1, 1], [1, 1])
+)JIT");
+  const std::string path = test::temp_dir() + "/stem_cuda.pt";
+  m.save(path);
+  auto model = model::load_model(path);
+  capture::CaptureOptions o;
+  o.backend = "eager";
+  runtime::CapturedRuntime rt(model, o);
+  rt.run(runtime::make_inputs({parse_input_spec("4x3x32x32")}));
+  auto lowered = lowering::lower_graph(rt.regions().at(0).entries.at(0).graph);
+  lowering::choose_channels_last(lowered.program);
+  auto fused = fusion::schedule(lowered.program);
+  std::vector<codegen::CudaKernelInfo> info;
+  auto src = codegen::emit_cuda(fused, {}, &info);
+  ASSERT_EQ(info.size(), 1u) << src;  // relu inlined into the pooling
+  EXPECT_TRUE(info[0].variants[0].thread_per_row);
+  auto k = kernel_text(src, info[0].name);
+  // Rows (4 x 8 x 16 x 16 pooled elements) decompose channel first.
+  EXPECT_NE(k.find("const long long i1 = row % 8LL;"), std::string::npos) << k;
+  EXPECT_GT(codegen::compile_cuda(src, "sm_90").cubin.size(), 0u);
 }

@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include "engine/lowering/lower_graph.h"
+#include "engine/model/model_impl.h"
 #include "engine/runtime/check_model.h"
+#include "engine/runtime/example_inputs.h"
 #include "tests/support/compile_support.h"
 
 using namespace kiln;
@@ -129,4 +131,60 @@ TEST(ChannelsLast, CompiledConvChainMatchesEagerOnTheCpu) {
   EXPECT_TRUE(r.match) << runtime::check_text(r);
   auto contiguous = test::compile_example("tiny_resnet.pt", "2x3x16x16", "kiln", "contiguous");
   EXPECT_EQ(contiguous.stages["20_loops_before_fusion.txt"].find("channels-last"), std::string::npos);
+}
+
+namespace {
+
+// conv → relu → max_pool2d(3, stride 2, padding 1) → conv, as ResNet's stem: the pooling is a
+// generated max over each window.
+std::string stem_model() {
+  torch::jit::Module m("Stem");
+  m.register_parameter("w1", torch::randn({8, 3, 3, 3}), false);
+  m.register_parameter("w2", torch::randn({8, 8, 3, 3}), false);
+  m.define(R"JIT(
+def forward(self, x):
+    y = torch.relu(torch.conv2d(x, self.w1, None, [1, 1], [1, 1]))
+    y = torch.max_pool2d(y, [3, 3], [2, 2], [1, 1], [1, 1], False)
+    return torch.conv2d(y, self.w2, None, [1, 1], [1, 1])
+)JIT");
+  std::string path = test::temp_dir() + "/stem.pt";
+  m.save(path);
+  return path;
+}
+
+}  // namespace
+
+TEST(ChannelsLast, MaxPoolIsAGeneratedWindowMaxThatKeepsTheLayoutAndMatchesEager) {
+  auto model = model::load_model(stem_model());
+  for (const char* layout : {"channels-last", "contiguous"}) {
+    capture::CaptureOptions o;
+    o.backend = "kiln";
+    o.conv_layout = layout;
+    runtime::CapturedRuntime rt(model, o);
+    // 15x15: the last window of each row hangs over the padding on both sides.
+    for (const char* shape : {"2x3x15x15", "2x3x16x16"}) {
+      auto x = runtime::make_inputs({parse_input_spec(shape)});
+      auto out = rt.run(x)[0].toTensor();
+      auto ref = runtime::eager_call(const_cast<torch::jit::Module&>(model.impl->module), {x[0]}).toTensor();
+      EXPECT_TRUE(out.allclose(ref, 1e-4, 1e-5)) << layout << " " << shape;
+    }
+    const auto& arts = rt.artifacts(0).at(0);
+    EXPECT_TRUE(arts.fallbacks.empty()) << arts.fallbacks.front();
+    std::string loops;
+    for (const auto& st : arts.stages)
+      if (st.file == "20_loops_before_fusion.txt") loops = st.text;
+    // The pooled tensor follows the conv's layout; padded taps are masked, their loads wrapped in bounds.
+    EXPECT_NE(loops.find(std::string("_max = reduction [2, 8, 8, 8]") +
+                         (std::string(layout) == "channels-last" ? " channels-last" : "") +
+                         " := max over [3, 3] of where(and(and((-1 < ((i2*2 + -1) + i4))"),
+              std::string::npos)
+        << loops;
+    EXPECT_NE(loops.find("((((i2*2 + -1) + i4) + 15) % 15)"), std::string::npos) << loops;
+  }
+  // kiln check: every kernel buffer NaN-poisoned before the compiled run.
+  runtime::CheckOptions c;
+  c.capture.backend = "kiln";
+  c.capture.conv_layout = "channels-last";
+  auto r = runtime::check_model(model, {parse_input_spec("2x3x15x15")}, c);
+  EXPECT_TRUE(r.match) << runtime::check_text(r);
 }
