@@ -443,9 +443,10 @@ std::optional<int64_t> eval_at(const lowering::IExpr& e, int var) {
   }
 }
 
-// A row kernel reads columns when its loads step 1 element from one row to the next and more than
-// that along the row: all computations are reductions (no per-element epilogue), there are enough
-// rows to fill the GPU with one thread each, and every row is short enough for one thread.
+// One thread per row pays when there are enough rows to fill the GPU with one thread each, every
+// computation is a reduction (no per-element epilogue) and either the rows are tiny (pooling
+// windows: a warp per 9-element row would idle most of its lanes) or the loads step one element
+// from row to row and more than that along the row (a column reduction).
 bool column_reduction(const fusion::FusedProgram& p, const FusedKernel& k) {
   if (k.outer.empty()) return false;
   int64_t rows = 1;
@@ -459,6 +460,7 @@ bool column_reduction(const fusion::FusedProgram& p, const FusedKernel& k) {
   const int last_outer = head.sizes.size() == k.outer.size() ? lowering::storage_order(head).back()
                                                                : static_cast<int>(k.outer.size()) - 1;
   int along_rows = 0, along_row = 0;
+  bool tiny_rows = true;
   for (int c : k.comps) {
     const Comp& comp = p.program.comps[c];
     if (comp.kind != Comp::Kind::Reduction) return false;
@@ -468,6 +470,7 @@ bool column_reduction(const fusion::FusedProgram& p, const FusedKernel& k) {
       n *= s->value;
     }
     if (n > 1024 || comp.reduce_sizes.empty()) return false;
+    tiny_rows = tiny_rows && n <= 16;
     const int inner = static_cast<int>(k.outer.size() + comp.reduce_sizes.size()) - 1;  // innermost reduced var
     bool unknown = false;
     std::function<void(const VExpr&)> walk = [&](const VExpr& e) {
@@ -508,7 +511,21 @@ bool column_reduction(const fusion::FusedProgram& p, const FusedKernel& k) {
     walk(comp.body);
     if (unknown) return false;
   }
-  return along_rows > along_row;
+  return tiny_rows || along_rows > along_row;
+}
+
+// The largest row a row kernel loops over (0 when symbolic).
+int64_t longest_row(const fusion::FusedProgram& p, const FusedKernel& k) {
+  int64_t longest = 0;
+  for (int c : k.comps) {
+    int64_t n = 1;
+    for (const auto& s : p.program.comps[c].reduce_sizes) {
+      if (!capture::sym_is_const(s)) return 0;
+      n *= s->value;
+    }
+    longest = std::max(longest, n);
+  }
+  return longest;
 }
 
 // Rows whose every loop is at most 1024 long run one warp per row by default; longer rows keep a
@@ -657,7 +674,7 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
       forms.push_back({k.name + "_w1", 1, false});
     }
     if (variants && row && !column) forms.push_back({k.name + (warp ? "_block" : "_warp"), 1, !warp});
-    if (variants && column) {  // the row mappings compete with the column form
+    if (variants && column && longest_row(p, k) > 16) {  // the row mappings compete with the column form
       forms.push_back({k.name + "_warp", 1, true});
       forms.push_back({k.name + "_block", 1, false});
     }
