@@ -1,13 +1,12 @@
 #include "engine/codegen/cuda/emit_cuda.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <functional>
 #include <map>
-#include <optional>
 #include <set>
 #include <sstream>
 
+#include "engine/codegen/cuda/kernel_mapping.h"
 #include "engine/codegen/kernel_expr.h"
 
 namespace kiln::codegen {
@@ -419,139 +418,6 @@ void emit_column(CudaEmitter& em, std::ostringstream& os, const FusedKernel& k) 
     accs[c] = acc;
   }
   os << "  }\n";
-}
-
-// Integer value of an index expression with every var 0 but `var` (= 1); nullopt for symbolic sizes.
-std::optional<int64_t> eval_at(const lowering::IExpr& e, int var) {
-  using Op = IExprNode::Op;
-  switch (e->op) {
-    case Op::Const: return e->value;
-    case Op::Var: return e->var == var ? 1 : 0;
-    case Op::Size:
-      if (!capture::sym_is_const(e->size)) return std::nullopt;
-      return e->size->value;
-    default: break;
-  }
-  auto a = eval_at(e->a, var), b = eval_at(e->b, var);
-  if (!a || !b) return std::nullopt;
-  switch (e->op) {
-    case Op::Add: return *a + *b;
-    case Op::Mul: return *a * *b;
-    case Op::FloorDiv: return *b == 0 ? std::nullopt : std::optional<int64_t>(*a / *b);
-    case Op::Mod: return *b == 0 ? std::nullopt : std::optional<int64_t>(*a % *b);
-    default: return std::nullopt;
-  }
-}
-
-// One thread per row pays when there are enough rows to fill the GPU with one thread each, every
-// computation is a reduction (no per-element epilogue) and either the rows are tiny (pooling
-// windows: a warp per 9-element row would idle most of its lanes) or the loads step one element
-// from row to row and more than that along the row (a column reduction).
-bool column_reduction(const fusion::FusedProgram& p, const FusedKernel& k) {
-  if (k.outer.empty()) return false;
-  int64_t rows = 1;
-  for (const auto& s : k.outer) {
-    if (!capture::sym_is_const(s)) return false;
-    rows *= s->value;
-  }
-  if (rows < 2048) return false;
-  // The outer var that steps between neighbouring rows: the innermost stored one.
-  const Comp& head = p.program.comps[k.comps[0]];
-  const int last_outer = head.sizes.size() == k.outer.size() ? lowering::storage_order(head).back()
-                                                               : static_cast<int>(k.outer.size()) - 1;
-  int along_rows = 0, along_row = 0;
-  bool tiny_rows = true;
-  for (int c : k.comps) {
-    const Comp& comp = p.program.comps[c];
-    if (comp.kind != Comp::Kind::Reduction) return false;
-    int64_t n = 1;
-    for (const auto& s : comp.reduce_sizes) {
-      if (!capture::sym_is_const(s)) return false;
-      n *= s->value;
-    }
-    if (n > 1024 || comp.reduce_sizes.empty()) return false;
-    tiny_rows = tiny_rows && n <= 16;
-    const int inner = static_cast<int>(k.outer.size() + comp.reduce_sizes.size()) - 1;  // innermost reduced var
-    bool unknown = false;
-    std::function<void(const VExpr&)> walk = [&](const VExpr& e) {
-      if (!e) return;
-      if (e->op == VExprNode::Op::Load && p.realized[e->comp] && std::find(k.comps.begin(), k.comps.end(), e->comp) == k.comps.end()) {
-        // Element offset of the load, as a linear function of one var at a time.
-        const Comp& src = p.program.comps[e->comp];
-        const auto order = lowering::storage_order(src);
-        auto offset_at = [&](int var) -> std::optional<int64_t> {
-          int64_t off = 0;
-          for (size_t d = 0; d < e->index.size(); ++d) {
-            auto i = eval_at(e->index[d], var);
-            if (!i) return std::nullopt;
-            int64_t stride = 1;
-            size_t pos = 0;
-            while (order[pos] != static_cast<int>(d)) ++pos;
-            for (size_t j = pos + 1; j < order.size(); ++j) {
-              if (!capture::sym_is_const(src.sizes[order[j]])) return std::nullopt;
-              stride *= src.sizes[order[j]]->value;
-            }
-            off += *i * stride;
-          }
-          return off;
-        };
-        auto base = offset_at(-1), step_rows = offset_at(last_outer), step_row = offset_at(inner);
-        if (!base || !step_rows || !step_row) {
-          unknown = true;
-        } else {
-          const int64_t across = std::llabs(*step_rows - *base), along = std::llabs(*step_row - *base);
-          if (along == 1) ++along_row;
-          else if (across == 1) ++along_rows;
-        }
-      }
-      walk(e->a);
-      walk(e->b);
-      walk(e->c);
-    };
-    walk(comp.body);
-    if (unknown) return false;
-  }
-  return tiny_rows || along_rows > along_row;
-}
-
-// The largest row a row kernel loops over (0 when symbolic).
-int64_t longest_row(const fusion::FusedProgram& p, const FusedKernel& k) {
-  int64_t longest = 0;
-  for (int c : k.comps) {
-    int64_t n = 1;
-    for (const auto& s : p.program.comps[c].reduce_sizes) {
-      if (!capture::sym_is_const(s)) return 0;
-      n *= s->value;
-    }
-    longest = std::max(longest, n);
-  }
-  return longest;
-}
-
-// Rows whose every loop is at most 1024 long run one warp per row by default; longer rows keep a
-// whole block per row.
-bool warp_per_row(const fusion::FusedProgram& p, const FusedKernel& k) {
-  for (int c : k.comps) {
-    const Comp& comp = p.program.comps[c];
-    std::vector<Sym> loop = comp.kind == Comp::Kind::Reduction
-                                ? comp.reduce_sizes
-                                : std::vector<Sym>(comp.sizes.begin() + std::min(comp.sizes.size(), k.outer.size()), comp.sizes.end());
-    int64_t n = 1;
-    for (const auto& s : loop) {
-      if (!capture::sym_is_const(s)) return false;
-      n *= s->value;
-    }
-    if (n > 1024) return false;
-  }
-  return true;
-}
-
-int vector_width(const fusion::FusedProgram& p, const FusedKernel& k) {
-  const Comp& first = p.program.comps[k.comps[0]];
-  if (first.sizes.empty()) return 1;
-  const auto& inner = first.sizes[lowering::storage_order(first).back()];
-  if (!capture::sym_is_const(inner)) return 1;
-  return inner->value % 4 == 0 ? 4 : 1;
 }
 
 }  // namespace
