@@ -3,6 +3,8 @@
 #include <functional>
 #include <set>
 
+#include "engine/lowering/lowering_context.h"
+
 namespace kiln::lowering {
 
 namespace {
@@ -12,7 +14,7 @@ const std::vector<int> kNhwc = {0, 2, 3, 1};
 bool same_sizes(const std::vector<Sym>& a, const std::vector<Sym>& b) {
   if (a.size() != b.size()) return false;
   for (size_t d = 0; d < a.size(); ++d)
-    if (capture::sym_str(a[d]) != capture::sym_str(b[d])) return false;
+    if (!same_size(a[d], b[d])) return false;
   return true;
 }
 

@@ -11,6 +11,7 @@
 #include "engine/runtime/example_inputs.h"
 #include "engine/runtime/tuning_progress.h"
 #include "tests/support/paths.h"
+#include "tests/support/scripted_models.h"
 #if KILN_WITH_CUDA
 #include "engine/runtime/cuda/cuda_driver.h"
 #include "engine/runtime/cuda/gemm_tuner.h"
@@ -104,18 +105,7 @@ TEST(GpuBackend, ConvChainsMatchEagerInEitherLayout) {
 // window max over the channels-last conv output, one thread per pooled element at 4x3x32x32.
 TEST(GpuBackend, GeneratedMaxPoolMatchesEager) {
   REQUIRE_GPU();
-  torch::jit::Module stem("Stem");
-  stem.register_parameter("w1", torch::randn({8, 3, 3, 3}), false);
-  stem.register_parameter("w2", torch::randn({8, 8, 3, 3}), false);
-  stem.define(R"JIT(
-def forward(self, x):
-    y = torch.relu(torch.conv2d(x, self.w1, None, [1, 1], [1, 1]))
-    y = torch.max_pool2d(y, [3, 3], [2, 2], [1, 1], [1, 1], False)
-    return torch.conv2d(y, self.w2, None, [1, 1], [1, 1])
-)JIT");
-  const std::string path = test::temp_dir() + "/stem_gpu.pt";
-  stem.save(path);
-  auto m = model::load_model(path, "cuda");
+  auto m = model::load_model(test::stem_model(), "cuda");
   // TF32 off for cuDNN: the NHWC and NCHW convolutions would otherwise round differently (~4e-4
   // relative with these unnormalised weights) and hide what the pooling itself does.
   const bool tf32 = at::globalContext().allowTF32CuDNN();

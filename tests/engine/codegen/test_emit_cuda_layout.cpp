@@ -9,7 +9,7 @@
 #include "engine/lowering/channels_last.h"
 #include "engine/lowering/lower_graph.h"
 #include "tests/support/compile_support.h"
-#include "tests/support/paths.h"
+#include "tests/support/scripted_models.h"
 
 using namespace kiln;
 
@@ -21,6 +21,16 @@ fusion::FusedProgram channels_last_resnet(const char* input) {
   auto lowered = lowering::lower_graph(regions.at(0).entries.at(0).graph);
   EXPECT_GT(lowering::choose_channels_last(lowered.program), 0);
   return fusion::schedule(lowered.program);
+}
+
+// Region input 0 of the given constant sizes (for loop programs built by hand).
+lowering::Comp input_comp(const std::string& name, const std::vector<int64_t>& sizes) {
+  lowering::Comp x;
+  x.kind = lowering::Comp::Kind::Input;
+  x.name = name;
+  x.input = 0;
+  for (auto v : sizes) x.sizes.push_back(capture::sym_const(v));
+  return x;
 }
 
 std::string kernel_text(const std::string& src, const std::string& name) {
@@ -99,11 +109,7 @@ fusion::FusedProgram pooling(bool channels_last) {
   using namespace lowering;
   auto c = [](int64_t v) { return capture::sym_const(v); };
   LoopProgram p;
-  Comp x;
-  x.kind = Comp::Kind::Input;
-  x.name = "x";
-  x.input = 0;
-  x.sizes = {c(8), c(256), c(7), c(7)};
+  Comp x = input_comp("x", {8, 256, 7, 7});
   if (channels_last) x.layout = {0, 2, 3, 1};
   Comp mean;
   mean.kind = Comp::Kind::Reduction;
@@ -198,13 +204,8 @@ TEST(GemmEpilogue, TheKernelAfterALinearRunsInTheTemplateAndCompiles) {
 
 TEST(GemmEpilogue, ATailThatReadsTheGemmAtAnotherElementStaysAKernel) {
   using namespace lowering;
-  auto c = [](int64_t v) { return capture::sym_const(v); };
   LoopProgram p;
-  Comp x;
-  x.kind = Comp::Kind::Input;
-  x.name = "x";
-  x.input = 0;
-  x.sizes = {c(8), c(8)};
+  Comp x = input_comp("x", {8, 8});
   Comp mm = x;
   mm.kind = Comp::Kind::Extern;
   mm.name = "mm";
@@ -228,18 +229,7 @@ TEST(GemmEpilogue, ATailThatReadsTheGemmAtAnotherElementStaysAKernel) {
 }
 
 TEST(EmitCudaColumns, ChannelsLastMaxPoolRunsOneThreadPerPooledElementChannelFastest) {
-  torch::jit::Module m("Stem");
-  m.register_parameter("w1", torch::randn({8, 3, 3, 3}), false);
-  m.register_parameter("w2", torch::randn({8, 8, 3, 3}), false);
-  m.define(R"JIT(
-def forward(self, x):
-    y = torch.relu(torch.conv2d(x, self.w1, None, [1, 1], [1, 1]))
-    y = torch.max_pool2d(y, [3, 3], [2, 2], [1, 1], [1, 1], False)
-    return torch.conv2d(y, self.w2, None, [1, 1], [1, 1])
-)JIT");
-  const std::string path = test::temp_dir() + "/stem_cuda.pt";
-  m.save(path);
-  auto model = model::load_model(path);
+  auto model = model::load_model(test::stem_model());
   capture::CaptureOptions o;
   o.backend = "eager";
   runtime::CapturedRuntime rt(model, o);

@@ -10,6 +10,7 @@
 #include "engine/runtime/check_model.h"
 #include "engine/runtime/example_inputs.h"
 #include "tests/support/compile_support.h"
+#include "tests/support/scripted_models.h"
 
 using namespace kiln;
 
@@ -133,29 +134,10 @@ TEST(ChannelsLast, CompiledConvChainMatchesEagerOnTheCpu) {
   EXPECT_EQ(contiguous.stages["20_loops_before_fusion.txt"].find("channels-last"), std::string::npos);
 }
 
-namespace {
-
-// conv → relu → max_pool2d(3, stride 2, padding 1) → conv, as ResNet's stem: the pooling is a
+// ResNet's stem (conv → relu → max_pool2d(3, stride 2, padding 1) → conv): the pooling is a
 // generated max over each window.
-std::string stem_model() {
-  torch::jit::Module m("Stem");
-  m.register_parameter("w1", torch::randn({8, 3, 3, 3}), false);
-  m.register_parameter("w2", torch::randn({8, 8, 3, 3}), false);
-  m.define(R"JIT(
-def forward(self, x):
-    y = torch.relu(torch.conv2d(x, self.w1, None, [1, 1], [1, 1]))
-    y = torch.max_pool2d(y, [3, 3], [2, 2], [1, 1], [1, 1], False)
-    return torch.conv2d(y, self.w2, None, [1, 1], [1, 1])
-)JIT");
-  std::string path = test::temp_dir() + "/stem.pt";
-  m.save(path);
-  return path;
-}
-
-}  // namespace
-
 TEST(ChannelsLast, MaxPoolIsAGeneratedWindowMaxThatKeepsTheLayoutAndMatchesEager) {
-  auto model = model::load_model(stem_model());
+  auto model = model::load_model(test::stem_model());
   for (const char* layout : {"channels-last", "contiguous"}) {
     capture::CaptureOptions o;
     o.backend = "kiln";
