@@ -148,11 +148,12 @@ class KilnBackend : public runtime::Backend {
     auto set = std::make_shared<runtime::GpuKernelSet>();
     set->info = info;
     set->symbols = fused.program.symbols;
-    set->nbuf = std::max<size_t>(1, fused.program.comps.size());
-    set->nscalar = std::max<size_t>(1, fused.program.scalar_inputs.size());
-    set->nsym = std::max<size_t>(1, fused.program.symbols.size());
-    set->buffer_count = fused.program.comps.size();
-    set->scalar_count = fused.program.scalar_inputs.size();
+    set->args.nbuf = std::max<size_t>(1, fused.program.comps.size());
+    set->args.nscalar = std::max<size_t>(1, fused.program.scalar_inputs.size());
+    set->args.nsym = std::max<size_t>(1, fused.program.symbols.size());
+    set->args.buffer_count = fused.program.comps.size();
+    set->args.scalar_count = fused.program.scalar_inputs.size();
+    set->args.sym_count = fused.program.symbols.size();
     set->autotune = options.mode == "max-autotune";
     std::vector<std::string> names;
     for (const auto& k : info) {
@@ -190,7 +191,7 @@ class KilnBackend : public runtime::Backend {
         if (x.name == k.name) ki = &x;
       bool warp = ki && !ki->variants.empty() && ki->variants[0].warp_per_row;
       bool column = ki && !ki->variants.empty() && ki->variants[0].thread_per_row;
-      sk.launch_config = row ? (column ? "column reduction: one thread per row, 256 threads per block"
+      sk.launch_config = row ? (column ? "one thread per row, 256 threads per block"
                                 : warp ? "one warp per row, 8 rows per 256-thread block"
                                        : "one block per row, 256 threads")
                              : "grid-stride, 256 threads, " + std::to_string(ki ? ki->vector_width : 1) +
@@ -234,16 +235,9 @@ class KilnBackend : public runtime::Backend {
         art.kernels.push_back(std::move(gk));
         sites.push_back(std::move(site));
       }
-      runtime::KernelArgsShape shape;
-      shape.nbuf = set->nbuf;
-      shape.nscalar = set->nscalar;
-      shape.nsym = set->nsym;
-      shape.buffer_count = set->buffer_count;
-      shape.scalar_count = set->scalar_count;
-      shape.sym_count = fused.program.symbols.size();
       if (!sites.empty()) {
         auto t4 = Clock::now();
-        gemms = std::make_shared<runtime::GemmTuner>(std::move(sites), shape);
+        gemms = std::make_shared<runtime::GemmTuner>(std::move(sites), set->args);
         gemms->precompile();
         art.stage_ms.push_back({"gemm templates", ms_since(t4)});
       }

@@ -521,7 +521,7 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
     const bool column = row && column_reduction(p, k);
     const bool warp = row && !column && warp_per_row(p, k);
     head << "// " << k.name << ": "
-         << (column ? "column reduction (one thread per row)"
+         << (column ? "row kernel (one thread per row)"
              : row  ? (warp ? "row kernel (one warp per row)" : "row kernel (one block per row)")
                     : "pointwise kernel")
          << " fusing " << k.nodes.size() << " graph node" << (k.nodes.size() == 1 ? "" : "s") << "\n";

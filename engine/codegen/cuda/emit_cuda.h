@@ -24,7 +24,7 @@ struct CudaKernelVariant {
   int vector_width = 1;
   bool warp_per_row = false;  // row kernels: one warp per row (blockDim/32 rows per block)
   // Row kernels: one thread per row, the row's loops run serially (column reductions, whose
-  // neighbouring rows are neighbours in memory: a warp's loads coalesce across its rows).
+  // neighbouring rows are neighbours in memory, and tiny rows such as pooling windows).
   bool thread_per_row = false;
 };
 

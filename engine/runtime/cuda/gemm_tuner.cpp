@@ -98,12 +98,9 @@ void launch_template(cuda::Function f, int config, const at::Tensor& x, const at
     return;
   }
   static_assert(sizeof(KilnGemmArgs) % 8 == 0, "KilnArgs follows at an 8-byte boundary");
-  std::vector<char> block(sizeof args + 8 * (shape->nbuf + shape->nscalar + shape->nsym), 0);
+  std::vector<char> block(sizeof args + shape->bytes(), 0);
   std::memcpy(block.data(), &args, sizeof args);
-  char* region = block.data() + sizeof args;
-  if (shape->buffer_count) std::memcpy(region, cx->ptrs, 8 * shape->buffer_count);
-  if (shape->scalar_count) std::memcpy(region + 8 * shape->nbuf, cx->scalars, 8 * shape->scalar_count);
-  if (shape->sym_count) std::memcpy(region + 8 * (shape->nbuf + shape->nscalar), cx->syms, 8 * shape->sym_count);
+  shape->pack(block.data() + sizeof args, cx->ptrs, cx->scalars, cx->syms);
   cuda::launch(f, static_cast<unsigned>(blocks), 128, 0, stream, block.data(), block.size());
 }
 

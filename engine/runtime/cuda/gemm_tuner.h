@@ -13,6 +13,7 @@
 
 #include "engine/capture/interpreter.h"
 #include "engine/codegen/cuda/gemm_template.h"
+#include "engine/runtime/cuda/gpu_kernels.h"
 #include "engine/runtime/lowered_region.h"
 #include "engine/session/session.h"
 
@@ -26,12 +27,6 @@ struct GemmSite {
   std::optional<codegen::GemmEpilogue> epilogue;  // the tail kernel as epilogue code
   int tail_kernel = -1;                          // that kernel's index (the step after the GEMM)
   std::vector<int> tail_comps;                   // the computations it writes
-};
-
-// The layout of the region's KilnArgs block (see gpu_kernels.h): slots and how many are real.
-struct KernelArgsShape {
-  size_t nbuf = 1, nscalar = 1, nsym = 1;
-  size_t buffer_count = 0, scalar_count = 0, sym_count = 0;
 };
 
 // Tests only: every tuner created afterwards keeps tile `config` (an index into its tiles) when it

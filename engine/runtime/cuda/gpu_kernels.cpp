@@ -59,10 +59,8 @@ std::vector<KernelCall> make_gpu_calls(const std::shared_ptr<GpuKernelSet>& set)
   for (size_t k = 0; k < set->info.size(); ++k) {
     set->threads[k] = set->info[k].row ? 256 : 256;
     calls.push_back([set, k](void* const* ptrs, const double* scalars, const int64_t* syms) {
-      std::vector<char> args(8 * (set->nbuf + set->nscalar + set->nsym), 0);
-      if (set->buffer_count) std::memcpy(args.data(), ptrs, 8 * set->buffer_count);
-      if (set->scalar_count) std::memcpy(args.data() + 8 * set->nbuf, scalars, 8 * set->scalar_count);
-      if (!set->symbols.empty()) std::memcpy(args.data() + 8 * (set->nbuf + set->nscalar), syms, 8 * set->symbols.size());
+      std::vector<char> args(set->args.bytes(), 0);
+      set->args.pack(args.data(), ptrs, scalars, syms);
       std::map<std::string, int64_t> bindings;
       for (size_t i = 0; i < set->symbols.size(); ++i) bindings[set->symbols[i]] = syms[i];
       int64_t work = range_size(set->info[k].range, bindings);

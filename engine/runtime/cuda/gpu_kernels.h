@@ -4,6 +4,7 @@
 // max-autotune mode the first call times every candidate block size and keeps the fastest.
 #pragma once
 
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,13 +16,28 @@
 
 namespace kiln::runtime {
 
+// The generated kernels' by-value argument block (KilnArgs in emit_cuda): nbuf buffer pointers,
+// nscalar doubles, nsym size symbols, each array at least one slot long; the region fills the first
+// buffer_count / scalar_count / sym_count slots.
+struct KernelArgsShape {
+  size_t nbuf = 1, nscalar = 1, nsym = 1;
+  size_t buffer_count = 0, scalar_count = 0, sym_count = 0;
+
+  size_t bytes() const { return 8 * (nbuf + nscalar + nsym); }
+  // Writes the block at `out` (bytes() long, zeroed by the caller).
+  void pack(char* out, void* const* ptrs, const double* scalars, const int64_t* syms) const {
+    if (buffer_count) std::memcpy(out, ptrs, 8 * buffer_count);
+    if (scalar_count) std::memcpy(out + 8 * nbuf, scalars, 8 * scalar_count);
+    if (sym_count) std::memcpy(out + 8 * (nbuf + nscalar), syms, 8 * sym_count);
+  }
+};
+
 struct GpuKernelSet {
   // One module per kernel (each compiled as its own unit, in parallel), or one for all.
   std::vector<std::shared_ptr<cuda::Module>> modules;
   std::vector<codegen::CudaKernelInfo> info;
   std::vector<std::string> symbols;
-  size_t nbuf = 0, nscalar = 0, nsym = 0;  // slots in the kernels' argument block (each at least 1)
-  size_t scalar_count = 0, buffer_count = 0;  // how many the region really has
+  KernelArgsShape args;  // the kernels' argument block
   bool autotune = false;
   std::vector<unsigned> threads;  // per kernel
   std::vector<size_t> variant;    // per kernel: index into info[k].variants

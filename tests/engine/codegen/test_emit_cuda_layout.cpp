@@ -142,7 +142,7 @@ TEST(EmitCudaColumns, ChannelsLastPoolingIsAColumnReductionRowMajorPoolingARowKe
   EXPECT_NE(k.find("for (long long r = 0; r < 7LL * 7LL; ++r)"), std::string::npos) << k;
   EXPECT_EQ(k.find("kiln_warp_sum"), std::string::npos) << k;
   // Thread `row` = (n, c) reads x at c + 256 * (w + 7 * (h + 7 * n)): neighbours in memory.
-  EXPECT_NE(src.find("column reduction (one thread per row)"), std::string::npos);
+  EXPECT_NE(src.find("row kernel (one thread per row)"), std::string::npos);
   EXPECT_GT(codegen::compile_cuda(src, "sm_90").cubin.size(), 0u);
 
   std::vector<codegen::CudaKernelInfo> row_info;
