@@ -2,7 +2,7 @@
 # Everything here comes from Debian 12 packages (scripts/install-deps) or the CUDA toolkit.
 
 option(KILN_BUILD_TESTS "Build the GoogleTest suite" ON)
-set(KILN_WITH_GUI "AUTO" CACHE STRING "Build kiln-gui (Qt 6): ON, OFF or AUTO (on when Qt 6 is found)")
+set(KILN_WITH_GUI "ON" CACHE STRING "Build kiln-gui (Qt 6): ON (default; configure fails without Qt 6), OFF, or AUTO (on when Qt 6 is found)")
 set(KILN_WITH_CUDA "AUTO" CACHE STRING "Build the CUDA backend: ON, OFF or AUTO (on when the CUDA toolkit is found)")
 
 find_program(CCACHE_PROGRAM ccache)
@@ -45,13 +45,24 @@ endif()
 # GUI: Qt 6 Widgets, Svg, Charts, Concurrent, Test.
 set(KILN_QT_FOUND OFF)
 if(NOT KILN_WITH_GUI STREQUAL "OFF")
-  find_package(Qt6 QUIET COMPONENTS Widgets Svg SvgWidgets Charts Concurrent Test)
+  find_package(Qt6 QUIET COMPONENTS Widgets Svg SvgWidgets Charts Concurrent Test OpenGL)
   if(Qt6_FOUND AND Qt6Widgets_FOUND AND Qt6Charts_FOUND AND Qt6Svg_FOUND AND Qt6Concurrent_FOUND)
     set(KILN_QT_FOUND ON)
   endif()
 endif()
 if(KILN_WITH_GUI STREQUAL "ON" AND NOT KILN_QT_FOUND)
-  message(FATAL_ERROR "KILN_WITH_GUI=ON but Qt 6 (Widgets, Svg, Charts, Concurrent, Test) was not found; run scripts/install-deps")
+  # Name the Debian packages whose CMake configs are missing, so the fix is one apt-get line.
+  set(_kiln_gui_missing "")
+  foreach(_c Widgets Svg SvgWidgets Charts Concurrent Test OpenGL)
+    if(NOT Qt6${_c}_FOUND)
+      list(APPEND _kiln_gui_missing "Qt6${_c}")
+    endif()
+  endforeach()
+  message(FATAL_ERROR
+    "kiln-gui cannot be built: Qt 6 components not found: ${_kiln_gui_missing}.\n"
+    "Install the GUI's Debian packages (scripts/install-deps does): qt6-base-dev qt6-svg-dev qt6-charts-dev "
+    "libqt6opengl6-dev libxkbcommon-dev libgl-dev libegl-dev libglu1-mesa-dev.\n"
+    "To build without the GUI on purpose, configure with -DKILN_WITH_GUI=OFF (or AUTO).")
 endif()
 if(KILN_QT_FOUND AND NOT KILN_WITH_GUI STREQUAL "OFF")
   set(KILN_WITH_GUI ON)

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "app/cli/commands.h"
+#include "app/cli/terminal_output.h"
 #include "engine/api/kiln.h"
 #include "engine/runtime/tuning_progress.h"
 
@@ -56,7 +57,8 @@ int run(const CompileArgs& a) {
   runtime::ScopedTuningProgress tuning([tty, shown](const std::string& kernel, int done, int total) {
     if (!tty && done != total) return;  // logs get one line per tuned kernel
     *shown = true;
-    std::cerr << (tty ? "\r" : "") << "max-autotune: " << kernel << " " << done << "/" << total << " candidates"
+    if (tty) carriage_return(std::cerr);
+    std::cerr << "max-autotune: " << kernel << " " << done << "/" << total << " candidates"
               << (tty ? "        " : "\n") << std::flush;
   });
   auto r = api::compile(a.model, specs, o, dump, a.checks, a.device);

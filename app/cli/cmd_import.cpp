@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "app/cli/commands.h"
+#include "engine/base/output_file.h"
 #include "engine/base/error.h"
 #include "engine/importers/import_files.h"
 #include "engine/session/store.h"
@@ -105,10 +106,12 @@ int run(const ImportArgs& a) {
   req.paths = a.paths;
   req.all_logs = a.all;
   req.trace_options.verify_md5 = !a.no_md5;
+  if (!a.output.empty()) refuse_input_as_output(a.output, a.paths);  // before the (long) import
   auto result = importers::import_files(req);
   for (const auto& g : result.sessions) {
     std::string path = output_path(a, g, result.sessions.size());
     print_session(g, path);
+    refuse_input_as_output(path, a.paths);
     session::save_session(path, g.session);
     std::cout << "  wrote " << path << "\n";
   }

@@ -7,6 +7,8 @@
 #include <sstream>
 
 #include "app/cli/commands.h"
+#include "app/cli/terminal_output.h"
+#include "engine/base/output_file.h"
 #include "engine/api/kiln.h"
 
 namespace kiln::cli {
@@ -46,9 +48,11 @@ int run(const ProfileArgs& a) {
   bool tty = ::isatty(2);
   auto progress = [tty](const std::string& what, int done, int total) {
     int width = 24, filled = total ? done * width / total : width;
-    std::cerr << (tty ? "\r" : "") << "[" << std::string(filled, '#') << std::string(width - filled, ' ') << "] " << done
+    if (tty) carriage_return(std::cerr);
+    std::cerr << "[" << std::string(filled, '#') << std::string(width - filled, ' ') << "] " << done
               << "/" << total << " " << what << (tty ? "            " : "\n") << std::flush;
   };
+  refuse_input_as_output(a.out, {a.model});
   auto s = api::profile(a.model, specs, o, a.out, progress);
   if (tty) std::cerr << "\n";
   std::cout << api::runs_table(s);

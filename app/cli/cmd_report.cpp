@@ -13,41 +13,17 @@
 #include "engine/report/render_html.h"
 #include "engine/report/render_json.h"
 #include "engine/report/render_markdown.h"
+#include "engine/base/output_file.h"
 
 namespace kiln::cli {
 
 namespace {
 
-// Writes text to path through a temporary file and a rename: never a half-written report.
-// An existing target that is not a regular file (/dev/stdout, /dev/full, a FIFO) is written in place.
-void write_file(const std::string& path, const std::string& text) {
-  std::error_code st_ec;
-  auto st = std::filesystem::status(path, st_ec);
-  if (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {
-    if (std::filesystem::is_directory(st)) throw Error(path + ": cannot write (is a folder)");
-    std::ofstream out(path, std::ios::binary);
-    if (!out) throw Error(path + ": cannot write (check it is writable)");
-    out << text;
-    if (!out.flush()) throw Error(path + ": writing failed (disk full?)");
-    return;
-  }
-  std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    if (!out) throw Error(path + ": cannot write (check the folder exists and is writable)");
-    out << text;
-    if (!out.flush()) {
-      out.close();
-      std::remove(tmp.c_str());
-      throw Error(path + ": writing failed (disk full?)");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::remove(tmp.c_str());
-    throw Error(path + ": cannot write (" + ec.message() + ")");
-  }
+// Writes text to path (engine/base/output_file.h): never a half-written report, never the input.
+void write_file(const std::string& path, const std::string& text, const std::string& input) {
+  refuse_input_as_output(path, {input});
+  OutputLock lock(path);
+  write_file_atomically(path, text);
 }
 
 struct ReportArgs {
@@ -81,7 +57,7 @@ std::function<int()> add_report(CLI::App& app) {
     if (a->out.empty()) {
       std::cout << text;
     } else {
-      write_file(a->out, text);
+      write_file(a->out, text, a->session);
       std::cerr << "report written to " << a->out << "\n";
     }
     return 0;
@@ -96,7 +72,7 @@ std::function<int()> add_trace(CLI::App& app) {
   cmd->add_option("-o,--output", a->out, "Output file (.json)")->required();
   return [a] {
     auto s = api::open_session(a->session);
-    write_file(a->out, report::render_chrome_trace(s, a->mode));
+    write_file(a->out, report::render_chrome_trace(s, a->mode), a->session);
     std::cerr << "trace written to " << a->out << " (open it in ui.perfetto.dev)\n";
     return 0;
   };

@@ -1,13 +1,18 @@
 // kiln — the headless workbench: inspect, explain, compile, check, profile, report, import.
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 
 #include "app/cli/commands.h"
+#include "app/cli/terminal_output.h"
 #include "engine/api/kiln.h"
 
 int main(int argc, char** argv) {
+  kiln::cli::TerminalOutput terminal;  // text from logs, sessions and models never drives the terminal
   CLI::App app{"Kiln: capture, compile and profile TorchScript models; inspect where they break and why they recompile."};
   app.name("kiln");
-  app.set_version_flag("--version", "kiln " + kiln::api::version() + " (LibTorch " + kiln::api::libtorch_version() + ")");
+  app.set_version_flag("--version", "kiln " + kiln::api::version_description() + " (LibTorch " + kiln::api::libtorch_version() + ")");
   app.require_subcommand(1);
   auto inspect = kiln::cli::add_inspect(app);
   auto explain = kiln::cli::add_explain(app);
@@ -26,16 +31,25 @@ int main(int argc, char** argv) {
     return code;
   }
   try {
+    int status = 0;
     for (auto* sub : app.get_subcommands()) {
-      if (sub->get_name() == "inspect") return inspect();
-      if (sub->get_name() == "explain") return explain();
-      if (sub->get_name() == "compile") return compile();
-      if (sub->get_name() == "check") return check();
-      if (sub->get_name() == "profile") return profile();
-      if (sub->get_name() == "report") return report();
-      if (sub->get_name() == "trace") return trace();
-      if (sub->get_name() == "import") return imports();
+      const std::string name = sub->get_name();
+      if (name == "inspect") status = inspect();
+      else if (name == "explain") status = explain();
+      else if (name == "compile") status = compile();
+      else if (name == "check") status = check();
+      else if (name == "profile") status = profile();
+      else if (name == "report") status = report();
+      else if (name == "trace") status = trace();
+      else if (name == "import") status = imports();
     }
+    // Output that never arrived (a full disk, /dev/full, a closed pipe) is an error, not a success.
+    std::cout.flush();
+    if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+      std::cerr << "kiln: error: writing to standard output failed (" << std::strerror(errno) << ")\n";
+      return status == 0 ? 1 : status;
+    }
+    return status;
   } catch (const kiln::Error& e) {
     std::cerr << "kiln: error: " << e.what() << "\n";
     return 1;

@@ -4,30 +4,68 @@
 // (.kiln), a TORCH_TRACE log or folder, or a profiler trace (.json, .json.gz).
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QCoreApplication>
+
+#include <string>
 
 #include "screenshot.h"
 #include "viewers/main/main_window.h"
 
-int main(int argc, char** argv) {
-  QApplication app(argc, argv);
-  QApplication::setOrganizationName("Kiln");
-  QApplication::setApplicationName("Kiln");
-  QApplication::setApplicationVersion(QString::fromStdString(kiln::api::version()));
-  QCommandLineParser parser;
+namespace {
+
+struct Options {
+  QCommandLineOption input{{"i", "input"}, "Input shape of one forward argument (repeat per argument)", "shape"};
+  QCommandLineOption modes{"modes", "Comma-separated modes to profile a model in (default eager,default)", "modes"};
+  QCommandLineOption sourceDir{"source-dir", "Folder with the model's Python sources (repeatable)", "dir"};
+  QCommandLineOption screenshot{"screenshot", "Save a PNG of the window once FILE is open, then quit", "png"};
+  QCommandLineOption panel{"panel",
+                           "With --screenshot: only this panel (graph, breaks, guards, kernels, timeline, comparison, environment)",
+                           "name"};
+};
+
+void describe(QCoreApplication& app, QCommandLineParser& parser, Options& o) {
+  QCoreApplication::setOrganizationName("Kiln");
+  QCoreApplication::setApplicationName("Kiln");
+  QCoreApplication::setApplicationVersion(QString::fromStdString(kiln::api::version_description()));
   parser.setApplicationDescription(
       "Kiln workbench: graphs, graph breaks, guards, kernels, timelines and mode comparisons of compiled PyTorch "
       "models.");
   parser.addHelpOption();
   parser.addVersionOption();
   parser.addPositionalArgument("file", "Model (.pt), session (.kiln), TORCH_TRACE log or folder, or profiler trace");
-  QCommandLineOption input({"i", "input"}, "Input shape of one forward argument (repeat per argument)", "shape");
-  QCommandLineOption modes("modes", "Comma-separated modes to profile a model in (default eager,default)", "modes");
-  QCommandLineOption sourceDir("source-dir", "Folder with the model's Python sources (repeatable)", "dir");
-  QCommandLineOption screenshot("screenshot", "Save a PNG of the window once FILE is open, then quit", "png");
-  QCommandLineOption panel("panel", "With --screenshot: only this panel (graph, breaks, guards, kernels, timeline, "
-                                    "comparison)", "name");
-  parser.addOptions({input, modes, sourceDir, screenshot, panel});
-  parser.process(app);
+  parser.addOptions({o.input, o.modes, o.sourceDir, o.screenshot, o.panel});
+  parser.process(app);  // --help and --version print and exit here; bad options exit with a message
+}
+
+// --help and --version need no display: answer them before a window system is opened.
+bool wants_text_only(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "-h" || a == "--help" || a == "--help-all" || a == "-v" || a == "--version" || a == "-?") return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (wants_text_only(argc, argv)) {
+    QCoreApplication core(argc, argv);
+    QCommandLineParser parser;
+    Options o;
+    describe(core, parser, o);
+    return 0;
+  }
+  QApplication app(argc, argv);
+  QApplication::setApplicationDisplayName("Kiln");
+  QCommandLineParser parser;
+  Options o;
+  describe(app, parser, o);
+  const auto& input = o.input;
+  const auto& modes = o.modes;
+  const auto& sourceDir = o.sourceDir;
+  const auto& screenshot = o.screenshot;
+  const auto& panel = o.panel;
 
   kiln::viewers::MainWindow w;
   if (parser.isSet(sourceDir)) w.setSourceDirs(parser.values(sourceDir));

@@ -2,15 +2,13 @@
 
 #include <cstdio>
 
+#include "engine/base/build_info.h"
 #include "engine/model/model.h"
-
-#ifndef KILN_VERSION
-#define KILN_VERSION "0.0.0"
-#endif
 
 namespace kiln::api {
 
-std::string version() { return KILN_VERSION; }
+std::string version() { return build_version(); }
+std::string version_description() { return build_description(); }
 std::string libtorch_version() { return model::libtorch_version(); }
 
 InspectResult inspect(const std::string& model_path, const std::vector<InputSpec>& inputs, uint64_t seed) {

@@ -22,6 +22,7 @@
 namespace kiln::api {
 
 std::string version();            // Kiln's version, "0.1.0"
+std::string version_description();  // version and git commit, "0.1.0 (git 4b6787f1a2b3)"
 std::string libtorch_version();   // the LibTorch Kiln runs on, "1.13.0"
 
 using InspectResult = capture::InspectResult;

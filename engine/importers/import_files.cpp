@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 
+#include "engine/base/build_info.h"
 #include "engine/base/error.h"
 #include "engine/importers/byte_source.h"
 #include "engine/importers/join.h"
@@ -153,6 +154,7 @@ ImportResult import_files(const ImportRequest& request) {
   std::map<std::string, int> used;
   for (auto& g : result.sessions) {
     join_runtime_to_compile(g.session);
+    g.session.env.kiln_version = build_description();  // the Kiln that imported it
     g.label = g.session.rank >= 0 ? "rank" + std::to_string(g.session.rank) : stem(g.files[0].path);
     if (used[g.label]++ > 0) g.label += "-" + std::to_string(used[g.label]);
   }

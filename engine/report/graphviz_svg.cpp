@@ -3,6 +3,8 @@
 
 #include <mutex>
 
+#include "engine/report/svg_sanitize.h"
+
 #ifdef KILN_HAVE_GRAPHVIZ
 #include <graphviz/cgraph.h>
 #include <graphviz/gvc.h>
@@ -38,8 +40,47 @@ void clear_attributes(Agraph_t* root, int kind, void* object) {
   }
 }
 
+// Labels that may hold HTML-like markup (tables with HREF, IMG SRC that reads files).
+const char* const kLabelAttributes[] = {"label", "xlabel", "headlabel", "taillabel"};
+
+// The text of an HTML-like label, its tags dropped: Graphviz copies some tag attributes into its
+// output unescaped, so Kiln never hands it markup from a session.
+std::string markup_text(const char* html) {
+  std::string out;
+  bool in_tag = false;
+  for (const char* p = html; *p; ++p) {
+    if (*p == '<') in_tag = true;
+    else if (*p == '>') in_tag = false, out += ' ';
+    else if (!in_tag) out += *p;
+  }
+  std::string collapsed;
+  for (char c : out)
+    if (!(c == ' ' && (collapsed.empty() || collapsed.back() == ' '))) collapsed += c;
+  while (!collapsed.empty() && collapsed.back() == ' ') collapsed.pop_back();
+  return collapsed;
+}
+
+void plain_labels(Agraph_t* root, int kind, void* object) {
+  for (const char* name : kLabelAttributes) {
+    Agsym_t* sym = agattr(root, kind, const_cast<char*>(name), nullptr);
+    if (!sym) continue;
+    char* value = agxget(object, sym);
+    if (value && aghtmlstr(value)) agxset(object, sym, const_cast<char*>(markup_text(value).c_str()));
+  }
+}
+
+void plain_label_defaults(Agraph_t* root) {
+  for (int kind : {AGRAPH, AGNODE, AGEDGE})
+    for (const char* name : kLabelAttributes) {
+      Agsym_t* sym = agattr(root, kind, const_cast<char*>(name), nullptr);
+      if (sym && sym->defval && aghtmlstr(sym->defval))
+        agattr(root, kind, const_cast<char*>(name), const_cast<char*>(markup_text(sym->defval).c_str()));
+    }
+}
+
 void make_inert(Agraph_t* root, Agraph_t* g) {
   clear_attributes(root, AGRAPH, g);
+  plain_labels(root, AGRAPH, g);
   for (Agraph_t* sub = agfstsubg(g); sub; sub = agnxtsubg(sub)) make_inert(root, sub);
 }
 
@@ -89,10 +130,15 @@ SvgResult render(const std::string& dot, const char* format, int max_nodes) {
     result.error = "graph too large to draw (" + std::to_string(nodes) + " nodes)";
     return result;
   }
+  plain_label_defaults(g);
   make_inert(g, g);
   for (Agnode_t* n = agfstnode(g); n; n = agnxtnode(g, n)) {
     clear_attributes(g, AGNODE, n);
-    for (Agedge_t* e = agfstout(g, n); e; e = agnxtout(g, e)) clear_attributes(g, AGEDGE, e);
+    plain_labels(g, AGNODE, n);
+    for (Agedge_t* e = agfstout(g, n); e; e = agnxtout(g, e)) {
+      clear_attributes(g, AGEDGE, e);
+      plain_labels(g, AGEDGE, e);
+    }
   }
 
   GVC_t* gvc = context();
@@ -108,7 +154,7 @@ SvgResult render(const std::string& dot, const char* format, int max_nodes) {
       } else {
         auto start = text.find("<svg");
         if (start == std::string::npos) result.error = "Graphviz wrote no <svg> element";
-        else result.svg = text.substr(start);
+        else result.svg = sanitize_svg(text.substr(start));
       }
     } else {
       result.error = std::string("Graphviz ") + format + " rendering failed" +

@@ -5,7 +5,8 @@
 //       is empty; otherwise svg is empty and error says why in one line ("Graphviz is not built
 //       in", "DOT does not parse: ...", "graph too large to draw (N nodes)").
 // Attributes that make Graphviz read files or emit links (URL, href, image, shapefile, imagepath,
-// stylesheet, ...) are cleared before layout, so untrusted DOT (from an import) stays inert.
+// stylesheet, ...) are cleared and HTML-like labels reduced to their text before layout, and the
+// SVG Graphviz writes is rebuilt from a whitelist (svg_sanitize.h), so untrusted DOT stays inert.
 // Calls are serialised: Graphviz is not thread-safe.
 #pragma once
 

@@ -199,7 +199,11 @@ void timelines(std::ostringstream& os, const session::Session& s) {
 
 std::string render_html(const session::Session& s) {
   std::ostringstream os;
-  os << "<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>Kiln report: " << esc(s.model.path)
+  // Reports come from other people's sessions: no script, frame, form or remote load runs in one.
+  os << "<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
+        "img-src data:; script-src 'none'; object-src 'none'; base-uri 'none'; form-action 'none'\">"
+        "<title>Kiln report: " << esc(s.model.path)
      << "</title><style>" << kStyle << "</style></head><body><header><h1>Kiln report</h1><p>" << esc(s.model.path)
      << " &middot; " << esc(s.origin) << "</p></header><main>";
   summary(os, s);

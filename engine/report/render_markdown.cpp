@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "engine/base/control_chars.h"
 #include "engine/report/break_groups.h"
 #include "engine/report/number_text.h"
 #include "engine/report/recompile_history.h"
@@ -14,8 +15,14 @@ using namespace kiln::session;  // NOLINT
 
 namespace {
 
-// Plain text in a paragraph or a table cell: shown literally by GitHub.
-std::string md(const std::string& text) {
+std::string without_cr(std::string text) {
+  text.erase(std::remove(text.begin(), text.end(), '\r'), text.end());
+  return text;
+}
+
+// Plain text in a paragraph or a table cell: shown literally by GitHub (control characters visible).
+std::string md(const std::string& raw) {
+  std::string text = visible_controls(without_cr(raw));
   std::string out;
   for (char c : text) {
     switch (c) {
@@ -23,7 +30,7 @@ std::string md(const std::string& text) {
       case '<': out += "&lt;"; break;
       case '>': out += "&gt;"; break;
       case '|': out += "\\|"; break;
-      case '\\': case '*': case '_': case '`': case '[': case ']':
+      case '\\': case '*': case '_': case '`': case '[': case ']': case '~': case '!': case '#':
         out += '\\';
         out += c;
         break;
@@ -35,8 +42,19 @@ std::string md(const std::string& text) {
   return out;
 }
 
-// An inline code span; in a table cell a pipe still needs its backslash.
-std::string code(const std::string& text, bool in_table = true) {
+size_t longest_backtick_run(const std::string& text) {
+  size_t longest = 0, run = 0;
+  for (char c : text) {
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  return longest;
+}
+
+// An inline code span whose fence no run of backticks inside can close; in a table cell a pipe
+// still needs its backslash.
+std::string code(const std::string& raw, bool in_table = true) {
+  std::string text = visible_controls(without_cr(raw));
   std::string body;
   for (char c : text) {
     if (c == '\n' || c == '\r') body += ' ';
@@ -44,18 +62,17 @@ std::string code(const std::string& text, bool in_table = true) {
     else body += c;
   }
   if (body.empty()) return "";
-  std::string fence = body.find('`') == std::string::npos ? "`" : "``";
-  return fence + (fence.size() > 1 ? " " : "") + body + (fence.size() > 1 ? " " : "") + fence;
+  size_t run = longest_backtick_run(body);
+  std::string fence(run + 1, '`');
+  // A space on each side keeps a backtick at either end of the body from touching the fence.
+  std::string pad = run > 0 ? " " : "";
+  return fence + pad + body + pad + fence;
 }
 
 // A fenced code block whose fence no line of `text` can close.
-std::string fenced(const std::string& text, const std::string& lang = "") {
-  size_t longest = 0, run = 0;
-  for (char c : text) {
-    run = c == '`' ? run + 1 : 0;
-    longest = std::max(longest, run);
-  }
-  std::string fence(std::max<size_t>(3, longest + 1), '`');
+std::string fenced(const std::string& raw, const std::string& lang = "") {
+  std::string text = visible_controls(without_cr(raw));
+  std::string fence(std::max<size_t>(3, longest_backtick_run(text) + 1), '`');
   std::string body = text;
   if (!body.empty() && body.back() != '\n') body += '\n';
   return fence + lang + "\n" + body + fence + "\n";

@@ -34,15 +34,15 @@
 #endif
 #include <nlohmann/json.hpp>
 
+#include "engine/base/build_info.h"
+
 namespace kiln::runtime {
 
 using Clock = std::chrono::steady_clock;
 
 session::Environment current_environment() {
   session::Environment env;
-#ifdef KILN_VERSION
-  env.kiln_version = KILN_VERSION;
-#endif
+  env.kiln_version = build_description();
   env.libtorch_version = compat::torch_version();
   struct utsname u;
   if (::uname(&u) == 0) env.os = std::string(u.sysname) + " " + u.release + " " + u.machine;

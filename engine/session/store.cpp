@@ -7,7 +7,11 @@
 //   "<path>: written by schema 2; this Kiln reads schema 1", "<path>: cannot write session (...)".
 #include "engine/session/store.h"
 
+#include <signal.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
 
 #include <cstring>
 #include <ctime>
@@ -15,6 +19,7 @@
 #include <fstream>
 #include <set>
 
+#include "engine/base/output_file.h"
 #include "engine/session/sqlite_db.h"
 #include "engine/session/store_read.h"
 #include "engine/session/store_schema.h"
@@ -41,6 +46,35 @@ void remove_db_files(const std::string& db) {
   fs::remove(db, ec);
   fs::remove(db + "-wal", ec);
   fs::remove(db + "-shm", ec);
+}
+
+// Makes a freshly written temporary session whole on disk: the WAL checkpointed into the main file
+// (a checkpoint that fails inside sqlite3_close would go unnoticed), the connection closed, the file
+// flushed. Any failure throws: the caller must not rename a file that is not complete.
+void finish_temporary(SqliteDb& db, const std::string& tmp) {
+  db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  db.close();
+  std::error_code ec;
+  if (fs::exists(tmp + "-wal", ec) && fs::file_size(tmp + "-wal", ec) > 0)
+    throw Error(tmp + ": cannot write session (the write-ahead log could not be folded into the file)");
+  fsync_path(tmp);
+}
+
+// Removes temporaries (<path>.tmp-<pid>...) that processes no longer running left beside `path`.
+void remove_stale_temporaries(const std::string& path) {
+  fs::path p(path);
+  std::string prefix = p.filename().string() + ".tmp-";
+  fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
+    if (pid > 0 && pid != ::getpid() && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+      std::error_code rm;
+      fs::remove(it->path(), rm);
+    }
+  }
 }
 
 // Renames a finished temporary session over `path`. A WAL left beside an older file at `path`
@@ -142,6 +176,8 @@ std::vector<int> assign_run_ids(const std::string& path, const std::vector<Run>&
 
 void save_session(const std::string& path, const Session& s) {
   check_output_folder(path);
+  OutputLock lock(path);
+  remove_stale_temporaries(path);
   std::vector<int> ids = assign_run_ids(path, s.runs);
   std::string tmp = path + ".tmp-" + std::to_string(::getpid());
   remove_db_files(tmp);
@@ -153,7 +189,7 @@ void save_session(const std::string& path, const Session& s) {
     for (size_t i = 0; i < s.runs.size(); ++i) write_run(db, s.runs[i], ids[i]);
     write_timeline(db, s.timeline);
     t.commit();
-    db.close();
+    finish_temporary(db, tmp);
   } catch (const SqliteError& e) {
     remove_db_files(tmp);
     throw Error(path + ": cannot write session (" + std::string(e.what()) + ")");
@@ -180,6 +216,7 @@ Session load_session(const std::string& path) {
 
 struct SessionWriter::Impl {
   std::string path;
+  std::unique_ptr<OutputLock> lock;  // held while the session is written: one writer per file
   std::unique_ptr<SqliteDb> db;
 
   template <typename F>
@@ -196,6 +233,8 @@ struct SessionWriter::Impl {
 SessionWriter::SessionWriter(const std::string& path, const Session& header) : impl_(std::make_unique<Impl>()) {
   impl_->path = path;
   check_output_folder(path);
+  impl_->lock = std::make_unique<OutputLock>(path);
+  remove_stale_temporaries(path);
   // The header goes into a temporary file that is renamed into place once committed: a kill before
   // then leaves no file (or the older one) at `path`, never a file without a header.
   std::string tmp = path + ".tmp-" + std::to_string(::getpid());
@@ -210,7 +249,7 @@ SessionWriter::SessionWriter(const std::string& path, const Session& header) : i
       if (e.run < 0) session_wide.push_back(e);
     write_timeline(db, session_wide);
     t.commit();
-    db.close();
+    finish_temporary(db, tmp);
   } catch (const SqliteError& e) {
     remove_db_files(tmp);
     throw Error(path + ": cannot write session (" + std::string(e.what()) + ")");
@@ -266,8 +305,12 @@ bool SessionWriter::record_autotune(const std::string& kernel, const std::string
 
 void SessionWriter::close() {
   if (!impl_->db) return;
-  impl_->guarded([&] { impl_->db->close(); });
+  impl_->guarded([&] {
+    impl_->db->exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    impl_->db->close();
+  });
   impl_->db.reset();
+  impl_->lock.reset();
 }
 
 }  // namespace kiln::session

@@ -21,10 +21,20 @@ TEST(Cli, HelpAndVersion) {
   EXPECT_NE(out.find("inspect"), std::string::npos) << out;
   EXPECT_EQ(run_kiln("--version", out), 0);
   EXPECT_NE(out.find("kiln 0."), std::string::npos) << out;
+  EXPECT_NE(out.find("(git "), std::string::npos) << "--version names the commit: " << out;
   EXPECT_NE(out.find("LibTorch"), std::string::npos) << out;
   EXPECT_EQ(run_kiln("inspect --help", out), 0);
   EXPECT_NE(out.find("--input"), std::string::npos) << out;
   EXPECT_NE(out.find("--dot"), std::string::npos) << out;
+}
+
+TEST(Cli, ControlCharactersFromInputsNeverReachTheTerminal) {
+  // A file name carrying a terminal title sequence and a bell, echoed back in the error message.
+  std::string out;
+  EXPECT_NE(run_kiln("inspect \"$(printf '/nonexistent/\\033]0;owned\\007\\033[2J.pt')\" --input 4", out), 0);
+  EXPECT_EQ(out.find('\x1b'), std::string::npos) << out;
+  EXPECT_EQ(out.find('\x07'), std::string::npos) << out;
+  EXPECT_NE(out.find("\\x1b]0;owned\\x07\\x1b[2J"), std::string::npos) << out;
 }
 
 TEST(Cli, InspectBreaky) {

@@ -21,6 +21,7 @@
 
 #include "viewers/breaks/breaks_panel.h"
 #include "viewers/comparison/comparison_panel.h"
+#include "viewers/environment/environment_panel.h"
 #include "viewers/guards/guards_panel.h"
 #include "viewers/kernels/kernels_panel.h"
 #include "viewers/main/open_kind.h"
@@ -56,10 +57,12 @@ MainWindow::MainWindow(QWidget* parent)
   auto* guards = addPanel("guards", "Guards and recompiles", new GuardsPanel(ctx_), Qt::RightDockWidgetArea);
   auto* kernels = addPanel("kernels", "Kernels", new KernelsPanel(ctx_), Qt::RightDockWidgetArea);
   auto* comparison = addPanel("comparison", "Comparison", new ComparisonPanel(ctx_), Qt::RightDockWidgetArea);
+  auto* environment = addPanel("environment", "Environment", new EnvironmentPanel(ctx_), Qt::RightDockWidgetArea);
   addPanel("timeline", "Timeline", new TimelinePanel(ctx_), Qt::BottomDockWidgetArea);
   tabifyDockWidget(breaks, guards);
   tabifyDockWidget(guards, kernels);
   tabifyDockWidget(kernels, comparison);
+  tabifyDockWidget(comparison, environment);
   breaks->raise();
   resizeDocks({docks_["graph"], breaks}, {520, 1000}, Qt::Horizontal);
   resizeDocks({breaks, docks_["timeline"]}, {640, 220}, Qt::Vertical);
@@ -91,7 +94,7 @@ MainWindow::MainWindow(QWidget* parent)
   updateTitle();
   sessionLabel_->setText(QString("Kiln %1 on LibTorch %2. Open a model (.pt), a session (.kiln), a TORCH_TRACE log "
                                  "or a profiler trace; or drop one here.")
-                             .arg(QString::fromStdString(api::version()),
+                             .arg(QString::fromStdString(api::version_description()),
                                   QString::fromStdString(api::libtorch_version())));
   resize(1500, 950);
 }
@@ -179,14 +182,14 @@ void MainWindow::buildMenus() {
   for (auto* a : sessionActions_) a->setEnabled(false);
 
   viewMenu_ = menuBar()->addMenu("&View");
-  for (const char* name : {"graph", "breaks", "guards", "kernels", "timeline", "comparison"})
+  for (const char* name : {"graph", "breaks", "guards", "kernels", "timeline", "comparison", "environment"})
     viewMenu_->addAction(docks_[name]->toggleViewAction());
 
   auto* help = menuBar()->addMenu("&Help");
   connect(help->addAction("&About Kiln"), &QAction::triggered, this, [this] {
     QMessageBox::about(this, "About Kiln",
                        QString("Kiln %1 on LibTorch %2\nProfiling and debugging compiled PyTorch models.")
-                           .arg(QString::fromStdString(api::version()), QString::fromStdString(api::libtorch_version())));
+                           .arg(QString::fromStdString(api::version_description()), QString::fromStdString(api::libtorch_version())));
   });
 }
 

@@ -13,6 +13,8 @@
 #include <sstream>
 
 #include "engine/base/error.h"
+#include "engine/base/kernel_cache.h"
+#include "engine/base/sha256.h"
 
 namespace kiln::codegen {
 
@@ -40,20 +42,6 @@ std::string run_capture(const std::string& cmd, int& status) {
 std::string compiler() {
   const char* cxx = std::getenv("KILN_CXX");
   return cxx && *cxx ? cxx : "c++";
-}
-
-uint64_t fnv1a(const std::string& s, uint64_t h = 1469598103934665603ULL) {
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
-
-std::string hex(uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
 }
 
 std::string quote_shell(const std::string& s) {
@@ -85,38 +73,36 @@ std::string cpp_flags() {
 std::string cpp_flags() { return "-O3 -march=native -fopenmp -fPIC -shared -std=c++17 -fno-math-errno"; }
 #endif
 
-std::string kiln_cache_dir() {
-  if (const char* d = std::getenv("KILN_CACHE_DIR"); d && *d) return d;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/kiln";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/kiln";
-  return "/tmp/kiln-cache";
-}
+std::string kiln_cache_dir() { return kernel_cache_root(); }
 
 CppCompilerStats cpp_compiler_stats() { return CppCompilerStats{g_invocations.load(), g_hits.load()}; }
 
 CppLibrary compile_cpp(const std::string& source, const std::vector<std::string>& kernel_names) {
   CppLibrary lib;
-  std::string key = hex(fnv1a(source + "\n" + cpp_compiler_id() + "\n" + cpp_flags()));
-  fs::path dir = fs::path(kiln_cache_dir()) / "cpp";
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw Error(dir.string() + ": cannot create the kernel cache folder (" + ec.message() + ")");
+  std::string key = sha256_hex(source + "\n" + cpp_compiler_id() + "\n" + cpp_flags()).substr(0, 32);
+  fs::path dir = open_kernel_cache("cpp");
   fs::path so = dir / (key + ".so");
   fs::path cpp = dir / (key + ".cpp");
   lib.path = so.string();
   lib.source_path = cpp.string();
-  if (fs::exists(so)) {
+  CacheLoad cached = cache_load_verified(so);
+  if (cached.bytes) {
     lib.cache_hit = true;
     ++g_hits;
   } else {
+    if (!cached.why_not.empty()) lib.cache_rejected = cached.why_not;
     auto t0 = std::chrono::steady_clock::now();
-    std::string tag = std::to_string(::getpid()) + "-" + hex(fnv1a(std::to_string(
-                                                              std::chrono::steady_clock::now().time_since_epoch().count())));
-    fs::path tmp_cpp = dir / (key + "." + tag + ".cpp"), tmp_so = dir / (key + "." + tag + ".so");
+    fs::path tmp_cpp = cache_temporary(cpp, ".cpp"), tmp_so = cache_temporary(so, ".so");
+    std::error_code ec;
     {
       std::ofstream out(tmp_cpp);
       out << source;
-      if (!out.flush()) throw Error(tmp_cpp.string() + ": cannot write generated source (disk full?)");
+      out.flush();
+      out.close();
+      if (!out) {
+        fs::remove(tmp_cpp, ec);
+        throw Error(tmp_cpp.string() + ": cannot write generated source (disk full?)");
+      }
     }
     std::string cmd = compiler() + " " + cpp_flags() + " -o " + quote_shell(tmp_so.string()) + " " +
                       quote_shell(tmp_cpp.string()) + " 2>&1";
@@ -131,13 +117,14 @@ CppLibrary compile_cpp(const std::string& source, const std::vector<std::string>
       throw Error("C++ kernel compilation failed (" + tmp_cpp.string() + "): " + first);
     }
     fs::rename(tmp_cpp, cpp, ec);
-    fs::rename(tmp_so, so, ec);  // atomic: concurrent compilers race harmlessly
-    if (ec) throw Error(so.string() + ": cannot place the compiled kernel library (" + ec.message() + ")");
+    if (ec) fs::remove(tmp_cpp, ec);
+    cache_adopt(tmp_so, so);  // hash recorded, then renamed into place: concurrent compilers race harmlessly
+    cached = cache_load_verified(so);
+    if (!cached.bytes) throw Error(so.string() + ": the compiled kernel library does not verify (" + cached.why_not + ")");
     lib.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   }
   auto t1 = std::chrono::steady_clock::now();
-  void* h = ::dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!h) throw Error(so.string() + ": cannot load the kernel library: " + ::dlerror());
+  void* h = dlopen_verified(so, cached);
   lib.handle = std::shared_ptr<void>(h, [](void* p) { ::dlclose(p); });
   for (const auto& name : kernel_names) {
     void* f = ::dlsym(h, name.c_str());

@@ -2,7 +2,8 @@
 // Libraries are cached on disk by a hash of source + compiler version + flags: a second compile
 // of the same source invokes no compiler.
 //
-// Cache folder: $KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln, else $HOME/.cache/kiln (then /tmp/kiln-cache).
+// The cache (engine/base/kernel_cache.h) is private to the user; a library is loaded only after its
+// bytes match the SHA-256 recorded when it was compiled, and from those verified bytes.
 #pragma once
 
 #include <map>
@@ -18,6 +19,7 @@ struct CppLibrary {
   std::string path;        // the .so
   std::string source_path; // the .cpp kept beside it
   bool cache_hit = false;
+  std::string cache_rejected;  // why a cached library on disk was not used (failed verification), else ""
   double compile_ms = 0;   // compiler time (0 on a cache hit)
   double load_ms = 0;
   std::shared_ptr<void> handle;  // dlclose on release

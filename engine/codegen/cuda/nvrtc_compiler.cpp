@@ -15,7 +15,8 @@
 #include <unistd.h>
 
 #include "engine/base/error.h"
-#include "engine/codegen/cpp/cpp_compiler.h"
+#include "engine/base/kernel_cache.h"
+#include "engine/base/sha256.h"
 
 namespace kiln::codegen {
 
@@ -29,15 +30,6 @@ std::string nvrtc_version() {
 
 namespace {
 
-uint64_t fnv1a(const std::string& s) {
-  uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
-
 void check(nvrtcResult r, const char* what) {
   if (r != NVRTC_SUCCESS) throw Error(std::string("NVRTC ") + what + " failed: " + nvrtcGetErrorString(r));
 }
@@ -46,20 +38,14 @@ void check(nvrtcResult r, const char* what) {
 
 CubinResult compile_cuda(const std::string& source, const std::string& arch) {
   CubinResult out;
-  char key[17];
-  std::snprintf(key, sizeof key, "%016llx",
-                static_cast<unsigned long long>(fnv1a(source + "\n" + arch + "\n" + nvrtc_version())));
-  fs::path dir = fs::path(kiln_cache_dir()) / "cuda";
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  fs::path bin = dir / (std::string(key) + "." + arch + ".cubin");
-  if (fs::exists(bin)) {
-    std::ifstream in(bin, std::ios::binary);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    out.cubin = ss.str();
-    out.cache_hit = !out.cubin.empty();
-    if (out.cache_hit) return out;
+  std::string key = sha256_hex(source + "\n" + arch + "\n" + nvrtc_version()).substr(0, 32);
+  fs::path dir = open_kernel_cache("cuda");
+  fs::path bin = dir / (key + "." + arch + ".cubin");
+  CacheLoad cached = cache_load_verified(bin);
+  if (cached.bytes && !cached.bytes->empty()) {
+    out.cubin = std::move(*cached.bytes);
+    out.cache_hit = true;
+    return out;
   }
   auto t0 = std::chrono::steady_clock::now();
   nvrtcProgram prog;
@@ -85,14 +71,7 @@ CubinResult compile_cuda(const std::string& source, const std::string& arch) {
   check(nvrtcGetCUBIN(prog, out.cubin.data()), "get CUBIN");
   nvrtcDestroyProgram(&prog);
   out.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  // Unique per process and thread: units compile in parallel.
-  fs::path tmp = dir / (std::string(key) + "." + std::to_string(::getpid()) + "." +
-                        std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id())) + ".tmp");
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    f.write(out.cubin.data(), static_cast<std::streamsize>(out.cubin.size()));
-  }
-  fs::rename(tmp, bin, ec);
+  cache_store(bin, out.cubin);  // temporaries are unique per process and call: units compile in parallel
   return out;
 }
 

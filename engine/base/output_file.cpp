@@ -1,0 +1,130 @@
+#include "engine/base/output_file.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "engine/base/error.h"
+
+namespace kiln {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool write_all(int fd, const char* data, size_t size) {
+  while (size > 0) {
+    ssize_t n = ::write(fd, data, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    if (n == 0) {
+      errno = ENOSPC;
+      return false;
+    }
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+std::string temporary_beside(const std::string& path) {
+  static std::atomic<unsigned long> counter{0};
+  return path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(++counter);
+}
+
+}  // namespace
+
+void write_file_atomically(const std::string& path, const std::string& text) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    if (S_ISDIR(st.st_mode)) throw Error(path + ": cannot write (is a folder)");
+    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) throw Error(path + ": cannot write (" + std::strerror(errno) + ")");
+    bool ok = write_all(fd, text.data(), text.size());
+    int saved = errno;
+    if (::close(fd) != 0 && ok) ok = false, saved = errno;
+    if (!ok) throw Error(path + ": writing failed (" + std::strerror(saved) + ")");
+    return;
+  }
+  std::string tmp = temporary_beside(path);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) throw Error(path + ": cannot write (" + std::string(std::strerror(errno)) + ")");
+  bool ok = write_all(fd, text.data(), text.size());
+  int saved = errno;
+  if (ok && ::fsync(fd) != 0) ok = false, saved = errno;
+  if (::close(fd) != 0 && ok) ok = false, saved = errno;
+  if (!ok) {
+    ::unlink(tmp.c_str());
+    throw Error(path + ": writing failed (" + std::strerror(saved) + "); the previous file is kept");
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    saved = errno;
+    ::unlink(tmp.c_str());
+    throw Error(path + ": cannot write (" + std::strerror(saved) + ")");
+  }
+}
+
+void fsync_path(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(path + ": cannot reopen to flush (" + std::strerror(errno) + ")");
+  bool ok = ::fsync(fd) == 0;
+  int saved = errno;
+  ::close(fd);
+  if (!ok) throw Error(path + ": flushing to disk failed (" + std::strerror(saved) + ")");
+}
+
+void refuse_input_as_output(const std::string& output, const std::vector<std::string>& inputs) {
+  std::error_code ec;
+  if (!fs::exists(output, ec)) return;  // a new file cannot be an existing input
+  for (const auto& in : inputs) {
+    std::error_code e2;
+    if (fs::exists(in, e2) && fs::equivalent(output, in, e2) && !e2)
+      throw Error(output + ": is also an input of this command (" + in + "); refusing to overwrite it");
+  }
+}
+
+OutputLock::OutputLock(const std::string& path) : lock_path_(path + ".lock") {
+  // A lock file may be unlinked by its holder between our open and our flock: retry on a new one.
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    fd_ = ::open(lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd_ < 0) throw Error(path + ": cannot lock the output (" + std::strerror(errno) + ")");
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      int saved = errno;
+      char buf[32] = {};
+      ssize_t n = ::pread(fd_, buf, sizeof buf - 1, 0);
+      ::close(fd_);
+      fd_ = -1;
+      if (saved != EWOULDBLOCK) throw Error(path + ": cannot lock the output (" + std::strerror(saved) + ")");
+      std::string holder = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
+      while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+      throw Error(path + ": being written by another Kiln process" + (holder.empty() ? "" : " (pid " + holder + ")") +
+                  "; try again when it finishes");
+    }
+    struct stat held, now;
+    if (::fstat(fd_, &held) == 0 && ::stat(lock_path_.c_str(), &now) == 0 && held.st_ino == now.st_ino &&
+        held.st_dev == now.st_dev) {
+      std::string pid = std::to_string(::getpid()) + "\n";
+      if (::ftruncate(fd_, 0) == 0) (void)!::pwrite(fd_, pid.data(), pid.size(), 0);
+      return;
+    }
+    ::close(fd_);
+    fd_ = -1;
+  }
+  throw Error(path + ": cannot lock the output (the lock file keeps changing)");
+}
+
+OutputLock::~OutputLock() {
+  if (fd_ < 0) return;
+  ::unlink(lock_path_.c_str());  // while still holding it: a waiter re-checks the inode
+  ::close(fd_);
+}
+
+}  // namespace kiln

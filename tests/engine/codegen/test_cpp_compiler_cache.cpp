@@ -1,0 +1,75 @@
+// The C++ kernel cache loads only what Kiln compiled: a library planted under the right key does not run.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "engine/base/error.h"
+#include "engine/codegen/cpp/cpp_compiler.h"
+#include "tests/support/paths.h"
+
+using namespace kiln;
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* kKernel = R"(extern "C" void kiln_test_kernel(void* const* b, const double*, const int64_t*) {
+  *static_cast<float*>(b[0]) = 42.0f;
+}
+)";
+
+std::string source() { return std::string("#include <cstdint>\n") + kKernel; }
+
+}  // namespace
+
+TEST(CppKernelCache, PlantedLibraryUnderTheRightKeyDoesNotRun) {
+  std::string root = test::temp_dir() + "/cache";
+  ::setenv("KILN_CACHE_DIR", root.c_str(), 1);
+  auto first = codegen::compile_cpp(source(), {"kiln_test_kernel"});
+  ASSERT_FALSE(first.cache_hit);
+  float out = 0;
+  void* bufs[] = {&out};
+  first.kernels.at("kiln_test_kernel")(bufs, nullptr, nullptr);
+  EXPECT_EQ(out, 42.0f);
+
+  auto again = codegen::compile_cpp(source(), {"kiln_test_kernel"});
+  EXPECT_TRUE(again.cache_hit);
+
+  // An attacker's library, with a constructor that leaves a marker, replaces the cached one.
+  std::string dir = test::temp_dir();
+  std::string marker = dir + "/ran";
+  std::string planted = dir + "/planted.cpp";
+  {
+    std::ofstream f(planted);
+    f << "#include <cstdio>\n#include <cstdint>\n__attribute__((constructor)) static void pwn() { "
+         "std::FILE* f = std::fopen(\""
+      << marker << "\", \"w\"); if (f) std::fclose(f); }\n" << kKernel;
+  }
+  std::string out_text;
+  ASSERT_EQ(test::run_command("c++ -shared -fPIC -o '" + first.path + "' '" + planted + "'", out_text), 0) << out_text;
+
+  auto third = codegen::compile_cpp(source(), {"kiln_test_kernel"});
+  EXPECT_FALSE(third.cache_hit) << "a library that does not match its recorded hash is not a cache hit";
+  EXPECT_NE(third.cache_rejected.find("SHA-256"), std::string::npos) << third.cache_rejected;
+  EXPECT_FALSE(fs::exists(marker)) << "the planted library's constructor ran";
+  out = 0;
+  third.kernels.at("kiln_test_kernel")(bufs, nullptr, nullptr);
+  EXPECT_EQ(out, 42.0f);
+  // The recompiled library replaced the planted one and verifies again.
+  EXPECT_TRUE(codegen::compile_cpp(source(), {"kiln_test_kernel"}).cache_hit);
+  EXPECT_FALSE(fs::exists(marker));
+}
+
+TEST(CppKernelCache, RefusesACacheOthersCanWrite) {
+  std::string root = test::temp_dir() + "/shared-cache";
+  fs::create_directories(root);
+  fs::permissions(root, fs::perms::all);
+  ::setenv("KILN_CACHE_DIR", root.c_str(), 1);
+  try {
+    codegen::compile_cpp(source(), {"kiln_test_kernel"});
+    FAIL() << "compiled into a folder others can write";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(root), std::string::npos) << e.what();
+  }
+}
