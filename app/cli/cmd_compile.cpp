@@ -9,7 +9,7 @@
 #include "app/cli/commands.h"
 #include "app/cli/terminal_output.h"
 #include "engine/api/kiln.h"
-#include "engine/runtime/tuning_progress.h"
+#include "engine/api/progress.h"
 
 namespace kiln::cli {
 

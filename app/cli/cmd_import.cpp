@@ -12,10 +12,9 @@
 #include <sstream>
 
 #include "app/cli/commands.h"
-#include "engine/base/output_file.h"
-#include "engine/base/error.h"
-#include "engine/importers/import_files.h"
-#include "engine/session/store.h"
+#include "engine/api/files.h"
+#include "engine/api/import.h"
+#include "engine/api/session.h"
 
 namespace kiln::cli {
 

@@ -8,7 +8,7 @@
 
 #include "app/cli/commands.h"
 #include "app/cli/terminal_output.h"
-#include "engine/base/output_file.h"
+#include "engine/api/files.h"
 #include "engine/api/kiln.h"
 
 namespace kiln::cli {

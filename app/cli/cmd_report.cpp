@@ -9,11 +9,8 @@
 
 #include "app/cli/commands.h"
 #include "engine/api/kiln.h"
-#include "engine/report/render_chrome_trace.h"
-#include "engine/report/render_html.h"
-#include "engine/report/render_json.h"
-#include "engine/report/render_markdown.h"
-#include "engine/base/output_file.h"
+#include "engine/api/report.h"
+#include "engine/api/files.h"
 
 namespace kiln::cli {
 

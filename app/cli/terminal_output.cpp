@@ -5,7 +5,7 @@
 #include <streambuf>
 #include <string>
 
-#include "engine/base/control_chars.h"
+#include "engine/api/files.h"
 
 namespace kiln::cli {
 

@@ -6,16 +6,16 @@
 #include <vector>
 
 #include "engine/base/error.h"
-#include "engine/base/input_spec.h"
-#include "engine/capture/inspect_model.h"
+#include "engine/commands/check_model.h"
+#include "engine/commands/compile_model.h"
+#include "engine/commands/explain.h"
+#include "engine/commands/inspect_model.h"
+#include "engine/commands/profile_model.h"
 #include "engine/ir/graph.h"
+#include "engine/ir/input_spec.h"
 #include "engine/ir/print_text.h"
 #include "engine/ir/to_dot.h"
 #include "engine/ir/to_json.h"
-#include "engine/runtime/check_model.h"
-#include "engine/runtime/compile_model.h"
-#include "engine/runtime/explain.h"
-#include "engine/runtime/profile_model.h"
 #include "engine/session/session.h"
 #include "engine/session/store.h"
 

@@ -15,6 +15,7 @@
 #include <set>
 
 #include "engine/base/error.h"
+#include "engine/base/output_file.h"
 #include "engine/base/sha256.h"
 
 namespace kiln {
@@ -80,25 +81,13 @@ void remove_stale_temporaries(const fs::path& dir) {
   }
 }
 
-bool write_all(int fd, const char* data, size_t size) {
-  while (size > 0) {
-    ssize_t n = ::write(fd, data, size);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
 
 // Writes bytes to a fresh temporary beside `target` and renames it over `target`.
 void write_file_atomically(const fs::path& target, const std::string& bytes) {
   fs::path tmp = cache_temporary(target);
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) throw Error(tmp.string() + ": cannot write to the kernel cache (" + errno_text() + ")");
-  bool ok = write_all(fd, bytes.data(), bytes.size());
+  bool ok = write_fully(fd, bytes.data(), bytes.size());
   int saved = errno;
   if (ok && ::fsync(fd) != 0) ok = false, saved = errno;
   if (::close(fd) != 0 && ok) ok = false, saved = errno;

@@ -18,7 +18,21 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool write_all(int fd, const char* data, size_t size) {
+// strerror, with the likely cause named where a user would not guess it.
+std::string reason(int err) {
+  std::string r = std::strerror(err);
+  if (err == ENOSPC || err == EFBIG || err == EDQUOT) r += ": disk full?";
+  return r;
+}
+
+std::string temporary_beside(const std::string& path) {
+  static std::atomic<unsigned long> counter{0};
+  return path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(++counter);
+}
+
+}  // namespace
+
+bool write_fully(int fd, const char* data, size_t size) {
   while (size > 0) {
     ssize_t n = ::write(fd, data, size);
     if (n < 0) {
@@ -35,35 +49,28 @@ bool write_all(int fd, const char* data, size_t size) {
   return true;
 }
 
-std::string temporary_beside(const std::string& path) {
-  static std::atomic<unsigned long> counter{0};
-  return path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(++counter);
-}
-
-}  // namespace
-
 void write_file_atomically(const std::string& path, const std::string& text) {
   struct stat st;
   if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
     if (S_ISDIR(st.st_mode)) throw Error(path + ": cannot write (is a folder)");
     int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
     if (fd < 0) throw Error(path + ": cannot write (" + std::strerror(errno) + ")");
-    bool ok = write_all(fd, text.data(), text.size());
+    bool ok = write_fully(fd, text.data(), text.size());
     int saved = errno;
     if (::close(fd) != 0 && ok) ok = false, saved = errno;
-    if (!ok) throw Error(path + ": writing failed (" + std::strerror(saved) + ")");
+    if (!ok) throw Error(path + ": writing failed (" + reason(saved) + ")");
     return;
   }
   std::string tmp = temporary_beside(path);
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) throw Error(path + ": cannot write (" + std::string(std::strerror(errno)) + ")");
-  bool ok = write_all(fd, text.data(), text.size());
+  bool ok = write_fully(fd, text.data(), text.size());
   int saved = errno;
   if (ok && ::fsync(fd) != 0) ok = false, saved = errno;
   if (::close(fd) != 0 && ok) ok = false, saved = errno;
   if (!ok) {
     ::unlink(tmp.c_str());
-    throw Error(path + ": writing failed (" + std::strerror(saved) + "); the previous file is kept");
+    throw Error(path + ": writing failed (" + reason(saved) + "); the previous file is kept");
   }
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     saved = errno;
@@ -78,7 +85,7 @@ void fsync_path(const std::string& path) {
   bool ok = ::fsync(fd) == 0;
   int saved = errno;
   ::close(fd);
-  if (!ok) throw Error(path + ": flushing to disk failed (" + std::strerror(saved) + ")");
+  if (!ok) throw Error(path + ": flushing to disk failed (" + reason(saved) + ")");
 }
 
 void refuse_input_as_output(const std::string& output, const std::vector<std::string>& inputs) {
@@ -91,18 +98,22 @@ void refuse_input_as_output(const std::string& output, const std::vector<std::st
   }
 }
 
-OutputLock::OutputLock(const std::string& path) : lock_path_(path + ".lock") {
+OutputLock::OutputLock(const std::string& path, const std::string& failure) : lock_path_(path + ".lock") {
+  // Devices and pipes (/dev/stdout, a FIFO) are written in place: there is no file to protect.
+  struct stat target;
+  if (::stat(path.c_str(), &target) == 0 && !S_ISREG(target.st_mode)) return;
   // A lock file may be unlinked by its holder between our open and our flock: retry on a new one.
   for (int attempt = 0; attempt < 8; ++attempt) {
     fd_ = ::open(lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (fd_ < 0) throw Error(path + ": cannot lock the output (" + std::strerror(errno) + ")");
+    if (fd_ < 0)
+      throw Error(path + ": " + failure + " (cannot create " + lock_path_ + ": " + std::strerror(errno) + ")");
     if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
       int saved = errno;
       char buf[32] = {};
       ssize_t n = ::pread(fd_, buf, sizeof buf - 1, 0);
       ::close(fd_);
       fd_ = -1;
-      if (saved != EWOULDBLOCK) throw Error(path + ": cannot lock the output (" + std::strerror(saved) + ")");
+      if (saved != EWOULDBLOCK) throw Error(path + ": " + failure + " (cannot lock it: " + std::strerror(saved) + ")");
       std::string holder = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
       while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
       throw Error(path + ": being written by another Kiln process" + (holder.empty() ? "" : " (pid " + holder + ")") +
@@ -118,7 +129,7 @@ OutputLock::OutputLock(const std::string& path) : lock_path_(path + ".lock") {
     ::close(fd_);
     fd_ = -1;
   }
-  throw Error(path + ": cannot lock the output (the lock file keeps changing)");
+  throw Error(path + ": " + failure + " (its lock file keeps changing)");
 }
 
 OutputLock::~OutputLock() {

@@ -12,20 +12,25 @@
 // OutputLock: an exclusive lock on an output path for the life of the object (flock on
 //   path + ".lock", removed when released). A second writer, in this process or another, fails at
 //   once with "<path>: being written by another Kiln process (pid N); try again when it finishes".
+//   An existing target that is not a regular file (a device, a FIFO) is not locked. When the lock
+//   file cannot be made, the error reads "<path>: <failure> (cannot create <path>.lock: why)".
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
 namespace kiln {
 
 void write_file_atomically(const std::string& path, const std::string& text);
+// Writes all of data to fd (retrying short writes and EINTR); false with errno set on failure.
+bool write_fully(int fd, const char* data, size_t size);
 void fsync_path(const std::string& path);
 void refuse_input_as_output(const std::string& output, const std::vector<std::string>& inputs);
 
 class OutputLock {
  public:
-  explicit OutputLock(const std::string& path);
+  explicit OutputLock(const std::string& path, const std::string& failure = "cannot write");
   ~OutputLock();
   OutputLock(const OutputLock&) = delete;
   OutputLock& operator=(const OutputLock&) = delete;

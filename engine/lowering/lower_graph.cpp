@@ -355,18 +355,6 @@ void lower_extern(LoweringContext& cx, bool fallback, const std::string& why) {
 
 }  // namespace
 
-const std::vector<std::string>& lowered_ops() {
-  static const std::vector<std::string> ops = {
-      "aten::linear", "aten::addmm", "aten::mm", "aten::matmul", "aten::bmm", "aten::conv2d", "aten::_convolution",
-      "aten::batch_norm", "aten::layer_norm", "aten::softmax", "aten::log_softmax", "aten::relu", "aten::gelu",
-      "aten::silu", "aten::sigmoid", "aten::tanh", "aten::exp", "aten::log", "aten::sqrt", "aten::rsqrt", "aten::sin",
-      "aten::cos", "aten::abs", "aten::neg", "aten::pow", "aten::add", "aten::sub", "aten::mul", "aten::div",
-      "aten::rsub", "aten::clamp", "aten::where", "aten::masked_fill", "aten::mean", "aten::sum", "aten::amax",
-      "aten::amin", "aten::adaptive_avg_pool2d", "aten::max_pool2d", "aten::flatten", "aten::contiguous", "aten::cat", "aten::embedding",
-      "aten::dropout", "aten::view", "aten::reshape", "aten::permute", "aten::transpose", "aten::t", "aten::expand",
-      "aten::squeeze", "aten::unsqueeze", "aten::slice", "aten::select", "aten::chunk", "aten::split"};
-  return ops;
-}
 
 LoweredRegion lower_graph(const ir::Graph& graph) {
   LoweringContext cx{graph, {}, {}, -1, nullptr};

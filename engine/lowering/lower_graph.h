@@ -34,7 +34,4 @@ struct LoweredRegion {
 
 LoweredRegion lower_graph(const ir::Graph& graph);
 
-// The ops the decomposition table covers (for reports and the fallback list).
-const std::vector<std::string>& lowered_ops();
-
 }  // namespace kiln::lowering

@@ -6,6 +6,8 @@
 
 #include "engine/report/break_groups.h"
 #include "engine/report/graphviz_svg.h"
+#include "engine/report/kernel_time_share.h"
+#include "engine/report/observations.h"
 #include "engine/report/html_text.h"
 #include "engine/report/number_text.h"
 #include "engine/report/recompile_history.h"
@@ -89,7 +91,14 @@ void runs(std::ostringstream& os, const session::Session& s) {
        << "</td><td class=num>" << fixed(r.host_overhead_ms, 4) << "</td><td class=num>" << speedup(r.speedup_vs_eager)
        << "</td><td class=num>" << sci(r.max_rel_error) << "</td></tr>";
   }
-  os << "</table><div class=svgbox>" << speedup_chart_svg(s.runs) << "</div></section>";
+  os << "</table><div class=svgbox>" << speedup_chart_svg(s.runs) << "</div>";
+  auto seen = observations(s);
+  if (!seen.empty()) {
+    os << "<h3>Observations</h3><ul class=observations>";
+    for (const auto& o : seen) os << "<li>" << esc(o) << "</li>";
+    os << "</ul>";
+  }
+  os << "</section>";
 }
 
 void breaks(std::ostringstream& os, const session::Session& s) {
@@ -155,23 +164,17 @@ void regions(std::ostringstream& os, const session::Session& s) {
 
 void kernels(std::ostringstream& os, const session::Session& s) {
   if (s.kernels.empty()) return;
-  // Time share from the timelines: total span time per kernel name.
-  std::map<std::string, int64_t> ns;
-  int64_t total = 0;
-  for (const auto& e : s.timeline)
-    if (!e.kernel.empty()) {
-      ns[e.kernel] += e.dur_ns;
-      total += e.dur_ns;
-    }
+  // Time share over every run's kernel events, per (compile id, kernel): names repeat across regions.
+  KernelTimes times = kernel_times(s, -1);
   os << "<section><h2>Kernels</h2><table><tr><th>kernel</th><th>compile id</th><th>language</th><th>time share</th>"
         "<th>launch</th><th>nodes fused</th></tr>";
   for (const auto& k : s.kernels) {
-    double share = total > 0 ? static_cast<double>(ns[k.name]) / static_cast<double>(total) : 0.0;
+    const KernelTime* time = find_kernel_time(times, k);
     std::string nodes;
     for (const auto& n : k.nodes) nodes += (nodes.empty() ? "" : ", ") + n;
     os << "<tr><td><code>" << esc(k.name) << "</code><details><summary class=muted>source</summary><pre>" << esc(k.source)
        << "</pre></details></td><td><code>" << esc(k.compile_id) << "</code></td><td>" << esc(k.language)
-       << "</td><td class=num>" << (total > 0 ? percent(share) : "-") << "</td><td>" << esc(k.launch_config)
+       << "</td><td class=num>" << (time ? percent(time->share) : "-") << "</td><td>" << esc(k.launch_config)
        << "</td><td>" << esc(nodes) << "</td></tr>";
     if (!k.autotune.empty()) {
       os << "<tr><td></td><td colspan=5><table><tr><th>autotune candidate</th><th>ms</th></tr>";

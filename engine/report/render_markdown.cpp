@@ -6,6 +6,7 @@
 
 #include "engine/base/control_chars.h"
 #include "engine/report/break_groups.h"
+#include "engine/report/observations.h"
 #include "engine/report/number_text.h"
 #include "engine/report/recompile_history.h"
 
@@ -143,6 +144,11 @@ void modes(std::ostream& os, const Session& s) {
        << (r.gpu_busy > 0 ? percent(r.gpu_busy) : "-") << " | " << ms(r.launch_gap_ms) << " | "
        << ms(r.host_overhead_ms) << " | " << (r.peak_memory_bytes > 0 ? bytes(r.peak_memory_bytes) : "-") << " | "
        << r.max_abs_error << " | " << r.max_rel_error << " |\n";
+  }
+  auto seen = observations(s);
+  if (!seen.empty()) {
+    os << "\n### Observations\n\n";
+    for (const auto& o : seen) os << "- " << md(o) << "\n";
   }
 }
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/base/input_spec.h"
+#include "engine/ir/input_spec.h"
 #include "engine/model/torch_compat.h"
 
 namespace kiln::runtime {

@@ -176,7 +176,7 @@ std::vector<int> assign_run_ids(const std::string& path, const std::vector<Run>&
 
 void save_session(const std::string& path, const Session& s) {
   check_output_folder(path);
-  OutputLock lock(path);
+  OutputLock lock(path, "cannot write session");
   remove_stale_temporaries(path);
   std::vector<int> ids = assign_run_ids(path, s.runs);
   std::string tmp = path + ".tmp-" + std::to_string(::getpid());
@@ -233,7 +233,7 @@ struct SessionWriter::Impl {
 SessionWriter::SessionWriter(const std::string& path, const Session& header) : impl_(std::make_unique<Impl>()) {
   impl_->path = path;
   check_output_folder(path);
-  impl_->lock = std::make_unique<OutputLock>(path);
+  impl_->lock = std::make_unique<OutputLock>(path, "cannot write session");
   remove_stale_temporaries(path);
   // The header goes into a temporary file that is renamed into place once committed: a kill before
   // then leaves no file (or the older one) at `path`, never a file without a header.

@@ -8,6 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "engine/base/error.h"
+
 namespace kiln::test {
 
 namespace fs = std::filesystem;
@@ -55,6 +57,15 @@ std::string check_golden(const std::string& name, const std::string& actual) {
     ++line;
   }
   return "golden " + path + " differs (line endings?)";
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
 }
 
 int run_command(const std::string& command, std::string& output) {

@@ -1,6 +1,7 @@
 // Paths and golden-file helpers shared by the test suites.
 #pragma once
 
+#include <functional>
 #include <string>
 
 namespace kiln::test {
@@ -14,6 +15,9 @@ std::string temp_dir();                          // a fresh directory for this t
 // Compares `actual` with tests/data/golden/<name>. With KILN_UPDATE_GOLDEN=1 in the
 // environment, rewrites the file instead and passes. Returns "" on match, else a diff hint.
 std::string check_golden(const std::string& name, const std::string& actual);
+
+// The message of the kiln::Error that f throws; "" when it throws none.
+std::string error_of(const std::function<void()>& f);
 
 // Runs a shell command; returns its exit status and fills `output` with stdout+stderr.
 int run_command(const std::string& command, std::string& output);

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/session/session.h"
+#include "engine/api/session.h"
 #include "viewers/common/source_file.h"
 
 namespace kiln::viewers {

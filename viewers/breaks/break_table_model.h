@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/report/break_groups.h"
-#include "engine/session/session.h"
+#include "engine/api/report.h"
+#include "engine/api/session.h"
 
 namespace kiln::viewers {
 

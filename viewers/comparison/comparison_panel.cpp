@@ -8,7 +8,7 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
-#include "viewers/comparison/observations.h"
+#include "engine/api/report.h"
 #include "viewers/comparison/run_table_model.h"
 #include "viewers/comparison/speedup_chart.h"
 
@@ -60,7 +60,7 @@ void ComparisonPanel::onSelectionChanged(const Selection& sel, unsigned parts) {
     chart_->setSession(sel.session.get());
     observations_->clear();
     if (sel.session) {
-      for (const auto& o : viewers::observations(*sel.session)) observations_->addItem(QString::fromStdString(o));
+      for (const auto& o : report::observations(*sel.session)) observations_->addItem(QString::fromStdString(o));
       if (sel.session->runs.empty())
         observations_->addItem("This session has no measured runs (an import of a compile log); open the model's .pt "
                                "to profile and compare its modes.");

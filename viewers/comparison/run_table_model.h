@@ -6,7 +6,7 @@
 #include <QAbstractTableModel>
 #include <memory>
 
-#include "engine/session/session.h"
+#include "engine/api/session.h"
 
 namespace kiln::viewers {
 

@@ -4,7 +4,7 @@
 
 #include <QtCharts/QChartView>
 
-#include "engine/session/session.h"
+#include "engine/api/session.h"
 
 namespace kiln::viewers {
 

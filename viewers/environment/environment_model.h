@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/session/session.h"
+#include "engine/api/session.h"
 
 namespace kiln::viewers {
 

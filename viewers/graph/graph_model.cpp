@@ -7,7 +7,7 @@
 #include <functional>
 #include <sstream>
 
-#include "engine/base/error.h"
+#include "engine/api/files.h"
 
 namespace kiln::viewers {
 

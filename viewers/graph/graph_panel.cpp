@@ -19,7 +19,7 @@
 #include <cmath>
 #include <functional>
 
-#include "engine/base/error.h"
+#include "engine/api/files.h"
 
 namespace kiln::viewers {
 

@@ -3,7 +3,7 @@
 
 #include <mutex>
 
-#include "engine/report/graphviz_svg.h"
+#include "engine/api/report.h"
 
 #ifdef KILN_HAVE_GRAPHVIZ
 #include <graphviz/cgraph.h>

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/session/session.h"
+#include "engine/api/session.h"
 
 namespace kiln::viewers {
 

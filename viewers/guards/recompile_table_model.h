@@ -6,7 +6,7 @@
 #include <QAbstractTableModel>
 #include <vector>
 
-#include "engine/report/recompile_history.h"
+#include "engine/api/report.h"
 
 namespace kiln::viewers {
 

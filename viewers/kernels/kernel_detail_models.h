@@ -5,7 +5,7 @@
 #include <QAbstractTableModel>
 #include <vector>
 
-#include "engine/session/session.h"
+#include "engine/api/session.h"
 
 namespace kiln::viewers {
 

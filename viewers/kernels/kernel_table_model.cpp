@@ -8,14 +8,14 @@ void KernelTableModel::setSession(std::shared_ptr<const session::Session> s, int
   beginResetModel();
   session_ = std::move(s);
   run_ = run;
-  times_ = session_ ? kernel_times(*session_, run) : KernelTimes{};
+  times_ = session_ ? report::kernel_times(*session_, run) : report::KernelTimes{};
   endResetModel();
 }
 
 void KernelTableModel::setRun(int run) {
   run_ = run;
   if (!session_) return;
-  times_ = kernel_times(*session_, run);
+  times_ = report::kernel_times(*session_, run);
   if (rowCount() > 0) Q_EMIT dataChanged(index(0, Launches), index(rowCount() - 1, Share));
 }
 
@@ -40,7 +40,7 @@ int KernelTableModel::columnCount(const QModelIndex& parent) const { return pare
 QVariant KernelTableModel::data(const QModelIndex& index, int role) const {
   const auto* k = index.isValid() ? kernel(index.row()) : nullptr;
   if (!k) return {};
-  const KernelTime* kt = find_kernel_time(times_, *k);
+  const report::KernelTime* kt = report::find_kernel_time(times_, *k);
   if (role == Qt::DisplayRole) {
     switch (index.column()) {
       case Name: return QString::fromStdString(k->name);

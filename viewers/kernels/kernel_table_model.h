@@ -7,8 +7,8 @@
 #include <memory>
 #include <string>
 
-#include "engine/session/session.h"
-#include "viewers/kernels/kernel_time_share.h"
+#include "engine/api/session.h"
+#include "engine/api/report.h"
 
 namespace kiln::viewers {
 
@@ -31,7 +31,7 @@ class KernelTableModel : public QAbstractTableModel {
 
  private:
   std::shared_ptr<const session::Session> session_;
-  KernelTimes times_;
+  report::KernelTimes times_;
   int run_ = -1;
 };
 

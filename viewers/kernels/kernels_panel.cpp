@@ -145,16 +145,16 @@ void KernelsPanel::updateTimes(int run) {
     return QString("run %1").arg(id);
   };
   int use = run;
-  if (kernel_times(*s, run).empty()) {
+  if (report::kernel_times(*s, run).empty()) {
     use = -1;
     for (const auto& r : s->runs)
-      if (!kernel_times(*s, r.id).empty()) {
+      if (!report::kernel_times(*s, r.id).empty()) {
         use = r.id;
         break;
       }
   }
   model_->setRun(use);
-  if (use < 0 && !kernel_times(*s, -1).empty())
+  if (use < 0 && !report::kernel_times(*s, -1).empty())
     timesFrom_->setText("Launches, time and share of kernel time over the whole timeline.");
   else if (use < 0)
     timesFrom_->setText(s->runs.empty() ? "No measured runs in this session: launches and times are unknown."

@@ -3,10 +3,8 @@
 #include <QSaveFile>
 #include <QString>
 
-#include "engine/base/error.h"
-#include "engine/report/render_html.h"
-#include "engine/report/render_json.h"
-#include "engine/report/render_markdown.h"
+#include "engine/api/files.h"
+#include "engine/api/report.h"
 
 namespace kiln::viewers {
 

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "engine/session/session.h"
+#include "engine/api/session.h"
 
 namespace kiln::viewers {
 

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "engine/importers/import_files.h"
+#include "engine/api/import.h"
 
 namespace kiln::viewers {
 

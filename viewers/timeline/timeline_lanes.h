@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "engine/session/session.h"
+#include "engine/api/session.h"
 #include "viewers/timeline/timeline_geometry.h"
 
 namespace kiln::viewers {

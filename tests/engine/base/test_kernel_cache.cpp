@@ -39,14 +39,6 @@ mode_t mode_of(const fs::path& p) {
   return st.st_mode & 07777;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 void write(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
 
@@ -65,7 +57,7 @@ TEST(KernelCache, RefusesAFolderOthersCanWrite) {
   ScopedCacheRoot cache(test::temp_dir() + "/cache");
   fs::create_directories(cache.root);
   ::chmod(cache.root.c_str(), 0777);
-  std::string e = error_of([] { open_kernel_cache("cpp"); });
+  std::string e = test::error_of([] { open_kernel_cache("cpp"); });
   EXPECT_NE(e.find(cache.root), std::string::npos) << e;
   EXPECT_NE(e.find("writable by other users (mode 0777)"), std::string::npos) << e;
   EXPECT_FALSE(fs::exists(fs::path(cache.root) / "cpp")) << "nothing is created inside a refused folder";
@@ -77,7 +69,7 @@ TEST(KernelCache, RefusesASymlinkedFolder) {
   ::chmod((base + "/elsewhere").c_str(), 0700);
   fs::create_directory_symlink(base + "/elsewhere", base + "/cache");
   ScopedCacheRoot cache(base + "/cache");
-  EXPECT_NE(error_of([] { open_kernel_cache("cuda"); }).find("symbolic link"), std::string::npos);
+  EXPECT_NE(test::error_of([] { open_kernel_cache("cuda"); }).find("symbolic link"), std::string::npos);
 }
 
 TEST(KernelCache, RefusesAnotherUsersFolder) {
@@ -86,7 +78,7 @@ TEST(KernelCache, RefusesAnotherUsersFolder) {
   fs::create_directories(cache.root);
   ::chmod(cache.root.c_str(), 0755);
   ASSERT_EQ(::chown(cache.root.c_str(), 65534, 65534), 0);
-  std::string e = error_of([] { open_kernel_cache("cpp"); });
+  std::string e = test::error_of([] { open_kernel_cache("cpp"); });
   EXPECT_NE(e.find("belongs to uid 65534"), std::string::npos) << e;
 }
 

@@ -17,14 +17,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 // Writes past `bytes` fail with EFBIG, as on a full disk, for the life of the object.
 struct FileSizeLimit {
@@ -47,7 +39,7 @@ TEST(OutputFile, AFailedWriteKeepsThePreviousFile) {
   std::string e;
   {
     FileSizeLimit full(4096);
-    e = error_of([&] { write_file_atomically(path, std::string(64 * 1024, 'x')); });
+    e = test::error_of([&] { write_file_atomically(path, std::string(64 * 1024, 'x')); });
   }
   EXPECT_NE(e.find(path + ": writing failed"), std::string::npos) << e;
   EXPECT_NE(e.find("previous file is kept"), std::string::npos) << e;
@@ -61,19 +53,19 @@ TEST(OutputFile, RefusesAnOutputThatIsAnInput) {
   std::string in = dir + "/s.kiln";
   std::ofstream(in) << "session";
   fs::create_symlink(in, dir + "/alias.kiln");
-  EXPECT_NE(error_of([&] { refuse_input_as_output(in, {in}); }).find("is also an input"), std::string::npos);
-  EXPECT_NE(error_of([&] { refuse_input_as_output(dir + "/alias.kiln", {"x", in}); }).find("refusing to overwrite"),
+  EXPECT_NE(test::error_of([&] { refuse_input_as_output(in, {in}); }).find("is also an input"), std::string::npos);
+  EXPECT_NE(test::error_of([&] { refuse_input_as_output(dir + "/alias.kiln", {"x", in}); }).find("refusing to overwrite"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { refuse_input_as_output(dir + "/./s.kiln", {in}); }), "");
-  EXPECT_EQ(error_of([&] { refuse_input_as_output(dir + "/new.kiln", {in}); }), "");
-  EXPECT_EQ(error_of([&] { refuse_input_as_output(dir + "/alias.kiln", {dir + "/other"}); }), "");
+  EXPECT_NE(test::error_of([&] { refuse_input_as_output(dir + "/./s.kiln", {in}); }), "");
+  EXPECT_EQ(test::error_of([&] { refuse_input_as_output(dir + "/new.kiln", {in}); }), "");
+  EXPECT_EQ(test::error_of([&] { refuse_input_as_output(dir + "/alias.kiln", {dir + "/other"}); }), "");
 }
 
 TEST(OutputFile, OneWriterPerOutput) {
   std::string path = test::temp_dir() + "/s.kiln";
   {
     OutputLock first(path);
-    std::string e = error_of([&] { OutputLock second(path); });
+    std::string e = test::error_of([&] { OutputLock second(path); });
     EXPECT_NE(e.find(path + ": being written by another Kiln process (pid " + std::to_string(::getpid()) + ")"),
               std::string::npos)
         << e;

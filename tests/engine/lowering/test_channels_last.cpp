@@ -7,7 +7,7 @@
 
 #include "engine/lowering/lower_graph.h"
 #include "engine/model/model_impl.h"
-#include "engine/runtime/check_model.h"
+#include "engine/commands/check_model.h"
 #include "engine/runtime/example_inputs.h"
 #include "tests/support/compile_support.h"
 #include "tests/support/scripted_models.h"

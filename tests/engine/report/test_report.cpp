@@ -8,7 +8,7 @@
 #include "engine/report/render_html.h"
 #include "engine/report/render_json.h"
 #include "engine/report/render_markdown.h"
-#include "engine/runtime/profile_model.h"
+#include "engine/commands/profile_model.h"
 #include "engine/session/store.h"
 #include "tests/support/paths.h"
 

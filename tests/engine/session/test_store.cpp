@@ -13,7 +13,7 @@
 #include "engine/base/error.h"
 #include "engine/model/model.h"
 #include "engine/report/render_json.h"
-#include "engine/runtime/profile_model.h"
+#include "engine/commands/profile_model.h"
 #include "tests/support/paths.h"
 
 using namespace kiln;

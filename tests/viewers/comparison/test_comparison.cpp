@@ -5,7 +5,7 @@
 
 #include "tests/viewers/app/session_fixtures.h"
 #include "viewers/comparison/comparison_panel.h"
-#include "viewers/comparison/observations.h"
+#include "engine/api/report.h"
 #include "viewers/comparison/run_table_model.h"
 #include "viewers/comparison/speedup_chart.h"
 
@@ -30,7 +30,7 @@ session::Run run(int id, const std::string& mode, double median, double speedup)
 }  // namespace
 
 TEST(Observations, CraftedSessionSaysWhatTheDataShows) {
-  auto o = observations(*test::crafted_session());
+  auto o = report::observations(*test::crafted_session());
   EXPECT_TRUE(has(o, "mode reduce-overhead was skipped: needs an NVIDIA GPU (no driver)"));
   EXPECT_TRUE(has(o, "default is slower than eager (0.80x): the GPU is busy only 29 % of the time — try reduce-overhead"));
   EXPECT_TRUE(has(o, "max-autotune is 2.00x faster than eager"));
@@ -50,7 +50,7 @@ TEST(Observations, ReduceOverheadSavesLaunchesAndCompilePaysBack) {
   auto ro = run(2, "reduce-overhead", 0.8, 2.5);
   ro.kernels_per_iter = 1;
   s.runs = {eager, def, ro};
-  auto o = observations(s);
+  auto o = report::observations(s);
   EXPECT_TRUE(has(o, "reduce-overhead saves 9 launches per iteration over default"));
   EXPECT_TRUE(has(o, "default pays back its 50.0 ms cold compile after 50 iterations"));
   EXPECT_FALSE(has(o, "slower"));
@@ -58,7 +58,7 @@ TEST(Observations, ReduceOverheadSavesLaunchesAndCompilePaysBack) {
 }
 
 TEST(Observations, HostOverheadAndFailuresAndEmptySessions) {
-  EXPECT_TRUE(observations(session::Session{}).empty());
+  EXPECT_TRUE(report::observations(session::Session{}).empty());
   session::Session s;
   auto eager = run(0, "eager", 1.0, 1.0);
   auto def = run(1, "default", 1.0, 1.0);
@@ -66,12 +66,12 @@ TEST(Observations, HostOverheadAndFailuresAndEmptySessions) {
   auto failed = run(2, "max-autotune", 0, 0);
   failed.status = "failed: out of memory";
   s.runs = {eager, def, failed};
-  auto o = observations(s);
+  auto o = report::observations(s);
   EXPECT_TRUE(has(o, "in default guards and the interpreter take 50 % of each iteration"));
   EXPECT_TRUE(has(o, "mode max-autotune failed: out of memory"));
   // Without an eager run there is nothing to compare against.
   s.runs = {def};
-  EXPECT_FALSE(has(observations(s), "eager"));
+  EXPECT_FALSE(has(report::observations(s), "eager"));
 }
 
 TEST(RunTableModel, RowsPerRunUnderTheModelTester) {

@@ -9,7 +9,7 @@
 #include "viewers/kernels/kernel_detail_models.h"
 #include "viewers/kernels/kernel_source_lines.h"
 #include "viewers/kernels/kernel_table_model.h"
-#include "viewers/kernels/kernel_time_share.h"
+#include "engine/api/report.h"
 #include "viewers/kernels/kernels_panel.h"
 
 using namespace kiln;
@@ -52,16 +52,16 @@ TEST(KernelSourceLines, FindsEveryLineOfANodeInRealGeneratedCode) {
 
 TEST(KernelTimes, SharesOfOneRun) {
   auto s = test::crafted_session();
-  auto t = kernel_times(*s, 1);
+  auto t = report::kernel_times(*s, 1);
   ASSERT_EQ(t.size(), 2u);
-  const auto* k0 = find_kernel_time(t, s->kernels[0]);
+  const auto* k0 = report::find_kernel_time(t, s->kernels[0]);
   ASSERT_TRUE(k0);
   EXPECT_EQ(k0->launches, 2);
   EXPECT_EQ(k0->total_ns, 600);
   EXPECT_DOUBLE_EQ(k0->share, 0.6);
-  EXPECT_DOUBLE_EQ(find_kernel_time(t, s->kernels[1])->share, 0.4);
-  EXPECT_DOUBLE_EQ(find_kernel_time(kernel_times(*s, 2), s->kernels[1])->share, 1.0);
-  EXPECT_TRUE(kernel_times(*s, 0).empty());
+  EXPECT_DOUBLE_EQ(report::find_kernel_time(t, s->kernels[1])->share, 0.4);
+  EXPECT_DOUBLE_EQ(report::find_kernel_time(report::kernel_times(*s, 2), s->kernels[1])->share, 1.0);
+  EXPECT_TRUE(report::kernel_times(*s, 0).empty());
 }
 
 namespace {
@@ -83,10 +83,10 @@ std::shared_ptr<const session::Session> with_repeated_kernel_name() {
 
 TEST(KernelTimes, RepeatedNamesInOtherRegionsAreTimedApart) {
   auto s = with_repeated_kernel_name();
-  auto t = kernel_times(*s, 1);
-  EXPECT_EQ(find_kernel_time(t, s->kernels[0])->total_ns, 600);
-  EXPECT_EQ(find_kernel_time(t, s->kernels[2])->total_ns, 400);
-  EXPECT_EQ(find_kernel_time(t, s->kernels[2])->launches, 1);
+  auto t = report::kernel_times(*s, 1);
+  EXPECT_EQ(report::find_kernel_time(t, s->kernels[0])->total_ns, 600);
+  EXPECT_EQ(report::find_kernel_time(t, s->kernels[2])->total_ns, 400);
+  EXPECT_EQ(report::find_kernel_time(t, s->kernels[2])->launches, 1);
 }
 
 TEST(KernelsPanel, ClickingARepeatedKernelNameShowsTheOneClicked) {

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/base/input_spec.h"
+#include "engine/ir/input_spec.h"
 #include "engine/capture/capture_types.h"
 #include "engine/ir/graph.h"
 #include "engine/model/model.h"

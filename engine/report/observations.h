@@ -1,5 +1,5 @@
 // observations(session): what Kiln can tell from a session's data, as plain sentences for the
-// comparison panel. A pure function over the session value; no Qt.
+// workbench's comparison panel and the reports (one home: both read it here). A pure function.
 //
 // Sentences, in this order (each only when the data supports it):
 //   - a mode that was skipped or failed, with its reason;
@@ -18,10 +18,10 @@
 
 #include "engine/session/session.h"
 
-namespace kiln::viewers {
+namespace kiln::report {
 
 inline constexpr double kErrorTolerance = 1e-3;
 
 std::vector<std::string> observations(const session::Session& s);
 
-}  // namespace kiln::viewers
+}  // namespace kiln::report

@@ -19,10 +19,10 @@
 #include <string>
 #include <vector>
 
-#include "engine/base/input_spec.h"
+#include "engine/ir/input_spec.h"
 #include "engine/capture/capture_types.h"
 #include "engine/model/model.h"
-#include "engine/runtime/kernel_bisect.h"
+#include "engine/commands/kernel_bisect.h"
 
 namespace kiln::runtime {
 

@@ -1,4 +1,4 @@
-#include "engine/runtime/kernel_bisect.h"
+#include "engine/commands/kernel_bisect.h"
 
 #include <functional>
 #include <map>

@@ -1,10 +1,10 @@
-#include "viewers/comparison/observations.h"
+#include "engine/report/observations.h"
 
 #include <cmath>
 #include <cstdio>
 #include <set>
 
-namespace kiln::viewers {
+namespace kiln::report {
 
 namespace {
 
@@ -106,13 +106,13 @@ std::vector<std::string> observations(const session::Session& s) {
     std::set<int> regions;
     for (const auto& r : s.regions) regions.insert(r.region);
     out.push_back(std::to_string(sites.size()) + " distinct graph break(s) split the model into " +
-                  std::to_string(regions.size()) + " compiled region(s); the Graph breaks panel lists them with hints");
+                  std::to_string(regions.size()) + " compiled region(s); Graph breaks lists their lines and hints");
   }
   int recompiles = 0;
   for (const auto& r : s.regions) recompiles += !r.recompile_reason.empty();
   if (recompiles > 0)
-    out.push_back(std::to_string(recompiles) + " recompile(s); the Guards panel shows which guard failed");
+    out.push_back(std::to_string(recompiles) + " recompile(s); the recompile history shows which guard failed");
   return out;
 }
 
-}  // namespace kiln::viewers
+}  // namespace kiln::report

@@ -1,6 +1,6 @@
-#include "viewers/kernels/kernel_time_share.h"
+#include "engine/report/kernel_time_share.h"
 
-namespace kiln::viewers {
+namespace kiln::report {
 
 KernelTimes kernel_times(const session::Session& s, int run) {
   KernelTimes out;
@@ -23,4 +23,4 @@ const KernelTime* find_kernel_time(const KernelTimes& times, const session::Kern
   return it == times.end() ? nullptr : &it->second;
 }
 
-}  // namespace kiln::viewers
+}  // namespace kiln::report

@@ -1,4 +1,4 @@
-#include "engine/runtime/profile_model.h"
+#include "engine/commands/profile_model.h"
 
 #include <ATen/record_function.h>
 #if KILN_TORCH_CUDA

@@ -1,4 +1,4 @@
-#include "engine/runtime/explain.h"
+#include "engine/commands/explain.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -1,4 +1,4 @@
-#include "engine/base/input_spec.h"
+#include "engine/ir/input_spec.h"
 
 #include <algorithm>
 #include <cctype>

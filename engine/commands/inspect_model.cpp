@@ -1,4 +1,4 @@
-#include "engine/capture/inspect_model.h"
+#include "engine/commands/inspect_model.h"
 
 #include <filesystem>
 #include <sstream>

@@ -1,7 +1,7 @@
 // The accuracy bisector: with a deliberately wrong lowering injected (a test-only hook in the
 // lowering layer) it must name exactly the kernel that computes the wrongly lowered op, with that
 // kernel's nodes; with nothing injected it must report a match.
-#include "engine/runtime/check_model.h"
+#include "engine/commands/check_model.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

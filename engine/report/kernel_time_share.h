@@ -1,3 +1,4 @@
+// One home for kernel time share: the workbench's Kernels panel and the reports read it here.
 // kernel_times(session, run): how long each kernel ran in one run, from the run's timeline events
 // that name a kernel (TimelineEvent::kernel; on a GPU the device kernels, on the CPU Kiln's host
 // spans of its C++ kernels).
@@ -16,7 +17,7 @@
 
 #include "engine/session/session.h"
 
-namespace kiln::viewers {
+namespace kiln::report {
 
 struct KernelTime {
   int64_t total_ns = 0;
@@ -29,4 +30,4 @@ using KernelTimes = std::map<std::pair<std::string, std::string>, KernelTime>;  
 KernelTimes kernel_times(const session::Session& s, int run);
 const KernelTime* find_kernel_time(const KernelTimes& times, const session::Kernel& k);
 
-}  // namespace kiln::viewers
+}  // namespace kiln::report

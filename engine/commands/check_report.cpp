@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "engine/runtime/check_model.h"
+#include "engine/commands/check_model.h"
 
 namespace kiln::runtime {
 

@@ -1,4 +1,4 @@
-#include "engine/runtime/compile_model.h"
+#include "engine/commands/compile_model.h"
 
 #include <torch/csrc/jit/runtime/print_handler.h>
 

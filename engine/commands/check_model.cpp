@@ -1,4 +1,4 @@
-#include "engine/runtime/check_model.h"
+#include "engine/commands/check_model.h"
 
 #include <torch/csrc/jit/runtime/print_handler.h>
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/base/input_spec.h"
+#include "engine/ir/input_spec.h"
 #include "engine/model/model.h"
 #include "engine/session/session.h"
 

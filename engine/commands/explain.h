@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/base/input_spec.h"
+#include "engine/ir/input_spec.h"
 #include "engine/capture/capture_types.h"
 #include "engine/model/model.h"
 

@@ -1,0 +1,14 @@
+// What the apps render from a session: the report generators (HTML, Markdown, JSON, Chrome trace)
+// and the analyses that reports and panels share (deduplicated graph breaks, the recompile
+// history, Graphviz layout behind its lock). No LibTorch, no Qt.
+#pragma once
+
+#include "engine/report/break_groups.h"
+#include "engine/report/graphviz_svg.h"
+#include "engine/report/kernel_time_share.h"
+#include "engine/report/observations.h"
+#include "engine/report/recompile_history.h"
+#include "engine/report/render_chrome_trace.h"
+#include "engine/report/render_html.h"
+#include "engine/report/render_json.h"
+#include "engine/report/render_markdown.h"

@@ -1,0 +1,51 @@
+// libFuzzer target: the HTML and Markdown renderers on a session whose text fields come from the
+// input (model path, break reason and source line, kernel source, graph text). Findings besides
+// crashes: markup that escapes into the HTML, raw control characters in the Markdown.
+#include <algorithm>
+#include <cctype>
+#include <string>
+#include <vector>
+
+#include "engine/report/render_html.h"
+#include "engine/report/render_markdown.h"
+#include "engine/session/session.h"
+
+namespace {
+
+// The input cut at NUL bytes into up to n fields.
+std::vector<std::string> fields(const uint8_t* data, size_t size, size_t n) {
+  std::vector<std::string> out(n);
+  size_t f = 0;
+  for (size_t i = 0; i < size && f < n; ++i) {
+    if (data[i] == 0) ++f;
+    else out[f] += static_cast<char>(data[i]);
+  }
+  return out;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  auto f = fields(data, size, 6);
+  kiln::session::Session s;
+  s.model.path = f[0];
+  s.origin = f[1];
+  kiln::session::GraphBreakRecord b;
+  b.info.id = "KB001";
+  b.info.reason = f[2];
+  b.info.loc = kiln::ir::SourceLoc{f[3], 1, 1, f[4]};
+  s.breaks.push_back(b);
+  kiln::session::Kernel k;
+  k.name = "k0";
+  k.source = f[5];
+  s.kernels.push_back(k);
+  std::string html = kiln::report::render_html(s);
+  std::string lower = html;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (const char* active : {"<script", "<img", "<iframe", "<object", "<embed", "<a "})
+    if (lower.find(active) != std::string::npos) __builtin_trap();
+  std::string md = kiln::report::render_markdown(s);
+  for (unsigned char c : md)
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) __builtin_trap();
+  return 0;
+}

@@ -1,0 +1,112 @@
+// The layer rules, checked on the source tree (docs/architecture.md):
+//  - engine/ folders are ordered; a file may include its own folder and the folders below it only.
+//  - app/ and viewers/ include the engine through engine/api only.
+// Violations that predate the rules are listed in known_layer_violations.txt: a new one fails this
+// test, and so does a listed one that no longer exists (the list only shrinks).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Lowest first (docs/architecture.md). `profile` holds the tracers the runtime records into;
+// `plugins` the built-in backends linked into the engine; `commands` the drivers over all stages.
+const std::vector<std::string> kEngineOrder = {"base",    "ir",        "model",  "capture",  "lowering",
+                                               "fusion",  "codegen",   "profile", "runtime", "plugins",
+                                               "session", "importers", "report", "commands", "api"};
+
+int rank_of(const std::string& folder) {
+  auto it = std::find(kEngineOrder.begin(), kEngineOrder.end(), folder);
+  return it == kEngineOrder.end() ? -1 : static_cast<int>(it - kEngineOrder.begin());
+}
+
+// "engine/report/x.cpp" -> "report"; "plugins/kiln/x.cpp" -> "plugins"; apps and viewers by top folder.
+std::string layer_of(const std::string& rel) {
+  if (rel.rfind("engine/", 0) == 0) return rel.substr(7, rel.find('/', 7) - 7);
+  return rel.substr(0, rel.find('/'));
+}
+
+std::vector<std::string> source_files() {
+  std::vector<std::string> out;
+  fs::path root(KILN_SOURCE_DIR);
+  for (const char* top : {"engine", "plugins", "app", "viewers"}) {
+    if (!fs::exists(root / top)) continue;
+    for (const auto& e : fs::recursive_directory_iterator(root / top)) {
+      auto ext = e.path().extension().string();
+      if (e.is_regular_file() && (ext == ".h" || ext == ".cpp")) out.push_back(fs::relative(e.path(), root).string());
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::set<std::string> violations() {
+  std::set<std::string> found;
+  const std::regex include_re(R"(^\s*#\s*include\s+"((engine|plugins)/[^"]+)\")");
+  for (const auto& rel : source_files()) {
+    std::string from = layer_of(rel);
+    if (rel.rfind("plugins/examples/", 0) == 0) continue;  // plugins loaded at run time: the public API only
+    std::ifstream in(fs::path(KILN_SOURCE_DIR) / rel);
+    for (std::string line; std::getline(in, line);) {
+      std::smatch m;
+      if (!std::regex_search(line, m, include_re)) continue;
+      std::string target = m[1];
+      std::string to = layer_of(target);
+      bool ok;
+      if (from == "app" || from == "viewers") {
+        ok = to == "api";
+      } else {
+        int a = rank_of(from), b = rank_of(to);
+        ok = a >= 0 && b >= 0 && b <= a;
+      }
+      if (!ok) found.insert(rel + " -> " + target);
+    }
+  }
+  return found;
+}
+
+std::set<std::string> known() {
+  std::set<std::string> out;
+  std::ifstream in(fs::path(KILN_SOURCE_DIR) / "tests/architecture/known_layer_violations.txt");
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line[0] != '#') out.insert(line);
+  return out;
+}
+
+}  // namespace
+
+TEST(Layers, NoNewUpwardOrInternalIncludes) {
+  auto actual = violations();
+  auto listed = known();
+  std::vector<std::string> added, gone;
+  std::set_difference(actual.begin(), actual.end(), listed.begin(), listed.end(), std::back_inserter(added));
+  std::set_difference(listed.begin(), listed.end(), actual.begin(), actual.end(), std::back_inserter(gone));
+  std::ostringstream a, g;
+  for (const auto& s : added) a << "  " << s << "\n";
+  for (const auto& s : gone) g << "  " << s << "\n";
+  EXPECT_TRUE(added.empty()) << added.size() << " include(s) break the layer rules (docs/architecture.md):\n" << a.str();
+  EXPECT_TRUE(gone.empty()) << gone.size()
+                            << " listed violation(s) are fixed: remove them from "
+                               "tests/architecture/known_layer_violations.txt:\n"
+                            << g.str();
+  std::cout << "layer violations left: " << actual.size() << "\n";
+}
+
+TEST(Layers, TheCheckSeesAnUpwardInclude) {
+  // The rule itself: lower folders may not reach higher ones, apps only reach engine/api.
+  EXPECT_LT(rank_of("base"), rank_of("ir"));
+  EXPECT_LT(rank_of("session"), rank_of("report"));
+  EXPECT_EQ(layer_of("engine/report/render_html.cpp"), "report");
+  EXPECT_EQ(layer_of("plugins/kiln/kiln_backend.cpp"), "plugins");
+  EXPECT_EQ(layer_of("viewers/graph/graph_panel.cpp"), "viewers");
+}
