@@ -13,6 +13,8 @@
 
 namespace kiln::cli {
 
+constexpr int kMaxChecks = 1000;
+
 namespace {
 
 struct CompileArgs {
@@ -36,6 +38,9 @@ int run(const CompileArgs& a) {
   std::vector<InputSpec> specs;
   for (const auto& t : a.inputs) specs.push_back(parse_input_spec(t, *dt));
   if (a.checks < 1) throw Error("--checks " + std::to_string(a.checks) + ": must be at least 1");
+  if (a.checks > kMaxChecks)
+    throw Error("--checks " + std::to_string(a.checks) + ": at most " + std::to_string(kMaxChecks) +
+                " calls (each compares every output with eager)");
   if (a.mode != "default" && a.mode != "reduce-overhead" && a.mode != "max-autotune")
     throw Error("--mode '" + a.mode + "': use default, reduce-overhead or max-autotune");
   for (const auto& p : a.plugins) api::load_backend_plugin(p);

@@ -13,6 +13,8 @@
 
 namespace kiln::cli {
 
+constexpr int kMaxIters = 100000;
+
 namespace {
 
 struct ProfileArgs {
@@ -40,6 +42,9 @@ int run(const ProfileArgs& a) {
   std::vector<InputSpec> specs;
   for (const auto& t : a.inputs) specs.push_back(parse_input_spec(t, *dt));
   if (a.iters < 1) throw Error("--iters " + std::to_string(a.iters) + ": must be at least 1");
+  if (a.iters > kMaxIters)
+    throw Error("--iters " + std::to_string(a.iters) + ": at most " + std::to_string(kMaxIters) +
+                " (the median settles within a few hundred; more only makes the run last hours)");
   api::ProfileOptions o;
   o.modes = split(a.modes);
   o.backends = split(a.backends);

@@ -54,7 +54,10 @@ int main(int argc, char** argv) {
     std::cerr << "kiln: error: " << e.what() << "\n";
     return 1;
   } catch (const std::exception& e) {
-    std::cerr << "kiln: internal error: " << e.what() << "\n";
+    // One line: a library's backtrace is for a bug report, not for the terminal.
+    std::string what = e.what();
+    what = what.substr(0, what.find('\n'));
+    std::cerr << "kiln: internal error: " << what << "\n";
     return 2;
   }
   return 0;

@@ -1,98 +1,63 @@
 #include "engine/base/sha256.h"
 
-#include <cstdint>
-#include <cstdio>
+#include <openssl/evp.h>
+
 #include <fstream>
-#include <algorithm>
 #include <vector>
 
 #include "engine/base/error.h"
 
 namespace kiln {
 
-namespace {
-
-constexpr uint32_t kK[64] = {
-    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98,
-    0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786,
-    0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8,
-    0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13,
-    0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819,
-    0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a,
-    0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
-    0xc67178f2};
-
-inline uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
-
-struct Sha256 {
-  uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-  uint8_t block[64];
-  size_t fill = 0;
-  uint64_t bits = 0;
-
-  void compress(const uint8_t* p) {
-    uint32_t w[64];
-    for (int i = 0; i < 16; ++i) w[i] = (uint32_t(p[4 * i]) << 24) | (uint32_t(p[4 * i + 1]) << 16) | (uint32_t(p[4 * i + 2]) << 8) | p[4 * i + 3];
-    for (int i = 16; i < 64; ++i) {
-      uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
-      uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
-      w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-    }
-    uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
-    for (int i = 0; i < 64; ++i) {
-      uint32_t t1 = hh + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + kK[i] + w[i];
-      uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
-      hh = g; g = f; f = e; e = d + t1; d = c; c = b; b = a; a = t1 + t2;
-    }
-    h[0] += a; h[1] += b; h[2] += c; h[3] += d; h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
-  }
-  void update(const uint8_t* p, size_t n) {
-    bits += uint64_t(n) * 8;
-    while (n > 0) {
-      size_t take = std::min(n, sizeof block - fill);
-      std::copy(p, p + take, block + fill);
-      fill += take;
-      p += take;
-      n -= take;
-      if (fill == 64) {
-        compress(block);
-        fill = 0;
-      }
-    }
-  }
-  std::string hex() {
-    uint64_t total = bits;
-    uint8_t pad = 0x80;
-    update(&pad, 1);
-    uint8_t zero = 0;
-    while (fill != 56) update(&zero, 1);
-    uint8_t len[8];
-    for (int i = 0; i < 8; ++i) len[i] = uint8_t(total >> (56 - 8 * i));
-    update(len, 8);
-    char out[65];
-    for (int i = 0; i < 8; ++i) std::snprintf(out + 8 * i, 9, "%08x", h[i]);
-    return std::string(out, 64);
-  }
+struct Digest::Impl {
+  EVP_MD_CTX* ctx = nullptr;
+  ~Impl() { EVP_MD_CTX_free(ctx); }
 };
 
-}  // namespace
+Digest::Digest(Kind kind) : impl_(std::make_unique<Impl>()) {
+  impl_->ctx = EVP_MD_CTX_new();
+  const EVP_MD* md = kind == Kind::Sha256 ? EVP_sha256() : EVP_md5();
+  if (!impl_->ctx || EVP_DigestInit_ex(impl_->ctx, md, nullptr) != 1)
+    throw Error(std::string("OpenSSL cannot start a ") + (kind == Kind::Sha256 ? "SHA-256" : "MD5") + " digest");
+}
 
-std::string sha256_hex(const std::string& data) {
-  Sha256 s;
-  s.update(reinterpret_cast<const uint8_t*>(data.data()), data.size());
-  return s.hex();
+Digest::~Digest() = default;
+
+void Digest::update(std::string_view bytes) {
+  if (!bytes.empty()) EVP_DigestUpdate(impl_->ctx, bytes.data(), bytes.size());
+}
+
+std::string Digest::hex() {
+  unsigned char out[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  EVP_DigestFinal_ex(impl_->ctx, out, &size);
+  static const char kHex[] = "0123456789abcdef";
+  std::string text;
+  text.reserve(2 * size);
+  for (unsigned int i = 0; i < size; ++i) {
+    text += kHex[out[i] >> 4];
+    text += kHex[out[i] & 15];
+  }
+  return text;
+}
+
+std::string sha256_hex(std::string_view data) {
+  Digest d(Digest::Kind::Sha256);
+  d.update(data);
+  return d.hex();
 }
 
 std::string sha256_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(path + ": cannot be read to hash it");
-  Sha256 s;
+  Digest d(Digest::Kind::Sha256);
   std::vector<char> buf(1 << 16);
   while (in) {
     in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    s.update(reinterpret_cast<const uint8_t*>(buf.data()), static_cast<size_t>(in.gcount()));
+    d.update(std::string_view(buf.data(), static_cast<size_t>(in.gcount())));
   }
-  return s.hex();
+  if (in.bad()) throw Error(path + ": read error while hashing it");
+  return d.hex();
 }
 
 }  // namespace kiln

@@ -6,6 +6,8 @@
 
 #include "engine/commands/check_model.h"
 
+#include "engine/base/json_text.h"
+
 namespace kiln::runtime {
 
 namespace {
@@ -127,7 +129,7 @@ std::string check_json(const CheckResult& r) {
   j["kernels"] = kernels;
   j["first_kernel"] = r.culprit >= 0 ? ordered_json(r.kernels[r.culprit].name) : ordered_json(nullptr);
   j["note"] = r.note;
-  return j.dump(2);
+  return safe_dump(j, 2);
 }
 
 }  // namespace kiln::runtime

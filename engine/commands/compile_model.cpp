@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "engine/base/error.h"
+#include "engine/base/json_text.h"
 #include "engine/runtime/captured_runtime.h"
 #include "engine/runtime/example_inputs.h"
 
@@ -184,7 +185,7 @@ std::string compile_json(const CompileResult& r) {
                 {"tolerance", r.tolerance}, {"ok", r.within_tolerance}};
   j["compiler_invocations"] = r.compiler_invocations;
   j["cache_hits"] = r.cache_hits;
-  return j.dump(2);
+  return safe_dump(j, 2);
 }
 
 }  // namespace kiln::runtime

@@ -7,6 +7,7 @@
 #include <torch/csrc/jit/runtime/print_handler.h>
 
 #include "engine/base/error.h"
+#include "engine/base/json_text.h"
 #include "engine/runtime/captured_runtime.h"
 #include "engine/runtime/example_inputs.h"
 
@@ -219,7 +220,7 @@ std::string explain_json(const ExplainResult& r) {
     calls.push_back(ordered_json{{"inputs", ins}, {"equal", c.equal}, {"max_abs_diff", c.max_abs_diff}});
   }
   j["calls"] = calls;
-  return j.dump(2);
+  return safe_dump(j, 2);
 }
 
 }  // namespace kiln::runtime

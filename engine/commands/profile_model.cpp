@@ -35,6 +35,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/base/build_info.h"
+#include "engine/base/json_text.h"
 
 namespace kiln::runtime {
 
@@ -267,7 +268,7 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
     for (const auto& t : m.timeline)
       if (e.start_ns < 0 || t.start_ns < e.start_ns) e.start_ns = t.start_ns;
     e.start_ns = std::max<int64_t>(e.start_ns, 0);
-    e.args_json = args.dump();
+    e.args_json = safe_dump(args);
     m.timeline.push_back(std::move(e));
   }
   return m;

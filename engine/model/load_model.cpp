@@ -40,8 +40,12 @@ std::string first_line(const std::string& s) {
 void check_file(const std::string& path) {
   std::error_code ec;
   auto status = fs::status(path, ec);
+  if (ec == std::errc::too_many_symbolic_link_levels)
+    throw Error(path + ": a loop of symbolic links (it names itself), not a TorchScript archive");
   if (ec || !fs::exists(status)) throw Error(path + ": file not found");
   if (fs::is_directory(status)) throw Error(path + ": is a directory, not a TorchScript archive");
+  // A FIFO or a device would block or never end: only regular files are read.
+  if (!fs::is_regular_file(status)) throw Error(path + ": not a regular file (a pipe, socket or device), not a TorchScript archive");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(path + ": cannot be read (permission denied or I/O error)");
   char magic[4] = {0, 0, 0, 0};
@@ -50,6 +54,9 @@ void check_file(const std::string& path) {
   if (got == 0) throw Error(path + ": file is empty, not a TorchScript archive");
   if (got < 4 || magic[0] != 'P' || magic[1] != 'K' || magic[2] != 3 || magic[3] != 4)
     throw Error(path + ": not a TorchScript archive (not a zip file; save the model with torch.jit.save)");
+  // CRCs and declared sizes, which LibTorch's reader does not check.
+  std::string problem = verify_zip_archive(path);
+  if (!problem.empty()) throw Error(path + ": " + problem);
 }
 
 // A zip whose central directory lists no version record is refused here: LibTorch's reader
@@ -126,11 +133,21 @@ Model load_model(const std::string& path, const std::string& device) {
   } catch (const std::exception& e) {
     explain_load_failure(path, e.what());
   }
-  if (!impl->module.find_method("forward"))
+  bool has_forward = false;
+  try {
+    has_forward = impl->module.find_method("forward").has_value();
+    if (has_forward) {
+      impl->module.eval();
+      impl->parameter_count = count_elements(impl->module.parameters(/*recurse=*/true));
+      impl->buffer_count = count_elements(impl->module.buffers(/*recurse=*/true));
+    }
+  } catch (const c10::Error& e) {
+    throw Error(path + ": LibTorch could not read the module: " + first_line(e.what_without_backtrace()));
+  } catch (const std::exception& e) {
+    throw Error(path + ": LibTorch could not read the module: " + first_line(e.what()));
+  }
+  if (!has_forward)
     throw Error(path + ": the module has no forward method (Kiln runs forward; export the model with one)");
-  impl->module.eval();
-  impl->parameter_count = count_elements(impl->module.parameters(/*recurse=*/true));
-  impl->buffer_count = count_elements(impl->module.buffers(/*recurse=*/true));
   try {
     impl->frozen = compat::freeze_for_capture(impl->module);
     impl->graph = impl->frozen.get_method("forward").graph();

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/base/json_text.h"
+
 namespace kiln::profile {
 
 const char* gpu_activity_kind_name(GpuActivityKind k) {
@@ -117,7 +119,7 @@ std::vector<session::TimelineEvent> gpu_timeline(const std::vector<GpuActivity>&
       if (r.kind == GpuActivityKind::Kernel && kiln_kernels.count(r.name)) e.kernel = r.name;
       if (r.kind == GpuActivityKind::Kernel && !e.kernel.empty()) ++f.attributed;
     }
-    if (!args.empty()) e.args_json = args.dump();
+    if (!args.empty()) e.args_json = safe_dump(args);
     out.push_back(std::move(e));
   }
 

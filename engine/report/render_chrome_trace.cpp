@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/base/error.h"
+#include "engine/base/json_text.h"
 
 namespace kiln::report {
 
@@ -61,7 +62,8 @@ std::string render_chrome_trace(const session::Session& s, const std::string& mo
     if (!e.kernel.empty()) args["kernel"] = e.kernel;
     if (e.correlation >= 0) args["correlation"] = e.correlation;
     if (!e.args_json.empty()) {
-      auto extra = ordered_json::parse(e.args_json, nullptr, false);
+      ordered_json extra;  // parsed only when shallow: printing recurses
+      if (text_nesting_depth(e.args_json) <= kMaxJsonDepth) extra = ordered_json::parse(e.args_json, nullptr, false);
       if (extra.is_object()) {
         for (auto it = extra.begin(); it != extra.end(); ++it)
           if (!args.contains(it.key())) args[it.key()] = it.value();

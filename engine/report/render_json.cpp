@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/base/json_text.h"
+
 namespace kiln::report {
 
 using nlohmann::ordered_json;
@@ -101,8 +103,9 @@ ordered_json run_json(const Run& r) {
 ordered_json timeline_json(const TimelineEvent& e) {
   ordered_json args;  // null when empty
   if (!e.args_json.empty()) {
-    args = ordered_json::parse(e.args_json, nullptr, false);
-    if (args.is_discarded()) args = e.args_json;
+    // Parsed only when shallow: a hostile session's deep nesting stays a string (printing recurses).
+    if (text_nesting_depth(e.args_json) <= kMaxJsonDepth) args = ordered_json::parse(e.args_json, nullptr, false);
+    if (args.is_discarded() || args.is_null()) args = e.args_json;
   }
   return ordered_json{{"run", e.run},           {"lane", e.lane},
                       {"name", e.name},         {"category", e.category},

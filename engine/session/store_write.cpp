@@ -3,12 +3,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/base/json_text.h"
+
 namespace kiln::session {
 
 namespace {
 
-std::string json_text(const std::vector<std::string>& v) { return nlohmann::json(v).dump(); }
-std::string json_text(const std::map<std::string, std::string>& m) { return nlohmann::json(m).dump(); }
+std::string json_text(const std::vector<std::string>& v) { return safe_dump(nlohmann::json(v)); }
+std::string json_text(const std::map<std::string, std::string>& m) { return safe_dump(nlohmann::json(m)); }
 
 int64_t next_seq(SqliteDb& db, const std::string& table) {
   auto st = db.prepare("SELECT COALESCE(MAX(seq) + 1, 0) FROM " + table);

@@ -287,6 +287,11 @@ TEST(BadOption, UnknownMode) {
   expect_refused("profile " + kMlp + " --input 4x64 --modes fast -o " + kiln::test::temp_dir() + "/m.kiln", "--modes",
                  "unknown mode 'fast'");
 }
+TEST(BadOption, CountsThatWouldRunForDaysAreRefused) {
+  expect_refused("profile " + kMlp + " --input 4x64 --iters 2147483647 -o " + kiln::test::temp_dir() + "/i.kiln",
+                 "--iters 2147483647", "at most 100000");
+  expect_refused("compile " + kMlp + " --input 4x64 --checks 2000000000", "--checks 2000000000", "at most 1000");
+}
 TEST(BadOption, UnknownDynamic) {
   expect_refused("compile " + kMlp + " --input 4x64 --dynamic maybe", "--dynamic 'maybe'", "use auto, true or false");
 }

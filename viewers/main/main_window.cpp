@@ -25,6 +25,7 @@
 #include "viewers/guards/guards_panel.h"
 #include "viewers/kernels/kernels_panel.h"
 #include "viewers/main/open_kind.h"
+#include "viewers/selection/display_bounds.h"
 #include "viewers/main/profile_dialog.h"
 
 #include "viewers/graph/graph_panel.h"
@@ -274,7 +275,7 @@ void MainWindow::jobStopped() {
 void MainWindow::onFinished(quint64, std::shared_ptr<const session::Session> s, const QString& source,
                             const QString& session_path, const QString& note) {
   source_ = source;
-  ctx_->setSession(std::move(s), (session_path.isEmpty() ? source : session_path).toStdString());
+  ctx_->setSession(bounded_for_display(std::move(s)), (session_path.isEmpty() ? source : session_path).toStdString());
   addRecent(QFileInfo(source).absoluteFilePath());
   updateTitle();
   for (auto* a : sessionActions_) a->setEnabled(true);

@@ -1,6 +1,7 @@
 #include "engine/model/model.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -83,4 +84,49 @@ TEST(LoadModel, Unreadable) {
   std::filesystem::copy_file(test::example("small_mlp.pt"), p);
   std::filesystem::permissions(p, std::filesystem::perms::none);
   expect_load_error(p, "cannot be read");
+}
+
+TEST(LoadModel, EveryFlippedByteOfTheArchiveIsRefused) {
+  // LibTorch reads no CRC: before the check, most single-byte flips loaded with changed weights.
+  std::string bytes = test::read_file(test::example("block.pt"));
+  std::string dir = test::temp_dir();
+  int refused = 0;
+  const int flips = 20;
+  for (int i = 0; i < flips; ++i) {
+    std::string bad = bytes;
+    size_t at = 64 + (bad.size() - 128) * static_cast<size_t>(i) / flips;
+    bad[at] = static_cast<char>(bad[at] ^ 0x5a);
+    std::string path = dir + "/flip" + std::to_string(i) + ".pt";
+    std::ofstream(path, std::ios::binary) << bad;
+    try {
+      model::load_model(path);
+      ADD_FAILURE() << "byte " << at << " flipped, and the archive loaded";
+    } catch (const Error& e) {
+      std::string msg = e.what();
+      EXPECT_EQ(msg.rfind(path + ": ", 0), 0u) << msg;
+      EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+      ++refused;
+    }
+  }
+  EXPECT_EQ(refused, flips);
+}
+
+TEST(LoadModel, ADeclaredSizeFarBeyondTheDataIsRefusedBeforeReading) {
+  // The central directory of a one-entry archive says its entry holds 1 GiB.
+  std::string bytes = test::read_file(test::example("small_mlp.pt"));
+  size_t cd = bytes.rfind(std::string("PK\x01\x02", 4));
+  ASSERT_NE(cd, std::string::npos);
+  std::string bad = bytes;
+  bad[cd + 24] = 0, bad[cd + 25] = 0, bad[cd + 26] = 0, bad[cd + 27] = 0x40;  // uncompressed size 2^30
+  std::string path = test::temp_dir() + "/huge.pt";
+  std::ofstream(path, std::ios::binary) << bad;
+  expect_load_error(path, "corrupt zip archive");
+}
+
+TEST(LoadModel, OnlyRegularFilesAreRead) {
+  std::string dir = test::temp_dir();
+  ASSERT_EQ(::mkfifo((dir + "/pipe.pt").c_str(), 0600), 0);
+  expect_load_error(dir + "/pipe.pt", "not a regular file");  // used to block forever in open()
+  std::filesystem::create_symlink(dir + "/loop.pt", dir + "/loop.pt");
+  expect_load_error(dir + "/loop.pt", "a loop of symbolic links");
 }

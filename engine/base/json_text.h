@@ -1,0 +1,44 @@
+// JSON text made from values that came from someone else's file: bounded in depth and valid UTF-8.
+//
+// safe_dump(j, indent): j.dump with invalid UTF-8 replaced (U+FFFD) instead of throwing; a value
+//   nested deeper than kMaxJsonDepth levels is written as a string saying so, so printing (which
+//   recurses) can neither overflow the stack nor grow quadratically with the indentation.
+// text_nesting_depth(text, limit): how deep the brackets of JSON text nest (outside strings),
+//   counting no further than limit + 1: test it before parsing text into a value that will be printed.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace kiln {
+
+inline constexpr int kMaxJsonDepth = 64;
+
+int text_nesting_depth(std::string_view text, int limit = kMaxJsonDepth);
+
+// Depth of a JSON value (a scalar is 0), counting no further than limit + 1. Iterative.
+template <typename Json>
+int json_depth(const Json& root, int limit = kMaxJsonDepth) {
+  std::vector<std::pair<const Json*, int>> stack{{&root, 0}};
+  int deepest = 0;
+  while (!stack.empty()) {
+    auto [j, d] = stack.back();
+    stack.pop_back();
+    if (!j->is_structured()) continue;
+    if (d + 1 > deepest) deepest = d + 1;
+    if (deepest > limit) return limit + 1;
+    for (const auto& child : *j) stack.emplace_back(&child, d + 1);
+  }
+  return deepest;
+}
+
+template <typename Json>
+std::string safe_dump(const Json& j, int indent = -1) {
+  if (json_depth(j) > kMaxJsonDepth)
+    return Json("(JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels, not kept)").dump();
+  return j.dump(indent, ' ', false, Json::error_handler_t::replace);
+}
+
+}  // namespace kiln
