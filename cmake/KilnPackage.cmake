@@ -53,7 +53,8 @@ set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # kiln_<version>_amd64.deb
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)  # Qt, LibTorch, Graphviz, SQLite, ... from the binaries themselves
-# Generated CPU kernels are compiled with the system C++ compiler and OpenMP at run time.
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "g++, libgomp1")
+# Generated CPU kernels are compiled with the system C++ compiler and OpenMP at run time; the
+# workbench needs a Qt platform plugin (xcb, wayland) to open a window.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "g++, libgomp1, qt6-qpa-plugins")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "graphviz, shared-mime-info, desktop-file-utils")
 include(CPack)

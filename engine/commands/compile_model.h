@@ -27,10 +27,12 @@ struct CompileResult {
   std::vector<RegionCompileReport> regions;
   int graph_breaks = 0;
   double capture_ms = 0;     // first call: capture + compile + run
-  double max_abs_error = 0;  // vs LibTorch eager, over the checked calls
-  double max_rel_error = 0;  // max |a-b| / max(|b|) per output
-  double tolerance = 0;      // the relative tolerance that applies
+  double max_abs_error = 0;  // vs LibTorch eager, over the checked calls and every output
+  double max_rel_error = 0;  // max |a-b| / max(|b|) per output (runtime/compare_values.h)
+  double tolerance = 0;      // the rule that applies (tolerance_for the outputs' dtype): rtol ...
+  double atol = 0;           // ... and atol, element-wise |a-b| <= atol + rtol |b|
   bool within_tolerance = false;
+  std::string mismatch;      // why an output could not be compared (sizes, types), else ""
   int checks = 0;            // calls checked (fresh random inputs each)
   int compiler_invocations = 0;
   int cache_hits = 0;

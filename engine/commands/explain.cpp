@@ -9,6 +9,7 @@
 #include "engine/base/error.h"
 #include "engine/base/json_text.h"
 #include "engine/runtime/captured_runtime.h"
+#include "engine/runtime/compare_values.h"
 #include "engine/runtime/example_inputs.h"
 
 namespace kiln::runtime {
@@ -57,15 +58,11 @@ ExplainResult explain_model(const model::Model& model, const std::vector<std::ve
       throw;
     }
     torch::jit::setPrintHandler(saved);
-    if (outs.size() == 1 && outs[0].isTensor() && ref.isTensor()) {
-      const auto& a = outs[0].toTensor();
-      const auto& b = ref.toTensor();
-      check.equal = a.sizes() == b.sizes() && torch::equal(a, b);
-      if (a.sizes() == b.sizes() && a.is_floating_point())
-        check.max_abs_diff = (a.to(at::kDouble) - b.to(at::kDouble)).abs().max().item<double>();
-    } else {
-      check.equal = outs.size() == 1 && outs[0] == ref;
-    }
+    // Bit for bit: the one measure (runtime/compare_values.h) with zero tolerance.
+    c10::IValue actual = outs.size() == 1 ? outs[0] : c10::IValue(c10::ivalue::Tuple::create(outs));
+    ValueError err = value_error(compare_values("output", actual, ref, 0, 0));
+    check.equal = err.ok;
+    check.max_abs_diff = err.max_abs;
     std::istringstream lines(printed.str());
     for (std::string l; std::getline(lines, l);) check.printed.push_back(l);
     r.calls.push_back(std::move(check));

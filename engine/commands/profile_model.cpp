@@ -24,6 +24,7 @@
 #include "engine/profile/gpu_timeline.h"
 #include "engine/profile/host_trace.h"
 #include "engine/runtime/captured_runtime.h"
+#include "engine/runtime/compare_values.h"
 #include "engine/runtime/example_inputs.h"
 #include "engine/runtime/tuning_progress.h"
 #include "engine/session/store.h"
@@ -162,12 +163,13 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
   }
   m.run.latency = stats(times);
   m.run.peak_memory_bytes = peak_memory(setup.gpu);
-  auto a = out.to(at::kDouble), b = reference.to(at::kDouble);
-  if (a.sizes() == b.sizes()) {
-    m.run.max_abs_error = (a - b).abs().max().item<double>();
-    m.run.max_rel_error = m.run.max_abs_error / std::max(b.abs().max().item<double>(), 1e-12);
+  // The one error measure (runtime/compare_values.h).
+  ValueError err = compare_to_eager(out, reference);
+  if (err.problem.empty()) {
+    m.run.max_abs_error = err.max_abs;
+    m.run.max_rel_error = err.max_rel;
   } else {
-    m.run.status = "failed: output sizes differ from eager";
+    m.run.status = "failed: output differs in shape from eager (" + err.problem + ")";
   }
   profile::HostTrace trace;
   std::vector<OpSpan> ops;

@@ -1,6 +1,8 @@
 #include "engine/runtime/compare_values.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 namespace kiln::runtime {
@@ -127,6 +129,66 @@ c10::IValue clone_value(const c10::IValue& v) {
     return list;
   }
   return v;
+}
+
+std::string Tolerance::str() const {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "rtol %.0e, atol %.0e", rtol, atol);
+  return buf;
+}
+
+Tolerance tolerance_for(c10::ScalarType dtype) {
+  switch (dtype) {
+    case at::kDouble: return {1e-7, 1e-9};
+    case at::kFloat: return {1e-4, 1e-5};
+    case at::kHalf: return {1e-2, 1e-3};
+    case at::kBFloat16: return {2e-2, 1e-2};
+    default: return {0, 0};
+  }
+}
+
+namespace {
+
+void loosest(const c10::IValue& v, Tolerance& t) {
+  if (v.isTensor()) {
+    const auto& x = v.toTensor();
+    if (!x.defined()) return;
+    Tolerance here = tolerance_for(x.scalar_type());
+    t.rtol = std::max(t.rtol, here.rtol);
+    t.atol = std::max(t.atol, here.atol);
+  } else if (v.isTuple()) {
+    for (const auto& e : v.toTupleRef().elements()) loosest(e, t);
+  } else if (v.isList()) {
+    for (const auto& e : v.toListRef()) loosest(e, t);
+  } else if (v.isDouble()) {
+    Tolerance here = tolerance_for(at::kDouble);
+    t.rtol = std::max(t.rtol, here.rtol);
+    t.atol = std::max(t.atol, here.atol);
+  }
+}
+
+}  // namespace
+
+Tolerance tolerance_for(const c10::IValue& expected) {
+  Tolerance t;
+  loosest(expected, t);
+  return t;
+}
+
+ValueError value_error(const std::vector<ValueDiff>& diffs) {
+  ValueError e;
+  for (const auto& d : diffs) {
+    e.max_abs = std::max(e.max_abs, d.max_abs);
+    e.max_rel = std::max(e.max_rel, d.max_rel);
+    e.ok = e.ok && d.ok;
+    if (e.problem.empty() && !d.problem.empty()) e.problem = d.what + ": " + d.problem;
+  }
+  return e;
+}
+
+ValueError compare_to_eager(const c10::IValue& actual, const c10::IValue& expected) {
+  Tolerance t = tolerance_for(expected);
+  return value_error(compare_values("output", actual, expected, t.rtol, t.atol));
 }
 
 }  // namespace kiln::runtime

@@ -36,6 +36,29 @@ ValueDiff compare_tensors(const std::string& what, const at::Tensor& actual, con
                           double atol);
 bool all_ok(const std::vector<ValueDiff>& diffs);
 
+// The one tolerance rule every command applies (kiln compile, check, profile, the GEMM race): the
+// element-wise test above with (rtol, atol) chosen by the eager value's dtype:
+//   float64 1e-7 / 1e-9, float32 1e-4 / 1e-5, float16 1e-2 / 1e-3, bfloat16 2e-2 / 1e-2;
+//   integers and bools must be equal. A value with several leaves takes its loosest floating dtype.
+struct Tolerance {
+  double rtol = 0, atol = 0;
+  std::string str() const;  // "rtol 1e-04, atol 1e-05"
+};
+Tolerance tolerance_for(c10::ScalarType dtype);
+Tolerance tolerance_for(const c10::IValue& expected);
+
+// The one error measure: over all leaves of a compared value, the largest max_abs and max_rel
+// (max_abs over the largest finite |eager|), whether every leaf is within its tolerance, and the
+// first leaf's problem (sizes, types) when one could not be compared.
+struct ValueError {
+  double max_abs = 0, max_rel = 0;
+  bool ok = true;
+  std::string problem;
+};
+ValueError value_error(const std::vector<ValueDiff>& diffs);
+// compare_values under tolerance_for(expected), summarized.
+ValueError compare_to_eager(const c10::IValue& actual, const c10::IValue& expected);
+
 // Tensors (also inside lists and tuples) copied, so in-place ops run later cannot change them.
 c10::IValue clone_value(const c10::IValue& v);
 

@@ -10,6 +10,7 @@
 #include "engine/base/error.h"
 #include "engine/codegen/cuda/gemm_template.h"
 #include "engine/codegen/cuda/nvrtc_compiler.h"
+#include "engine/runtime/compare_values.h"
 #include "engine/runtime/cuda/cuda_driver.h"
 #include "engine/runtime/tuning_progress.h"
 
@@ -191,12 +192,11 @@ bool GemmTuner::run(size_t comp, const torch::jit::Node* n, capture::Interpreter
         auto f = template_function(impl_->modules, c, epi);
         at::Tensor mine = at::empty(result_sizes(), x.options());
         double ms = time_ms([&] { launch_template(f, c, x, w, bias, mine, stream, &impl_->args, &cx); });
-        double scale = std::max(ref.abs().max().item<double>(), 1e-30);
-        double err = (mine - ref).abs().max().item<double>() / scale;
+        // The one error measure (compare_values.h): max |a - b| over the largest |cuBLAS|.
+        double err = compare_tensors("gemm", mine, ref, 0, 0).max_rel;
         for (size_t t = 0; t < ref_tail.size(); ++t) {  // the fused tail against the kernel's own output
           const auto& got = (*cx.bufs)[g->site.tail_comps[t]];
-          double tail_scale = std::max(ref_tail[t].abs().max().item<double>(), 1e-30);
-          err = std::max(err, (got - ref_tail[t]).abs().max().item<double>() / tail_scale);
+          err = std::max(err, compare_tensors("tail", got, ref_tail[t], 0, 0).max_rel);
         }
         if (!(err <= kTf32Tolerance)) {
           g->table.push_back({text + " - rejected: differs from cuBLAS by " + std::to_string(err), ms, false});
