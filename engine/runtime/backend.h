@@ -2,7 +2,7 @@
 // TorchScript nodes behind it) plus options and returns a compiled callable and its artefacts
 // (graphs per stage, kernels with source and provenance, fusion decisions).
 //
-// Built-in backends (plugins/): eager, aot_eager, kiln. Others load from a shared library that
+// Built-in backends (engine/backends/): eager, aot_eager, kiln. Others load from a shared library that
 // exports `extern "C" void kiln_register_backends()` (load_backend_plugin).
 #pragma once
 
@@ -72,7 +72,7 @@ std::vector<std::string> backend_names();
 // dlopens `path` and calls its kiln_register_backends(); throws kiln::Error naming the file.
 void load_backend_plugin(const std::string& path);
 
-// Defined in plugins/: registers eager, aot_eager and kiln.
+// Defined in engine/backends/ (linked into the engine): registers eager, aot_eager and kiln.
 void register_builtin_backends();
 
 }  // namespace kiln::runtime

@@ -1,5 +1,5 @@
 // A backend plugin as a third party would write one: registers "sample_eager" (replays the capture).
-#include "engine/runtime/backend.h"
+#include "engine/api/backend.h"
 
 namespace {
 

@@ -2,7 +2,7 @@
 // recorded). Also the home of the built-in backend registration.
 #include "engine/runtime/backend.h"
 #include "engine/ir/print_text.h"
-#include "plugins/kiln/kiln_backend.h"
+#include "engine/backends/kiln/kiln_backend.h"
 #if KILN_WITH_CUDA
 #include "engine/runtime/cuda/cuda_graph_fn.h"
 #endif

@@ -1,4 +1,4 @@
-#include "plugins/kiln/kiln_backend.h"
+#include "engine/backends/kiln/kiln_backend.h"
 
 #include <chrono>
 #include <set>
