@@ -23,6 +23,7 @@
 #include "engine/model/model_impl.h"
 #include "engine/profile/gpu_timeline.h"
 #include "engine/profile/host_trace.h"
+#include "engine/pipeline/stages.h"
 #include "engine/runtime/captured_runtime.h"
 #include "engine/runtime/compare_values.h"
 #include "engine/runtime/example_inputs.h"
@@ -299,8 +300,8 @@ void add_capture_results(session::Session& s, const CapturedRuntime& rt) {
       cr.graphs.push_back({"captured", ir::to_readable(e.graph), ir::to_json(e.graph), ir::to_dot(e.graph)});
       if (k < arts.size()) {
         for (const auto& st : arts[k].stages) {
-          if (st.file == "00_captured.txt") continue;
-          std::string stage = st.file.substr(3, st.file.find('.') - 3);
+          if (st.file == pipeline::kCaptured.dump_file) continue;
+          std::string stage = pipeline::stage_of_dump(st.file);
           cr.graphs.push_back({stage, st.text, "", ""});
         }
         double total = 0;

@@ -23,7 +23,7 @@ namespace {
 // `backends` the built-in backends linked into the engine; `commands` the drivers over all stages.
 // plugins/ holds backends loaded at run time: like the apps, they see the engine's headers only.
 const std::vector<std::string> kEngineOrder = {"base",    "ir",        "model",  "capture",  "lowering",
-                                               "fusion",  "codegen",   "profile", "runtime", "backends",
+                                               "fusion",  "codegen",   "profile", "runtime", "pipeline", "backends",
                                                "session", "importers", "report", "commands", "api"};
 
 int rank_of(const std::string& folder) {

@@ -9,6 +9,8 @@
 #include "engine/ir/print_text.h"
 #include "engine/lowering/channels_last.h"
 #include "engine/lowering/lower_graph.h"
+#include "engine/pipeline/front_end.h"
+#include "engine/pipeline/stages.h"
 #include "engine/runtime/lowered_region.h"
 #if KILN_WITH_CUDA
 #include <ATen/Context.h>
@@ -63,31 +65,23 @@ class KilnBackend : public runtime::Backend {
                                                const runtime::BackendOptions& options,
                                                runtime::RegionArtifacts& art) override {
     const ir::Graph& graph = entry.info.graph;
-    art.stages.push_back({"00_captured.txt", ir::to_readable(graph)});
-    auto t0 = Clock::now();
-    lowering::LoweredRegion lowered;
-    try {
-      lowered = lowering::lower_graph(graph);
-    } catch (const lowering::LoweringError& e) {
-      art.note = std::string("lowering failed, region runs eagerly: ") + e.what();
-      return nullptr;
-    }
-    art.stage_ms.push_back({"lower", ms_since(t0)});
     bool on_gpu = false;
     for (const auto& n : graph.nodes)
       if (n.op == ir::NodeOp::Placeholder && !n.outputs.empty() && n.outputs[0].meta.device.rfind("cuda", 0) == 0)
         on_gpu = true;
-    art.stages.push_back({"10_lowered.txt", lowering::loop_program_text(lowered.program)});
-    if (options.conv_layout == "channels-last" || (options.conv_layout == "auto" && on_gpu))
-      lowering::choose_channels_last(lowered.program);
-    art.stages.push_back({"20_loops_before_fusion.txt", lowering::loop_program_text(lowered.program)});
-    auto t1 = Clock::now();
-    fusion::FusionOptions fo;
-    fo.fuse = fuse_;
-    auto fused = fusion::schedule(lowered.program, fo);
-    art.stage_ms.push_back({"fuse", ms_since(t1)});
-    art.stages.push_back({"21_loops_after_fusion.txt", fusion::fused_program_text(fused)});
-    art.stages.push_back({"22_fusion_decisions.txt", fusion::decisions_text(fused)});
+    // lower -> layout -> schedule: one driver times, dumps and verifies each pass (pipeline/front_end.h).
+    pipeline::FrontEndOptions fe;
+    fe.fuse = fuse_;
+    fe.channels_last = options.conv_layout == "channels-last" || (options.conv_layout == "auto" && on_gpu);
+    pipeline::FrontEnd front;
+    try {
+      front = pipeline::run_front_end(graph, fe, art);
+    } catch (const lowering::LoweringError& e) {
+      art.note = std::string("lowering failed, region runs eagerly: ") + e.what();
+      return nullptr;
+    }
+    lowering::LoweredRegion lowered = std::move(front.lowered);
+    fusion::FusedProgram fused = std::move(front.fused);
     for (const auto& d : fused.decisions)
       art.decisions.push_back(session::FusionDecision{entry.info.compile_id, d.first, d.second, d.fused, d.reason});
     for (const auto& c : fused.program.comps) {
@@ -104,7 +98,7 @@ class KilnBackend : public runtime::Backend {
     auto t2 = Clock::now();
     std::string source = codegen::emit_cpp(fused, notes);
     art.stage_ms.push_back({"codegen", ms_since(t2)});
-    art.stages.push_back({"30_kernels.cpp", source});
+    art.stages.push_back({pipeline::kKernelsCpp.dump_file, source});
     std::vector<std::string> names;
     for (const auto& k : fused.kernels) names.push_back(k.name);
     std::vector<runtime::KernelCall> calls;
@@ -144,7 +138,7 @@ class KilnBackend : public runtime::Backend {
     std::vector<codegen::CudaKernelInfo> info;
     std::string source = codegen::emit_cuda(fused, notes, &info, options.mode == "max-autotune");
     art.stage_ms.push_back({"codegen", ms_since(t2)});
-    art.stages.push_back({"30_kernels.cu", source});
+    art.stages.push_back({pipeline::kKernelsCuda.dump_file, source});
     auto set = std::make_shared<runtime::GpuKernelSet>();
     set->info = info;
     set->symbols = fused.program.symbols;

@@ -92,35 +92,40 @@ CppLibrary compile_cpp(const std::string& source, const std::vector<std::string>
   } else {
     if (!cached.why_not.empty()) lib.cache_rejected = cached.why_not;
     auto t0 = std::chrono::steady_clock::now();
-    fs::path tmp_cpp = cache_temporary(cpp, ".cpp"), tmp_so = cache_temporary(so, ".so");
-    std::error_code ec;
-    {
-      std::ofstream out(tmp_cpp);
-      out << source;
-      out.flush();
-      out.close();
-      if (!out) {
-        fs::remove(tmp_cpp, ec);
-        throw Error(tmp_cpp.string() + ": cannot write generated source (disk full?)");
+    // Another process compiling the same key at the same moment can pair its hash with our library
+    // (or the reverse) until both have finished: that reads as a miss, and compiling again settles it.
+    for (int attempt = 0; !cached.bytes; ++attempt) {
+      fs::path tmp_cpp = cache_temporary(cpp, ".cpp"), tmp_so = cache_temporary(so, ".so");
+      std::error_code ec;
+      {
+        std::ofstream out(tmp_cpp);
+        out << source;
+        out.flush();
+        out.close();
+        if (!out) {
+          fs::remove(tmp_cpp, ec);
+          throw Error(tmp_cpp.string() + ": cannot write generated source (disk full?)");
+        }
       }
+      std::string cmd = compiler() + " " + cpp_flags() + " -o " + quote_shell(tmp_so.string()) + " " +
+                        quote_shell(tmp_cpp.string()) + " 2>&1";
+      int status = 0;
+      ++g_invocations;
+      std::string log = run_capture(cmd, status);
+      if (status != 0 || !fs::exists(tmp_so)) {
+        fs::remove(tmp_so, ec);
+        std::istringstream lines(log);
+        std::string first, l;
+        for (int i = 0; i < 6 && std::getline(lines, l); ++i) first += (first.empty() ? "" : " | ") + l;
+        throw Error("C++ kernel compilation failed (" + tmp_cpp.string() + "): " + first);
+      }
+      fs::rename(tmp_cpp, cpp, ec);
+      if (ec) fs::remove(tmp_cpp, ec);
+      cache_adopt(tmp_so, so);  // hash recorded, then renamed into place: concurrent compilers race harmlessly
+      cached = cache_load_verified(so);
+      if (!cached.bytes && attempt >= 2)
+        throw Error(so.string() + ": the compiled kernel library does not verify (" + cached.why_not + ")");
     }
-    std::string cmd = compiler() + " " + cpp_flags() + " -o " + quote_shell(tmp_so.string()) + " " +
-                      quote_shell(tmp_cpp.string()) + " 2>&1";
-    int status = 0;
-    ++g_invocations;
-    std::string log = run_capture(cmd, status);
-    if (status != 0 || !fs::exists(tmp_so)) {
-      fs::remove(tmp_so, ec);
-      std::istringstream lines(log);
-      std::string first, l;
-      for (int i = 0; i < 6 && std::getline(lines, l); ++i) first += (first.empty() ? "" : " | ") + l;
-      throw Error("C++ kernel compilation failed (" + tmp_cpp.string() + "): " + first);
-    }
-    fs::rename(tmp_cpp, cpp, ec);
-    if (ec) fs::remove(tmp_cpp, ec);
-    cache_adopt(tmp_so, so);  // hash recorded, then renamed into place: concurrent compilers race harmlessly
-    cached = cache_load_verified(so);
-    if (!cached.bytes) throw Error(so.string() + ": the compiled kernel library does not verify (" + cached.why_not + ")");
     lib.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   }
   auto t1 = std::chrono::steady_clock::now();

@@ -1,0 +1,42 @@
+// The compiler's front half for one captured region, as a flat list of named passes run by one
+// driver (the shape of Halide's Lower.cpp):
+//
+//   lower     graph -> loop IR: decompositions, views as index arithmetic, externs   10_lowered.txt
+//   layout    storage order of convolution chains (channels-last where chosen)       20_loops_before_fusion.txt
+//   schedule  which computations share a kernel, and why not                         21_loops_after_fusion.txt
+//                                                                                    22_fusion_decisions.txt
+// run_front_end(graph, options, art)
+//   post: every pass is timed into art.stage_ms under its name, its output dumped into art.stages
+//         (file names from stages.h, after the captured graph's 00_captured.txt), and the loop IR
+//         verified after it (lowering::verify). Code generation and compilation (C++ or CUDA) follow
+//         in the backend on the returned program.
+//   error: lowering::LoweringError when a graph cannot be lowered or a pass leaves loop IR that
+//          does not verify (naming the pass); the backend then runs the region eagerly.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/fusion/schedule.h"
+#include "engine/ir/graph.h"
+#include "engine/lowering/lower_graph.h"
+#include "engine/runtime/backend.h"
+
+namespace kiln::pipeline {
+
+struct FrontEndOptions {
+  bool fuse = true;            // false: one kernel per computation (aot_eager)
+  bool channels_last = false;  // store convolution chains NHWC
+};
+
+struct FrontEnd {
+  lowering::LoweredRegion lowered;
+  fusion::FusedProgram fused;
+};
+
+FrontEnd run_front_end(const ir::Graph& graph, const FrontEndOptions& options, runtime::RegionArtifacts& art);
+
+// The pass names, in order ("lower", "layout", "schedule").
+std::vector<std::string> front_end_passes();
+
+}  // namespace kiln::pipeline
