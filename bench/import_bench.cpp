@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/importers/kineto.h"
-#include "engine/importers/md5.h"
-#include "engine/importers/torch_trace.h"
+#include "engine/importers/kineto/kineto.h"
+#include "engine/importers/common/md5.h"
+#include "engine/importers/torch_trace/torch_trace.h"
 
 using namespace kiln;  // NOLINT
 using Clock = std::chrono::steady_clock;

@@ -1,6 +1,6 @@
 // libFuzzer target: the Chrome-trace (Kineto) importer on arbitrary bytes.
 #include "engine/base/error.h"
-#include "engine/importers/kineto.h"
+#include "engine/importers/kineto/kineto.h"
 #include "fuzz/fuzz_input_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -11,9 +11,9 @@
 
 #include "engine/base/build_info.h"
 #include "engine/base/error.h"
-#include "engine/importers/byte_source.h"
+#include "engine/importers/common/byte_source.h"
 #include "engine/importers/join.h"
-#include "engine/importers/kineto.h"
+#include "engine/importers/kineto/kineto.h"
 
 namespace kiln::importers {
 

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/importers/torch_trace.h"
+#include "engine/importers/torch_trace/torch_trace.h"
 #include "engine/session/session.h"
 
 namespace kiln::importers {

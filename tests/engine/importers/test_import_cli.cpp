@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/session/store.h"
-#include "tests/engine/importers/trace_text.h"
+#include "tests/engine/importers/torch_trace/trace_text.h"
 #include "tests/support/paths.h"
 
 using namespace kiln;  // NOLINT

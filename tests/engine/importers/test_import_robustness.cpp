@@ -8,9 +8,9 @@
 #include <random>
 #include <set>
 
-#include "engine/importers/kineto.h"
-#include "engine/importers/torch_trace.h"
-#include "tests/engine/importers/trace_text.h"
+#include "engine/importers/kineto/kineto.h"
+#include "engine/importers/torch_trace/torch_trace.h"
+#include "tests/engine/importers/torch_trace/trace_text.h"
 #include "tests/support/paths.h"
 
 using namespace kiln;  // NOLINT

@@ -4,7 +4,7 @@
 
 #include "engine/importers/import_files.h"
 #include "engine/importers/join.h"
-#include "tests/engine/importers/trace_text.h"
+#include "tests/engine/importers/torch_trace/trace_text.h"
 #include "tests/support/paths.h"
 
 using namespace kiln;  // NOLINT

@@ -1,7 +1,7 @@
 // The TORCH_TRACE import driver and the builder's bookkeeping: compile ids, regions, graphs,
 // guards, output code, the compile timeline and the generic fallback. Compilation metrics and
 // artifacts (breaks, recompiles, caches) are in trace_compile_facts.cpp.
-#include "engine/importers/torch_trace.h"
+#include "engine/importers/torch_trace/torch_trace.h"
 
 #include <sys/stat.h>
 
@@ -11,11 +11,11 @@
 #include <ctime>
 
 #include "engine/base/error.h"
-#include "engine/importers/byte_source.h"
-#include "engine/importers/dynamo_text.h"
-#include "engine/importers/output_code.h"
-#include "engine/importers/torch_trace_records.h"
-#include "engine/importers/trace_session_builder.h"
+#include "engine/importers/common/byte_source.h"
+#include "engine/importers/torch_trace/dynamo_text.h"
+#include "engine/importers/torch_trace/output_code.h"
+#include "engine/importers/torch_trace/torch_trace_records.h"
+#include "engine/importers/torch_trace/trace_session_builder.h"
 
 namespace kiln::importers {
 

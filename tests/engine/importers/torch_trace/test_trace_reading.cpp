@@ -6,12 +6,12 @@
 #include <fstream>
 
 #include "engine/base/error.h"
-#include "engine/importers/byte_source.h"
-#include "engine/importers/import_notes.h"
-#include "engine/importers/line_reader.h"
-#include "engine/importers/md5.h"
-#include "engine/importers/torch_trace_records.h"
-#include "tests/engine/importers/trace_text.h"
+#include "engine/importers/common/byte_source.h"
+#include "engine/importers/common/import_notes.h"
+#include "engine/importers/common/line_reader.h"
+#include "engine/importers/common/md5.h"
+#include "engine/importers/torch_trace/torch_trace_records.h"
+#include "tests/engine/importers/torch_trace/trace_text.h"
 #include "tests/support/paths.h"
 
 using namespace kiln;  // NOLINT

@@ -6,8 +6,8 @@
 #include <filesystem>
 
 #include "engine/base/error.h"
-#include "engine/importers/torch_trace.h"
-#include "tests/engine/importers/trace_text.h"
+#include "engine/importers/torch_trace/torch_trace.h"
+#include "tests/engine/importers/torch_trace/trace_text.h"
 #include "tests/support/paths.h"
 
 using namespace kiln;  // NOLINT

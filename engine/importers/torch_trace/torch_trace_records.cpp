@@ -1,8 +1,8 @@
 // Blank lines between payload lines (some editors strip a lone tab) stay in the payload; blank
 // lines anywhere else are ignored.
-#include "engine/importers/torch_trace_records.h"
+#include "engine/importers/torch_trace/torch_trace_records.h"
 
-#include "engine/importers/md5.h"
+#include "engine/importers/common/md5.h"
 
 namespace kiln::importers {
 

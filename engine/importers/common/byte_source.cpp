@@ -1,6 +1,6 @@
 // Plain files are read with read(2); gzip files go through zlib's inflate with a 1 MiB input
 // window, so neither ever holds the whole file.
-#include "engine/importers/byte_source.h"
+#include "engine/importers/common/byte_source.h"
 
 #include <fcntl.h>
 #include <unistd.h>

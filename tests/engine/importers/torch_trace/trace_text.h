@@ -5,7 +5,7 @@
 #include <fstream>
 #include <string>
 
-#include "engine/importers/md5.h"
+#include "engine/importers/common/md5.h"
 
 namespace kiln::test {
 

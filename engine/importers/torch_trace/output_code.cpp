@@ -1,6 +1,6 @@
 // One pass over the module's lines: comment blocks are remembered until the next code line, a
 // definition line opens a kernel that the closing ''' line ends, and `.run(` lines are collected.
-#include "engine/importers/output_code.h"
+#include "engine/importers/torch_trace/output_code.h"
 
 #include <cctype>
 #include <unordered_map>

@@ -1,7 +1,7 @@
 // A byte-level state machine: string/escape tracking, container depth, the current top-level key.
 // Inside the events array, bytes go to the element buffer only while an element is open; outside
 // it they go to the header. Strings are skipped in bulk (to the next quote or backslash).
-#include "engine/importers/chrome_trace_scanner.h"
+#include "engine/importers/kineto/chrome_trace_scanner.h"
 
 #include <algorithm>
 

@@ -5,8 +5,8 @@
 #include <map>
 #include <unordered_map>
 
-#include "engine/importers/json_doc.h"
-#include "engine/importers/kineto_trace.h"
+#include "engine/importers/common/json_doc.h"
+#include "engine/importers/kineto/kineto_trace.h"
 
 namespace kiln::importers {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/importers/import_notes.h"
+#include "engine/importers/common/import_notes.h"
 #include "engine/session/session.h"
 
 namespace kiln::importers {

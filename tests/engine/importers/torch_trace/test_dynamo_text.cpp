@@ -2,7 +2,7 @@
 // guard tree, tracebacks and the break categories.
 #include <gtest/gtest.h>
 
-#include "engine/importers/dynamo_text.h"
+#include "engine/importers/torch_trace/dynamo_text.h"
 
 using namespace kiln;  // NOLINT
 using namespace kiln::importers;  // NOLINT

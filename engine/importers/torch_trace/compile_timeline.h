@@ -17,8 +17,8 @@
 #include <utility>
 #include <vector>
 
-#include "engine/importers/import_notes.h"
-#include "engine/importers/json_doc.h"
+#include "engine/importers/common/import_notes.h"
+#include "engine/importers/common/json_doc.h"
 #include "engine/session/session.h"
 
 namespace kiln::importers {

@@ -17,10 +17,10 @@
 #include <string>
 #include <string_view>
 
-#include "engine/importers/byte_source.h"
-#include "engine/importers/import_notes.h"
-#include "engine/importers/json_doc.h"
-#include "engine/importers/line_reader.h"
+#include "engine/importers/common/byte_source.h"
+#include "engine/importers/common/import_notes.h"
+#include "engine/importers/common/json_doc.h"
+#include "engine/importers/common/line_reader.h"
 
 namespace kiln::importers {
 

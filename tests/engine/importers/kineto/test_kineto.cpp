@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/base/error.h"
-#include "engine/importers/chrome_trace_scanner.h"
-#include "engine/importers/kineto.h"
+#include "engine/importers/kineto/chrome_trace_scanner.h"
+#include "engine/importers/kineto/kineto.h"
 #include "tests/support/paths.h"
 
 using namespace kiln;  // NOLINT

@@ -1,6 +1,6 @@
 // Pairing Dynamo's chromium B/E events into spans: one stack of open spans per (pid, tid); an E closes
 // the innermost open span of its name, so interleaved timers of different names pair correctly.
-#include "engine/importers/compile_timeline.h"
+#include "engine/importers/torch_trace/compile_timeline.h"
 
 #include <algorithm>
 

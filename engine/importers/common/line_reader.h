@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/importers/byte_source.h"
+#include "engine/importers/common/byte_source.h"
 
 namespace kiln::importers {
 

@@ -16,7 +16,7 @@
 //   <blank>
 //   Traceback (most recent call last): ...      (Dynamo's own frames; ignored)
 // Older versions have only the first two lines and the traceback.
-#include "engine/importers/dynamo_text.h"
+#include "engine/importers/torch_trace/dynamo_text.h"
 
 #include <cctype>
 #include <cstdlib>

@@ -3,8 +3,8 @@
 // stacks, recompile reasons, cache hits and misses, Triton kernel info, other named texts).
 #include <cstdio>
 
-#include "engine/importers/dynamo_text.h"
-#include "engine/importers/trace_session_builder.h"
+#include "engine/importers/torch_trace/dynamo_text.h"
+#include "engine/importers/torch_trace/trace_session_builder.h"
 
 namespace kiln::importers {
 

@@ -1,6 +1,6 @@
 // Backend selection happens here only. simdjson needs SIMDJSON_PADDING readable bytes after the
 // text; the parser copies each text into its own padded buffer, reused between parses.
-#include "engine/importers/json_doc.h"
+#include "engine/importers/common/json_doc.h"
 
 #include <cmath>
 #include <cstdio>

@@ -16,10 +16,10 @@
 #include <unordered_set>
 #include <vector>
 
-#include "engine/importers/compile_timeline.h"
-#include "engine/importers/import_notes.h"
-#include "engine/importers/json_doc.h"
-#include "engine/importers/torch_trace_records.h"
+#include "engine/importers/torch_trace/compile_timeline.h"
+#include "engine/importers/common/import_notes.h"
+#include "engine/importers/common/json_doc.h"
+#include "engine/importers/torch_trace/torch_trace_records.h"
 #include "engine/session/session.h"
 
 namespace kiln::importers {

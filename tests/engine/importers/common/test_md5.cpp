@@ -1,7 +1,7 @@
 // MD5 against the RFC 1321 test suite (appendix A.5), whole and fed in pieces.
 #include <gtest/gtest.h>
 
-#include "engine/importers/md5.h"
+#include "engine/importers/common/md5.h"
 
 using kiln::importers::Md5;
 using kiln::importers::md5_hex;

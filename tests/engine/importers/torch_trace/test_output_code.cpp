@@ -1,7 +1,7 @@
 // Splitting Inductor's generated module into Kernel records.
 #include <gtest/gtest.h>
 
-#include "engine/importers/output_code.h"
+#include "engine/importers/torch_trace/output_code.h"
 
 using kiln::importers::kernels_from_output_code;
 

@@ -1,5 +1,5 @@
 // ImportTally over a vector (first-seen order) and a map from `what` to its entry.
-#include "engine/importers/import_notes.h"
+#include "engine/importers/common/import_notes.h"
 
 namespace kiln::importers {
 

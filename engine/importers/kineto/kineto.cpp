@@ -1,7 +1,7 @@
 // Reading a Kineto trace: ChromeTraceScanner hands over each event's JSON text, this file turns it
 // into a TimelineEvent (+ its link ids), the header into Environment/rank, and kineto_links.cpp
 // does the rest.
-#include "engine/importers/kineto.h"
+#include "engine/importers/kineto/kineto.h"
 
 #include <sys/stat.h>
 
@@ -17,10 +17,10 @@
 #include <vector>
 
 #include "engine/base/error.h"
-#include "engine/importers/byte_source.h"
-#include "engine/importers/chrome_trace_scanner.h"
-#include "engine/importers/json_doc.h"
-#include "engine/importers/kineto_trace.h"
+#include "engine/importers/common/byte_source.h"
+#include "engine/importers/kineto/chrome_trace_scanner.h"
+#include "engine/importers/common/json_doc.h"
+#include "engine/importers/kineto/kineto_trace.h"
 
 namespace kiln::importers {
 

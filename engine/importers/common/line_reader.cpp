@@ -1,7 +1,7 @@
 // The buffer holds [begin_, end_) unread bytes. A line that does not fit moves to the front and
 // the buffer grows (doubling) up to max_line + one chunk; past that the line is discarded in
 // chunk-sized steps until its "\n".
-#include "engine/importers/line_reader.h"
+#include "engine/importers/common/line_reader.h"
 
 #include <cstring>
 
