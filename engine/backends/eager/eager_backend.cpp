@@ -7,7 +7,7 @@
 #include "engine/runtime/cuda/cuda_graph_fn.h"
 #endif
 
-namespace kiln::plugins {
+namespace kiln::backends {
 
 namespace {
 
@@ -41,15 +41,15 @@ class CudaGraphsBackend : public runtime::Backend {
 
 }  // namespace
 
-}  // namespace kiln::plugins
+}  // namespace kiln::backends
 
 namespace kiln::runtime {
 
 void register_builtin_backends() {
-  register_backend("eager", [] { return std::make_unique<plugins::EagerBackend>(); });
-  register_backend("aot_eager", [] { return plugins::make_kiln_backend(/*fuse=*/false); });
-  register_backend("kiln", [] { return plugins::make_kiln_backend(/*fuse=*/true); });
-  register_backend("cudagraphs", [] { return std::make_unique<plugins::CudaGraphsBackend>(); });
+  register_backend("eager", [] { return std::make_unique<backends::EagerBackend>(); });
+  register_backend("aot_eager", [] { return backends::make_kiln_backend(/*fuse=*/false); });
+  register_backend("kiln", [] { return backends::make_kiln_backend(/*fuse=*/true); });
+  register_backend("cudagraphs", [] { return std::make_unique<backends::CudaGraphsBackend>(); });
 }
 
 }  // namespace kiln::runtime

@@ -25,7 +25,7 @@
 #include "engine/runtime/cuda/gpu_kernels.h"
 #endif
 
-namespace kiln::plugins {
+namespace kiln::backends {
 
 namespace {
 
@@ -114,12 +114,7 @@ class KilnBackend : public runtime::Backend {
       keep = lib.handle;
     }
     for (const auto& k : fused.kernels) {
-      session::Kernel sk;
-      sk.name = k.name;
-      sk.compile_id = entry.info.compile_id;
-      sk.language = "cpp";
-      sk.source = kernel_source(source, k.name);
-      sk.nodes = k.nodes;
+      session::Kernel sk = kernel_record(entry, k, "cpp", source);
       sk.launch_config = k.kind == fusion::FusedKernel::Kind::Row ? "row kernel, OpenMP over rows" : "pointwise, OpenMP over the outer loop";
       art.kernels.push_back(std::move(sk));
     }
@@ -173,12 +168,7 @@ class KilnBackend : public runtime::Backend {
       art.stage_ms.push_back({"load", ms_since(t3)});
     }
     for (const auto& k : fused.kernels) {
-      session::Kernel sk;
-      sk.name = k.name;
-      sk.compile_id = entry.info.compile_id;
-      sk.language = "cuda";
-      sk.source = kernel_source(source, k.name);
-      sk.nodes = k.nodes;
+      session::Kernel sk = kernel_record(entry, k, "cuda", source);
       bool row = k.kind == fusion::FusedKernel::Kind::Row;
       const codegen::CudaKernelInfo* ki = nullptr;
       for (const auto& x : info)
@@ -279,6 +269,18 @@ class KilnBackend : public runtime::Backend {
 #endif
   }
 
+  // What every kernel record holds, in either language: name, region, source, provenance.
+  static session::Kernel kernel_record(const capture::CompiledRegion& entry, const fusion::FusedKernel& k,
+                                       const char* language, const std::string& source) {
+    session::Kernel sk;
+    sk.name = k.name;
+    sk.compile_id = entry.info.compile_id;
+    sk.language = language;
+    sk.source = kernel_source(source, k.name);
+    sk.nodes = k.nodes;
+    return sk;
+  }
+
   // The kernel's function with its comment block, cut from the whole translation unit.
   static std::string kernel_source(const std::string& all, const std::string& name) {
     auto head = all.find("// " + name + ":");
@@ -293,4 +295,4 @@ class KilnBackend : public runtime::Backend {
 
 std::unique_ptr<runtime::Backend> make_kiln_backend(bool fuse) { return std::make_unique<KilnBackend>(fuse); }
 
-}  // namespace kiln::plugins
+}  // namespace kiln::backends

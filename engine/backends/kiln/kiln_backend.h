@@ -4,8 +4,8 @@
 
 #include "engine/runtime/backend.h"
 
-namespace kiln::plugins {
+namespace kiln::backends {
 
 std::unique_ptr<runtime::Backend> make_kiln_backend(bool fuse);
 
-}  // namespace kiln::plugins
+}  // namespace kiln::backends
