@@ -15,11 +15,20 @@ std::string lower(std::string s) {
   return s;
 }
 
-bool value_is_inert(const std::string& v) {
-  std::string t = lower(v);
-  if (t.find("javascript:") != std::string::npos) return false;
-  for (size_t at = t.find("url("); at != std::string::npos; at = t.find("url(", at + 4))
-    if (t.compare(at, 5, "url(#") != 0) return false;
+// The value as a browser reads it (quotes decoded, spaces ignored): only url(#fragment) references.
+bool value_is_inert(const std::string& escaped) {
+  std::string v;
+  for (size_t i = 0; i < escaped.size(); ++i) {
+    if (escaped.compare(i, 6, "&quot;") == 0) v += '"', i += 5;
+    else if (escaped.compare(i, 5, "&#39;") == 0) v += '\'', i += 4;
+    else if (!std::isspace(static_cast<unsigned char>(escaped[i]))) v += static_cast<char>(std::tolower(static_cast<unsigned char>(escaped[i])));
+  }
+  if (v.find("javascript:") != std::string::npos) return false;
+  for (size_t at = v.find("url("); at != std::string::npos; at = v.find("url(", at + 4)) {
+    size_t start = at + 4;
+    if (start < v.size() && (v[start] == '"' || v[start] == '\'')) ++start;
+    if (start >= v.size() || v[start] != '#') return false;
+  }
   return true;
 }
 
