@@ -2,14 +2,12 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <set>
@@ -23,8 +21,6 @@ namespace kiln {
 namespace fs = std::filesystem;
 
 namespace {
-
-constexpr const char* kTmpMarker = ".tmp-";
 
 std::string errno_text() { return std::strerror(errno); }
 
@@ -63,43 +59,6 @@ void ensure_parents(const fs::path& root) {
   ensure_parents(parent);
   if (::mkdir(parent.c_str(), 0700) != 0 && errno != EEXIST)
     throw Error(parent.string() + ": cannot create the kernel cache folder's parent (" + errno_text() + ")");
-}
-
-// Removes temporaries (NAME.tmp-<pid>-...) whose writing process no longer runs.
-void remove_stale_temporaries(const fs::path& dir) {
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    std::string name = it->path().filename().string();
-    auto at = name.find(kTmpMarker);
-    if (at == std::string::npos) continue;
-    long pid = std::strtol(name.c_str() + at + std::strlen(kTmpMarker), nullptr, 10);
-    if (pid <= 0) continue;
-    if (pid != ::getpid() && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
-      std::error_code rm;
-      fs::remove(it->path(), rm);
-    }
-  }
-}
-
-
-// Writes bytes to a fresh temporary beside `target` and renames it over `target`.
-void write_file_atomically(const fs::path& target, const std::string& bytes) {
-  fs::path tmp = cache_temporary(target);
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) throw Error(tmp.string() + ": cannot write to the kernel cache (" + errno_text() + ")");
-  bool ok = write_fully(fd, bytes.data(), bytes.size());
-  int saved = errno;
-  if (ok && ::fsync(fd) != 0) ok = false, saved = errno;
-  if (::close(fd) != 0 && ok) ok = false, saved = errno;
-  if (!ok) {
-    ::unlink(tmp.c_str());
-    throw Error(target.string() + ": cannot write to the kernel cache (" + std::strerror(saved) + ")");
-  }
-  if (::rename(tmp.c_str(), target.c_str()) != 0) {
-    saved = errno;
-    ::unlink(tmp.c_str());
-    throw Error(target.string() + ": cannot place the kernel cache entry (" + std::strerror(saved) + ")");
-  }
 }
 
 fs::path hash_path(const fs::path& entry) { return fs::path(entry.string() + ".sha256"); }
@@ -157,19 +116,14 @@ fs::path open_kernel_cache(const std::string& subfolder) {
   static std::mutex swept_mutex;
   static std::set<std::string> swept;  // each folder is swept once per process
   std::lock_guard<std::mutex> lock(swept_mutex);
-  if (swept.insert(dir.string()).second) remove_stale_temporaries(dir);
+  if (swept.insert(dir.string()).second) remove_stale_temporaries(dir.string());
   return dir;
-}
-
-fs::path cache_temporary(const fs::path& entry, const std::string& suffix) {
-  static std::atomic<unsigned long> counter{0};
-  return fs::path(entry.string() + kTmpMarker + std::to_string(::getpid()) + "-" + std::to_string(++counter) + suffix);
 }
 
 void cache_store(const fs::path& entry, const std::string& bytes) {
   // The hash goes in first: an entry without a matching hash is a miss, never a load.
-  write_file_atomically(hash_path(entry), sha256_hex(bytes) + "\n");
-  write_file_atomically(entry, bytes);
+  write_file_atomically(hash_path(entry).string(), sha256_hex(bytes) + "\n");
+  write_file_atomically(entry.string(), bytes);
 }
 
 void cache_adopt(const fs::path& finished, const fs::path& entry) {
@@ -180,7 +134,7 @@ void cache_adopt(const fs::path& finished, const fs::path& entry) {
     fs::remove(finished, ec);
     throw Error(finished.string() + ": cannot read the compiled kernel" + (why.empty() ? "" : " (" + why + ")"));
   }
-  write_file_atomically(hash_path(entry), sha256_hex(*bytes) + "\n");
+  write_file_atomically(hash_path(entry).string(), sha256_hex(*bytes) + "\n");
   if (::rename(finished.c_str(), entry.c_str()) != 0) {
     int saved = errno;
     ::unlink(finished.c_str());

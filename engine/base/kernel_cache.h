@@ -9,8 +9,8 @@
 //    one that is not a real directory, is owned by another user, or is writable by group or others is
 //    refused with one error naming it: nothing is loaded from or written into it.
 //  - An entry NAME is stored as NAME plus NAME.sha256 (the SHA-256 of NAME's bytes), both written
-//    to temporaries (NAME.tmp-<pid>-<n>), checked on every write and renamed into place; a failed
-//    write leaves no entry.
+//    with write_file_atomically (base/output_file.h: temporary, every write checked, rename); a
+//    failed write leaves no entry.
 //  - load_verified reads an entry through one descriptor (no symlinks followed), and accepts it
 //    only when it is a regular file owned by this user, not writable by others, and its bytes hash
 //    to its .sha256. Anything else is a miss (with the reason): the caller recompiles.
@@ -30,9 +30,6 @@ std::string kernel_cache_root();
 // <root>/<subfolder>, created 0700 and checked as above; stale temporaries in it removed.
 // Throws kiln::Error naming the folder when it cannot be created or is refused.
 std::filesystem::path open_kernel_cache(const std::string& subfolder);
-
-// A fresh temporary name beside `entry` (entry.tmp-<pid>-<n><suffix>), for a compiler's output.
-std::filesystem::path cache_temporary(const std::filesystem::path& entry, const std::string& suffix = "");
 
 // Stores `bytes` as `entry` with its hash. Throws kiln::Error naming the file when a write, flush
 // or rename fails; leaves no partial entry behind.

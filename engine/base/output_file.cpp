@@ -1,12 +1,14 @@
 #include "engine/base/output_file.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -25,12 +27,31 @@ std::string reason(int err) {
   return r;
 }
 
-std::string temporary_beside(const std::string& path) {
-  static std::atomic<unsigned long> counter{0};
-  return path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(++counter);
-}
 
 }  // namespace
+
+std::string temporary_beside(const std::string& path, const std::string& suffix) {
+  static std::atomic<unsigned long> counter{0};
+  return path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(++counter) + suffix;
+}
+
+void remove_stale_temporaries(const std::string& dir, const std::string& prefix) {
+  const std::string marker = ".tmp-";
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    // With a prefix, the marker follows it directly ("s.kiln" + ".tmp-<pid>"); without, it may stand anywhere.
+    auto at = prefix.empty() ? name.find(marker)
+                             : (name.compare(prefix.size(), marker.size(), marker) == 0 ? prefix.size() : std::string::npos);
+    if (at == std::string::npos) continue;
+    long pid = std::strtol(name.c_str() + at + marker.size(), nullptr, 10);
+    if (pid > 0 && pid != ::getpid() && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+      std::error_code rm;
+      fs::remove(it->path(), rm);
+    }
+  }
+}
 
 bool write_fully(int fd, const char* data, size_t size) {
   while (size > 0) {

@@ -23,6 +23,11 @@
 namespace kiln {
 
 void write_file_atomically(const std::string& path, const std::string& text);
+// A fresh temporary name beside `path`: path.tmp-<pid>-<n><suffix>, unique in this process.
+std::string temporary_beside(const std::string& path, const std::string& suffix = "");
+// Removes the temporaries in `dir` named `prefix`.tmp-<pid>... (any name holding .tmp-<pid> when
+// prefix is empty) whose process no longer runs: what a killed writer left behind.
+void remove_stale_temporaries(const std::string& dir, const std::string& prefix = "");
 // Writes all of data to fd (retrying short writes and EINTR); false with errno set on failure.
 bool write_fully(int fd, const char* data, size_t size);
 void fsync_path(const std::string& path);

@@ -7,11 +7,9 @@
 //   "<path>: written by schema 2; this Kiln reads schema 1", "<path>: cannot write session (...)".
 #include "engine/session/store.h"
 
-#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 
 #include <cstring>
 #include <ctime>
@@ -61,20 +59,9 @@ void finish_temporary(SqliteDb& db, const std::string& tmp) {
 }
 
 // Removes temporaries (<path>.tmp-<pid>...) that processes no longer running left beside `path`.
-void remove_stale_temporaries(const std::string& path) {
+void remove_stale_session_temporaries(const std::string& path) {
   fs::path p(path);
-  std::string prefix = p.filename().string() + ".tmp-";
-  fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    std::string name = it->path().filename().string();
-    if (name.rfind(prefix, 0) != 0) continue;
-    long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
-    if (pid > 0 && pid != ::getpid() && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
-      std::error_code rm;
-      fs::remove(it->path(), rm);
-    }
-  }
+  remove_stale_temporaries(p.has_parent_path() ? p.parent_path().string() : ".", p.filename().string());
 }
 
 // Renames a finished temporary session over `path`. A WAL left beside an older file at `path`
@@ -177,7 +164,7 @@ std::vector<int> assign_run_ids(const std::string& path, const std::vector<Run>&
 void save_session(const std::string& path, const Session& s) {
   check_output_folder(path);
   OutputLock lock(path, "cannot write session");
-  remove_stale_temporaries(path);
+  remove_stale_session_temporaries(path);
   std::vector<int> ids = assign_run_ids(path, s.runs);
   std::string tmp = path + ".tmp-" + std::to_string(::getpid());
   remove_db_files(tmp);
@@ -234,7 +221,7 @@ SessionWriter::SessionWriter(const std::string& path, const Session& header) : i
   impl_->path = path;
   check_output_folder(path);
   impl_->lock = std::make_unique<OutputLock>(path, "cannot write session");
-  remove_stale_temporaries(path);
+  remove_stale_session_temporaries(path);
   // The header goes into a temporary file that is renamed into place once committed: a kill before
   // then leaves no file (or the older one) at `path`, never a file without a header.
   std::string tmp = path + ".tmp-" + std::to_string(::getpid());

@@ -14,6 +14,7 @@
 
 #include "engine/base/error.h"
 #include "engine/base/kernel_cache.h"
+#include "engine/base/output_file.h"
 #include "engine/base/sha256.h"
 
 namespace kiln::codegen {
@@ -95,7 +96,7 @@ CppLibrary compile_cpp(const std::string& source, const std::vector<std::string>
     // Another process compiling the same key at the same moment can pair its hash with our library
     // (or the reverse) until both have finished: that reads as a miss, and compiling again settles it.
     for (int attempt = 0; !cached.bytes; ++attempt) {
-      fs::path tmp_cpp = cache_temporary(cpp, ".cpp"), tmp_so = cache_temporary(so, ".so");
+      fs::path tmp_cpp = temporary_beside(cpp.string(), ".cpp"), tmp_so = temporary_beside(so.string(), ".so");
       std::error_code ec;
       {
         std::ofstream out(tmp_cpp);
