@@ -81,7 +81,7 @@ std::function<int()> add_compile(CLI::App& app) {
                                             "what each fuses, extern and fallback calls, compile time by stage, and a "
                                             "check against LibTorch eager.");
   cmd->add_option("model", args->model, "TorchScript archive (.pt)")->required();
-  cmd->add_option("-i,--input", args->inputs, "Shape of one forward argument (repeat per argument)")->required();
+  cmd->add_option("-i,--input", args->inputs, kInputSpecHelp)->required();
   cmd->add_option("--dtype", args->dtype, "Default dtype of the inputs")->capture_default_str();
   cmd->add_option("--backend", args->backend, "kiln (fusing C++ codegen), aot_eager, eager, or a plugin's")
       ->capture_default_str();

@@ -61,7 +61,7 @@ std::function<int()> add_explain(CLI::App& app) {
                                             "graphs, graph breaks (deduplicated, with lines and hints), guards and "
                                             "recompiles with their reasons.");
   cmd->add_option("model", args->model, "TorchScript archive (.pt)")->required();
-  cmd->add_option("-i,--input", args->inputs, "Input shape of one call (repeat: one call each, in order)");
+  cmd->add_option("-i,--input", args->inputs, std::string("One call with one argument (repeat: one call each, in order). ") + kInputSpecHelp);
   cmd->add_option("--call", args->calls, "One call with several arguments: \"4x64 4x8:int64\"");
   cmd->add_option("--dtype", args->dtype, "Default dtype of the inputs")->capture_default_str();
   cmd->add_option("--dynamic", args->dynamic, "auto (dynamic after the first size change), true, or false")

@@ -101,7 +101,7 @@ std::function<int()> add_inspect(CLI::App& app) {
                                             "with shapes, module paths and source lines, an op histogram and the "
                                             "parameter count.");
   cmd->add_option("model", args->model, "TorchScript archive (.pt) saved by torch.jit.save")->required();
-  cmd->add_option("-i,--input", args->inputs, "Shape of one forward argument, e.g. 8x64 or 8x64:int64 (repeat per argument)")
+  cmd->add_option("-i,--input", args->inputs, kInputSpecHelp)
       ->required();
   cmd->add_option("--dtype", args->dtype, "Default dtype of the inputs")->capture_default_str();
   cmd->add_option("--dot", args->dot, "Also write the graph as Graphviz DOT to FILE");

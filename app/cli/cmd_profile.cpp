@@ -73,7 +73,7 @@ std::function<int()> add_profile(CLI::App& app) {
                                             "first call, steady state, kernels, host overhead, error vs eager) and "
                                             "write a session file.");
   cmd->add_option("model", args->model, "TorchScript archive (.pt)")->required();
-  cmd->add_option("-i,--input", args->inputs, "Shape of one forward argument (repeat per argument)")->required();
+  cmd->add_option("-i,--input", args->inputs, kInputSpecHelp)->required();
   cmd->add_option("--dtype", args->dtype, "Default dtype of the inputs")->capture_default_str();
   cmd->add_option("--modes", args->modes, "Comma-separated: eager, default, reduce-overhead, max-autotune")
       ->capture_default_str();

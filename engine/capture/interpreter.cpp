@@ -16,6 +16,17 @@ torch::jit::Operation& Interpreter::operation(const Node* node) {
   return ops_.emplace(node, std::move(op)).first->second;
 }
 
+static bool is_vararg_operation(const Node* node) {
+  const auto* op = node->maybeOperator();
+  return op && op->hasOperation() && op->schema().is_vararg();
+}
+
+bool Interpreter::vararg(const Node* node) {
+  auto it = vararg_.find(node);
+  if (it != vararg_.end()) return it->second;
+  return vararg_.emplace(node, is_vararg_operation(node)).first->second;
+}
+
 static std::string first_line(const std::string& s) {
   size_t b = s.find_first_not_of(" \n\t");
   if (b == std::string::npos) return "";
@@ -91,6 +102,9 @@ std::vector<c10::IValue> Interpreter::exec(const Node* node, Env& env, const Int
     torch::jit::Stack stack;
     stack.reserve(node->inputs().size());
     for (const auto* v : node->inputs()) stack.push_back(lookup(env, v));
+    // Vararg operators (aten::format, prim::min of many, ...) read their argument count from the
+    // top of the stack, as TorchScript's own interpreter pushes it (its OPN instruction).
+    if (vararg(node)) stack.emplace_back(static_cast<int64_t>(node->inputs().size()));
     operation(node)(stack);
     if (stack.size() != node->outputs().size())
       throw Error(std::string("interpreter: ") + node->kind().toQualString() + " returned " +

@@ -51,9 +51,11 @@ class Interpreter {
  private:
   std::vector<c10::IValue> exec(const Node* node, Env& env, const InterpreterHooks& hooks);
   torch::jit::Operation& operation(const Node* node);
+  bool vararg(const Node* node);
 
   std::shared_ptr<torch::jit::Graph> graph_;
   std::unordered_map<const Node*, torch::jit::Operation> ops_;
+  std::unordered_map<const Node*, bool> vararg_;  // whether the operation reads its argument count
   const Node* failed_node_ = nullptr;
 };
 

@@ -29,7 +29,8 @@ std::string InputSpec::str() const {
   std::string s;
   for (size_t i = 0; i < shape.size(); ++i) s += (i ? "x" : "") + std::to_string(shape[i]);
   if (shape.empty()) s = "scalar";
-  if (dtype != ir::DType::Float32) s += std::string(":") + ir::dtype_name(dtype);
+  if (dtype != ir::DType::Float32 || low) s += std::string(":") + ir::dtype_name(dtype);
+  if (low && high) s += "[" + std::to_string(*low) + "," + std::to_string(*high) + ")";
   return s;
 }
 
@@ -37,9 +38,26 @@ InputSpec parse_input_spec(const std::string& text, ir::DType default_dtype) {
   InputSpec spec;
   spec.dtype = default_dtype;
   std::string dims = text;
-  auto colon = text.find(':');
+  std::string body = text;
+  // A value range "[low,high)" after the dtype.
+  auto bracket = text.find('[');
+  if (bracket != std::string::npos) {
+    std::string range = text.substr(bracket);
+    body = text.substr(0, bracket);
+    long long lo = 0, hi = 0;
+    char close = 0;
+    int used = 0;
+    if (std::sscanf(range.c_str(), "[%lld,%lld%c%n", &lo, &hi, &close, &used) != 3 || close != ')' ||
+        static_cast<size_t>(used) != range.size())
+      throw Error("input '" + text + "': value range '" + range + "' is not [low,high) (e.g. 8x128:int64[0,30522))");
+    if (hi <= lo) throw Error("input '" + text + "': value range '" + range + "' is empty (high must exceed low)");
+    spec.low = lo;
+    spec.high = hi;
+  }
+  dims = body;
+  auto colon = body.find(':');
   if (colon != std::string::npos) {
-    std::string a = text.substr(0, colon), b = text.substr(colon + 1);
+    std::string a = body.substr(0, colon), b = body.substr(colon + 1);
     // Accept both "8x64:int64" and "int64:8x64".
     auto dt = ir::parse_dtype(b);
     if (dt) {
@@ -51,6 +69,9 @@ InputSpec parse_input_spec(const std::string& text, ir::DType default_dtype) {
     }
     spec.dtype = *dt;
   }
+  if (spec.low && (spec.dtype == ir::DType::Float32 || spec.dtype == ir::DType::Float64 ||
+                   spec.dtype == ir::DType::Float16 || spec.dtype == ir::DType::BFloat16))
+    throw Error("input '" + text + "': a value range applies to integer and bool inputs only (float inputs are drawn from N(0,1))");
   if (dims == "scalar") return spec;
   if (dims.empty()) throw Error("input '" + text + "': empty shape (write sizes like 8x64)");
   const int64_t limit = int64_t(1) << 40;

@@ -23,9 +23,9 @@ std::vector<at::Tensor> make_inputs(const std::vector<InputSpec>& specs, uint64_
     if (at::isFloatingType(st)) {
       t = at::randn(s.shape, gen, at::TensorOptions().dtype(at::kFloat)).to(st);
     } else if (st == at::kBool) {
-      t = at::randint(0, 2, s.shape, gen, at::TensorOptions().dtype(at::kLong)).to(at::kBool);
+      t = at::randint(s.low.value_or(0), s.high.value_or(2), s.shape, gen, at::TensorOptions().dtype(at::kLong)).to(at::kBool);
     } else {
-      t = at::randint(0, 10, s.shape, gen, at::TensorOptions().dtype(st));
+      t = at::randint(s.low.value_or(0), s.high.value_or(10), s.shape, gen, at::TensorOptions().dtype(st));
     }
     out.push_back(t);
   }

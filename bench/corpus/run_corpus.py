@@ -1,0 +1,102 @@
+"""Runs Kiln over the model corpus and prints one table: breaks against Dynamo's, ops lowered, and the error
+against eager (and the speed against eager, with --profile) per mode.
+
+    python3 run_corpus.py KILN CORPUS_DIR OUT_DIR [--device cuda] [--modes default,...] [--profile] [--only a,b]
+
+CORPUS_DIR holds make_corpus.py's output (manifest.json beside the models). Every command's output is kept under
+OUT_DIR/NAME.*; a model Kiln cannot handle is a row with its error, never a missing row.
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+
+
+def arg(name, default=None):
+    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
+
+
+def run(cmd, log, timeout):
+    t0 = time.time()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        rc, out, err = p.returncode, p.stdout, p.stderr
+    except subprocess.TimeoutExpired as e:
+        rc, out, err = 124, e.stdout or "", (e.stderr or "") + f"\ntimed out after {timeout} s"
+        out = out.decode() if isinstance(out, bytes) else out
+        err = err.decode() if isinstance(err, bytes) else err
+    with open(log, "w") as f:
+        f.write(" ".join(cmd) + "\n--- stdout\n" + out + "\n--- stderr\n" + err)
+    return rc, out, err, time.time() - t0
+
+
+def first_error(err):
+    for line in err.splitlines():
+        if "error" in line.lower():
+            return line.strip()[:160]
+    return err.strip().splitlines()[-1][:160] if err.strip() else ""
+
+
+def main():
+    kiln, corpus, out = sys.argv[1], sys.argv[2], sys.argv[3]
+    device = arg("--device", "cuda")
+    modes = arg("--modes", "default").split(",")
+    only = set(arg("--only").split(",")) if arg("--only") else None
+    timeout = int(arg("--timeout", "120"))
+    os.makedirs(out, exist_ok=True)
+    manifest = json.load(open(os.path.join(corpus, "manifest.json")))
+    rows = []
+    for m in manifest["models"]:
+        name = m["name"]
+        if only and name not in only:
+            continue
+        row = {"name": name, "dtype": m["dtype"], "dynamo_breaks": m.get("dynamo", {}).get("breaks", "?")}
+        if "error" in m:
+            row["note"] = "not saved: " + m["error"][:120]
+            rows.append(row)
+            continue
+        model = os.path.join(corpus, m["file"])
+        ins = []
+        for s in m["inputs"]:
+            ins += ["-i", s]
+        rc, o, e, _ = run([kiln, "explain", model, *ins, "--json"], os.path.join(out, name + ".explain.log"), timeout)
+        if rc == 0:
+            try:
+                d = json.loads(o)
+                row["kiln_breaks"] = d.get("break_count")
+                row["break_ids"] = sorted({b.get("id", "?") for b in d.get("graph_breaks", [])})
+            except json.JSONDecodeError:
+                row["kiln_breaks"] = "bad json"
+        else:
+            row["kiln_breaks"] = "fail"
+            row["note"] = "explain: " + first_error(e)
+        for mode in modes:
+            rc, o, e, secs = run([kiln, "compile", model, *ins, "--device", device, "--mode", mode, "--checks", "2", "--json"],
+                                 os.path.join(out, f"{name}.{mode}.log"), timeout)
+            cell = "fail"
+            try:
+                d = json.loads(o)
+                ops = sum(r.get("graph_ops", 0) for r in d.get("regions", []))
+                fb = sum(len(r.get("fallbacks", [])) for r in d.get("regions", []))
+                row["ops"] = ops
+                row["lowered"] = f"{100.0 * (ops - fb) / ops:.0f}% ({fb} fb)" if ops else "0 ops"
+                c = d.get("check", {})
+                cell = f"{c.get('max_rel_error', float('nan')):.1e}{'' if c.get('ok') else ' MISMATCH'}"
+            except (json.JSONDecodeError, TypeError, ValueError):
+                row.setdefault("note", f"{mode}: " + first_error(e))
+            row[mode] = cell
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    with open(os.path.join(out, "corpus.json"), "w") as f:
+        json.dump(rows, f, indent=1)
+    print(f"\nModel corpus on {device} (torch {manifest.get('torch')}): breaks Kiln/Dynamo, ops lowered, max rel error per mode")
+    print("| model | dtype | breaks K/D | lowered | " + " | ".join(modes) + " | note |")
+    print("|---|---|---|---|" + "---|" * len(modes) + "---|")
+    for r in rows:
+        print(f"| {r['name']} | {r['dtype']} | {r.get('kiln_breaks', '-')}/{r['dynamo_breaks']} | {r.get('lowered', '-')} | "
+              + " | ".join(str(r.get(m, "-")) for m in modes) + f" | {r.get('note', '')} |")
+
+
+if __name__ == "__main__":
+    main()
