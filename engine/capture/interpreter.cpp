@@ -127,8 +127,11 @@ const c10::IValue& lookup(Interpreter::Env& env, const Value* v) {
 std::vector<c10::IValue> Interpreter::exec_node(const Node* node, Env& env, const InterpreterHooks& hooks) {
   try {
     return exec(node, env, hooks);
-  } catch (const Error&) {
+  } catch (const Error& e) {
     if (!failed_node_) failed_node_ = node;
+    const std::string what = e.what();
+    if (what.rfind("interpreter: value", 0) == 0)
+      throw Error(std::string(node->kind().toQualString()) + ": " + what.substr(13));
     throw;
   } catch (const c10::Error& e) {
     if (!failed_node_) failed_node_ = node;

@@ -1,5 +1,7 @@
 #include "engine/runtime/lowered_region.h"
 
+#include <functional>
+
 #include <algorithm>
 #include <cmath>
 
@@ -172,12 +174,25 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
     const Comp& comp = prog.comps[step.index];
     const torch::jit::Node* n = graph_nodes_.at(comp.ir_node);
     if (!n) throw Error("kiln backend: extern " + comp.name + " has no TorchScript node");
-    for (const auto* v : n->inputs()) {
+    // The extern's arguments: computed tensors from their buffers; lists of tensors (cat, stack)
+    // built from their elements' buffers, as the list node itself never ran.
+    std::function<void(const torch::jit::Value*)> bind = [&](const torch::jit::Value* v) {
       auto name = name_of_.find(v);
-      if (name == name_of_.end()) continue;
-      auto t = lowered_.tensor_of.find(name->second);
-      if (t != lowered_.tensor_of.end() && bufs[t->second].defined()) env[v] = bufs[t->second];
-    }
+      if (name != name_of_.end()) {
+        auto t = lowered_.tensor_of.find(name->second);
+        if (t != lowered_.tensor_of.end() && bufs[t->second].defined()) {
+          env[v] = bufs[t->second];
+          return;
+        }
+      }
+      const auto* producer = v->node();
+      if (producer->kind() == c10::prim::ListConstruct || producer->kind() == c10::prim::TupleConstruct) {
+        for (const auto* in : producer->inputs()) bind(in);
+        auto outs = interp.exec_node(producer, env);
+        env[v] = outs.at(0);
+      }
+    };
+    for (const auto* v : n->inputs()) bind(v);
     at::Tensor out;
     {
       profile::Span span("extern", comp.target, compile_id_);
