@@ -108,6 +108,30 @@ struct Classifier {
     return true;
   }
 
+  // Arithmetic on sizes turned into 0-d tensors (traced code: `seq_len + past_length`): every tensor
+  // operand is such a size tensor or a constant, so the result is a size too and reading it back
+  // with int() is no break (Dynamo keeps these symbolic).
+  bool is_shape_math(const Node* n) const {
+    static const std::set<std::string> ops = {"aten::add", "aten::sub", "aten::mul", "aten::div", "aten::floor_divide",
+                                              "aten::remainder", "aten::rsub", "aten::neg", "aten::floor", "aten::ceil",
+                                              "aten::to", "aten::type_as", "aten::detach", "aten::clone",
+                                              "aten::contiguous", "aten::trunc", "aten::abs"};
+    if (!ops.count(n->kind().toQualString())) return false;
+    bool any_shape = false;
+    for (const Value* in : n->inputs()) {
+      if (data_scalars.count(in)) return false;
+      if (!is_tensor(in)) continue;
+      if (shape_tensors.count(in)) {
+        any_shape = true;
+        continue;
+      }
+      if (in->node()->kind() != c10::prim::Constant) return false;
+      auto iv = torch::jit::toIValue(in);
+      if (!iv || !iv->isTensor() || iv->toTensor().dim() != 0) return false;
+    }
+    return any_shape;
+  }
+
   enum class Cls { Capturable, Glue, Break, Branch, InterpretLoop };
 
   // Classifies without side effects on `out` (used to look inside blocks).
@@ -135,6 +159,11 @@ struct Classifier {
     if (k == c10::prim::NumToTensor) {
       shape_tensors.insert(n->output());
       if (any_data_input(n)) return Cls::Glue;
+      return Cls::Capturable;
+    }
+    if (is_shape_math(n)) {
+      for (const Value* o : n->outputs())
+        if (is_tensor(o)) shape_tensors.insert(o);
       return Cls::Capturable;
     }
     if (is_scalar_extraction(n)) {

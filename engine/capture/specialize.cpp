@@ -69,6 +69,11 @@ struct Specializer {
     const auto& iv = lookup(env, v);
     if (iv.isInt()) return sym_const(iv.toInt());
     if (iv.isBool()) return sym_const(iv.toBool() ? 1 : 0);
+    // A 0-d integer constant tensor (traced `n + 1`) takes part in size arithmetic as its number.
+    if (iv.isTensor() && v->node()->kind() == c10::prim::Constant) {
+      const auto& t = iv.toTensor();
+      if (t.dim() == 0 && at::isIntegralType(t.scalar_type(), true)) return sym_const(t.item<int64_t>());
+    }
     return nullptr;
   }
 
@@ -95,6 +100,24 @@ struct Specializer {
       auto idx = lookup(env, n->input(1)).toInt();
       if (idx < 0) idx += static_cast<int64_t>(l.size());
       if (idx >= 0 && idx < static_cast<int64_t>(l.size()) && symbolic(l[idx])) int_sym[n->output()] = l[idx];
+    } else if (k == "prim::NumToTensor" || k == "aten::Int" || k == "aten::ScalarImplicit" || k == "aten::IntImplicit") {
+      // Traced size arithmetic: a size becomes a 0-d tensor and back; it stays the same symbol.
+      auto a = int_of(n->input(0));
+      if (symbolic(a)) int_sym[n->output()] = a;
+    } else if (n->inputs().size() >= 2 && n->outputs().size() == 1 && n->output()->type()->kind() == c10::TypeKind::TensorType &&
+               (int_sym.count(n->input(0)) || int_sym.count(n->input(1)))) {
+      // Arithmetic on 0-d size tensors (traced `seq_len + past`): symbolic as on ints.
+      static const std::map<std::string, SymNode::Op> tops = {
+          {"aten::add", SymNode::Op::Add}, {"aten::sub", SymNode::Op::Sub}, {"aten::mul", SymNode::Op::Mul},
+          {"aten::floor_divide", SymNode::Op::FloorDiv}, {"aten::remainder", SymNode::Op::Mod}};
+      auto op = tops.find(k);
+      const auto& out_iv = lookup(env, n->output());
+      bool alpha_one = n->inputs().size() < 3 || (int_of(n->input(2)) && sym_is_const(int_of(n->input(2))) &&
+                                                  int_of(n->input(2))->value == 1);
+      if (op != tops.end() && alpha_one && out_iv.isTensor() && out_iv.toTensor().dim() == 0) {
+        auto a = int_of(n->input(0)), b = int_of(n->input(1));
+        if (a && b && (symbolic(a) || symbolic(b))) int_sym[n->output()] = sym_binary(op->second, a, b);
+      }
     } else if (k == "aten::__not__") {
       auto a = int_of(n->input(0));
       if (symbolic(a)) int_sym[n->output()] = sym_not(a);
@@ -314,6 +337,14 @@ struct Specializer {
       if (it != names.end()) return ir::Arg::value(it->second);
       if (v->node()->kind() == c10::prim::Constant) {
         auto iv = torch::jit::toIValue(v);
+        // A 0-d constant tensor (a traced Python number: `x + 1`, `torch.tensor(0.0)`) reads as the number
+        // itself, as Dynamo's graphs show it; the op's result dtype is the same either way.
+        if (iv && iv->isTensor() && iv->toTensor().dim() == 0 && iv->toTensor().device().is_cpu()) {
+          const auto& t = iv->toTensor();
+          if (t.scalar_type() == at::kBool) return ir::Arg::boolean(t.item<bool>());
+          if (at::isIntegralType(t.scalar_type(), false)) return ir::Arg::integer(t.item<int64_t>());
+          if (at::isFloatingType(t.scalar_type())) return ir::Arg::real(t.item<double>());
+        }
         if (iv && iv->isTensor()) {
           std::string dbg = v->debugName();
           if (dbg.rfind("self.", 0) == 0) dbg = dbg.substr(5);

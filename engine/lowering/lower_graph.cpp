@@ -231,11 +231,32 @@ const std::set<std::string>& extern_ops() {
 }
 
 // Non-tensor nodes: evaluated on the host (symbolically here, exactly at run time).
+// A size carried in a 0-d integer tensor (traced code: prim::NumToTensor, then arithmetic on it):
+// every tensor-valued operand is such a size, so the node is host arithmetic like its int form.
+bool is_size_tensor_op(const LoweringContext& cx) {
+  const ir::Node& n = *cx.node;
+  if (n.outputs.size() != 1 || !n.outputs[0].meta.is_tensor() || !n.outputs[0].meta.shape.empty()) return false;
+  auto dt = n.outputs[0].meta.dtype;
+  if (dt != ir::DType::Int64 && dt != ir::DType::Int32) return false;
+  if (n.target == "prim::NumToTensor") return true;
+  static const std::set<std::string> ops = {"aten::add", "aten::sub", "aten::mul", "aten::floor_divide",
+                                            "aten::remainder"};
+  if (!ops.count(n.target)) return false;
+  bool any_size = false;
+  for (const auto& a : n.args) {
+    Val v = cx.value(a);
+    if (v.kind == Val::Kind::Tensor || v.kind == Val::Kind::TensorList || v.kind == Val::Kind::ScalarInput) return false;
+    any_size |= v.kind == Val::Kind::Int && a.kind == ir::Arg::Kind::Ref;
+  }
+  return any_size;
+}
+
 bool lower_host_op(LoweringContext& cx) {
   const ir::Node& n = *cx.node;
   bool makes_tensor = false;
   for (const auto& o : n.outputs) makes_tensor |= o.meta.is_tensor() || o.meta.type_name.find("Tensor") != std::string::npos;
-  if (makes_tensor) return false;
+  const bool size_tensor = makes_tensor && is_size_tensor_op(cx);
+  if (makes_tensor && !size_tensor) return false;
   const std::string& t = n.target;
   auto int_of = [&](size_t i) -> Sym {
     Val v = cx.arg(i);
@@ -279,7 +300,7 @@ bool lower_host_op(LoweringContext& cx) {
     }
   } else if (t == "prim::ListConstruct") {
     cx.set_output(cx.value(ir::Arg::list(n.args)));
-  } else if (t == "aten::floordiv" || t == "aten::add" || t == "aten::sub" || t == "aten::mul" || t == "aten::remainder") {
+  } else if ((size_tensor && t != "prim::NumToTensor") || t == "aten::floordiv" || t == "aten::add" || t == "aten::sub" || t == "aten::mul" || t == "aten::remainder") {
     Sym a = int_of(0), b = int_of(1);
     if (!a || !b) {
       // float arithmetic on static numbers
@@ -289,7 +310,9 @@ bool lower_host_op(LoweringContext& cx) {
       v.f = t == "aten::add" ? x + y : t == "aten::sub" ? x - y : t == "aten::mul" ? x * y : x / y;
       cx.set_output(v);
     } else {
-      Op op = t == "aten::floordiv" ? Op::FloorDiv : t == "aten::add" ? Op::Add : t == "aten::sub" ? Op::Sub
+      if (size_tensor && n.args.size() > 2 && (!int_of(2) || !sym_is_const(int_of(2)) || int_of(2)->value != 1))
+        throw LoweringError(t + " on a size with alpha other than 1");
+      Op op = t == "aten::floordiv" || t == "aten::floor_divide" ? Op::FloorDiv : t == "aten::add" ? Op::Add : t == "aten::sub" ? Op::Sub
               : t == "aten::mul" ? Op::Mul : Op::Mod;
       Val v;
       v.kind = Val::Kind::Int;
@@ -309,10 +332,17 @@ bool lower_host_op(LoweringContext& cx) {
     Val v;
     v.kind = Val::Kind::Other;
     cx.set_output(v);
-  } else if (t == "aten::Int") {
+  } else if (t == "prim::NumToTensor") {
     Val v;
     v.kind = Val::Kind::Int;
-    v.i = sym_const(static_cast<int64_t>(cx.number(0)));
+    v.i = int_of(0);
+    if (!v.i) throw LoweringError("prim::NumToTensor of a value that is not an int");
+    cx.set_output(v);
+  } else if (t == "aten::Int" || t == "aten::ScalarImplicit" || t == "aten::IntImplicit") {
+    Val v;
+    v.kind = Val::Kind::Int;
+    Sym i = int_of(0);
+    v.i = i ? i : sym_const(static_cast<int64_t>(cx.number(0)));
     cx.set_output(v);
   } else {
     throw LoweringError(t + " is a host op Kiln does not evaluate");
