@@ -155,11 +155,12 @@ struct KernelExpr {
   // The value of `body` as one statement's expression; its shared subexpressions are written to
   // os first, one local per line, indented by pad.
   std::string statement(std::ostream& os, const std::string& pad, const VExpr& body,
-                        const std::vector<std::string>& vars, const std::map<int, std::string>& accs, size_t outer) {
+                        const std::vector<std::string>& vars, const std::map<int, std::string>& accs, size_t outer,
+                        const Comp* store = nullptr) {
     std::map<std::string, std::string> table;
     std::vector<std::string> lines;
     begin_statement(table, lines);
-    std::string v = value(body, vars, accs, outer);
+    std::string v = store ? store_value(*store, body, vars, accs, outer) : value(body, vars, accs, outer);
     end_statement();
     for (const auto& l : lines) os << pad << l << "\n";
     return v;
@@ -175,6 +176,28 @@ struct KernelExpr {
     return name;
   }
 
+  // Integer context: an expression over integer (and bool) values only is computed in 64-bit
+  // integers, exactly as eager does (index arithmetic, masks, position ids), not through float.
+  bool int_ctx = false;
+
+  static bool integral(ir::DType t) { return lowering::integral_dtype(t); }
+  bool exact_int(const VExpr& e) const { return lowering::ve_exact_int(e, p.program.comps); }
+  // e's value in integer arithmetic (e must be exact_int).
+  std::string int_value(const VExpr& e, const std::vector<std::string>& vars, const std::map<int, std::string>& accs,
+                        size_t outer_rank) {
+    const bool saved = int_ctx;
+    int_ctx = true;
+    std::string v = value(e, vars, accs, outer_rank);
+    int_ctx = saved;
+    return v;
+  }
+  // The value to store into computation c: integer outputs of exact bodies in integer arithmetic.
+  std::string store_value(const Comp& c, const VExpr& body, const std::vector<std::string>& vars,
+                          const std::map<int, std::string>& accs, size_t outer_rank) {
+    if (integral(c.dtype) && c.dtype != ir::DType::Bool && exact_int(body)) return int_value(body, vars, accs, outer_rank);
+    return value(body, vars, accs, outer_rank);
+  }
+
   std::string value(const VExpr& e, const std::vector<std::string>& vars, const std::map<int, std::string>& accs,
                     size_t outer_rank) {
     std::string text = value_raw(e, vars, accs, outer_rank);
@@ -186,7 +209,9 @@ struct KernelExpr {
   std::string value_raw(const VExpr& e, const std::vector<std::string>& vars, const std::map<int, std::string>& accs,
                         size_t outer_rank) {
     switch (e->op) {
-      case VExprNode::Op::Const: return literal(e->value);
+      case VExprNode::Op::Const:
+        if (int_ctx) return "(" + std::to_string(static_cast<long long>(e->value)) + "LL)";
+        return literal(e->value);
       case VExprNode::Op::Scalar: return "static_cast<float>(scalar[" + std::to_string(e->scalar) + "])";
       case VExprNode::Op::Load: {
         auto acc = accs.find(e->comp);
@@ -197,6 +222,7 @@ struct KernelExpr {
         }
         const Comp& c = p.program.comps[e->comp];
         std::string load = "b" + std::to_string(e->comp) + "[" + offset(e->comp, e->index, vars) + "]";
+        if (int_ctx && integral(c.dtype)) return c.dtype == ir::DType::Bool ? load : "static_cast<long long>(" + load + ")";
         return c.dtype == ir::DType::Float32 || c.dtype == ir::DType::Bool ? load : "static_cast<float>(" + load + ")";
       }
       case VExprNode::Op::Unary: {
@@ -214,7 +240,17 @@ struct KernelExpr {
       }
       case VExprNode::Op::Binary: {
         if (e->fn == "idx_lt") return "(" + index(e->index[0], vars) + " < " + index(e->index[1], vars) + ")";
-        std::string a = value(e->a, vars, accs, outer_rank), b = value(e->b, vars, accs, outer_rank);
+        if (e->fn == "idx_value") {
+          const std::string i = "static_cast<long long>(" + index(e->index[0], vars) + ")";
+          return int_ctx ? i : "static_cast<float>(" + i + ")";
+        }
+        static const std::set<std::string> compare = {"gt", "lt", "ge", "le", "eq", "ne"};
+        // Comparisons of integer values compare the integers (no rounding through float).
+        const bool int_operands = int_ctx || (compare.count(e->fn) && exact_int(e->a) && exact_int(e->b));
+        std::string a = int_operands ? int_value(e->a, vars, accs, outer_rank) : value(e->a, vars, accs, outer_rank);
+        std::string b = int_operands ? int_value(e->b, vars, accs, outer_rank) : value(e->b, vars, accs, outer_rank);
+        if (int_ctx && (e->fn == "max" || e->fn == "min"))
+          return "((" + a + ") " + (e->fn == "max" ? ">" : "<") + " (" + b + ") ? (" + a + ") : (" + b + "))";
         static const std::map<std::string, std::string> ops = {{"add", "+"}, {"sub", "-"}, {"mul", "*"}, {"div", "/"},
                                                                {"gt", ">"},  {"lt", "<"},  {"ge", ">="}, {"le", "<="},
                                                                {"eq", "=="}, {"ne", "!="}, {"and", "&&"}, {"or", "||"}};

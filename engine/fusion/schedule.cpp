@@ -82,7 +82,7 @@ FusedProgram schedule(const LoopProgram& input, const FusionOptions& options) {
         return e;
       case VExprNode::Op::Unary: return lowering::ve_unary(e->fn, substitute(e->a));
       case VExprNode::Op::Binary:
-        if (e->fn == "idx_lt") return e;
+        if (lowering::ve_is_index_fn(*e)) return e;
         return lowering::ve_binary(e->fn, substitute(e->a), substitute(e->b));
       case VExprNode::Op::Where: return lowering::ve_where(substitute(e->c), substitute(e->a), substitute(e->b));
       default: return e;

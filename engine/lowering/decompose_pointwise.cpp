@@ -54,6 +54,48 @@ bool lower_pointwise_op(LoweringContext& cx, const std::string& t) {
     cx.set_output(tensor_val(cx.pointwise(cx.comp(x).sizes, f == "identity" ? v : ve_unary(f, v))));
     return true;
   }
+  if (fn == "hardsigmoid" || fn == "hardswish" || fn == "relu6") {
+    // hardsigmoid(x) = min(max(x + 3, 0), 6) / 6; hardswish(x) = x * hardsigmoid(x); relu6 = min(max(x, 0), 6)
+    int x = cx.tensor(0);
+    VExpr v = cx.load_all(x);
+    VExpr body;
+    if (fn == "relu6") {
+      body = ve_binary("min", ve_binary("max", v, ve_const(0.0)), ve_const(6.0));
+    } else {
+      VExpr hs = ve_binary("div", ve_binary("min", ve_binary("max", ve_binary("add", v, ve_const(3.0)), ve_const(0.0)), ve_const(6.0)),
+                           ve_const(6.0));
+      body = fn == "hardswish" ? ve_binary("mul", v, hs) : hs;
+    }
+    cx.set_output(tensor_val(cx.pointwise(cx.comp(x).sizes, body)));
+    return true;
+  }
+  if (t == "aten::to" || t == "aten::type_as" || t == "aten::_to_copy") {
+    // A dtype conversion: the load, stored in the result's dtype (set from the node's output).
+    Val x = cx.arg(0);
+    if (x.kind != Val::Kind::Tensor) return false;
+    cx.set_output(tensor_val(cx.pointwise(cx.comp(x.comp).sizes, cx.load_all(x.comp))));
+    return true;
+  }
+  if (t == "aten::arange") {
+    // arange(end, ...), arange(start, end, ...), arange(start, end, step, ...): start + i * step.
+    if (n.outputs.empty() || n.outputs[0].meta.shape.size() != 1) return false;
+    size_t numeric = 0;
+    while (numeric < n.args.size() && numeric < 3) {
+      Val v = cx.arg(numeric);
+      if (v.kind != Val::Kind::Int && v.kind != Val::Kind::Float) break;
+      ++numeric;
+    }
+    if (numeric == 0) return false;
+    double start = numeric >= 2 ? cx.number(0) : 0.0;
+    double step = numeric == 3 ? cx.number(2) : 1.0;
+    const auto& d = n.outputs[0].meta.shape[0];
+    std::vector<Sym> sizes{d.is_symbolic() ? capture::sym_var(d.symbol) : capture::sym_const(d.value)};
+    VExpr body = ve_index_value(ie_var(0));
+    if (step != 1.0) body = ve_binary("mul", body, ve_const(step));
+    if (start != 0.0) body = ve_binary("add", body, ve_const(start));
+    cx.set_output(tensor_val(cx.pointwise(sizes, body)));
+    return true;
+  }
   if (fn == "silu") {
     int x = cx.tensor(0);
     VExpr v = cx.load_all(x);

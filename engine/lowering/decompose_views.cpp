@@ -240,6 +240,14 @@ bool lower_view_op(LoweringContext& cx, const std::string& t) {
   if (t == "aten::cat") {
     Val list = cx.arg(0);
     if (list.kind != Val::Kind::TensorList) throw LoweringError("aten::cat of a non-tensor list");
+    // As in eager, a 1-d empty operand (torch.tensor([]): an empty cache) is skipped whatever the rank.
+    std::vector<int> kept;
+    for (int c : list.tensors) {
+      const auto& sz = cx.comp(c).sizes;
+      if (!(sz.size() == 1 && capture::sym_is_const(sz[0]) && sz[0]->value == 0)) kept.push_back(c);
+    }
+    if (kept.empty()) throw LoweringError("aten::cat of empty tensors only");
+    list.tensors = kept;
     auto first = cx.comp(list.tensors[0]).sizes;
     int64_t d = cx.dim_arg(cx.int_const(1), first.size());
     std::vector<Sym> out = first;

@@ -1,5 +1,8 @@
 #include "engine/lowering/loop_ir.h"
 
+#include <cmath>
+#include <set>
+
 #include <algorithm>
 #include <cstdio>
 #include <functional>
@@ -103,6 +106,39 @@ static bool bool_fn(const std::string& fn) {
   return fn == "idx_lt" || fn == "gt" || fn == "lt" || fn == "ge" || fn == "le" || fn == "eq" || fn == "ne" || fn == "and" ||
          fn == "or" || fn == "not";
 }
+bool integral_dtype(ir::DType t) {
+  return t == ir::DType::Int64 || t == ir::DType::Int32 || t == ir::DType::Int16 || t == ir::DType::Int8 ||
+         t == ir::DType::UInt8 || t == ir::DType::Bool;
+}
+
+bool ve_exact_int(const VExpr& e, const std::vector<Comp>& comps) {
+  if (!e) return false;
+  switch (e->op) {
+    case VOp::Const: return std::floor(e->value) == e->value && std::fabs(e->value) < 4.6e18;
+    case VOp::Load: return e->comp >= 0 && e->comp < static_cast<int>(comps.size()) && integral_dtype(comps[e->comp].dtype);
+    case VOp::Scalar: return false;
+    case VOp::Unary: return (e->fn == "neg" || e->fn == "abs" || e->fn == "not") && ve_exact_int(e->a, comps);
+    case VOp::Binary: {
+      if (ve_is_index_fn(*e)) return true;
+      static const std::set<std::string> ok = {"add", "sub", "mul", "max", "min", "gt", "lt", "ge",
+                                               "le",  "eq",  "ne",  "and", "or"};
+      return ok.count(e->fn) && ve_exact_int(e->a, comps) && ve_exact_int(e->b, comps);
+    }
+    case VOp::Where: return ve_exact_int(e->a, comps) && ve_exact_int(e->b, comps);
+  }
+  return false;
+}
+
+VExpr ve_index_value(IExpr i) {
+  auto n = std::make_shared<VExprNode>();
+  n->op = VOp::Binary;
+  n->fn = "idx_value";
+  n->index = {std::move(i)};
+  return n;
+}
+bool ve_is_index_fn(const VExprNode& e) {
+  return e.op == VOp::Binary && (e.fn == "idx_lt" || e.fn == "idx_value");
+}
 VExpr ve_unary(const std::string& fn, VExpr a) {
   auto n = std::make_shared<VExprNode>();
   n->op = VOp::Unary;
@@ -150,6 +186,7 @@ std::string ve_str(const VExpr& e, const std::vector<std::string>& names) {
     case VOp::Unary: return e->fn + "(" + ve_str(e->a, names) + ")";
     case VOp::Binary:
       if (e->fn == "idx_lt") return "(" + ie_str(e->index[0]) + " < " + ie_str(e->index[1]) + ")";
+      if (e->fn == "idx_value") return "index(" + ie_str(e->index[0]) + ")";
       return e->fn + "(" + ve_str(e->a, names) + ", " + ve_str(e->b, names) + ")";
     case VOp::Where: return "where(" + ve_str(e->c, names) + ", " + ve_str(e->a, names) + ", " + ve_str(e->b, names) + ")";
   }
@@ -181,9 +218,9 @@ VExpr ve_subst(const VExpr& e, const std::vector<IExpr>& index) {
     }
     case VOp::Unary: return ve_unary(e->fn, ve_subst(e->a, index));
     case VOp::Binary: {
-      if (e->fn == "idx_lt") {  // compares two index expressions
+      if (ve_is_index_fn(*e)) {  // compares index expressions, or reads one as a value
         auto n = std::make_shared<VExprNode>(*e);
-        n->index = {ie_subst(e->index[0], index), ie_subst(e->index[1], index)};
+        for (auto& i : n->index) i = ie_subst(i, index);
         return n;
       }
       return ve_binary(e->fn, ve_subst(e->a, index), ve_subst(e->b, index));

@@ -57,6 +57,10 @@ VExpr ve_scalar(int k);
 VExpr ve_unary(const std::string& fn, VExpr a);
 VExpr ve_binary(const std::string& fn, VExpr a, VExpr b);
 VExpr ve_where(VExpr cond, VExpr a, VExpr b);
+// An index expression as a value (arange): Binary "idx_value" with index = {i}, like "idx_lt"
+// (index = {a, b}) compares two index expressions.
+VExpr ve_index_value(IExpr i);
+bool ve_is_index_fn(const VExprNode& e);  // idx_lt or idx_value
 int ve_size(const VExpr& e);  // node count (fusion's size limit)
 std::string ve_str(const VExpr& e, const std::vector<std::string>& comp_names);
 
@@ -93,6 +97,12 @@ struct Comp {
 };
 
 const char* comp_kind_name(Comp::Kind k);
+
+// Whether e is exact in 64-bit integer arithmetic: loads of integer or bool computations, whole
+// constants, index values, and + - * max min neg abs not, comparisons, and/or, where of such.
+// Kernels compute such expressions in integers; anything else is float32 math.
+bool ve_exact_int(const VExpr& e, const std::vector<Comp>& comps);
+bool integral_dtype(ir::DType t);  // integers and bool
 
 // The storage order of c's dims, outermost first (its layout, or 0..rank-1).
 std::vector<int> storage_order(const Comp& c);

@@ -3,6 +3,7 @@
 #include <functional>
 #include <set>
 
+#include "engine/lowering/functionalize.h"
 #include "engine/lowering/lowering_context.h"
 
 namespace kiln::lowering {
@@ -350,6 +351,37 @@ bool lower_host_op(LoweringContext& cx) {
   return true;
 }
 
+// Dtypes generated kernels store: 16-bit floats as float32 math with rounding stores (as Inductor
+// does), integers and bool exactly. float64 math would need double kernels: it runs eagerly.
+bool kernel_dtype(ir::DType t) {
+  switch (t) {
+    case ir::DType::Float32: case ir::DType::Float16: case ir::DType::BFloat16: case ir::DType::Bool:
+    case ir::DType::Int64: case ir::DType::Int32: case ir::DType::Int16: case ir::DType::Int8: case ir::DType::UInt8:
+      return true;
+    default: return false;
+  }
+}
+
+// The computations a node's lowering made store in the node's dtypes (intermediates of a
+// decomposition stay float32). An integer result must come from exact integer arithmetic.
+void set_output_dtypes(LoweringContext& cx, size_t first_new) {
+  for (const auto& o : cx.node->outputs) {
+    if (!o.meta.is_tensor()) continue;
+    auto it = cx.vals.find(o.name);
+    if (it == cx.vals.end() || it->second.kind != Val::Kind::Tensor) continue;
+    const int c = it->second.comp;
+    if (c < static_cast<int>(first_new)) continue;
+    Comp& comp = cx.prog().comps[c];
+    if (comp.kind != Comp::Kind::Pointwise && comp.kind != Comp::Kind::Reduction) continue;
+    const auto dt = o.meta.dtype == ir::DType::Unknown ? ir::DType::Float32 : o.meta.dtype;
+    const bool integer = dt != ir::DType::Bool && dt != ir::DType::Float32 && dt != ir::DType::Float16 &&
+                         dt != ir::DType::BFloat16;
+    if (integer && (comp.kind == Comp::Kind::Reduction || !ve_exact_int(comp.body, cx.prog().comps)))
+      throw LoweringError(std::string(ir::dtype_name(dt)) + " result of arithmetic that is not exact in integers");
+    comp.dtype = dt;
+  }
+}
+
 void lower_extern(LoweringContext& cx, bool fallback, const std::string& why) {
   const ir::Node& n = *cx.node;
   if (n.outputs.size() != 1 || !n.outputs[0].meta.is_tensor())
@@ -386,7 +418,9 @@ void lower_extern(LoweringContext& cx, bool fallback, const std::string& why) {
 }  // namespace
 
 
-LoweredRegion lower_graph(const ir::Graph& graph) {
+LoweredRegion lower_graph(const ir::Graph& captured) {
+  // In-place ops become functional first; node positions stay, so IR indices still match.
+  const ir::Graph graph = functionalize(captured);
   LoweringContext cx{graph, {}, {}, -1, nullptr};
   auto& prog = cx.prog();
   int input_pos = 0;
@@ -451,23 +485,35 @@ LoweredRegion lower_graph(const ir::Graph& graph) {
     }
     if (lower_host_op(cx)) continue;
     const std::string& t = n.target;
-    bool all_float = true;
+    std::string bad_dtype;
     for (const auto& o : n.outputs)
-      if (o.meta.is_tensor() && o.meta.dtype != ir::DType::Float32 && o.meta.dtype != ir::DType::Bool) all_float = false;
+      if (o.meta.is_tensor() && !kernel_dtype(o.meta.dtype)) bad_dtype = ir::dtype_name(o.meta.dtype);
     if (extern_ops().count(t)) {
       lower_extern(cx, false, "");
       continue;
     }
     bool done = false;
-    if (all_float) {
+    if (is_inplace_op(t) && !n.args.empty()) {
+      // Mutating a region input or a parameter: eager runs it on the tensor itself, so callers see it.
+      Val target = cx.arg(0);
+      if (target.kind == Val::Kind::Tensor && (cx.comp(target.comp).kind == Comp::Kind::Input ||
+                                               cx.comp(target.comp).kind == Comp::Kind::Constant)) {
+        lower_extern(cx, true, "mutates a region input or parameter in place");
+        continue;
+      }
+    }
+    if (bad_dtype.empty()) {
+      const size_t before = prog.comps.size();
       try {
         done = lower_view_op(cx, t) || lower_pointwise_op(cx, t) || lower_reduction_op(cx, t);
+        if (done) set_output_dtypes(cx, before);
       } catch (const LoweringError& e) {
         lower_extern(cx, true, e.what());
         continue;
       }
     }
-    if (!done) lower_extern(cx, true, all_float ? "no lowering for " + t : "dtype other than float32");
+    if (!done)
+      lower_extern(cx, true, bad_dtype.empty() ? "no lowering for " + t : bad_dtype + " results run eagerly (kernels compute float32, float16, bfloat16, integers and bool)");
   }
   for (const auto& [name, v] : cx.vals)
     if (v.kind == Val::Kind::Tensor) cx.out.tensor_of[name] = v.comp;

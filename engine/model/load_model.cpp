@@ -1,4 +1,5 @@
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <optional>
 #include <regex>
@@ -105,6 +106,43 @@ int64_t count_elements(const torch::jit::buffer_list& bufs) {
   return n;
 }
 
+// A model traced on the CPU has the CPU baked into its graph (`device("cpu")` arguments of
+// aten::to / arange / zeros, CPU tensor constants). Loaded onto a GPU, those would run on the CPU
+// and mix devices; they are moved to the device the model was loaded onto, as a model traced there
+// would read. Returns how many constants moved.
+int retarget_device_constants(torch::jit::Graph& graph, const c10::Device& device) {
+  int moved = 0;
+  std::vector<torch::jit::Node*> constants;
+  std::function<void(torch::jit::Block*)> walk = [&](torch::jit::Block* b) {
+    for (auto* n : b->nodes()) {
+      if (n->kind() == c10::prim::Constant) constants.push_back(n);
+      for (auto* sub : n->blocks()) walk(sub);
+    }
+  };
+  walk(graph.block());
+  for (auto* n : constants) {
+    auto iv = torch::jit::toIValue(n->output());
+    if (!iv) continue;
+    c10::IValue replacement;
+    if (iv->isDevice() && iv->toDevice().is_cpu()) {
+      replacement = c10::IValue(device);
+    } else if (iv->isTensor() && iv->toTensor().defined() && iv->toTensor().device().is_cpu() &&
+               iv->toTensor().dim() > 0) {
+      replacement = c10::IValue(iv->toTensor().to(device));
+    } else {
+      continue;
+    }
+    torch::jit::WithInsertPoint guard(n);
+    auto* v = graph.insertConstant(replacement);
+    v->copyMetadata(n->output());
+    n->output()->replaceAllUsesWith(v);
+    ++moved;
+  }
+  for (auto* n : constants)
+    if (!n->output()->hasUses()) n->destroy();
+  return moved;
+}
+
 }  // namespace
 
 std::string cuda_unavailable_reason() {
@@ -151,6 +189,7 @@ Model load_model(const std::string& path, const std::string& device) {
   try {
     impl->frozen = compat::freeze_for_capture(impl->module);
     impl->graph = impl->frozen.get_method("forward").graph();
+    if (device != "cpu") impl->retargeted_constants = retarget_device_constants(*impl->graph, torch::Device(device));
   } catch (const c10::Error& e) {
     throw Error(path + ": LibTorch could not freeze the module: " + first_line(e.what_without_backtrace()));
   } catch (const std::exception& e) {

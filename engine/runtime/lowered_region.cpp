@@ -147,12 +147,13 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
   for (size_t c = 0; c < prog.comps.size(); ++c) {
     const Comp& comp = prog.comps[c];
     if (!fused_.realized[c] || (comp.kind != Comp::Kind::Pointwise && comp.kind != Comp::Kind::Reduction)) continue;
-    auto st = comp.dtype == ir::DType::Bool ? at::kBool : at::kFloat;
+    auto st = comp.dtype == ir::DType::Unknown ? at::kFloat : capture::to_scalar_type(comp.dtype);
     auto options = at::TensorOptions().dtype(st).device(device);
     auto sizes = eval_sizes(comp.sizes);
     bufs[c] = at::empty_strided(sizes, layout_strides(sizes, comp.layout), options);
     if (poison_ || probe) {
       if (st == at::kBool) bufs[c].fill_(true);
+      else if (at::isIntegralType(st, false)) bufs[c].fill_(int64_t(0x5a5a5a5a));
       else bufs[c].fill_(NAN);
     }
   }

@@ -35,9 +35,50 @@ const char* ctype(ir::DType t) {
     case ir::DType::Int8: return "int8_t";
     case ir::DType::UInt8: return "uint8_t";
     case ir::DType::Bool: return "bool";
+    case ir::DType::Float16: return "kiln_half";
+    case ir::DType::BFloat16: return "kiln_bf16";
     default: return "float";
   }
 }
+
+// 16-bit floats: stored as their bits, read and written through float (math stays float32, as
+// Inductor does); float -> 16 bits rounds to nearest even, NaN stays NaN.
+const char* kHalfTypes =
+    "#include <cstring>\n"
+    "static inline uint16_t kiln_f32_to_f16(float f) {\n"
+    "  uint32_t u; std::memcpy(&u, &f, 4);\n"
+    "  const uint32_t sign = u & 0x80000000u; u ^= sign;\n"
+    "  uint32_t o;\n"
+    "  if (u >= 0x47800000u) o = u > 0x7f800000u ? 0x7e00u : 0x7c00u;  // overflow to inf; NaN stays NaN\n"
+    "  else if (u < 0x38800000u) {  // subnormal or zero: let float addition round at the right bit\n"
+    "    float a; std::memcpy(&a, &u, 4); a += 0.5f; uint32_t b; std::memcpy(&b, &a, 4); o = b - 0x3f000000u;\n"
+    "  } else { o = (u + 0xc8000fffu + ((u >> 13) & 1u)) >> 13; }\n"
+    "  return static_cast<uint16_t>(o | (sign >> 16));\n"
+    "}\n"
+    "static inline float kiln_f16_to_f32(uint16_t h) {\n"
+    "  const uint32_t sign = (h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;\n"
+    "  uint32_t u;\n"
+    "  if (e == 0) { float f = static_cast<float>(m) * 5.9604644775390625e-08f; std::memcpy(&u, &f, 4); u |= sign; }\n"
+    "  else if (e == 31) u = sign | 0x7f800000u | (m << 13);\n"
+    "  else u = sign | ((e + 112u) << 23) | (m << 13);\n"
+    "  float f; std::memcpy(&f, &u, 4); return f;\n"
+    "}\n"
+    "struct kiln_half {\n"
+    "  uint16_t bits;\n"
+    "  kiln_half() = default;\n"
+    "  kiln_half(float f) : bits(kiln_f32_to_f16(f)) {}\n"
+    "  operator float() const { return kiln_f16_to_f32(bits); }\n"
+    "};\n"
+    "struct kiln_bf16 {\n"
+    "  uint16_t bits;\n"
+    "  kiln_bf16() = default;\n"
+    "  kiln_bf16(float f) {\n"
+    "    uint32_t u; std::memcpy(&u, &f, 4);\n"
+    "    bits = (u & 0x7fffffffu) > 0x7f800000u ? static_cast<uint16_t>((u >> 16) | 0x40u)\n"
+    "                                           : static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);\n"
+    "  }\n"
+    "  operator float() const { uint32_t u = static_cast<uint32_t>(bits) << 16; float f; std::memcpy(&f, &u, 4); return f; }\n"
+    "};\n\n";
 
 struct Emitter : KernelExpr {
   using KernelExpr::KernelExpr;
@@ -83,7 +124,7 @@ struct Emitter : KernelExpr {
       const Comp& comp = p.program.comps[c];
       std::vector<lowering::IExpr> idx;
       for (size_t d = 0; d < comp.sizes.size(); ++d) idx.push_back(lowering::ie_var(static_cast<int>(d)));
-      std::string v = statement(os, pad, comp.body, vars, {}, 0);
+      std::string v = statement(os, pad, comp.body, vars, {}, 0, &comp);
       os << pad << "b" << c << "[" << offset(c, idx, vars) << "] = " << v << ";  // " << cpp_comment(comp.name) << "\n";
     }
     loops_close(os, sizes.size(), "  ");
@@ -125,7 +166,7 @@ struct Emitter : KernelExpr {
         std::string ipad = pad + std::string(2 * inner_sizes.size(), ' ');
         std::vector<lowering::IExpr> idx;
         for (size_t d = 0; d < comp.sizes.size(); ++d) idx.push_back(lowering::ie_var(static_cast<int>(d)));
-        std::string v = statement(os, ipad, comp.body, ivars, accs, k.outer.size());
+        std::string v = statement(os, ipad, comp.body, ivars, accs, k.outer.size(), &comp);
         os << ipad << "b" << c << "[" << offset(c, idx, ivars) << "] = " << v << ";  // " << cpp_comment(comp.name) << "\n";
         loops_close(os, inner_sizes.size(), pad);
       }
@@ -146,6 +187,11 @@ std::string emit_cpp(const fusion::FusedProgram& p, const std::vector<NodeNote>&
      << "static inline float kiln_relu(float a) { return a != a ? a : (a > 0.0f ? a : 0.0f); }\n"
      << "static inline float kiln_max(float a, float b) { return (a != a || a > b) ? a : b; }\n"
      << "static inline float kiln_min(float a, float b) { return (a != a || a < b) ? a : b; }\n\n";
+  for (const auto& c : p.program.comps)
+    if (c.dtype == ir::DType::Float16 || c.dtype == ir::DType::BFloat16) {
+      os << kHalfTypes;
+      break;
+    }
   for (const auto& k : p.kernels) {
     em.comment_nodes(os, k, notes);
     os << "extern \"C\" void " << k.name << "(void* const* buf, const double* scalar, const int64_t* sym) {\n";

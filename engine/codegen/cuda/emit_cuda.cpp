@@ -60,7 +60,7 @@ struct CudaEmitter : KernelExpr {
       const Comp& comp = p.program.comps[c];
       std::vector<lowering::IExpr> idx;
       for (size_t d = 0; d < comp.sizes.size(); ++d) idx.push_back(lowering::ie_var(static_cast<int>(d)));
-      std::string v = statement(os, pad, comp.body, vars, {}, 0);
+      std::string v = statement(os, pad, comp.body, vars, {}, 0, &comp);
       os << pad << "b" << c << "[" << offset(c, idx, vars) << "] = " << v << ";  // " << cpp_comment(comp.name) << "\n";
     }
   }
@@ -200,8 +200,12 @@ struct CudaEmitter : KernelExpr {
         return true;
       default: break;
     }
-    if (a->op == VExprNode::Op::Binary && a->fn == "idx_lt")
-      return same_index(a->index.at(0), b->index.at(0)) && same_index(a->index.at(1), b->index.at(1));
+    if (lowering::ve_is_index_fn(*a)) {
+      if (a->index.size() != b->index.size()) return false;
+      for (size_t d = 0; d < a->index.size(); ++d)
+        if (!same_index(a->index[d], b->index[d])) return false;
+      return true;
+    }
     return same_value(a->a, b->a) && same_value(a->b, b->b) && same_value(a->c, b->c);
   }
   bool same_sizes(const std::vector<Sym>& a, const std::vector<Sym>& b) {
