@@ -230,6 +230,8 @@ struct KernelExpr {
         const std::string& f = e->fn;
         const bool cuda = dialect == Dialect::Cuda;
         if (f == "relu") return "kiln_relu(" + a + ")";
+        if (f == "to_float16") return "static_cast<float>(kiln_half(" + a + "))";
+        if (f == "to_bfloat16") return "static_cast<float>(kiln_bf16(" + a + "))";
         if (f == "sigmoid") return cuda ? "(1.0f / (1.0f + expf(-(" + a + "))))" : "(1.0f / (1.0f + std::exp(-(" + a + "))))";
         if (f == "rsqrt") return cuda ? "rsqrtf(" + a + ")" : "(1.0f / std::sqrt(" + a + "))";
         if (f == "neg") return "(-(" + a + "))";

@@ -73,7 +73,13 @@ bool lower_pointwise_op(LoweringContext& cx, const std::string& t) {
     // A dtype conversion: the load, stored in the result's dtype (set from the node's output).
     Val x = cx.arg(0);
     if (x.kind != Val::Kind::Tensor) return false;
-    cx.set_output(tensor_val(cx.pointwise(cx.comp(x.comp).sizes, cx.load_all(x.comp))));
+    // An explicit conversion to a 16-bit float rounds even where fusion keeps the value in a
+    // register (ordinary float16 arithmetic stays float32 inside a kernel, as in Inductor).
+    VExpr body = cx.load_all(x.comp);
+    const auto to = n.outputs.empty() ? ir::DType::Unknown : n.outputs[0].meta.dtype;
+    if (to == ir::DType::Float16 && cx.comp(x.comp).dtype != ir::DType::Float16) body = ve_unary("to_float16", body);
+    if (to == ir::DType::BFloat16 && cx.comp(x.comp).dtype != ir::DType::BFloat16) body = ve_unary("to_bfloat16", body);
+    cx.set_output(tensor_val(cx.pointwise(cx.comp(x.comp).sizes, body)));
     return true;
   }
   if (t == "aten::arange") {

@@ -233,7 +233,7 @@ bool lower_view_op(LoweringContext& cx, const std::string& t) {
     for (size_t i = 0; i < n.outputs.size(); ++i) cx.vals[n.outputs[i].name] = tensor_val(in.tensors[i]);
     return true;
   }
-  if (t == "prim::ListConstruct") {
+  if (t == "prim::ListConstruct" || t == "prim::TupleConstruct") {
     cx.set_output(cx.value(ir::Arg::list(n.args)));
     return true;
   }

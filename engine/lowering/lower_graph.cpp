@@ -478,6 +478,11 @@ LoweredRegion lower_graph(const ir::Graph& captured) {
     if (n.op == ir::NodeOp::Output) {
       for (const auto& a : n.args) {
         Val v = cx.value(a);
+        // A tuple or list of tensors (a model returning several): its elements are the outputs.
+        if (v.kind == Val::Kind::TensorList) {
+          for (int c : v.tensors) prog.outputs.push_back(c);
+          continue;
+        }
         if (v.kind != Val::Kind::Tensor) throw LoweringError("region output %" + a.ref + " is not a tensor");
         prog.outputs.push_back(v.comp);
       }

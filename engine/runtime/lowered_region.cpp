@@ -77,6 +77,23 @@ void LoweredRegionFn::run_probed(capture::Interpreter& interp, capture::Interpre
   run_steps(interp, env, &probe);
 }
 
+void LoweredRegionFn::bind_value(const torch::jit::Value* v, const std::vector<at::Tensor>& bufs,
+                                 capture::Interpreter& interp, capture::Interpreter::Env& env) const {
+  auto name = name_of_.find(v);
+  if (name != name_of_.end()) {
+    auto t = lowered_.tensor_of.find(name->second);
+    if (t != lowered_.tensor_of.end() && bufs[t->second].defined()) {
+      env[v] = bufs[t->second];
+      return;
+    }
+  }
+  const auto* producer = v->node();
+  if (producer->kind() == c10::prim::ListConstruct || producer->kind() == c10::prim::TupleConstruct) {
+    for (const auto* in : producer->inputs()) bind_value(in, bufs, interp, env);
+    env[v] = interp.exec_node(producer, env).at(0);
+  }
+}
+
 void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpreter::Env& env, StepProbe* probe) {
   const auto& prog = fused_.program;
   // Size symbols from the inputs.
@@ -177,23 +194,7 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
     if (!n) throw Error("kiln backend: extern " + comp.name + " has no TorchScript node");
     // The extern's arguments: computed tensors from their buffers; lists of tensors (cat, stack)
     // built from their elements' buffers, as the list node itself never ran.
-    std::function<void(const torch::jit::Value*)> bind = [&](const torch::jit::Value* v) {
-      auto name = name_of_.find(v);
-      if (name != name_of_.end()) {
-        auto t = lowered_.tensor_of.find(name->second);
-        if (t != lowered_.tensor_of.end() && bufs[t->second].defined()) {
-          env[v] = bufs[t->second];
-          return;
-        }
-      }
-      const auto* producer = v->node();
-      if (producer->kind() == c10::prim::ListConstruct || producer->kind() == c10::prim::TupleConstruct) {
-        for (const auto* in : producer->inputs()) bind(in);
-        auto outs = interp.exec_node(producer, env);
-        env[v] = outs.at(0);
-      }
-    };
-    for (const auto* v : n->inputs()) bind(v);
+    for (const auto* v : n->inputs()) bind_value(v, bufs, interp, env);
     at::Tensor out;
     {
       profile::Span span("extern", comp.target, compile_id_);
@@ -226,9 +227,14 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
     auto name = name_of_.find(v);
     if (name == name_of_.end()) throw Error("kiln backend: region output has no name");
     auto t = lowered_.tensor_of.find(name->second);
-    if (t == lowered_.tensor_of.end() || !bufs[t->second].defined())
+    if (t != lowered_.tensor_of.end() && bufs[t->second].defined()) {
+      env[v] = bufs[t->second];
+      continue;
+    }
+    const auto k = v->node()->kind();
+    if (k != c10::prim::TupleConstruct && k != c10::prim::ListConstruct)
       throw Error("kiln backend: region output " + name->second + " was not computed");
-    env[v] = bufs[t->second];
+    bind_value(v, bufs, interp, env);  // a tuple or list of computed tensors
   }
 }
 

@@ -59,6 +59,10 @@ class LoweredRegionFn : public CompiledFn {
 
  private:
   void run_steps(capture::Interpreter& interp, capture::Interpreter::Env& env, StepProbe* probe);
+  // Puts v into env: a computed tensor from its buffer; a list or tuple of them (an extern's
+  // argument, a region output) built from its elements, as the list node itself never ran.
+  void bind_value(const torch::jit::Value* v, const std::vector<at::Tensor>& bufs, capture::Interpreter& interp,
+                  capture::Interpreter::Env& env) const;
   // A constant (parameter) stored in its computation's layout; converted copies are kept.
   at::Tensor constant_in_layout(size_t comp, const at::Tensor& value);
   struct LayoutCopy {

@@ -24,9 +24,26 @@ const char* ctype(ir::DType t) {
     case ir::DType::Int8: return "signed char";
     case ir::DType::UInt8: return "unsigned char";
     case ir::DType::Bool: return "bool";
+    case ir::DType::Float16: return "kiln_half";
+    case ir::DType::BFloat16: return "kiln_bf16";
     default: return "float";
   }
 }
+
+// 16-bit floats: their bits, converted by the hardware (round to nearest even); math stays float32.
+const char* kHalfTypes =
+    "struct kiln_half {\n"
+    "  unsigned short bits;\n"
+    "  kiln_half() = default;\n"
+    "  __device__ kiln_half(float f) { asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(bits) : \"f\"(f)); }\n"
+    "  __device__ operator float() const { float f; asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(bits)); return f; }\n"
+    "};\n"
+    "struct kiln_bf16 {\n"
+    "  unsigned short bits;\n"
+    "  kiln_bf16() = default;\n"
+    "  __device__ kiln_bf16(float f) { asm(\"cvt.rn.bf16.f32 %0, %1;\" : \"=h\"(bits) : \"f\"(f)); }\n"
+    "  __device__ operator float() const { return __uint_as_float(static_cast<unsigned>(bits) << 16); }\n"
+    "};\n\n";
 
 struct CudaEmitter : KernelExpr {
   using KernelExpr::KernelExpr;
@@ -439,6 +456,8 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
                       std::vector<CudaKernelInfo>* info, bool variants) {
   CudaEmitter em(p, KernelExpr::Dialect::Cuda);
   std::ostringstream os;
+  bool uses_half = false;
+  for (const auto& c : p.program.comps) uses_half |= c.dtype == ir::DType::Float16 || c.dtype == ir::DType::BFloat16;
   size_t nbuf = std::max<size_t>(1, p.program.comps.size());
   size_t nscalar = std::max<size_t>(1, p.program.scalar_inputs.size());
   size_t nsym = std::max<size_t>(1, p.program.symbols.size());
@@ -448,6 +467,7 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
      << "];\n};\n\n"
      << "__device__ __forceinline__ long long kiln_floordiv(long long a, long long b) { long long q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }\n"
      << "__device__ __forceinline__ long long kiln_mod(long long a, long long b) { long long r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n"
+     << (uses_half ? kHalfTypes : "")
      << "__device__ __forceinline__ float kiln_relu(float a) { return a != a ? a : (a > 0.0f ? a : 0.0f); }\n"
      << "__device__ __forceinline__ float kiln_max(float a, float b) { return (a != a || a > b) ? a : b; }\n"
      << "__device__ __forceinline__ float kiln_min(float a, float b) { return (a != a || a < b) ? a : b; }\n"

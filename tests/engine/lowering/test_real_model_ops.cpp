@@ -1,0 +1,203 @@
+// Ops real models use, lowered and checked against eager: in-place ops keep their mutation
+// (functionalize: before/after IR), 16-bit float kernels round as LibTorch does, integer kernels
+// are exact, arange / dtype conversions / hardswish / hardsigmoid lower instead of falling back.
+#include <gtest/gtest.h>
+
+#include <torch/script.h>
+
+#include "engine/base/error.h"
+#include "engine/lowering/functionalize.h"
+#include "engine/lowering/lowering_context.h"
+#include "engine/runtime/captured_runtime.h"
+#include "engine/runtime/compare_values.h"
+#include "engine/runtime/example_inputs.h"
+#include "tests/support/paths.h"
+
+using namespace kiln;
+
+namespace {
+
+std::string save_model(const std::string& name, const std::string& source) {
+  torch::jit::Module m(name);
+  m.define(source);
+  std::string path = test::temp_dir() + "/" + name + ".pt";
+  m.save(path);
+  return path;
+}
+
+struct Compiled {
+  model::Model model;
+  std::unique_ptr<runtime::CapturedRuntime> rt;
+};
+
+Compiled compile(const std::string& path) {
+  Compiled c{model::load_model(path), nullptr};
+  capture::CaptureOptions o;
+  o.backend = "kiln";
+  o.dynamic = false;
+  c.rt = std::make_unique<runtime::CapturedRuntime>(c.model, o);
+  return c;
+}
+
+c10::IValue eager(const Compiled& c, const std::vector<at::Tensor>& x) {
+  torch::NoGradGuard g;
+  auto module = c.model.impl->module;
+  return module.forward(std::vector<c10::IValue>(x.begin(), x.end()));
+}
+
+std::vector<std::string> fallbacks(const Compiled& c) {
+  // The region compiled (not run eagerly with a note) and made kernels.
+  const auto& a = c.rt->artifacts(0).at(0);
+  EXPECT_TRUE(a.note.empty()) << a.note;
+  EXPECT_FALSE(a.kernels.empty());
+  std::vector<std::string> out;
+  for (const auto& f : c.rt->artifacts(0).at(0).fallbacks) out.push_back(f);
+  return out;
+}
+
+ir::Node node(const std::string& target, std::vector<ir::Arg> args, const std::string& out,
+              ir::NodeOp op = ir::NodeOp::CallFunction) {
+  ir::Node n;
+  n.op = op;
+  n.target = target;
+  n.args = std::move(args);
+  if (!out.empty()) n.outputs.push_back({out, {}});
+  return n;
+}
+
+}  // namespace
+
+TEST(Functionalize, LaterUsesReadTheInPlaceResult) {
+  ir::Graph g;
+  g.nodes.push_back(node("x", {}, "x", ir::NodeOp::Placeholder));
+  g.nodes.push_back(node("aten::mul", {ir::Arg::value("x"), ir::Arg::real(2)}, "y"));
+  g.nodes.push_back(node("aten::relu_", {ir::Arg::value("y")}, "relu_"));
+  g.nodes.push_back(node("aten::add", {ir::Arg::value("y"), ir::Arg::real(1)}, "z"));
+  g.nodes.push_back(node("output", {ir::Arg::value("y"), ir::Arg::value("z")}, "", ir::NodeOp::Output));
+  auto after = lowering::functionalize(g);
+  // Before: add and the output read y. After: both read relu_'s result; the op itself still reads y.
+  EXPECT_EQ(g.nodes[3].args[0].ref, "y");
+  EXPECT_EQ(after.nodes[2].args[0].ref, "y");
+  EXPECT_EQ(after.nodes[3].args[0].ref, "relu_");
+  EXPECT_EQ(after.nodes[4].args[0].ref, "relu_");
+  EXPECT_EQ(after.nodes.size(), g.nodes.size());
+}
+
+TEST(Functionalize, MutatingAnInputStaysInPlaceAndAMutatedViewWithALaterReaderIsRefused) {
+  ir::Graph g;
+  g.nodes.push_back(node("x", {}, "x", ir::NodeOp::Placeholder));
+  g.nodes.push_back(node("aten::add_", {ir::Arg::value("x"), ir::Arg::real(1)}, "add_"));
+  g.nodes.push_back(node("aten::neg", {ir::Arg::value("x")}, "n"));
+  auto after = lowering::functionalize(g);
+  EXPECT_EQ(after.nodes[2].args[0].ref, "x");  // an input: the op runs eagerly on the tensor itself
+
+  ir::Graph v;
+  v.nodes.push_back(node("x", {}, "x", ir::NodeOp::Placeholder));
+  v.nodes.push_back(node("aten::mul", {ir::Arg::value("x"), ir::Arg::real(2)}, "y"));
+  v.nodes.push_back(node("aten::view", {ir::Arg::value("y"), ir::Arg::list({ir::Arg::integer(-1)})}, "flat"));
+  v.nodes.push_back(node("aten::relu_", {ir::Arg::value("flat")}, "r"));
+  v.nodes.push_back(node("aten::neg", {ir::Arg::value("y")}, "n"));
+  std::string err;
+  try {
+    lowering::functionalize(v);
+  } catch (const lowering::LoweringError& e) {
+    err = e.what();
+  }
+  EXPECT_NE(err.find("mutates a view of y"), std::string::npos) << err;
+}
+
+TEST(RealModelOps, InPlaceMutationIsSeenByLaterReadersWhenCompiled) {
+  auto c = compile(save_model("InPlace", R"JIT(
+def forward(self, x):
+    y = x * 2.0
+    y.relu_()
+    z = y + 1.0
+    z.mul_(3.0)
+    return y - z
+)JIT"));
+  for (int i = 0; i < 3; ++i) {
+    auto x = runtime::make_inputs({parse_input_spec("4x33")});
+    auto got = c.rt->run(x);
+    auto err = runtime::compare_to_eager(got[0], eager(c, x));
+    EXPECT_TRUE(err.ok) << err.max_rel;
+  }
+  EXPECT_TRUE(fallbacks(c).empty());
+}
+
+TEST(RealModelOps, IntegerKernelsAreExactBeyondFloatPrecision) {
+  // Ids near 2^40: float32 math would round them (24-bit mantissa); the kernels compute in int64.
+  auto c = compile(save_model("Ids", R"JIT(
+def forward(self, ids):
+    pos = torch.arange(ids.size(1)) + 2
+    shifted = ids * 3 + pos
+    mask = shifted > ids
+    return shifted, mask, torch.where(mask, ids, pos)
+)JIT"));
+  auto spec = parse_input_spec("3x17:int64[1099511627776,1099511627886)");
+  for (int i = 0; i < 2; ++i) {
+    auto x = runtime::make_inputs({spec});
+    auto got = c.rt->run(x);
+    auto want = eager(c, x).toTupleRef().elements();
+    auto tup = got[0].toTupleRef().elements();
+    ASSERT_EQ(tup.size(), 3u);
+    for (size_t k = 0; k < 3; ++k) {
+      EXPECT_EQ(tup[k].toTensor().scalar_type(), want[k].toTensor().scalar_type()) << k;
+      EXPECT_TRUE(tup[k].toTensor().equal(want[k].toTensor())) << k;
+    }
+  }
+  auto fb = fallbacks(c);
+  EXPECT_TRUE(fb.empty()) << fb.front();
+}
+
+TEST(RealModelOps, HalfAndBfloat16StoresRoundAsLibTorchDoes) {
+  // dtype codes: 5 float16, 15 bfloat16, 6 float32. Special values: fp16 subnormals, the largest finite values and the first that round to inf,
+  // ties at the last bit, NaN and infinities, signed zero.
+  auto c = compile(save_model("Round", R"JIT(
+def forward(self, x):
+    return x.to(5).to(6), x.to(15).to(6)
+)JIT"));
+  auto special = torch::tensor({0.0f, -0.0f, 5.96e-8f, 2.98e-8f, 2.99e-8f, 6.1e-5f, 65504.0f, 65519.0f, 65520.0f, 1e6f,
+                                -65520.0f, INFINITY, -INFINITY, NAN, 1.0f + 1.0f / 2048, 1.0f + 3.0f / 2048,
+                                3.0e38f, 3.4e38f, 1.0f + 1.0f / 256, 1.0f + 3.0f / 256});
+  auto x = torch::cat({special, torch::randn({500}) * 1e-5, torch::randn({500}) * 1e3, torch::randn({500})});
+  auto got = c.rt->run({x})[0].toTupleRef().elements();
+  auto want = eager(c, {x}).toTupleRef().elements();
+  for (size_t k = 0; k < 2; ++k) {
+    auto g = got[k].toTensor(), w = want[k].toTensor();
+    auto same = (g == w) | (g.isnan() & w.isnan());
+    EXPECT_TRUE(same.all().item<bool>()) << (k ? "bfloat16" : "float16") << ": first difference at "
+                                         << (~same).nonzero().select(1, 0).slice(0, 0, 1);
+  }
+  EXPECT_TRUE(fallbacks(c).empty());
+}
+
+TEST(RealModelOps, ActivationsAndConversionsOfMobileNetAndTransformersLower) {
+  auto c = compile(save_model("Acts", R"JIT(
+def forward(self, x):
+    h = torch.hardswish(x) + torch.hardsigmoid(x * 2.0)
+    h = torch.hardswish_(h * 4.0) + torch.silu(x)
+    g = torch.gelu(h, approximate='tanh') + torch.erf(x)
+    b = g.to(15) * 2.0
+    return b.to(6) + x.type_as(g)
+)JIT"));
+  for (int i = 0; i < 3; ++i) {
+    auto x = runtime::make_inputs({parse_input_spec("8x40")});
+    auto err = runtime::compare_to_eager(c.rt->run(x)[0], eager(c, x));
+    EXPECT_TRUE(err.ok) << err.max_rel;
+  }
+  auto fb = fallbacks(c);
+  EXPECT_TRUE(fb.empty()) << fb.front();
+}
+
+TEST(RealModelOps, StringFormattingAndAssertMessagesRunInTheInterpreter) {
+  auto c = compile(save_model("Fmt", R"JIT(
+def forward(self, x):
+    n = x.size(0)
+    msg = "batch {} of width {}".format(n, x.size(1))
+    assert n > 0, "empty batch: {}".format(msg)
+    return x * float(len(msg))
+)JIT"));
+  auto x = runtime::make_inputs({parse_input_spec("3x5")});
+  auto err = runtime::compare_to_eager(c.rt->run(x)[0], eager(c, x));
+  EXPECT_TRUE(err.ok) << err.max_rel;
+}
