@@ -5,6 +5,8 @@
 #include <iostream>
 #include <memory>
 
+#include <optional>
+
 #include "app/cli/commands.h"
 #include "engine/api/kiln.h"
 
@@ -13,6 +15,7 @@ namespace kiln::cli {
 namespace {
 
 struct CheckArgs {
+  std::string float32_precision = "highest";
   std::string model;
   std::vector<std::string> inputs;
   std::string dtype = "float32";
@@ -20,13 +23,14 @@ struct CheckArgs {
   std::string mode = "default";
   std::string dynamic = "false";
   std::vector<std::string> plugins;
-  double rtol = 1e-4;
-  double atol = 1e-5;
+  std::optional<double> rtol;  // unset: by dtype and precision
+  std::optional<double> atol;
   uint64_t seed = 0;
   bool json = false;
 };
 
 int run(const CheckArgs& a) {
+  runtime::set_float32_matmul_precision(a.float32_precision);
   auto dt = ir::parse_dtype(a.dtype);
   if (!dt) throw Error("--dtype '" + a.dtype + "': unknown dtype");
   std::vector<InputSpec> specs;
@@ -59,14 +63,19 @@ std::function<int()> add_check(CLI::App& app) {
   cmd->add_option("model", args->model, "TorchScript archive (.pt)")->required();
   cmd->add_option("-i,--input", args->inputs, kInputSpecHelp)->required();
   cmd->add_option("--dtype", args->dtype, "Default dtype of the inputs")->capture_default_str();
+  cmd->add_option("--float32-matmul-precision", args->float32_precision,
+                  "float32 matmul precision on the GPU, as torch.set_float32_matmul_precision: highest (PyTorch's default: float32 math), high or medium (TF32 tensor cores); cuDNN convolutions use TF32 as PyTorch allows by default. The tolerance follows: float32 results that went through TF32 are held to rtol 2e-3, atol 2e-3")
+      ->capture_default_str();
   cmd->add_option("--backend", args->backend, "kiln (fusing C++ codegen), aot_eager, eager, or a plugin's")
       ->capture_default_str();
   cmd->add_option("--mode", args->mode, "default, reduce-overhead or max-autotune")->capture_default_str();
   cmd->add_option("--dynamic", args->dynamic, "auto, true or false")->capture_default_str();
   cmd->add_option("--plugin", args->plugins, "Load backends from a shared library");
-  cmd->add_option("--rtol", args->rtol, "Relative tolerance: |compiled - eager| <= atol + rtol |eager|")
-      ->capture_default_str();
-  cmd->add_option("--atol", args->atol, "Absolute tolerance")->capture_default_str();
+  cmd->add_option("--rtol", args->rtol,
+                  "Relative tolerance: |compiled - eager| <= atol + rtol |eager| (default: by the outputs' dtype: "
+                  "float32 1e-4, float32 through TF32 2e-3, float16 1e-2, bfloat16 2e-2; integers exact)");
+  cmd->add_option("--atol", args->atol,
+                  "Absolute tolerance (default: by dtype: float32 1e-5, TF32 2e-3, float16 1e-3, bfloat16 1e-2)");
   cmd->add_option("--seed", args->seed, "Seed of the random inputs (0: a fresh one, printed)")->capture_default_str();
   cmd->add_flag("--json", args->json, "Print JSON");
   // Bad input is exit status 2 here (1 means a mismatch), so the command reports its own errors.

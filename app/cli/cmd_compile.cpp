@@ -18,6 +18,7 @@ constexpr int kMaxChecks = 1000;
 namespace {
 
 struct CompileArgs {
+  std::string float32_precision = "highest";
   std::string model;
   std::vector<std::string> inputs;
   std::string dtype = "float32";
@@ -33,6 +34,7 @@ struct CompileArgs {
 };
 
 int run(const CompileArgs& a) {
+  runtime::set_float32_matmul_precision(a.float32_precision);
   auto dt = ir::parse_dtype(a.dtype);
   if (!dt) throw Error("--dtype '" + a.dtype + "': unknown dtype");
   std::vector<InputSpec> specs;
@@ -83,6 +85,9 @@ std::function<int()> add_compile(CLI::App& app) {
   cmd->add_option("model", args->model, "TorchScript archive (.pt)")->required();
   cmd->add_option("-i,--input", args->inputs, kInputSpecHelp)->required();
   cmd->add_option("--dtype", args->dtype, "Default dtype of the inputs")->capture_default_str();
+  cmd->add_option("--float32-matmul-precision", args->float32_precision,
+                  "float32 matmul precision on the GPU, as torch.set_float32_matmul_precision: highest (PyTorch's default: float32 math), high or medium (TF32 tensor cores); cuDNN convolutions use TF32 as PyTorch allows by default. The tolerance follows: float32 results that went through TF32 are held to rtol 2e-3, atol 2e-3")
+      ->capture_default_str();
   cmd->add_option("--backend", args->backend, "kiln (fusing C++ codegen), aot_eager, eager, or a plugin's")
       ->capture_default_str();
   cmd->add_option("--mode", args->mode, "default, reduce-overhead or max-autotune")->capture_default_str();

@@ -18,6 +18,7 @@ constexpr int kMaxIters = 100000;
 namespace {
 
 struct ProfileArgs {
+  std::string float32_precision = "highest";
   std::string model;
   std::vector<std::string> inputs;
   std::string dtype = "float32";
@@ -37,6 +38,7 @@ std::vector<std::string> split(const std::string& s) {
 }
 
 int run(const ProfileArgs& a) {
+  runtime::set_float32_matmul_precision(a.float32_precision);
   auto dt = ir::parse_dtype(a.dtype);
   if (!dt) throw Error("--dtype '" + a.dtype + "': unknown dtype");
   std::vector<InputSpec> specs;
@@ -75,6 +77,9 @@ std::function<int()> add_profile(CLI::App& app) {
   cmd->add_option("model", args->model, "TorchScript archive (.pt)")->required();
   cmd->add_option("-i,--input", args->inputs, kInputSpecHelp)->required();
   cmd->add_option("--dtype", args->dtype, "Default dtype of the inputs")->capture_default_str();
+  cmd->add_option("--float32-matmul-precision", args->float32_precision,
+                  "float32 matmul precision on the GPU, as torch.set_float32_matmul_precision: highest (PyTorch's default: float32 math), high or medium (TF32 tensor cores); cuDNN convolutions use TF32 as PyTorch allows by default. The tolerance follows: float32 results that went through TF32 are held to rtol 2e-3, atol 2e-3")
+      ->capture_default_str();
   cmd->add_option("--modes", args->modes, "Comma-separated: eager, default, reduce-overhead, max-autotune")
       ->capture_default_str();
   cmd->add_option("--backends", args->backends, "Extra peers measured in default mode: torchscript, cudagraphs, aot_eager");

@@ -86,16 +86,34 @@ def main():
             except (json.JSONDecodeError, TypeError, ValueError):
                 row.setdefault("note", f"{mode}: " + first_error(e))
             row[mode] = cell
+        if "--profile" in sys.argv:
+            # Every mode in one session: steady-state speed vs eager and error vs eager per mode.
+            session = os.path.join(out, name + ".kiln")
+            rc, o, e, _ = run([kiln, "profile", model, *ins, "--device", device, "--modes", "eager," + ",".join(modes),
+                               "--iters", "30", "-o", session], os.path.join(out, name + ".profile.log"), timeout * 3)
+            rj = os.path.join(out, name + ".report.json")
+            run([kiln, "report", session, "--format", "json", "-o", rj], os.path.join(out, name + ".report.log"), 60)
+            try:
+                for r in json.load(open(rj))["runs"]:
+                    if r.get("backend") not in ("kiln", "eager") or r["mode"] == "eager":
+                        continue
+                    ok = r.get("status") == "ok"
+                    row["speed_" + r["mode"]] = f"{r.get('speedup_vs_eager', 0):.2f}x" if ok else r.get("status", "?")
+            except (OSError, json.JSONDecodeError, KeyError):
+                row.setdefault("note", "profile: " + first_error(e))
         rows.append(row)
         print(json.dumps(row), flush=True)
     with open(os.path.join(out, "corpus.json"), "w") as f:
         json.dump(rows, f, indent=1)
     print(f"\nModel corpus on {device} (torch {manifest.get('torch')}): breaks Kiln/Dynamo, ops lowered, max rel error per mode")
-    print("| model | dtype | breaks K/D | lowered | " + " | ".join(modes) + " | note |")
-    print("|---|---|---|---|" + "---|" * len(modes) + "---|")
+    speed = "--profile" in sys.argv
+    print("| model | dtype | breaks K/D | lowered | " + " | ".join(f"err {m}" for m in modes)
+          + ("".join(f" | speed {m}" for m in modes) if speed else "") + " | note |")
+    print("|---|---|---|---|" + "---|" * len(modes) * (2 if speed else 1) + "---|")
     for r in rows:
         print(f"| {r['name']} | {r['dtype']} | {r.get('kiln_breaks', '-')}/{r['dynamo_breaks']} | {r.get('lowered', '-')} | "
-              + " | ".join(str(r.get(m, "-")) for m in modes) + f" | {r.get('note', '')} |")
+              + " | ".join(str(r.get(m, "-")) for m in modes)
+              + ("".join(f" | {r.get('speed_' + m, '-')}" for m in modes) if speed else "") + f" | {r.get('note', '')} |")
 
 
 if __name__ == "__main__":

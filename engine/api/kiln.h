@@ -11,6 +11,7 @@
 #include "engine/commands/explain.h"
 #include "engine/commands/inspect_model.h"
 #include "engine/commands/profile_model.h"
+#include "engine/runtime/float_precision.h"
 #include "engine/ir/graph.h"
 #include "engine/ir/input_spec.h"
 #include "engine/ir/print_text.h"

@@ -1,4 +1,5 @@
 #include "engine/commands/check_model.h"
+#include "engine/runtime/float_precision.h"
 
 #include <torch/csrc/jit/runtime/print_handler.h>
 
@@ -52,8 +53,8 @@ std::string value_name(const capture::CompiledRegion& entry, const torch::jit::V
 }  // namespace
 
 CheckResult check_model(const model::Model& model, const std::vector<InputSpec>& inputs, const CheckOptions& options) {
-  check_tolerance("--rtol", options.rtol);
-  check_tolerance("--atol", options.atol);
+  if (options.rtol) check_tolerance("--rtol", *options.rtol);
+  if (options.atol) check_tolerance("--atol", *options.atol);
   auto names = model.forward_arg_names();
   if (names.size() != inputs.size()) {
     std::string list;
@@ -67,8 +68,8 @@ CheckResult check_model(const model::Model& model, const std::vector<InputSpec>&
   r.backend = options.capture.backend;
   r.mode = options.capture.mode;
   r.inputs = inputs;
-  r.rtol = options.rtol;
-  r.atol = options.atol;
+  const bool tf32 = tf32_in_effect(model);
+  r.precision = float32_precision_text();
   r.seed = options.seed != 0 ? options.seed : fresh_seed();
 
   auto x = make_inputs(inputs, r.seed);
@@ -93,8 +94,30 @@ CheckResult check_model(const model::Model& model, const std::vector<InputSpec>&
     throw Error(model.path() + ": compiled forward failed: " + e.what());
   }
   c10::IValue actual = outs.size() == 1 ? outs[0] : c10::IValue(c10::ivalue::Tuple::create(outs));
+  const Tolerance rule = tolerance_for(expected, tf32);
+  r.rtol = options.rtol.value_or(rule.rtol);
+  r.atol = options.atol.value_or(rule.atol);
   r.outputs = compare_values("output", actual, expected, r.rtol, r.atol);
   r.match = all_ok(r.outputs);
+  if (!r.match && tf32) {
+    // Which is it: TF32's rounding, or a wrong kernel? The same inputs with TF32 off, both sides,
+    // held to the float32 rule.
+    without_tf32([&] {
+      std::vector<c10::IValue> e_args;
+      for (const auto& t : x) e_args.push_back(t.clone());
+      c10::IValue e = eager_forward(const_cast<torch::jit::Module&>(model.impl->module), e_args, model.path(), inputs);
+      CapturedRuntime strict(model, options.capture);
+      std::vector<at::Tensor> c_args;
+      for (const auto& t : x) c_args.push_back(t.clone());
+      std::ostringstream quiet_prints;
+      auto o = strict.run(c_args, &quiet_prints);
+      c10::IValue a = o.size() == 1 ? o[0] : c10::IValue(c10::ivalue::Tuple::create(o));
+      ValueError err = compare_to_eager(a, e, false);
+      r.max_rel_without_tf32 = err.max_rel;
+      r.tf32_verdict = err.ok ? "TF32 rounding" : "not TF32";
+      return 0;
+    });
+  }
   if (r.match) return r;
 
   // Regions: each compiled run against capture's eager replay of the region on the same inputs.

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,8 +29,10 @@ namespace kiln::runtime {
 
 struct CheckOptions {
   capture::CaptureOptions capture;  // backend, mode, dynamic (backend "eager" checks capture alone)
-  double rtol = 1e-4;
-  double atol = 1e-5;
+  // Unset: the rule of runtime/compare_values.h for the outputs' dtype and the float32
+  // precision in effect (the same as compile and profile use); otherwise the given values.
+  std::optional<double> rtol;
+  std::optional<double> atol;
   uint64_t seed = 0;                // of the random inputs; 0: a fresh one (reported in the result)
 };
 
@@ -54,6 +57,11 @@ struct CheckResult {
   std::vector<KernelCheck> kernels;   // of the first differing region, in run order
   int culprit = -1;                   // index into kernels; -1 when none differs
   std::string note;                   // why the search stopped short of a kernel, when it did
+  std::string precision;              // float32_precision_text() of the run
+  // On a mismatch under TF32: the same comparison with TF32 off. "TF32 rounding" when it then
+  // matches at the float32 tolerance, "not TF32" when it still differs.
+  std::string tf32_verdict;
+  double max_rel_without_tf32 = 0;
 };
 
 CheckResult check_model(const model::Model& model, const std::vector<InputSpec>& inputs, const CheckOptions& options);

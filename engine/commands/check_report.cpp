@@ -48,13 +48,21 @@ std::string check_text(const CheckResult& r) {
   os << "backend   " << r.backend << " (mode " << r.mode << ")\n";
   os << "inputs    " << inputs_text(r.inputs) << ", random N(0, 1) with seed " << r.seed << " (--seed " << r.seed
      << " repeats them)\n";
-  os << "tolerance rtol " << num(r.rtol) << ", atol " << num(r.atol) << "\n\n";
+  os << "tolerance rtol " << num(r.rtol) << ", atol " << num(r.atol) << "\n";
+  if (!r.precision.empty()) os << "precision " << r.precision << "\n";
+  os << "\n";
   os << "Compiled vs LibTorch eager\n";
   for (const auto& d : r.outputs) os << "  " << diff_text(d) << "\n";
   if (r.match) {
     os << "\nMATCH: the compiled outputs agree with eager within the tolerances\n";
     return os.str();
   }
+  if (r.tf32_verdict == "TF32 rounding")
+    os << "\nTF32: with TF32 off on both sides the same inputs match at the float32 tolerance (max rel "
+       << num(r.max_rel_without_tf32) << "): the difference is TF32 rounding, not a wrong kernel\n";
+  else if (r.tf32_verdict == "not TF32")
+    os << "\nTF32: with TF32 off on both sides the outputs still differ (max rel " << num(r.max_rel_without_tf32)
+       << "): not TF32 rounding\n";
   os << "\nRegions (compiled, in run order; each against an eager replay of its nodes on the same inputs)\n";
   if (r.regions.empty()) os << "  none ran compiled\n";
   for (size_t i = 0; i < r.regions.size(); ++i) {
@@ -108,6 +116,11 @@ std::string check_json(const CheckResult& r) {
   j["rtol"] = r.rtol;
   j["atol"] = r.atol;
   j["match"] = r.match;
+  j["precision"] = r.precision;
+  if (!r.tf32_verdict.empty()) {
+    j["tf32_verdict"] = r.tf32_verdict;
+    j["max_rel_without_tf32"] = r.max_rel_without_tf32;
+  }
   ordered_json outs = ordered_json::array();
   for (const auto& d : r.outputs) outs.push_back(diff_json(d));
   j["outputs"] = outs;

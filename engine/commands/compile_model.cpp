@@ -1,4 +1,5 @@
 #include "engine/commands/compile_model.h"
+#include "engine/runtime/float_precision.h"
 
 #include <torch/csrc/jit/runtime/print_handler.h>
 
@@ -57,6 +58,8 @@ CompileResult compile_model(const model::Model& model, const std::vector<InputSp
   auto saved = torch::jit::getPrintHandler();
   torch::jit::setPrintHandler([](const std::string&) {});
   bool all_ok = true;
+  const bool tf32 = tf32_in_effect(model);
+  r.precision = float32_precision_text();
   try {
     for (int call = 0; call < std::max(1, checks); ++call) {
       auto x = make_inputs(inputs);
@@ -75,7 +78,7 @@ CompileResult compile_model(const model::Model& model, const std::vector<InputSp
       if (call == 0) r.capture_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       // Every output, by the one measure and the one rule of runtime/compare_values.h.
       c10::IValue actual = outs.size() == 1 ? outs[0] : c10::IValue(c10::ivalue::Tuple::create(outs));
-      Tolerance tol = tolerance_for(ref);
+      Tolerance tol = tolerance_for(ref, tf32);
       ValueError err = value_error(compare_values("output", actual, ref, tol.rtol, tol.atol));
       r.max_abs_error = std::max(r.max_abs_error, err.max_abs);
       r.max_rel_error = std::max(r.max_rel_error, err.max_rel);
@@ -148,6 +151,7 @@ std::string compile_text(const CompileResult& r) {
                 r.checks, r.checks == 1 ? "" : "s", r.max_abs_error, r.max_rel_error, r.tolerance, r.atol,
                 r.within_tolerance ? "OK" : "MISMATCH");
   os << line;
+  if (!r.precision.empty()) os << "  under " << r.precision << (r.tolerance > 1e-4 && r.tolerance < 1e-2 ? " (TF32 tolerance)" : "") << "\n";
   if (!r.mismatch.empty()) os << "  " << r.mismatch << "\n";
   os << "C++ compiler invocations: " << r.compiler_invocations << ", disk cache hits: " << r.cache_hits << "\n";
   return os.str();
@@ -176,7 +180,7 @@ std::string compile_json(const CompileResult& r) {
   }
   j["regions"] = regs;
   j["check"] = {{"calls", r.checks}, {"max_abs_error", r.max_abs_error}, {"max_rel_error", r.max_rel_error},
-                {"rtol", r.tolerance}, {"atol", r.atol}, {"ok", r.within_tolerance}};
+                {"rtol", r.tolerance}, {"atol", r.atol}, {"ok", r.within_tolerance}, {"precision", r.precision}};
   if (!r.mismatch.empty()) j["check"]["mismatch"] = r.mismatch;
   j["compiler_invocations"] = r.compiler_invocations;
   j["cache_hits"] = r.cache_hits;

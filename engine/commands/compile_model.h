@@ -34,6 +34,7 @@ struct CompileResult {
   bool within_tolerance = false;
   std::string mismatch;      // why an output could not be compared (sizes, types), else ""
   int checks = 0;            // calls checked (fresh random inputs each)
+  std::string precision;     // float32_precision_text() the check ran under
   int compiler_invocations = 0;
   int cache_hits = 0;
 };

@@ -26,6 +26,7 @@
 #include "engine/pipeline/stages.h"
 #include "engine/runtime/captured_runtime.h"
 #include "engine/runtime/compare_values.h"
+#include "engine/runtime/float_precision.h"
 #include "engine/runtime/example_inputs.h"
 #include "engine/runtime/tuning_progress.h"
 #include "engine/session/store.h"
@@ -67,6 +68,7 @@ session::Environment current_environment() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
   env.created_at = buf;
+  env.float32_precision = float32_precision_text();
   return env;
 }
 
@@ -124,6 +126,7 @@ struct MeasureSetup {
   int iters = 50;
   int timeline_iters = 10;
   bool gpu = false;                      // trace the device with CUPTI in the timeline window
+  bool tf32 = false;                     // float32 results went through TF32 (the tolerance follows)
   std::set<std::string> kiln_kernels;    // generated kernel names, for attributing device kernels
 };
 
@@ -165,7 +168,7 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
   m.run.latency = stats(times);
   m.run.peak_memory_bytes = peak_memory(setup.gpu);
   // The one error measure (runtime/compare_values.h).
-  ValueError err = compare_to_eager(out, reference);
+  ValueError err = compare_to_eager(out, reference, setup.tf32);
   if (err.problem.empty()) {
     m.run.max_abs_error = err.max_abs;
     m.run.max_rel_error = err.max_rel;
@@ -380,6 +383,7 @@ session::Session profile_model(const model::Model& cpu_model, const std::vector<
   setup.iters = options.iters;
   setup.timeline_iters = options.timeline_iters;
   setup.gpu = device != "cpu";
+  setup.tf32 = tf32_in_effect(model);
   for (const auto& k : s.kernels) setup.kiln_kernels.insert(k.name);
   int done = 0;
   double eager_ms = 0;

@@ -137,10 +137,10 @@ std::string Tolerance::str() const {
   return buf;
 }
 
-Tolerance tolerance_for(c10::ScalarType dtype) {
+Tolerance tolerance_for(c10::ScalarType dtype, bool tf32) {
   switch (dtype) {
     case at::kDouble: return {1e-7, 1e-9};
-    case at::kFloat: return {1e-4, 1e-5};
+    case at::kFloat: return tf32 ? Tolerance{2e-3, 2e-3} : Tolerance{1e-4, 1e-5};
     case at::kHalf: return {1e-2, 1e-3};
     case at::kBFloat16: return {2e-2, 1e-2};
     default: return {0, 0};
@@ -149,17 +149,17 @@ Tolerance tolerance_for(c10::ScalarType dtype) {
 
 namespace {
 
-void loosest(const c10::IValue& v, Tolerance& t) {
+void loosest(const c10::IValue& v, Tolerance& t, bool tf32) {
   if (v.isTensor()) {
     const auto& x = v.toTensor();
     if (!x.defined()) return;
-    Tolerance here = tolerance_for(x.scalar_type());
+    Tolerance here = tolerance_for(x.scalar_type(), tf32);
     t.rtol = std::max(t.rtol, here.rtol);
     t.atol = std::max(t.atol, here.atol);
   } else if (v.isTuple()) {
-    for (const auto& e : v.toTupleRef().elements()) loosest(e, t);
+    for (const auto& e : v.toTupleRef().elements()) loosest(e, t, tf32);
   } else if (v.isList()) {
-    for (const auto& e : v.toListRef()) loosest(e, t);
+    for (const auto& e : v.toListRef()) loosest(e, t, tf32);
   } else if (v.isDouble()) {
     Tolerance here = tolerance_for(at::kDouble);
     t.rtol = std::max(t.rtol, here.rtol);
@@ -169,9 +169,9 @@ void loosest(const c10::IValue& v, Tolerance& t) {
 
 }  // namespace
 
-Tolerance tolerance_for(const c10::IValue& expected) {
+Tolerance tolerance_for(const c10::IValue& expected, bool tf32) {
   Tolerance t;
-  loosest(expected, t);
+  loosest(expected, t, tf32);
   return t;
 }
 
@@ -186,8 +186,8 @@ ValueError value_error(const std::vector<ValueDiff>& diffs) {
   return e;
 }
 
-ValueError compare_to_eager(const c10::IValue& actual, const c10::IValue& expected) {
-  Tolerance t = tolerance_for(expected);
+ValueError compare_to_eager(const c10::IValue& actual, const c10::IValue& expected, bool tf32) {
+  Tolerance t = tolerance_for(expected, tf32);
   return value_error(compare_values("output", actual, expected, t.rtol, t.atol));
 }
 

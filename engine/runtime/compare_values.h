@@ -44,8 +44,10 @@ struct Tolerance {
   double rtol = 0, atol = 0;
   std::string str() const;  // "rtol 1e-04, atol 1e-05"
 };
-Tolerance tolerance_for(c10::ScalarType dtype);
-Tolerance tolerance_for(const c10::IValue& expected);
+// tf32: float32 results went through TF32 (runtime/float_precision.h: tf32_in_effect), whose
+// 10-bit mantissa allows rtol 2e-3, atol 2e-3 for float32 leaves (other dtypes unchanged).
+Tolerance tolerance_for(c10::ScalarType dtype, bool tf32 = false);
+Tolerance tolerance_for(const c10::IValue& expected, bool tf32 = false);
 
 // The one error measure: over all leaves of a compared value, the largest max_abs and max_rel
 // (max_abs over the largest finite |eager|), whether every leaf is within its tolerance, and the
@@ -57,7 +59,7 @@ struct ValueError {
 };
 ValueError value_error(const std::vector<ValueDiff>& diffs);
 // compare_values under tolerance_for(expected), summarized.
-ValueError compare_to_eager(const c10::IValue& actual, const c10::IValue& expected);
+ValueError compare_to_eager(const c10::IValue& actual, const c10::IValue& expected, bool tf32 = false);
 
 // Tensors (also inside lists and tuples) copied, so in-place ops run later cannot change them.
 c10::IValue clone_value(const c10::IValue& v);

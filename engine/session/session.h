@@ -23,6 +23,7 @@ struct Environment {
   std::string driver;  // empty when none
   std::string cuda;    // empty when none
   std::string created_at;  // ISO 8601 UTC
+  std::string float32_precision;  // "float32 matmul precision highest; cuDNN convolutions may use TF32"
 };
 
 struct ModelInfo {

@@ -53,6 +53,7 @@ void read_meta_env_model(const Rows& rows, Session& s) {
     std::string key = meta->column_text(0), value = meta->column_text(1);
     if (key == "schema_version") s.schema_version = std::stoi(value);
     if (key == "origin") s.origin = value;
+    if (key == "float32_precision") s.env.float32_precision = value;
     if (key == "rank") {
       try {
         s.rank = std::stoi(value);

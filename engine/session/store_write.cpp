@@ -22,6 +22,7 @@ void write_env_and_model(SqliteDb& db, const Session& s) {
   auto meta = db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)");
   meta->bind(1, "origin").bind(2, s.origin).run();
   meta->bind(1, "rank").bind(2, std::to_string(s.rank)).run();
+  if (!s.env.float32_precision.empty()) meta->bind(1, "float32_precision").bind(2, s.env.float32_precision).run();
 
   const auto& e = s.env;
   auto env = db.prepare(
