@@ -71,7 +71,7 @@ def main():
         else:
             row["kiln_breaks"] = "fail"
             row["note"] = "explain: " + first_error(e)
-        for mode in modes:
+        for mode in (modes[:1] if "--profile" in sys.argv else modes):
             rc, o, e, secs = run([kiln, "compile", model, *ins, "--device", device, "--mode", mode, "--checks", "2", "--json"],
                                  os.path.join(out, f"{name}.{mode}.log"), timeout)
             cell = "fail"
@@ -98,7 +98,9 @@ def main():
                     if r.get("backend") not in ("kiln", "eager") or r["mode"] == "eager":
                         continue
                     ok = r.get("status") == "ok"
-                    row["speed_" + r["mode"]] = f"{r.get('speedup_vs_eager', 0):.2f}x" if ok else r.get("status", "?")
+                    row["speed_" + r["mode"]] = f"{r.get('speedup_vs_eager', 0):.2f}x" if ok else r.get("status", "?")[:40]
+                    if ok and r["mode"] not in row:
+                        row[r["mode"]] = f"{r.get('max_rel_error', float('nan')):.1e}"
             except (OSError, json.JSONDecodeError, KeyError):
                 row.setdefault("note", "profile: " + first_error(e))
         rows.append(row)

@@ -43,7 +43,7 @@ struct Specializer {
     if (it != tensor_dims.end()) return it->second;
     std::vector<Sym> dims;
     const auto& iv = lookup(env, v);
-    if (!iv.isTensor()) return dims;
+    if (!iv.isTensor() || !iv.toTensor().defined()) return dims;
     for (auto s : iv.toTensor().sizes()) {
       Sym d = sym_const(s);
       // Display and size queries on intermediates: a size equal to exactly one symbol's value,
@@ -226,7 +226,9 @@ struct Specializer {
       InputGuardSpec g;
       g.name = user_name(v);
       if (!used_names.insert(g.name).second) g.name += "_" + std::to_string(i);
-      if (iv.isTensor()) {
+      if (iv.isTensor() && !iv.toTensor().defined()) {
+        g.undefined_tensor = true;
+      } else if (iv.isTensor()) {
         const auto& t = iv.toTensor();
         g.tensor = true;
         g.dtype = t.scalar_type();
@@ -268,6 +270,10 @@ struct Specializer {
     auto& gs = out.info.guards.guards;
     using K = Guard::Kind;
     for (const auto& g : out.inputs) {
+      if (g.undefined_tensor) {
+        gs.push_back(Guard{K::ScalarValue, g.name, -1, "None", g.name + " is None (an undefined tensor)"});
+        continue;
+      }
       if (!g.tensor) {
         if (g.value) {
           std::ostringstream os;
@@ -427,6 +433,10 @@ GuardFailure check_guards(CompiledRegion& entry, const std::vector<c10::IValue>&
   for (size_t i = 0; i < entry.inputs.size() && fail.empty(); ++i) {
     const auto& g = entry.inputs[i];
     const auto& iv = inputs[i];
+    if (g.undefined_tensor) {
+      if (iv.isTensor() && iv.toTensor().defined()) fail = "'" + g.name + "' is no longer None (an undefined tensor)";
+      continue;
+    }
     if (g.tensor) {
       if (!iv.isTensor()) {
         fail = "'" + g.name + "' is no longer a tensor";

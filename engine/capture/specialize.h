@@ -36,6 +36,7 @@ struct Instr {
 struct InputGuardSpec {
   std::string name;
   bool tensor = false;
+  bool undefined_tensor = false;  // an absent optional tensor (need_weights=False attention weights)
   // tensors
   c10::ScalarType dtype = c10::ScalarType::Float;
   c10::Device device = c10::Device(c10::kCPU);

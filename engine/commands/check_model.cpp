@@ -97,7 +97,8 @@ CheckResult check_model(const model::Model& model, const std::vector<InputSpec>&
   const Tolerance rule = tolerance_for(expected, tf32);
   r.rtol = options.rtol.value_or(rule.rtol);
   r.atol = options.atol.value_or(rule.atol);
-  r.outputs = compare_values("output", actual, expected, r.rtol, r.atol);
+  r.scale_atol = !options.atol && rule.scale_atol;
+  r.outputs = compare_values("output", actual, expected, r.rtol, r.atol, r.scale_atol);
   r.match = all_ok(r.outputs);
   if (!r.match && tf32) {
     // Which is it: TF32's rounding, or a wrong kernel? The same inputs with TF32 off, both sides,
@@ -135,7 +136,7 @@ CheckResult check_model(const model::Model& model, const std::vector<InputSpec>&
     for (size_t j = 0; j < compiled.region->outputs.size() && j < run.outputs.size(); ++j) {
       const auto* v = compiled.region->outputs[j];
       for (auto& d : compare_values(value_name(compiled.entry, v, j), run.outputs[j], capture::lookup(env, v), r.rtol,
-                                    r.atol))
+                                    r.atol, r.scale_atol))
         rc.outputs.push_back(std::move(d));
     }
     rc.ok = all_ok(rc.outputs);

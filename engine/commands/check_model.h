@@ -50,6 +50,7 @@ struct CheckResult {
   std::vector<InputSpec> inputs;
   uint64_t seed = 0;
   double rtol = 0, atol = 0;
+  bool scale_atol = false;  // TF32's rule: atol scales with each output's magnitude
   std::vector<ValueDiff> outputs;  // the model's outputs against LibTorch eager
   bool match = true;
   std::vector<RegionCheck> regions;   // on a mismatch: every compiled region run, in order

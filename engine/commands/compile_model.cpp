@@ -79,7 +79,7 @@ CompileResult compile_model(const model::Model& model, const std::vector<InputSp
       // Every output, by the one measure and the one rule of runtime/compare_values.h.
       c10::IValue actual = outs.size() == 1 ? outs[0] : c10::IValue(c10::ivalue::Tuple::create(outs));
       Tolerance tol = tolerance_for(ref, tf32);
-      ValueError err = value_error(compare_values("output", actual, ref, tol.rtol, tol.atol));
+      ValueError err = value_error(compare_values("output", actual, ref, tol.rtol, tol.atol, tol.scale_atol));
       r.max_abs_error = std::max(r.max_abs_error, err.max_abs);
       r.max_rel_error = std::max(r.max_rel_error, err.max_rel);
       r.tolerance = std::max(r.tolerance, tol.rtol);

@@ -431,7 +431,9 @@ LoweredRegion lower_graph(const ir::Graph& captured) {
     if (n.op == ir::NodeOp::Placeholder) {
       const auto& m = n.outputs[0].meta;
       Val v;
-      if (m.is_tensor()) {
+      if (m.is_tensor() && m.dtype == ir::DType::Unknown && m.shape.empty()) {
+        v.kind = Val::Kind::Other;  // an undefined tensor (an absent optional): nothing to load
+      } else if (m.is_tensor()) {
         Comp c;
         c.kind = Comp::Kind::Input;
         c.name = n.name();

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <optional>
 #include <regex>
+#include <set>
 
 #include "engine/base/error.h"
 #include "engine/model/zip_directory.h"
@@ -186,10 +187,24 @@ Model load_model(const std::string& path, const std::string& device) {
   }
   if (!has_forward)
     throw Error(path + ": the module has no forward method (Kiln runs forward; export the model with one)");
+  // A traced model's CPU constants follow it onto the GPU, in every method of every submodule, so
+  // LibTorch's own eager run (the reference) and Kiln's capture read the same program.
+  if (device != "cpu") {
+    try {
+      std::set<const torch::jit::Graph*> seen;
+      for (const auto& sub : impl->module.modules())
+        for (const auto& method : sub.get_methods()) {
+          auto g = method.graph();
+          if (seen.insert(g.get()).second) impl->retargeted_constants += retarget_device_constants(*g, torch::Device(device));
+        }
+    } catch (const std::exception& e) {
+      throw Error(path + ": could not move the graph's CPU constants onto " + device + ": " + first_line(e.what()));
+    }
+  }
   try {
     impl->frozen = compat::freeze_for_capture(impl->module);
     impl->graph = impl->frozen.get_method("forward").graph();
-    if (device != "cpu") impl->retargeted_constants = retarget_device_constants(*impl->graph, torch::Device(device));
+    if (device != "cpu") impl->retargeted_constants += retarget_device_constants(*impl->graph, torch::Device(device));
   } catch (const c10::Error& e) {
     throw Error(path + ": LibTorch could not freeze the module: " + first_line(e.what_without_backtrace()));
   } catch (const std::exception& e) {

@@ -8,7 +8,7 @@
 namespace kiln::runtime {
 
 ValueDiff compare_tensors(const std::string& what, const at::Tensor& actual, const at::Tensor& expected, double rtol,
-                          double atol) {
+                          double atol, bool scale_atol) {
   ValueDiff d;
   d.what = what;
   if (!actual.defined() || !expected.defined()) {
@@ -36,8 +36,13 @@ ValueDiff compare_tensors(const std::string& what, const at::Tensor& actual, con
     }
     return d;
   }
+  if (b.scalar_type() == at::kHalf || b.scalar_type() == at::kBFloat16) scale_atol = true;
   a = a.to(at::kDouble);
   b = b.to(at::kDouble);
+  if (scale_atol) {
+    auto finite = at::where(b.isfinite(), b.abs(), at::zeros_like(b));
+    atol *= std::max(1.0, finite.max().item<double>());
+  }
   auto equal = (a == b).logical_or(a.isnan().logical_and(b.isnan()));
   auto nonfinite = a.isfinite().logical_not().logical_or(b.isfinite().logical_not());
   auto diff = (a - b).abs();
@@ -55,9 +60,9 @@ ValueDiff compare_tensors(const std::string& what, const at::Tensor& actual, con
 namespace {
 
 void compare_into(const std::string& what, const c10::IValue& a, const c10::IValue& b, double rtol, double atol,
-                  std::vector<ValueDiff>& out) {
+                  std::vector<ValueDiff>& out, bool scale_atol = false) {
   if (a.isTensor() && b.isTensor()) {
-    out.push_back(compare_tensors(what, a.toTensor(), b.toTensor(), rtol, atol));
+    out.push_back(compare_tensors(what, a.toTensor(), b.toTensor(), rtol, atol, scale_atol));
     return;
   }
   auto items = [](const c10::IValue& v) -> std::vector<c10::IValue> {
@@ -75,7 +80,7 @@ void compare_into(const std::string& what, const c10::IValue& a, const c10::IVal
       out.push_back(d);
       return;
     }
-    for (size_t i = 0; i < x.size(); ++i) compare_into(what + "." + std::to_string(i), x[i], y[i], rtol, atol, out);
+    for (size_t i = 0; i < x.size(); ++i) compare_into(what + "." + std::to_string(i), x[i], y[i], rtol, atol, out, scale_atol);
     return;
   }
   auto number = [](const c10::IValue& v) { return v.isDouble() || v.isInt() || v.isBool(); };
@@ -104,9 +109,9 @@ void compare_into(const std::string& what, const c10::IValue& a, const c10::IVal
 }  // namespace
 
 std::vector<ValueDiff> compare_values(const std::string& what, const c10::IValue& actual, const c10::IValue& expected,
-                                      double rtol, double atol) {
+                                      double rtol, double atol, bool scale_atol) {
   std::vector<ValueDiff> out;
-  compare_into(what, actual, expected, rtol, atol, out);
+  compare_into(what, actual, expected, rtol, atol, out, scale_atol);
   return out;
 }
 
@@ -140,7 +145,7 @@ std::string Tolerance::str() const {
 Tolerance tolerance_for(c10::ScalarType dtype, bool tf32) {
   switch (dtype) {
     case at::kDouble: return {1e-7, 1e-9};
-    case at::kFloat: return tf32 ? Tolerance{2e-3, 2e-3} : Tolerance{1e-4, 1e-5};
+    case at::kFloat: return tf32 ? Tolerance{2e-3, 2e-3, true} : Tolerance{1e-4, 1e-5, false};
     case at::kHalf: return {1e-2, 1e-3};
     case at::kBFloat16: return {2e-2, 1e-2};
     default: return {0, 0};
@@ -156,6 +161,7 @@ void loosest(const c10::IValue& v, Tolerance& t, bool tf32) {
     Tolerance here = tolerance_for(x.scalar_type(), tf32);
     t.rtol = std::max(t.rtol, here.rtol);
     t.atol = std::max(t.atol, here.atol);
+    t.scale_atol = t.scale_atol || here.scale_atol;
   } else if (v.isTuple()) {
     for (const auto& e : v.toTupleRef().elements()) loosest(e, t, tf32);
   } else if (v.isList()) {
@@ -188,7 +194,7 @@ ValueError value_error(const std::vector<ValueDiff>& diffs) {
 
 ValueError compare_to_eager(const c10::IValue& actual, const c10::IValue& expected, bool tf32) {
   Tolerance t = tolerance_for(expected, tf32);
-  return value_error(compare_values("output", actual, expected, t.rtol, t.atol));
+  return value_error(compare_values("output", actual, expected, t.rtol, t.atol, t.scale_atol));
 }
 
 }  // namespace kiln::runtime

@@ -30,10 +30,14 @@ struct ValueDiff {
 };
 
 // One entry per tensor or scalar leaf of the values; names are `what`, `what.0`, `what.1.2`, ...
+// scale_atol: atol is relative to the leaf's largest finite |expected| (times max(1, that)):
+// reduced-precision rounding (TF32; always for float16/bfloat16 leaves) is relative to the values
+// that flowed into each element, not to the element, so near-zero elements of a large output get
+// the error of its scale.
 std::vector<ValueDiff> compare_values(const std::string& what, const c10::IValue& actual, const c10::IValue& expected,
-                                      double rtol, double atol);
+                                      double rtol, double atol, bool scale_atol = false);
 ValueDiff compare_tensors(const std::string& what, const at::Tensor& actual, const at::Tensor& expected, double rtol,
-                          double atol);
+                          double atol, bool scale_atol = false);
 bool all_ok(const std::vector<ValueDiff>& diffs);
 
 // The one tolerance rule every command applies (kiln compile, check, profile, the GEMM race): the
@@ -42,10 +46,12 @@ bool all_ok(const std::vector<ValueDiff>& diffs);
 //   integers and bools must be equal. A value with several leaves takes its loosest floating dtype.
 struct Tolerance {
   double rtol = 0, atol = 0;
+  bool scale_atol = false;  // TF32: atol scales with the output (compare_values)
   std::string str() const;  // "rtol 1e-04, atol 1e-05"
 };
 // tf32: float32 results went through TF32 (runtime/float_precision.h: tf32_in_effect), whose
-// 10-bit mantissa allows rtol 2e-3, atol 2e-3 for float32 leaves (other dtypes unchanged).
+// 10-bit mantissa allows rtol 2e-3 and atol 2e-3 scaled by the output's magnitude for float32
+// leaves (other dtypes unchanged; float16/bfloat16 atol always scales).
 Tolerance tolerance_for(c10::ScalarType dtype, bool tf32 = false);
 Tolerance tolerance_for(const c10::IValue& expected, bool tf32 = false);
 
