@@ -1,6 +1,7 @@
 // kiln — the headless workbench: inspect, explain, compile, check, profile, report, import.
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 
@@ -55,8 +56,9 @@ int main(int argc, char** argv) {
     return 1;
   } catch (const std::exception& e) {
     // One line: a library's backtrace is for a bug report, not for the terminal.
+    // KILN_BACKTRACE=1 (with TORCH_SHOW_CPP_STACKTRACES=1 for LibTorch's) prints it all.
     std::string what = e.what();
-    what = what.substr(0, what.find('\n'));
+    if (!std::getenv("KILN_BACKTRACE")) what = what.substr(0, what.find('\n'));
     std::cerr << "kiln: internal error: " << what << "\n";
     return 2;
   }

@@ -78,7 +78,11 @@ def main():
             try:
                 d = json.loads(o)
                 ops = sum(r.get("graph_ops", 0) for r in d.get("regions", []))
-                fb = sum(len(r.get("fallbacks", [])) for r in d.get("regions", []))
+                # A region that ran eagerly (its note says why) lowered nothing.
+                fb = sum(r.get("graph_ops", 0) if r.get("note") else len(r.get("fallbacks", [])) for r in d.get("regions", []))
+                notes = [r["note"] for r in d.get("regions", []) if r.get("note")]
+                if notes:
+                    row.setdefault("note", notes[0][:120])
                 row["ops"] = ops
                 row["lowered"] = f"{100.0 * (ops - fb) / ops:.0f}% ({fb} fb)" if ops else "0 ops"
                 c = d.get("check", {})

@@ -345,7 +345,7 @@ struct Specializer {
         auto iv = torch::jit::toIValue(v);
         // A 0-d constant tensor (a traced Python number: `x + 1`, `torch.tensor(0.0)`) reads as the number
         // itself, as Dynamo's graphs show it; the op's result dtype is the same either way.
-        if (iv && iv->isTensor() && iv->toTensor().dim() == 0 && iv->toTensor().device().is_cpu()) {
+        if (iv && iv->isTensor() && iv->toTensor().defined() && iv->toTensor().dim() == 0) {
           const auto& t = iv->toTensor();
           if (t.scalar_type() == at::kBool) return ir::Arg::boolean(t.item<bool>());
           if (at::isIntegralType(t.scalar_type(), false)) return ir::Arg::integer(t.item<int64_t>());
