@@ -45,6 +45,25 @@ static std::string device_str(const c10::Device& d) {
   return os.str();
 }
 
+// The value's type as TorchScript writes it, without asking LibTorch to infer the type of an
+// undefined tensor (an absent optional inside a tuple: attention weights with need_weights=False),
+// which it refuses.
+static std::string type_name_of(const c10::IValue& v) {
+  if (v.isTensor()) return "Tensor";
+  if (v.isTuple()) {
+    std::string s = "Tuple[";
+    const auto& elems = v.toTupleRef().elements();
+    for (size_t i = 0; i < elems.size(); ++i) s += (i ? ", " : "") + type_name_of(elems[i]);
+    return s + "]";
+  }
+  if (v.isList()) return "List[" + v.toList().elementType()->annotation_str() + "]";
+  try {
+    return v.type()->annotation_str();
+  } catch (const std::exception&) {
+    return v.tagKind();
+  }
+}
+
 ir::ValueMeta meta_of(const c10::IValue& v) {
   using K = ir::ValueMeta::Kind;
   ir::ValueMeta m;
@@ -85,10 +104,10 @@ ir::ValueMeta meta_of(const c10::IValue& v) {
     m.scalar_value = device_str(v.toDevice());
   } else if (v.isList()) {
     m.kind = K::List;
-    m.type_name = v.type()->annotation_str();
+    m.type_name = type_name_of(v);
   } else if (v.isTuple()) {
     m.kind = K::Tuple;
-    m.type_name = v.type()->annotation_str();
+    m.type_name = type_name_of(v);
   } else {
     m.kind = K::Other;
     m.type_name = v.tagKind();

@@ -127,6 +127,11 @@ int retarget_device_constants(torch::jit::Graph& graph, const c10::Device& devic
     c10::IValue replacement;
     if (iv->isDevice() && iv->toDevice().is_cpu()) {
       replacement = c10::IValue(device);
+    } else if (iv->isTensor() && iv->toTensor().defined() && iv->toTensor().dim() == 0 &&
+               at::isIntegralType(iv->toTensor().scalar_type(), true) && !iv->toTensor().device().is_cpu()) {
+      // A traced Python int (size arithmetic) stays a CPU scalar, as it was when traced: on the
+      // GPU, reading it back (int()) would synchronize, and CUDA graph capture forbids that.
+      replacement = c10::IValue(iv->toTensor().cpu());
     } else if (iv->isTensor() && iv->toTensor().defined() && iv->toTensor().device().is_cpu() &&
                iv->toTensor().dim() > 0) {
       replacement = c10::IValue(iv->toTensor().to(device));
