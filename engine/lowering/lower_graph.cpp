@@ -278,10 +278,15 @@ bool lower_host_op(LoweringContext& cx) {
     v.i = s.at(cx.dim_arg(cx.int_const(1), s.size()));
     cx.set_output(v);
   } else if (t == "aten::dim" || t == "aten::len") {
+    // dim(tensor): its rank; len(tensor): its first size; len(list): its length.
     Val in = cx.arg(0);
     Val v;
     v.kind = Val::Kind::Int;
-    v.i = sym_const(in.kind == Val::Kind::Tensor ? cx.comp(in.comp).sizes.size() : in.ints.size());
+    if (in.kind == Val::Kind::Tensor && t == "aten::dim") v.i = sym_const(static_cast<int64_t>(cx.comp(in.comp).sizes.size()));
+    else if (in.kind == Val::Kind::Tensor && !cx.comp(in.comp).sizes.empty()) v.i = cx.comp(in.comp).sizes[0];
+    else if (in.kind == Val::Kind::IntList) v.i = sym_const(static_cast<int64_t>(in.ints.size()));
+    else if (in.kind == Val::Kind::TensorList) v.i = sym_const(static_cast<int64_t>(in.tensors.size()));
+    else throw LoweringError(t + " of a value Kiln does not track (a string or another host value)");
     cx.set_output(v);
   } else if (t == "prim::ListUnpack") {
     Val in = cx.arg(0);
@@ -346,7 +351,16 @@ bool lower_host_op(LoweringContext& cx) {
     v.i = i ? i : sym_const(static_cast<int64_t>(cx.number(0)));
     cx.set_output(v);
   } else {
-    throw LoweringError(t + " is a host op Kiln does not evaluate");
+    // Other host values (strings for messages, None, devices, bools): the interpreter computes them
+    // at run time; only sizes must be known here, so an unknown op yielding a number still fails.
+    for (const auto& o : n.outputs)
+      if (o.meta.kind == ir::ValueMeta::Kind::Int || o.meta.kind == ir::ValueMeta::Kind::Float)
+        throw LoweringError(t + " is a host op Kiln does not evaluate");
+    for (const auto& o : n.outputs) {
+      Val v;
+      v.kind = Val::Kind::Other;
+      cx.vals[o.name] = v;
+    }
   }
   return true;
 }
