@@ -195,6 +195,23 @@ bool lower_view_op(LoweringContext& cx, const std::string& t) {
     cx.set_output(tensor_val(view_of(cx, out, x, std::move(idx))));
     return true;
   }
+  if ((t == "aten::split" || t == "aten::split_with_sizes") && cx.arg(1).kind == Val::Kind::IntList) {
+    // split(x, [a, b, ...], dim): consecutive slices of the given sizes.
+    int x = cx.tensor(0);
+    auto in = cx.comp(x).sizes;
+    int64_t d = cx.dim_arg(cx.int_const(2), in.size());
+    Val list;
+    list.kind = Val::Kind::TensorList;
+    Sym start = sym_const(0);
+    for (const auto& len : cx.arg(1).ints) {
+      list.tensors.push_back(slice_of(cx, x, d, start, len, 1));
+      start = sym_binary(Op::Add, start, len);
+    }
+    if (capture::sym_str(start) != capture::sym_str(in[d]))
+      throw LoweringError(t + ": sizes add up to " + capture::sym_str(start) + ", not " + capture::sym_str(in[d]));
+    cx.set_output(list);
+    return true;
+  }
   if (t == "aten::chunk" || t == "aten::split" || t == "aten::unbind") {
     int x = cx.tensor(0);
     auto in = cx.comp(x).sizes;
@@ -231,6 +248,14 @@ bool lower_view_op(LoweringContext& cx, const std::string& t) {
     if (in.kind != Val::Kind::TensorList || in.tensors.size() != n.outputs.size())
       throw LoweringError("prim::ListUnpack of an unsupported list");
     for (size_t i = 0; i < n.outputs.size(); ++i) cx.vals[n.outputs[i].name] = tensor_val(in.tensors[i]);
+    return true;
+  }
+  if (t == "aten::__getitem__" && cx.arg(0).kind == Val::Kind::TensorList) {
+    const auto list = cx.arg(0).tensors;
+    int64_t i = cx.int_const(1);
+    if (i < 0) i += static_cast<int64_t>(list.size());
+    if (i < 0 || i >= static_cast<int64_t>(list.size())) throw LoweringError("aten::__getitem__: index out of range");
+    cx.set_output(tensor_val(list[static_cast<size_t>(i)]));
     return true;
   }
   if (t == "prim::ListConstruct" || t == "prim::TupleConstruct") {

@@ -306,6 +306,16 @@ bool lower_host_op(LoweringContext& cx) {
     }
   } else if (t == "prim::ListConstruct") {
     cx.set_output(cx.value(ir::Arg::list(n.args)));
+  } else if (t == "aten::__getitem__" && cx.arg(0).kind == Val::Kind::IntList) {
+    // sizes[i] (x.shape[-1]): an element of a tracked size list.
+    const auto ints = cx.arg(0).ints;
+    int64_t i = cx.int_const(1);
+    if (i < 0) i += static_cast<int64_t>(ints.size());
+    if (i < 0 || i >= static_cast<int64_t>(ints.size())) throw LoweringError("aten::__getitem__: index out of range");
+    Val v;
+    v.kind = Val::Kind::Int;
+    v.i = ints[static_cast<size_t>(i)];
+    cx.set_output(v);
   } else if ((size_tensor && t != "prim::NumToTensor") || t == "aten::floordiv" || t == "aten::add" || t == "aten::sub" || t == "aten::mul" || t == "aten::remainder") {
     Sym a = int_of(0), b = int_of(1);
     if (!a || !b) {

@@ -218,3 +218,19 @@ def forward(self, x):
   const auto& a = c.rt->artifacts(0).at(0);
   EXPECT_NE(a.note.find("aten::len of a value Kiln does not track"), std::string::npos) << a.note;
 }
+
+TEST(RealModelOps, ShapeAndListIndexingLowers) {
+  auto c = compile(save_model("Index", R"JIT(
+def forward(self, x):
+    n = x.shape[-1]
+    parts = torch.split(x * 2.0, [n // 2, n - n // 2], 1)
+    return parts[0] + parts[-1] * float(x.shape[0])
+)JIT"));
+  for (int i = 0; i < 2; ++i) {
+    auto x = runtime::make_inputs({parse_input_spec("4x6")});
+    auto err = runtime::compare_to_eager(c.rt->run(x)[0], eager(c, x));
+    EXPECT_TRUE(err.ok) << err.max_rel;
+  }
+  auto fb = fallbacks(c);
+  EXPECT_TRUE(fb.empty()) << fb.front();
+}
