@@ -69,7 +69,7 @@ CheckResult check_model(const model::Model& model, const std::vector<InputSpec>&
   r.mode = options.capture.mode;
   r.inputs = inputs;
   const bool tf32 = tf32_in_effect(model);
-  r.precision = float32_precision_text();
+  if (model.device() != "cpu") r.precision = float32_precision_text();
   r.seed = options.seed != 0 ? options.seed : fresh_seed();
 
   auto x = make_inputs(inputs, r.seed);

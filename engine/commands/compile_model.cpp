@@ -59,7 +59,7 @@ CompileResult compile_model(const model::Model& model, const std::vector<InputSp
   torch::jit::setPrintHandler([](const std::string&) {});
   bool all_ok = true;
   const bool tf32 = tf32_in_effect(model);
-  r.precision = float32_precision_text();
+  if (model.device() != "cpu") r.precision = float32_precision_text();
   try {
     for (int call = 0; call < std::max(1, checks); ++call) {
       auto x = make_inputs(inputs);
