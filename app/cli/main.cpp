@@ -26,10 +26,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    // A command line Kiln cannot parse is a usage error: exit status 2 for every command (CLI11's
+    // own codes, 106 for a missing option, would read as anything else); --help and --version exit 0.
     int code = app.exit(e);
-    // For `kiln check` exit status 1 means a mismatch: a command line it cannot parse is bad input (2).
-    if (code != 0 && argc > 1 && std::string(argv[1]) == "check") return 2;
-    return code;
+    return code == 0 ? 0 : 2;
   }
   try {
     int status = 0;

@@ -73,8 +73,14 @@ TEST(Cli, ErrorsAreOneLineAndNameTheInput) {
   EXPECT_NE(out.find("input '4xq'"), std::string::npos) << out;
   EXPECT_EQ(run_kiln("inspect " + test::example("small_mlp.pt") + " --input 4x64 --dot /nonexistent/dir/g.dot", out), 1);
   EXPECT_NE(out.find("/nonexistent/dir/g.dot: cannot write"), std::string::npos) << out;
-  EXPECT_NE(run_kiln("inspect " + test::example("small_mlp.pt"), out), 0);  // --input is required
+  // A command line that does not parse is a usage error, exit 2, for every command.
+  EXPECT_EQ(run_kiln("inspect " + test::example("small_mlp.pt"), out), 2);  // --input is required
   EXPECT_NE(out.find("--input"), std::string::npos) << out;
+  EXPECT_EQ(run_kiln("compile " + test::example("small_mlp.pt") + " --no-such-option", out), 2);
+  EXPECT_EQ(run_kiln("check " + test::example("small_mlp.pt"), out), 2);
+  // A value range that is not [low,high) is one clear error naming the input.
+  EXPECT_EQ(run_kiln("inspect " + test::example("small_mlp.pt") + " --input '4x64:int64[5,2)'", out), 1);
+  EXPECT_NE(out.find("value range '[5,2)' is empty"), std::string::npos) << out;
 }
 
 TEST(Cli, ExplainShapeBranchAndBreaky) {

@@ -30,3 +30,26 @@ TEST(InputSpec, RejectsBadText) {
     }
   }
 }
+
+TEST(InputSpec, IntegerValueRanges) {
+  auto s = parse_input_spec("8x128:int64[0,30522)");
+  EXPECT_EQ(s.shape, (std::vector<int64_t>{8, 128}));
+  EXPECT_EQ(s.dtype, ir::DType::Int64);
+  ASSERT_TRUE(s.low && s.high);
+  EXPECT_EQ(*s.low, 0);
+  EXPECT_EQ(*s.high, 30522);
+  EXPECT_EQ(s.str(), "8x128:int64[0,30522)");
+  auto neg = parse_input_spec("4:int32[-5,5)");
+  EXPECT_EQ(*neg.low, -5);
+  EXPECT_FALSE(parse_input_spec("8x128:int64").low);
+  for (const char* bad : {"8:int64[0,3", "8:int64[3,3)", "8:int64[0,3]", "8:int64[a,3)", "8:float32[0,3)", "8[0,3)",
+                          "8:int64[0,3)x"}) {
+    std::string err;
+    try {
+      parse_input_spec(bad);
+    } catch (const Error& e) {
+      err = e.what();
+    }
+    EXPECT_NE(err.find(std::string("input '") + bad + "'"), std::string::npos) << bad << ": " << err;
+  }
+}
