@@ -4,6 +4,7 @@
 
 #include "engine/base/build_info.h"
 #include "engine/model/model.h"
+#include "engine/report/number_text.h"
 
 namespace kiln::api {
 
@@ -51,10 +52,14 @@ std::string runs_table(const session::Session& s) {
   std::snprintf(line, sizeof line, "%-16s %-12s %10s %10s %10s %9s %9s %10s  %s\n", "mode", "backend", "median ms",
                 "p10 ms", "p90 ms", "speedup", "kern/it", "max rel", "status");
   out += line;
+  // A run that did not finish ok measured nothing: dashes, not zeros.
   for (const auto& r : s.runs) {
-    std::snprintf(line, sizeof line, "%-16s %-12s %10.4f %10.4f %10.4f %9.2f %9.1f %10.2g  %s\n", r.mode.c_str(),
-                  r.backend.c_str(), r.latency.median_ms, r.latency.p10_ms, r.latency.p90_ms, r.speedup_vs_eager,
-                  r.kernels_per_iter, r.max_rel_error, r.status.c_str());
+    const bool ok = r.status == "ok";
+    std::snprintf(line, sizeof line, "%-16s %-12s %10s %10s %10s %9s %9s %10s  %s\n", r.mode.c_str(), r.backend.c_str(),
+                  report::measured(r.latency.median_ms, 4, ok).c_str(), report::measured(r.latency.p10_ms, 4, ok).c_str(),
+                  report::measured(r.latency.p90_ms, 4, ok).c_str(), report::measured(r.speedup_vs_eager, 2, ok).c_str(),
+                  report::measured(r.kernels_per_iter, 1, ok).c_str(), report::measured_error(r.max_rel_error, ok).c_str(),
+                  r.status.c_str());
     out += line;
   }
   return out;

@@ -45,4 +45,17 @@ std::string percent(double fraction) {
   return fixed(fraction * 100, 1) + "%";
 }
 
+std::string measured(double v, int decimals, bool run_ok, bool zero_is_none) {
+  if (!run_ok || (zero_is_none && v == 0)) return "-";
+  return fixed(v, decimals);
+}
+
+std::string measured_error(double v, bool run_ok) {
+  if (!run_ok || !std::isfinite(v)) return "-";
+  if (v == 0) return "0";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2g", v);
+  return buf;
+}
+
 }  // namespace kiln::report

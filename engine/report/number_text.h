@@ -16,5 +16,10 @@ std::string grouped(int64_t v);
 std::string bytes(int64_t v);
 std::string speedup(double v);
 std::string percent(double fraction);
+// A run's measured number: "-" when the run did not finish ok (skipped, failed: nothing was
+// measured) or, with zero_is_none, when the value is 0 (eager's compile time); else fixed().
+std::string measured(double v, int decimals, bool run_ok, bool zero_is_none = false);
+// The same for errors, in scientific notation ("4.3e-08"; 0 prints as "0").
+std::string measured_error(double v, bool run_ok);
 
 }  // namespace kiln::report

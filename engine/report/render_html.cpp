@@ -84,12 +84,13 @@ void runs(std::ostringstream& os, const session::Session& s) {
   for (const auto& r : s.runs) {
     bool ok = r.status == "ok";
     os << "<tr><td>" << esc(r.mode) << "</td><td>" << esc(r.backend) << "</td><td>" << esc(r.device) << "</td><td class='"
-       << (ok ? "ok" : "bad") << "'>" << esc(r.status) << "</td><td class=num>" << fixed(r.compile_cold_ms, 1)
-       << "</td><td class=num>" << fixed(r.compile_warm_ms, 1) << "</td><td class=num>" << fixed(r.first_call_ms, 3)
-       << "</td><td class=num>" << fixed(r.latency.median_ms, 4) << "</td><td class=num>" << fixed(r.latency.p10_ms, 4)
-       << "</td><td class=num>" << fixed(r.latency.p90_ms, 4) << "</td><td class=num>" << fixed(r.kernels_per_iter, 1)
-       << "</td><td class=num>" << fixed(r.host_overhead_ms, 4) << "</td><td class=num>" << speedup(r.speedup_vs_eager)
-       << "</td><td class=num>" << sci(r.max_rel_error) << "</td></tr>";
+       << (ok ? "ok" : "bad") << "'>" << esc(r.status) << "</td><td class=num>" << measured(r.compile_cold_ms, 1, ok, true)
+       << "</td><td class=num>" << measured(r.compile_warm_ms, 1, ok, true) << "</td><td class=num>"
+       << measured(r.first_call_ms, 3, ok, true) << "</td><td class=num>" << measured(r.latency.median_ms, 4, ok, true)
+       << "</td><td class=num>" << measured(r.latency.p10_ms, 4, ok, true) << "</td><td class=num>"
+       << measured(r.latency.p90_ms, 4, ok, true) << "</td><td class=num>" << measured(r.kernels_per_iter, 1, ok)
+       << "</td><td class=num>" << measured(r.host_overhead_ms, 4, ok, true) << "</td><td class=num>"
+       << speedup(r.speedup_vs_eager) << "</td><td class=num>" << (ok ? sci(r.max_rel_error) : "-") << "</td></tr>";
   }
   os << "</table><div class=svgbox>" << speedup_chart_svg(s.runs) << "</div>";
   auto seen = observations(s);

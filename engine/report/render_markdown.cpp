@@ -137,13 +137,15 @@ void modes(std::ostream& os, const Session& s) {
   os << "|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n";
   for (const auto& r : s.runs) {
     const auto& l = r.latency;
+    const bool ok = r.status == "ok";
     os << "| " << md(r.mode) << " | " << or_dash(r.backend) << " | " << or_dash(r.device) << " | " << md(r.status)
-       << " | " << ms(l.median_ms) << " | " << ms(l.p10_ms) << " | " << ms(l.p90_ms) << " | " << l.iterations << " | "
-       << speedup(r.speedup_vs_eager) << " | " << ms(r.compile_cold_ms) << " | " << ms(r.compile_warm_ms) << " | "
-       << ms(r.first_call_ms) << " | " << fixed(r.kernels_per_iter, 1) << " | "
+       << " | " << ms(l.median_ms) << " | " << ms(l.p10_ms) << " | " << ms(l.p90_ms) << " | "
+       << (ok ? std::to_string(l.iterations) : "-") << " | " << speedup(r.speedup_vs_eager) << " | "
+       << ms(r.compile_cold_ms) << " | " << ms(r.compile_warm_ms) << " | " << ms(r.first_call_ms) << " | "
+       << measured(r.kernels_per_iter, 1, ok) << " | "
        << (r.gpu_busy > 0 ? percent(r.gpu_busy) : "-") << " | " << ms(r.launch_gap_ms) << " | "
        << ms(r.host_overhead_ms) << " | " << (r.peak_memory_bytes > 0 ? bytes(r.peak_memory_bytes) : "-") << " | "
-       << r.max_abs_error << " | " << r.max_rel_error << " |\n";
+       << measured_error(r.max_abs_error, ok) << " | " << measured_error(r.max_rel_error, ok) << " |\n";
   }
   auto seen = observations(s);
   if (!seen.empty()) {

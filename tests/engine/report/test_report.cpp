@@ -72,3 +72,29 @@ TEST(Report, ChromeTraceHasOneEventPerSpan) {
     break;  // the first run of each mode is the one exported; eager is first
   }
 }
+
+TEST(Report, ARunThatMeasuredNothingShowsDashesNotZerosInEveryFormat) {
+  auto s = block_session(test::temp_dir() + "/b.kiln");
+  session::Run skipped = s.runs.front();
+  skipped.mode = "reduce-overhead";
+  skipped.status = "skipped: needs an NVIDIA GPU";
+  skipped.latency = {};
+  skipped.speedup_vs_eager = 0;
+  skipped.kernels_per_iter = 0;
+  skipped.max_rel_error = skipped.max_abs_error = 0;
+  s.runs.push_back(skipped);
+  auto md = report::render_markdown(s);
+  auto row = md.substr(md.find("| reduce-overhead |"));
+  row = row.substr(0, row.find('\n'));
+  EXPECT_EQ(row.find("0.0"), std::string::npos) << row;
+  EXPECT_EQ(row.find("| 0 |"), std::string::npos) << row;
+  auto html = report::render_html(s);
+  auto hrow = html.substr(html.find("<tr><td>reduce-overhead"));
+  hrow = hrow.substr(0, hrow.find("</tr>"));
+  EXPECT_EQ(hrow.find(">0.0"), std::string::npos) << hrow;
+  // Eager compiles nothing: its compile columns are "-" in HTML as in Markdown.
+  auto erow = html.substr(html.find("<tr><td>eager"));
+  erow = erow.substr(0, erow.find("</tr>"));
+  EXPECT_EQ(erow.find(">0.0<"), std::string::npos) << erow;
+  EXPECT_NE(erow.find(">-<"), std::string::npos) << erow;
+}
