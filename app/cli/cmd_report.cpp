@@ -65,7 +65,8 @@ std::function<int()> add_trace(CLI::App& app) {
   auto a = std::make_shared<TraceArgs>();
   auto* cmd = app.add_subcommand("trace", "Export one run's timeline as Chrome trace JSON (opens in Perfetto).");
   cmd->add_option("session", a->session, "Session file (.kiln)")->required();
-  cmd->add_option("--mode", a->mode, "Which run: eager, default, reduce-overhead, max-autotune")->capture_default_str();
+  cmd->add_option("--mode", a->mode, "Which run: a mode (eager, default, reduce-overhead, max-autotune), MODE/BACKEND or a peer backend "
+                  "(cudagraphs, torchscript); an imported session without runs exports its compile and profiler events")->capture_default_str();
   cmd->add_option("-o,--output", a->out, "Output file (.json)")->required();
   return [a] {
     auto s = api::open_session(a->session);

@@ -1,6 +1,7 @@
 // Session run → Chrome trace JSON; see render_chrome_trace.h.
 #include "engine/report/render_chrome_trace.h"
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -13,12 +14,27 @@ using nlohmann::ordered_json;
 
 namespace {
 
-const session::Run& find_run(const session::Session& s, const std::string& mode) {
+// The run `which` names: "MODE" (its first run), "MODE/BACKEND", or a peer backend alone
+// ("cudagraphs"). A session without runs (an imported torch.compile log) has its import-wide
+// events (compiles, profiler spans): run id -1.
+int find_run(const session::Session& s, const std::string& which) {
+  if (s.runs.empty()) {
+    for (const auto& e : s.timeline)
+      if (e.run == -1) return -1;
+    throw Error("this session has no runs and no timeline events to export");
+  }
   for (const auto& r : s.runs)
-    if (r.mode == mode) return r;
-  std::string modes;
-  for (const auto& r : s.runs) modes += (modes.empty() ? "" : ", ") + r.mode;
-  throw Error("no run with mode '" + mode + "' (this session has: " + (modes.empty() ? "no runs" : modes) + ")");
+    if (r.mode == which || r.mode + "/" + r.backend == which) return r.id;
+  for (const auto& r : s.runs)
+    if (r.backend == which) return r.id;
+  std::vector<std::string> labels;
+  for (const auto& r : s.runs) {
+    std::string label = r.backend.empty() || r.backend == "kiln" || r.backend == "eager" ? r.mode : r.mode + "/" + r.backend;
+    if (std::find(labels.begin(), labels.end(), label) == labels.end()) labels.push_back(label);
+  }
+  std::string list;
+  for (const auto& l : labels) list += (list.empty() ? "" : ", ") + l;
+  throw Error("no run '" + which + "' (this session has: " + list + "; name a mode, MODE/BACKEND or a backend)");
 }
 
 std::string process_of(const std::string& lane) {
@@ -33,13 +49,13 @@ ordered_json metadata(const char* name, int pid, int tid, const std::string& val
 }  // namespace
 
 std::string render_chrome_trace(const session::Session& s, const std::string& mode) {
-  const auto& run = find_run(s, mode);
+  const int run_id = find_run(s, mode);
   // Times are relative to the run's first event (otherData.start_ns), so that microseconds with
   // nanosecond fractions stay exact in a double even for clock values since the epoch.
   int64_t origin = 0;
   bool first = true;
   for (const auto& e : s.timeline)
-    if (e.run == run.id && (first || e.start_ns < origin)) {
+    if (e.run == run_id && (first || e.start_ns < origin)) {
       origin = e.start_ns;
       first = false;
     }
@@ -47,7 +63,7 @@ std::string render_chrome_trace(const session::Session& s, const std::string& mo
   std::map<std::string, int> pids;                 // process name → pid
   std::map<std::string, std::pair<int, int>> ids;  // lane → (pid, tid)
   for (const auto& e : s.timeline) {
-    if (e.run != run.id) continue;
+    if (e.run != run_id) continue;
     auto lane = ids.find(e.lane);
     if (lane == ids.end()) {
       std::string process = process_of(e.lane);
@@ -84,8 +100,13 @@ std::string render_chrome_trace(const session::Session& s, const std::string& mo
   ordered_json out;
   out["displayTimeUnit"] = "ns";
   out["traceEvents"] = events;
-  out["otherData"] = ordered_json{{"producer", "kiln"}, {"model", s.model.path}, {"mode", run.mode},
-                                  {"backend", run.backend}, {"device", run.device}, {"run", run.id},
+  session::Run imported;  // an import-wide export: no run of its own
+  imported.mode = "imported";
+  const session::Run* run = &imported;
+  for (const auto& r : s.runs)
+    if (r.id == run_id) run = &r;
+  out["otherData"] = ordered_json{{"producer", "kiln"}, {"model", s.model.path}, {"mode", run->mode},
+                                  {"backend", run->backend}, {"device", run->device}, {"run", run_id},
                                   {"start_ns", origin}};
   return out.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }

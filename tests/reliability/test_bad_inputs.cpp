@@ -322,7 +322,7 @@ TEST(BadOption, ReportFormatAndTraceMode) {
   EXPECT_EQ(a.status, 1);
   auto lines = error_lines(a.output);
   ASSERT_EQ(lines.size(), 1u);
-  EXPECT_NE(lines[0].find("no run with mode 'fast' (this session has: "), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find("no run 'fast' (this session has: "), std::string::npos) << lines[0];
 }
 TEST(BadOutput, UnwritableDotFile) {
   expect_refused("inspect " + kMlp + " --input 4x64 --dot /proc/kiln-g.dot", "/proc/kiln-g.dot", "cannot write the DOT file");

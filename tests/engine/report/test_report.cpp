@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "engine/base/error.h"
+#include "engine/importers/import_files.h"
 #include "engine/model/model.h"
 #include "engine/report/render_chrome_trace.h"
 #include "engine/report/render_html.h"
@@ -97,4 +99,35 @@ TEST(Report, ARunThatMeasuredNothingShowsDashesNotZerosInEveryFormat) {
   erow = erow.substr(0, erow.find("</tr>"));
   EXPECT_EQ(erow.find(">0.0<"), std::string::npos) << erow;
   EXPECT_NE(erow.find(">-<"), std::string::npos) << erow;
+}
+
+TEST(Report, ChromeTracePicksRunsByModeBackendOrPeerAndExportsImportedSessions) {
+  auto s = block_session(test::temp_dir() + "/b.kiln");
+  session::Run peer = s.runs.back();
+  peer.id = 100;
+  peer.mode = "default";
+  peer.backend = "cudagraphs";
+  s.runs.push_back(peer);
+  session::TimelineEvent e;
+  e.run = 100;
+  e.lane = "host:1";
+  e.name = "replay";
+  e.dur_ns = 10;
+  s.timeline.push_back(e);
+  for (const char* which : {"default/cudagraphs", "cudagraphs"}) {
+    auto j = nlohmann::json::parse(report::render_chrome_trace(s, which));
+    EXPECT_EQ(j["otherData"]["backend"], "cudagraphs") << which;
+  }
+  std::string err = test::error_of([&] { report::render_chrome_trace(s, "nope"); });
+  EXPECT_NE(err.find("default/cudagraphs"), std::string::npos) << err;
+  EXPECT_EQ(err.find("default, default,"), std::string::npos) << err;  // each label once
+
+  // An imported torch.compile log has no runs: its compile events are the trace.
+  importers::ImportRequest req;
+  req.paths = {test::data("traces/block_default.log")};
+  auto imported = importers::import_files(req).sessions.at(0).session;
+  ASSERT_TRUE(imported.runs.empty());
+  auto j = nlohmann::json::parse(report::render_chrome_trace(imported, "default"));
+  EXPECT_GT(j["traceEvents"].size(), 10u);
+  EXPECT_EQ(j["otherData"]["run"], -1);
 }
