@@ -172,7 +172,7 @@ struct CudaEmitter : KernelExpr {
       };
       for (int c : k.comps) {
         const Comp& comp = p.program.comps[c];
-        std::string v = statement(os, "        ", comp.body, lane_vars, {}, 0);
+        std::string v = statement(os, "        ", comp.body, lane_vars, {}, 0, &comp);
         if (vec.count(c)) {
           os << "        reinterpret_cast<float*>(&v" << c << ")[lane] = " << v << ";  // " << cpp_comment(comp.name) << "\n";
         } else {
@@ -396,7 +396,7 @@ struct CudaEmitter : KernelExpr {
         unflatten(os, "e", inner, k.outer.size(), "      ", ivars);
         std::vector<lowering::IExpr> idx;
         for (size_t d = 0; d < comp.sizes.size(); ++d) idx.push_back(lowering::ie_var(static_cast<int>(d)));
-        std::string v = statement(os, "      ", comp.body, ivars, accs, k.outer.size());
+        std::string v = statement(os, "      ", comp.body, ivars, accs, k.outer.size(), &comp);
         os << "      b" << c << "[" << offset(c, idx, ivars) << "] = " << v << ";  // " << cpp_comment(comp.name) << "\n";
         os << "    }\n";
       }
