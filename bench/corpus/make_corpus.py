@@ -20,26 +20,16 @@ from torch import nn
 torch.manual_seed(0)
 
 
-class Embeds(nn.Module):
-    """A transformers model called with inputs_embeds, returning its last hidden state."""
+class Called(nn.Module):
+    """A transformers model called with one keyword (inputs_embeds or input_ids), returning its last hidden state."""
 
-    def __init__(self, m):
+    def __init__(self, m, keyword):
         super().__init__()
         self.m = m
+        self.keyword = keyword
 
     def forward(self, x):
-        return self.m(inputs_embeds=x)[0]
-
-
-class Ids(nn.Module):
-    """A transformers model called with input_ids, returning its last hidden state."""
-
-    def __init__(self, m):
-        super().__init__()
-        self.m = m
-
-    def forward(self, ids):
-        return self.m(input_ids=ids)[0]
+        return self.m(**{self.keyword: x})[0]
 
 
 def tiny_resnet18_layout():
@@ -143,12 +133,12 @@ def cases(mini):
                 m, cfg = hf_model(family, mini)
                 dt = getattr(torch, dtype)
                 hidden = cfg.hidden_size if family == "bert" else cfg.n_embd
-                w = Embeds(m.eval()).eval().to(dt)
+                w = Called(m.eval(), "inputs_embeds").eval().to(dt)
                 return w, (torch.randn(batch, seq, hidden).to(dt),), [f"{batch}x{seq}x{hidden}:{dtype}"]
 
             def build_ids(family=family, dtype=dtype):
                 m, cfg = hf_model(family, mini)
-                w = Ids(m.eval()).eval().to(getattr(torch, dtype))
+                w = Called(m.eval(), "input_ids").eval().to(getattr(torch, dtype))
                 return w, (torch.randint(0, cfg.vocab_size, (batch, seq)),), [f"{batch}x{seq}:int64[0,{cfg.vocab_size})"]
 
             out.append((f"{family}_embeds{suffix}", "transformers", dtype, "trace", build_embeds))

@@ -252,10 +252,7 @@ bool lower_view_op(LoweringContext& cx, const std::string& t) {
   }
   if (t == "aten::__getitem__" && cx.arg(0).kind == Val::Kind::TensorList) {
     const auto list = cx.arg(0).tensors;
-    int64_t i = cx.int_const(1);
-    if (i < 0) i += static_cast<int64_t>(list.size());
-    if (i < 0 || i >= static_cast<int64_t>(list.size())) throw LoweringError("aten::__getitem__: index out of range");
-    cx.set_output(tensor_val(list[static_cast<size_t>(i)]));
+    cx.set_output(tensor_val(list[cx.list_index(1, list.size())]));
     return true;
   }
   if (t == "prim::ListConstruct" || t == "prim::TupleConstruct") {

@@ -203,6 +203,13 @@ std::vector<Sym> LoweringContext::sizes_of(const Val& v) const {
   return {};
 }
 
+size_t LoweringContext::list_index(size_t i, size_t size) const {
+  int64_t k = int_const(i);
+  if (k < 0) k += static_cast<int64_t>(size);
+  if (k < 0 || k >= static_cast<int64_t>(size)) throw LoweringError(node->target + ": index out of range");
+  return static_cast<size_t>(k);
+}
+
 int64_t LoweringContext::dim_arg(int64_t d, size_t rank) const {
   int64_t r = static_cast<int64_t>(rank);
   if (d < 0) d += r;
@@ -309,12 +316,9 @@ bool lower_host_op(LoweringContext& cx) {
   } else if (t == "aten::__getitem__" && cx.arg(0).kind == Val::Kind::IntList) {
     // sizes[i] (x.shape[-1]): an element of a tracked size list.
     const auto ints = cx.arg(0).ints;
-    int64_t i = cx.int_const(1);
-    if (i < 0) i += static_cast<int64_t>(ints.size());
-    if (i < 0 || i >= static_cast<int64_t>(ints.size())) throw LoweringError("aten::__getitem__: index out of range");
     Val v;
     v.kind = Val::Kind::Int;
-    v.i = ints[static_cast<size_t>(i)];
+    v.i = ints[cx.list_index(1, ints.size())];
     cx.set_output(v);
   } else if ((size_tensor && t != "prim::NumToTensor") || t == "aten::floordiv" || t == "aten::add" || t == "aten::sub" || t == "aten::mul" || t == "aten::remainder") {
     Sym a = int_of(0), b = int_of(1);

@@ -65,6 +65,8 @@ struct LoweringContext {
   VExpr operand(const Val& v, const std::vector<Sym>& out_sizes) const;
   std::vector<Sym> broadcast(const std::vector<Sym>& a, const std::vector<Sym>& b) const;
   std::vector<Sym> sizes_of(const Val& v) const;  // [] for non-tensors
+  // Argument i as a static index into a list of `size` elements (negative counts from the end).
+  size_t list_index(size_t i, size_t size) const;
   int64_t dim_arg(int64_t d, size_t rank) const;  // normalizes a (possibly negative) dim
   void set_output(const Val& v);                  // binds the node's first output
 };

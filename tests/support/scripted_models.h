@@ -9,6 +9,15 @@
 
 namespace kiln::test {
 
+// A model defined in TorchScript source (`def forward(self, x): ...`) and saved to a temp archive.
+inline std::string scripted_model(const std::string& name, const std::string& source) {
+  torch::jit::Module m(name);
+  m.define(source);
+  std::string path = temp_dir() + "/" + name + ".pt";
+  m.save(path);
+  return path;
+}
+
 // ResNet's stem in miniature: conv(3→8) → relu → max_pool2d(3, stride 2, padding 1) → conv(8→8),
 // random weights. Returns the archive's path.
 inline std::string stem_model() {

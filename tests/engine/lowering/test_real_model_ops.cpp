@@ -12,18 +12,11 @@
 #include "engine/runtime/compare_values.h"
 #include "engine/runtime/example_inputs.h"
 #include "tests/support/paths.h"
+#include "tests/support/scripted_models.h"
 
 using namespace kiln;
 
 namespace {
-
-std::string save_model(const std::string& name, const std::string& source) {
-  torch::jit::Module m(name);
-  m.define(source);
-  std::string path = test::temp_dir() + "/" + name + ".pt";
-  m.save(path);
-  return path;
-}
 
 struct Compiled {
   model::Model model;
@@ -43,6 +36,15 @@ c10::IValue eager(const Compiled& c, const std::vector<at::Tensor>& x) {
   torch::NoGradGuard g;
   auto module = c.model.impl->module;
   return module.forward(std::vector<c10::IValue>(x.begin(), x.end()));
+}
+
+// Compiled vs eager on `trials` fresh random inputs of one spec, under the dtype's tolerance.
+void expect_matches_eager(const Compiled& c, const std::string& spec, int trials) {
+  for (int i = 0; i < trials; ++i) {
+    auto x = runtime::make_inputs({parse_input_spec(spec)});
+    auto err = runtime::compare_to_eager(c.rt->run(x)[0], eager(c, x));
+    EXPECT_TRUE(err.ok) << spec << ": max rel " << err.max_rel;
+  }
 }
 
 std::vector<std::string> fallbacks(const Compiled& c) {
@@ -107,7 +109,7 @@ TEST(Functionalize, MutatingAnInputStaysInPlaceAndAMutatedViewWithALaterReaderIs
 }
 
 TEST(RealModelOps, InPlaceMutationIsSeenByLaterReadersWhenCompiled) {
-  auto c = compile(save_model("InPlace", R"JIT(
+  auto c = compile(test::scripted_model("InPlace", R"JIT(
 def forward(self, x):
     y = x * 2.0
     y.relu_()
@@ -115,18 +117,13 @@ def forward(self, x):
     z.mul_(3.0)
     return y - z
 )JIT"));
-  for (int i = 0; i < 3; ++i) {
-    auto x = runtime::make_inputs({parse_input_spec("4x33")});
-    auto got = c.rt->run(x);
-    auto err = runtime::compare_to_eager(got[0], eager(c, x));
-    EXPECT_TRUE(err.ok) << err.max_rel;
-  }
+  expect_matches_eager(c, "4x33", 3);
   EXPECT_TRUE(fallbacks(c).empty());
 }
 
 TEST(RealModelOps, IntegerKernelsAreExactBeyondFloatPrecision) {
   // Ids near 2^40: float32 math would round them (24-bit mantissa); the kernels compute in int64.
-  auto c = compile(save_model("Ids", R"JIT(
+  auto c = compile(test::scripted_model("Ids", R"JIT(
 def forward(self, ids):
     pos = torch.arange(ids.size(1)) + 2
     shifted = ids * 3 + pos
@@ -152,7 +149,7 @@ def forward(self, ids):
 TEST(RealModelOps, HalfAndBfloat16StoresRoundAsLibTorchDoes) {
   // dtype codes: 5 float16, 15 bfloat16, 6 float32. Special values: fp16 subnormals, the largest finite values and the first that round to inf,
   // ties at the last bit, NaN and infinities, signed zero.
-  auto c = compile(save_model("Round", R"JIT(
+  auto c = compile(test::scripted_model("Round", R"JIT(
 def forward(self, x):
     return x.to(5).to(6), x.to(15).to(6)
 )JIT"));
@@ -172,7 +169,7 @@ def forward(self, x):
 }
 
 TEST(RealModelOps, ActivationsAndConversionsOfMobileNetAndTransformersLower) {
-  auto c = compile(save_model("Acts", R"JIT(
+  auto c = compile(test::scripted_model("Acts", R"JIT(
 def forward(self, x):
     h = torch.hardswish(x) + torch.hardsigmoid(x * 2.0)
     h = torch.hardswish_(h * 4.0) + torch.silu(x)
@@ -180,57 +177,45 @@ def forward(self, x):
     b = g.to(15) * 2.0
     return b.to(6) + x.type_as(g)
 )JIT"));
-  for (int i = 0; i < 3; ++i) {
-    auto x = runtime::make_inputs({parse_input_spec("8x40")});
-    auto err = runtime::compare_to_eager(c.rt->run(x)[0], eager(c, x));
-    EXPECT_TRUE(err.ok) << err.max_rel;
-  }
+  expect_matches_eager(c, "8x40", 3);
   auto fb = fallbacks(c);
   EXPECT_TRUE(fb.empty()) << fb.front();
 }
 
 TEST(RealModelOps, StringFormattingAndAssertMessagesRunInTheInterpreter) {
   // As torchvision's ViT checks its input: an assert whose message is formatted from sizes.
-  auto c = compile(save_model("Fmt", R"JIT(
+  auto c = compile(test::scripted_model("Fmt", R"JIT(
 def forward(self, x):
     n = x.size(0)
     msg = "batch {} of width {}".format(n, x.size(1))
     assert n > 0, "empty batch: {}".format(msg)
     return x * 2.0 + float(n)
 )JIT"));
-  auto x = runtime::make_inputs({parse_input_spec("3x5")});
-  auto err = runtime::compare_to_eager(c.rt->run(x)[0], eager(c, x));
-  EXPECT_TRUE(err.ok) << err.max_rel;
+  expect_matches_eager(c, "3x5", 1);
   // The message strings are host values computed at run time: the region still compiles.
   auto fb = fallbacks(c);
   EXPECT_TRUE(fb.empty()) << fb.front();
 }
 
 TEST(RealModelOps, ANumberComputedFromAStringRunsEagerlyAndSaysSo) {
-  auto c = compile(save_model("StrLen", R"JIT(
+  auto c = compile(test::scripted_model("StrLen", R"JIT(
 def forward(self, x):
     msg = "width {}".format(x.size(1))
     return x * float(len(msg))
 )JIT"));
-  auto x = runtime::make_inputs({parse_input_spec("3x5")});
-  auto err = runtime::compare_to_eager(c.rt->run(x)[0], eager(c, x));
-  EXPECT_TRUE(err.ok) << err.max_rel;
+  expect_matches_eager(c, "3x5", 1);
   const auto& a = c.rt->artifacts(0).at(0);
   EXPECT_NE(a.note.find("aten::len of a value Kiln does not track"), std::string::npos) << a.note;
 }
 
 TEST(RealModelOps, ShapeAndListIndexingLowers) {
-  auto c = compile(save_model("Index", R"JIT(
+  auto c = compile(test::scripted_model("Index", R"JIT(
 def forward(self, x):
     n = x.shape[-1]
     parts = torch.split(x * 2.0, [n // 2, n - n // 2], 1)
     return parts[0] + parts[-1] * float(x.shape[0])
 )JIT"));
-  for (int i = 0; i < 2; ++i) {
-    auto x = runtime::make_inputs({parse_input_spec("4x6")});
-    auto err = runtime::compare_to_eager(c.rt->run(x)[0], eager(c, x));
-    EXPECT_TRUE(err.ok) << err.max_rel;
-  }
+  expect_matches_eager(c, "4x6", 2);
   auto fb = fallbacks(c);
   EXPECT_TRUE(fb.empty()) << fb.front();
 }

@@ -9,6 +9,7 @@
 #include "engine/base/error.h"
 #include "engine/runtime/example_inputs.h"
 #include "tests/support/paths.h"
+#include "tests/support/scripted_models.h"
 
 using namespace kiln;
 using capture::Event;
@@ -189,19 +190,11 @@ TEST(CapturedRuntime, EventsAreTimestampedInOrder) {
 
 namespace {
 
-// A model defined in TorchScript source and saved to a temp archive.
-std::string scripted_model(const std::string& name, const std::string& source) {
-  torch::jit::Module m(name);
-  m.define(source);
-  std::string path = test::temp_dir() + "/" + name + ".pt";
-  m.save(path);
-  return path;
-}
 
 }  // namespace
 
 TEST(CapturedRuntime, ConstantLoopOverTheUnrollLimitIsAReportedBreak) {
-  auto path = scripted_model("Chain", R"JIT(
+  auto path = test::scripted_model("Chain", R"JIT(
 def forward(self, x):
     for _ in range(500):
         x = x + torch.sin(x)
@@ -219,7 +212,7 @@ def forward(self, x):
 }
 
 TEST(CapturedRuntime, ShapeDependentLoopPastTheLimitRunsEagerlyAndSaysSo) {
-  auto path = scripted_model("ShapeLoop", R"JIT(
+  auto path = test::scripted_model("ShapeLoop", R"JIT(
 def forward(self, x):
     y = x
     for _ in range(x.size(0)):
