@@ -175,13 +175,7 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
     }
   }
   std::vector<void*> ptrs(prog.comps.size(), nullptr);
-  // Kernels may read float buffers four at a time (16-byte vector loads): a tensor that starts
-  // inside its storage (a slice, a split, a view an extern returned) is copied to an aligned one.
-  auto refresh = [&](size_t c) {
-    if (bufs[c].defined() && reinterpret_cast<uintptr_t>(bufs[c].data_ptr()) % 16 != 0)
-      bufs[c] = bufs[c].clone(at::MemoryFormat::Preserve);
-    ptrs[c] = bufs[c].defined() ? bufs[c].data_ptr() : nullptr;
-  };
+  auto refresh = [&](size_t c) { ptrs[c] = bufs[c].defined() ? bufs[c].data_ptr() : nullptr; };
   for (size_t c = 0; c < prog.comps.size(); ++c) refresh(c);
   size_t skip = SIZE_MAX;  // a kernel step an extern's call already computed (a fused GEMM epilogue)
   for (size_t s = 0; s < fused_.steps.size(); ++s) {
