@@ -137,19 +137,23 @@ struct CudaEmitter : KernelExpr {
       return;
     }
     // `width` consecutive elements per thread: the innermost stored size is a multiple of width, so they
-    // share every index but the innermost, and (when every vector buffer is 16-byte aligned) each
-    // buffer read or written at the element's own position moves as one float4.
-    std::set<int> vec = vector_buffers(k, sizes);
+    // share every index but the innermost, and (when every vector buffer is aligned to the vector's
+    // size) each buffer read or written at the element's own position moves as one float4 (width 4)
+    // or float2 (width 2). A thread's first element sits at a multiple of `width`, so the vector
+    // type must be exactly `width` floats wide: a float4 load at a multiple of 2 faults.
+    std::set<int> vec = (width == 4 || width == 2) ? vector_buffers(k, sizes) : std::set<int>{};
+    const std::string vtype = width == 4 ? "float4" : "float2";
+    const int vbytes = 4 * width;
     std::set<int> own(k.comps.begin(), k.comps.end());
     os << "  // " << width << " consecutive elements per thread (the innermost size is a multiple of " << width << ")\n";
     if (!vec.empty()) {
-      os << "  const bool vec16 = ((";
+      os << "  const bool aligned = ((";
       bool first = true;
       for (int c : vec) {
         os << (first ? "" : " | ") << "reinterpret_cast<unsigned long long>(b" << c << ")";
         first = false;
       }
-      os << ") & 15ULL) == 0;\n";
+      os << ") & " << (vbytes - 1) << "ULL) == 0;  // every vector buffer " << vbytes << "-byte aligned\n";
     }
     os << "  for (long long base = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * " << width
        << "; base < total; base += static_cast<long long>(gridDim.x) * blockDim.x * " << width << ") {\n";
@@ -158,13 +162,13 @@ struct CudaEmitter : KernelExpr {
     std::vector<std::string> lane_vars = vars;
     if (!lane_vars.empty()) lane_vars[inner] = "(" + vars[inner] + " + lane)";
     if (!vec.empty()) {
-      os << "    if (vec16) {\n";
+      os << "    if (aligned) {\n";
       for (int c : vec)
         if (!own.count(c))
-          os << "      const float4 v" << c << " = *reinterpret_cast<const float4*>(b" << c << " + base);  // "
+          os << "      const " << vtype << " v" << c << " = *reinterpret_cast<const " << vtype << "*>(b" << c << " + base);  // "
              << cpp_comment(p.program.comps[c].name) << "\n";
       for (int c : k.comps)
-        if (vec.count(c)) os << "      float4 v" << c << ";\n";
+        if (vec.count(c)) os << "      " << vtype << " v" << c << ";\n";
       os << "      #pragma unroll\n      for (int lane = 0; lane < " << width << "; ++lane) {\n";
       load_hook = [&](const VExpr& e, const std::vector<std::string>&) -> std::string {
         if (!vec.count(e->comp)) return "";
@@ -184,7 +188,7 @@ struct CudaEmitter : KernelExpr {
       load_hook = nullptr;
       os << "      }\n";
       for (int c : k.comps)
-        if (vec.count(c)) os << "      *reinterpret_cast<float4*>(b" << c << " + base) = v" << c << ";\n";
+        if (vec.count(c)) os << "      *reinterpret_cast<" << vtype << "*>(b" << c << " + base) = v" << c << ";\n";
       os << "      continue;\n    }\n";
     }
     os << "    #pragma unroll\n    for (int lane = 0; lane < " << width << "; ++lane) {\n";

@@ -81,7 +81,7 @@ TEST(EmitCuda, AutotuneVariantsComeWithTwoAndOneElementsPerThreadAndCompile) {
   auto base = codegen::emit_cuda(fused, {}, &plain);
   auto src = codegen::emit_cuda(fused, {}, &tuned, /*variants=*/true);
   ASSERT_EQ(plain.size(), tuned.size());
-  int with_variants = 0;
+  int with_variants = 0, vector_forms = 0;
   for (size_t k = 0; k < tuned.size(); ++k) {
     ASSERT_FALSE(tuned[k].variants.empty());
     EXPECT_EQ(tuned[k].variants[0].function, tuned[k].name);
@@ -93,6 +93,24 @@ TEST(EmitCuda, AutotuneVariantsComeWithTwoAndOneElementsPerThreadAndCompile) {
       EXPECT_EQ(tuned[k].variants[2].vector_width, 1);
       EXPECT_NE(src.find("void " + tuned[k].name + "_w1(const KilnArgs args)"), std::string::npos);
       EXPECT_EQ(base.find(tuned[k].name + "_w1"), std::string::npos);
+      // A thread's first element sits at a multiple of its width: the vector moved is exactly that
+      // wide (a float4 at a multiple of 2 is a misaligned address on the device), the alignment
+      // checked is the vector's size, and one element per thread moves no vectors at all.
+      auto body = [&](const std::string& fn) {
+        size_t at = src.find("void " + fn + "(const KilnArgs args)");
+        EXPECT_NE(at, std::string::npos) << fn;
+        return at == std::string::npos ? std::string() : src.substr(at, src.find("\n}\n", at) - at);
+      };
+      const std::string w4 = body(tuned[k].name), w2 = body(tuned[k].name + "_w2"), w1 = body(tuned[k].name + "_w1");
+      if (w4.find("float4") != std::string::npos) {
+        EXPECT_NE(w4.find("& 15ULL) == 0"), std::string::npos);
+        EXPECT_EQ(w2.find("float4"), std::string::npos) << w2;
+        EXPECT_NE(w2.find("float2"), std::string::npos) << w2;
+        EXPECT_NE(w2.find("& 7ULL) == 0"), std::string::npos) << w2;
+        ++vector_forms;
+      }
+      EXPECT_EQ(w1.find("float4"), std::string::npos);
+      EXPECT_EQ(w1.find("float2"), std::string::npos);
     } else if (tuned[k].row) {
       // The other row mapping: a whole block per row, with block reductions.
       ASSERT_EQ(tuned[k].variants.size(), 2u) << tuned[k].name;
@@ -105,6 +123,7 @@ TEST(EmitCuda, AutotuneVariantsComeWithTwoAndOneElementsPerThreadAndCompile) {
     }
   }
   EXPECT_GT(with_variants, 0);
+  EXPECT_GT(vector_forms, 0);
   auto bin = codegen::compile_cuda(src, "sm_90");
   EXPECT_GT(bin.cubin.size(), 0u);
 }

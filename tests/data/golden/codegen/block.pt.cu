@@ -214,7 +214,7 @@ extern "C" __global__ void k1_transpose(const KilnArgs args) {
   float* __restrict__ b24 = static_cast<float*>(args.buf[24]);  // transpose
   const long long total = 2LL * 4LL * 16LL * 16LL;
   // 4 consecutive elements per thread (the innermost size is a multiple of 4)
-  const bool vec16 = ((reinterpret_cast<unsigned long long>(b19) | reinterpret_cast<unsigned long long>(b23) | reinterpret_cast<unsigned long long>(b24)) & 15ULL) == 0;
+  const bool aligned = ((reinterpret_cast<unsigned long long>(b19) | reinterpret_cast<unsigned long long>(b23) | reinterpret_cast<unsigned long long>(b24)) & 15ULL) == 0;  // every vector buffer 16-byte aligned
   for (long long base = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * 4; base < total; base += static_cast<long long>(gridDim.x) * blockDim.x * 4) {
     const long long i3 = base % 16LL;
     const long long q3 = base / 16LL;
@@ -223,7 +223,7 @@ extern "C" __global__ void k1_transpose(const KilnArgs args) {
     const long long i1 = q2 % 4LL;
     const long long q1 = q2 / 4LL;
     const long long i0 = q1;
-    if (vec16) {
+    if (aligned) {
       float4 v19;
       float4 v23;
       float4 v24;
@@ -295,14 +295,14 @@ extern "C" __global__ void k3_reshape(const KilnArgs args) {
   float* __restrict__ b32 = static_cast<float*>(args.buf[32]);  // reshape_3
   const long long total = 2LL * 16LL * 64LL;
   // 4 consecutive elements per thread (the innermost size is a multiple of 4)
-  const bool vec16 = ((reinterpret_cast<unsigned long long>(b32)) & 15ULL) == 0;
+  const bool aligned = ((reinterpret_cast<unsigned long long>(b32)) & 15ULL) == 0;  // every vector buffer 16-byte aligned
   for (long long base = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * 4; base < total; base += static_cast<long long>(gridDim.x) * blockDim.x * 4) {
     const long long i2 = base % 64LL;
     const long long q2 = base / 64LL;
     const long long i1 = q2 % 16LL;
     const long long q1 = q2 / 16LL;
     const long long i0 = q1;
-    if (vec16) {
+    if (aligned) {
       float4 v32;
       #pragma unroll
       for (int lane = 0; lane < 4; ++lane) {
@@ -374,14 +374,14 @@ extern "C" __global__ void k5_gelu(const KilnArgs args) {
   float* __restrict__ b39 = static_cast<float*>(args.buf[39]);  // gelu
   const long long total = 2LL * 16LL * 256LL;
   // 4 consecutive elements per thread (the innermost size is a multiple of 4)
-  const bool vec16 = ((reinterpret_cast<unsigned long long>(b38) | reinterpret_cast<unsigned long long>(b39)) & 15ULL) == 0;
+  const bool aligned = ((reinterpret_cast<unsigned long long>(b38) | reinterpret_cast<unsigned long long>(b39)) & 15ULL) == 0;  // every vector buffer 16-byte aligned
   for (long long base = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * 4; base < total; base += static_cast<long long>(gridDim.x) * blockDim.x * 4) {
     const long long i2 = base % 256LL;
     const long long q2 = base / 256LL;
     const long long i1 = q2 % 16LL;
     const long long q1 = q2 / 16LL;
     const long long i0 = q1;
-    if (vec16) {
+    if (aligned) {
       const float4 v38 = *reinterpret_cast<const float4*>(b38 + base);  // linear_2
       float4 v39;
       #pragma unroll
@@ -417,14 +417,14 @@ extern "C" __global__ void k6_add(const KilnArgs args) {
   float* __restrict__ b41 = static_cast<float*>(args.buf[41]);  // add
   const long long total = 2LL * 16LL * 64LL;
   // 4 consecutive elements per thread (the innermost size is a multiple of 4)
-  const bool vec16 = ((reinterpret_cast<unsigned long long>(b0) | reinterpret_cast<unsigned long long>(b33) | reinterpret_cast<unsigned long long>(b40) | reinterpret_cast<unsigned long long>(b41)) & 15ULL) == 0;
+  const bool aligned = ((reinterpret_cast<unsigned long long>(b0) | reinterpret_cast<unsigned long long>(b33) | reinterpret_cast<unsigned long long>(b40) | reinterpret_cast<unsigned long long>(b41)) & 15ULL) == 0;  // every vector buffer 16-byte aligned
   for (long long base = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * 4; base < total; base += static_cast<long long>(gridDim.x) * blockDim.x * 4) {
     const long long i2 = base % 64LL;
     const long long q2 = base / 64LL;
     const long long i1 = q2 % 16LL;
     const long long q1 = q2 / 16LL;
     const long long i0 = q1;
-    if (vec16) {
+    if (aligned) {
       const float4 v0 = *reinterpret_cast<const float4*>(b0 + base);  // x
       const float4 v33 = *reinterpret_cast<const float4*>(b33 + base);  // linear_1
       const float4 v40 = *reinterpret_cast<const float4*>(b40 + base);  // linear_3

@@ -163,12 +163,12 @@ extern "C" __global__ void k0_relu(const KilnArgs args) {
   float* __restrict__ b6 = static_cast<float*>(args.buf[6]);  // relu
   const long long total = 4LL * 128LL;
   // 4 consecutive elements per thread (the innermost size is a multiple of 4)
-  const bool vec16 = ((reinterpret_cast<unsigned long long>(b5) | reinterpret_cast<unsigned long long>(b6)) & 15ULL) == 0;
+  const bool aligned = ((reinterpret_cast<unsigned long long>(b5) | reinterpret_cast<unsigned long long>(b6)) & 15ULL) == 0;  // every vector buffer 16-byte aligned
   for (long long base = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * 4; base < total; base += static_cast<long long>(gridDim.x) * blockDim.x * 4) {
     const long long i1 = base % 128LL;
     const long long q1 = base / 128LL;
     const long long i0 = q1;
-    if (vec16) {
+    if (aligned) {
       const float4 v5 = *reinterpret_cast<const float4*>(b5 + base);  // linear
       float4 v6;
       #pragma unroll
@@ -198,12 +198,12 @@ extern "C" __global__ void k1_add(const KilnArgs args) {
   float* __restrict__ b10 = static_cast<float*>(args.buf[10]);  // add
   const long long total = 4LL * 64LL;
   // 4 consecutive elements per thread (the innermost size is a multiple of 4)
-  const bool vec16 = ((reinterpret_cast<unsigned long long>(b0) | reinterpret_cast<unsigned long long>(b7) | reinterpret_cast<unsigned long long>(b10)) & 15ULL) == 0;
+  const bool aligned = ((reinterpret_cast<unsigned long long>(b0) | reinterpret_cast<unsigned long long>(b7) | reinterpret_cast<unsigned long long>(b10)) & 15ULL) == 0;  // every vector buffer 16-byte aligned
   for (long long base = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * 4; base < total; base += static_cast<long long>(gridDim.x) * blockDim.x * 4) {
     const long long i1 = base % 64LL;
     const long long q1 = base / 64LL;
     const long long i0 = q1;
-    if (vec16) {
+    if (aligned) {
       const float4 v0 = *reinterpret_cast<const float4*>(b0 + base);  // x
       const float4 v7 = *reinterpret_cast<const float4*>(b7 + base);  // linear_1
       float4 v10;
