@@ -64,6 +64,16 @@ int run(const ProfileArgs& a) {
   if (tty) std::cerr << "\n";
   std::cout << api::runs_table(s);
   std::cout << "session written to " << a.out << " (open it with kiln-gui, or kiln report " << a.out << ")\n";
+  // A failed run is kept in the session as a row with its error; the command still says it failed.
+  int failed = 0;
+  std::string first;
+  for (const auto& r : s.runs)
+    if (r.status.rfind("failed", 0) == 0 && failed++ == 0) first = r.mode + " / " + r.backend + ": " + r.status;
+  if (failed) {
+    std::cerr << "kiln: error: " << failed << " run" << (failed == 1 ? "" : "s") << " failed (kept in " << a.out
+              << "); first: " << first << "\n";
+    return 1;
+  }
   return 0;
 }
 

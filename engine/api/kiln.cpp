@@ -55,12 +55,12 @@ std::string runs_table(const session::Session& s) {
   // A run that did not finish ok measured nothing: dashes, not zeros.
   for (const auto& r : s.runs) {
     const bool ok = r.status == "ok";
-    std::snprintf(line, sizeof line, "%-16s %-12s %10s %10s %10s %9s %9s %10s  %s\n", r.mode.c_str(), r.backend.c_str(),
+    std::snprintf(line, sizeof line, "%-16s %-12s %10s %10s %10s %9s %9s %10s  ", r.mode.c_str(), r.backend.c_str(),
                   report::measured(r.latency.median_ms, 4, ok).c_str(), report::measured(r.latency.p10_ms, 4, ok).c_str(),
                   report::measured(r.latency.p90_ms, 4, ok).c_str(), report::measured(r.speedup_vs_eager, 2, ok).c_str(),
-                  report::measured(r.kernels_per_iter, 1, ok).c_str(), report::measured_error(r.max_rel_error, ok).c_str(),
-                  r.status.c_str());
+                  report::measured(r.kernels_per_iter, 1, ok).c_str(), report::measured_error(r.max_rel_error, ok).c_str());
     out += line;
+    out += r.status + "\n";  // whole: an error message is longer than any fixed buffer
   }
   return out;
 }

@@ -361,7 +361,35 @@ session::Session profile_model(const model::Model& cpu_model, const std::vector<
 
   std::vector<c10::IValue> args(x.begin(), x.end());
   auto& module = const_cast<torch::jit::Module&>(model.impl->module);
-  at::Tensor reference = eager_forward(module, args, model.path(), inputs).toTensor();
+
+  std::vector<std::pair<std::string, std::string>> plan;  // (mode, backend)
+  for (const auto& m : options.modes) plan.push_back({m, m == "eager" ? "eager" : "kiln"});
+  // Eager first: every other run's speedup is measured against it.
+  std::stable_partition(plan.begin(), plan.end(), [](const auto& p) { return p.first == "eager"; });
+  for (const auto& b : options.backends) plan.push_back({"default", b});
+  auto failed_row = [&](const std::string& mode, const std::string& backend, const std::string& why) {
+    session::Run r;
+    r.mode = mode;
+    r.backend = backend;
+    r.device = device == "cpu" ? "cpu" : device == "cuda" ? "cuda:0" : device;
+    r.status = "failed: " + why;
+    return r;
+  };
+
+  // A model that fails even eagerly still gets a session: the model, and one failed row per run.
+  at::Tensor reference;
+  try {
+    reference = eager_forward(module, args, model.path(), inputs).toTensor();
+  } catch (const Error& e) {
+    session::SessionWriter writer(out_path, s);
+    for (const auto& [mode, backend] : plan) {
+      session::Run r = failed_row(mode, backend, mode == "eager" ? e.what() : "eager forward failed; nothing to compare with");
+      r.id = writer.append_run(r, {});
+      s.runs.push_back(r);
+    }
+    writer.close();
+    return s;
+  }
 
   // Everything but the runs goes into the header; the capture results come from the kiln backend.
   capture::CaptureOptions co;
@@ -369,16 +397,15 @@ session::Session profile_model(const model::Model& cpu_model, const std::vector<
   std::ostringstream printed;
   auto t0 = Clock::now();
   CapturedRuntime kiln_rt(model, co);
-  kiln_rt.run(x, &printed);
+  std::string capture_failure;  // the kiln backend's first call failed: every kiln run fails with it
+  try {
+    kiln_rt.run(x, &printed);
+  } catch (const Error& e) {
+    capture_failure = e.what();
+  }
   double kiln_cold_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   add_capture_results(s, kiln_rt);
   session::SessionWriter writer(out_path, s);
-
-  std::vector<std::pair<std::string, std::string>> plan;  // (mode, backend)
-  for (const auto& m : options.modes) plan.push_back({m, m == "eager" ? "eager" : "kiln"});
-  // Eager first: every other run's speedup is measured against it.
-  std::stable_partition(plan.begin(), plan.end(), [](const auto& p) { return p.first == "eager"; });
-  for (const auto& b : options.backends) plan.push_back({"default", b});
   MeasureSetup setup;
   setup.iters = options.iters;
   setup.timeline_iters = options.timeline_iters;
@@ -390,57 +417,74 @@ session::Session profile_model(const model::Model& cpu_model, const std::vector<
   for (const auto& [mode, backend] : plan) {
     if (progress) progress(mode + " / " + backend, done, static_cast<int>(plan.size()));
     Measured m;
-    if (device == "cpu" && (mode == "reduce-overhead" || mode == "max-autotune" || backend == "cudagraphs")) {
-      m.run.mode = mode;
-      m.run.backend = backend;
-      m.run.device = "cpu";
-      m.run.status = "skipped: needs an NVIDIA GPU (" + (no_gpu.empty() ? std::string("profiling on cpu") : no_gpu) + ")";
-    } else if (mode == "eager") {
-      m = measure(mode, backend, [&] { return eager_call(module, args).toTensor(); }, reference, setup);
-      eager_ms = m.run.latency.median_ms;
-    } else if (backend == "torchscript") {
-      auto peer = model::load_model(model.path(), device);
-      auto tc = Clock::now();
-      auto optimized = torch::jit::optimize_for_inference(const_cast<torch::jit::Module&>(peer.impl->frozen));
-      double compile_ms = std::chrono::duration<double, std::milli>(Clock::now() - tc).count();
-      m = measure(mode, backend, [&] { return optimized.forward(args).toTensor(); }, reference, setup);
-      m.run.compile_cold_ms = compile_ms;
-    } else {
-      capture::CaptureOptions o;
-      o.backend = backend;
-      o.mode = mode;
-      // max-autotune times its candidates during the first call: say which kernel, how far.
-      ScopedTuningProgress tuning([&](const std::string& kernel, int tried, int candidates) {
-        if (progress)
-          progress(mode + " / " + backend + ": tuning " + kernel + " (" + std::to_string(tried) + "/" +
-                       std::to_string(candidates) + " candidates)",
-                   done, static_cast<int>(plan.size()));
-      });
-      auto tw = Clock::now();
-      CapturedRuntime rt(model, o);
-      rt.run(x, &printed);
-      double warm = std::chrono::duration<double, std::milli>(Clock::now() - tw).count();
-      m = measure(mode, backend, [&] { return rt.run(x, &printed).at(0).toTensor(); }, reference, setup);
-      m.run.compile_cold_ms = backend == "kiln" ? kiln_cold_ms : warm;
-      m.run.compile_warm_ms = warm;
-      // max-autotune tuned its kernels on the first call: keep every candidate with the kernel.
-      for (const auto& info : rt.regions())
-        for (const auto& art : rt.artifacts(info.index))
-          for (const auto& k : art.kernels) {
-            if (k.autotune.empty()) continue;
-            if (!writer.record_autotune(k.name, k.compile_id, k.autotune)) {
-              writer.append_kernels({k});  // only this mode has it (a GEMM it raced against cuBLAS)
-              s.kernels.push_back(k);
-              continue;
-            }
-            for (auto& stored : s.kernels)
-              if (stored.name == k.name && stored.compile_id == k.compile_id) {
-                stored.autotune = k.autotune;
-                break;
+    try {
+      if (device == "cpu" && (mode == "reduce-overhead" || mode == "max-autotune" || backend == "cudagraphs")) {
+        m.run.mode = mode;
+        m.run.backend = backend;
+        m.run.device = "cpu";
+        m.run.status = "skipped: needs an NVIDIA GPU (" + (no_gpu.empty() ? std::string("profiling on cpu") : no_gpu) + ")";
+      } else if (mode == "eager") {
+        m = measure(mode, backend, [&] { return eager_call(module, args).toTensor(); }, reference, setup);
+        eager_ms = m.run.latency.median_ms;
+      } else if (backend == "torchscript") {
+        auto peer = model::load_model(model.path(), device);
+        auto tc = Clock::now();
+        auto optimized = torch::jit::optimize_for_inference(const_cast<torch::jit::Module&>(peer.impl->frozen));
+        double compile_ms = std::chrono::duration<double, std::milli>(Clock::now() - tc).count();
+        m = measure(mode, backend, [&] { return optimized.forward(args).toTensor(); }, reference, setup);
+        m.run.compile_cold_ms = compile_ms;
+      } else {
+        capture::CaptureOptions o;
+        o.backend = backend;
+        o.mode = mode;
+        // max-autotune times its candidates during the first call: say which kernel, how far.
+        ScopedTuningProgress tuning([&](const std::string& kernel, int tried, int candidates) {
+          if (progress)
+            progress(mode + " / " + backend + ": tuning " + kernel + " (" + std::to_string(tried) + "/" +
+                         std::to_string(candidates) + " candidates)",
+                     done, static_cast<int>(plan.size()));
+        });
+        if (backend == "kiln" && !capture_failure.empty()) throw Error(capture_failure);
+        auto tw = Clock::now();
+        CapturedRuntime rt(model, o);
+        rt.run(x, &printed);
+        double warm = std::chrono::duration<double, std::milli>(Clock::now() - tw).count();
+        m = measure(mode, backend, [&] { return rt.run(x, &printed).at(0).toTensor(); }, reference, setup);
+        m.run.compile_cold_ms = backend == "kiln" ? kiln_cold_ms : warm;
+        m.run.compile_warm_ms = warm;
+        // A region whose compilation failed ran eagerly: the numbers are eager's, not this mode's.
+        for (const auto& ev : rt.events())
+          if (ev.kind == capture::Event::Kind::EagerFallback && m.run.status == "ok" &&
+              ev.message.find("failed, region runs eagerly") != std::string::npos)
+            m.run.status = "failed: region " + std::to_string(ev.region) + " " + ev.compile_id + ": " + ev.message;
+        // max-autotune tuned its kernels on the first call: keep every candidate with the kernel.
+        for (const auto& info : rt.regions())
+          for (const auto& art : rt.artifacts(info.index))
+            for (const auto& k : art.kernels) {
+              if (k.autotune.empty()) continue;
+              if (!writer.record_autotune(k.name, k.compile_id, k.autotune)) {
+                writer.append_kernels({k});  // only this mode has it (a GEMM it raced against cuBLAS)
+                s.kernels.push_back(k);
+                continue;
               }
-          }
+              for (auto& stored : s.kernels)
+                if (stored.name == k.name && stored.compile_id == k.compile_id) {
+                  stored.autotune = k.autotune;
+                  break;
+                }
+            }
+      }
+    } catch (const Error& e) {
+      // Failures are data: the run is a row with the error (node and line where known), the others go on.
+      m = Measured{};
+      m.run = failed_row(mode, backend, e.what());
+    } catch (const c10::Error& e) {
+      m = Measured{};
+      std::string what = e.what_without_backtrace();
+      m.run = failed_row(mode, backend, what.substr(0, what.find('\n')));
     }
-    if (eager_ms > 0 && m.run.latency.median_ms > 0) m.run.speedup_vs_eager = eager_ms / m.run.latency.median_ms;
+    if (m.run.status == "ok" && eager_ms > 0 && m.run.latency.median_ms > 0)
+      m.run.speedup_vs_eager = eager_ms / m.run.latency.median_ms;
     m.run.id = writer.append_run(m.run, m.timeline);
     s.runs.push_back(m.run);
     for (auto& e : m.timeline) {

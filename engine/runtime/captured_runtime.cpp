@@ -67,7 +67,16 @@ std::vector<c10::IValue> CapturedRuntime::run(const std::vector<at::Tensor>& inp
   for (size_t i = 0; i < inputs.size(); ++i) env[gin[i + 1]] = inputs[i];
   torch::NoGradGuard no_grad;
   interp_.clear_failure();
-  run_program(partition_.main, env);
+  try {
+    run_program(partition_.main, env);
+  } catch (const Error& e) {
+    // Name the graph node and the source line where it happened, when the interpreter knows them.
+    const torch::jit::Node* n = interp_.failed_node();
+    if (!n) throw;
+    auto o = capture::node_origin(n, sources_);
+    if (!o.loc.known()) throw;
+    throw Error(std::string(e.what()) + " (at " + o.loc.str() + (o.loc.text.empty() ? "" : ": " + o.loc.text) + ")");
+  }
   std::vector<c10::IValue> outs;
   for (const auto* v : model_.impl->graph->outputs()) outs.push_back(capture::lookup(env, v));
   return outs;

@@ -34,16 +34,53 @@ std::vector<at::Tensor> make_inputs(const std::vector<InputSpec>& specs, uint64_
 
 namespace {
 
-// TorchScript's message is a traceback ending in "RuntimeError: <what>": keep that last line.
+// The innermost frame of TorchScript's "original code" traceback outside PyTorch's own modules,
+// as "file.py:LINE (code)"; empty when the message has none.
+std::string user_frame(const std::string& msg) {
+  size_t at = msg.find("original code");
+  if (at == std::string::npos) return "";
+  std::istringstream lines(msg.substr(at));
+  std::string where, code, frame;
+  bool user = false;
+  std::string previous;
+  for (std::string l; std::getline(lines, l);) {
+    size_t file = l.find("File \"");
+    if (file != std::string::npos) {
+      size_t end = l.find('"', file + 6);
+      size_t num = l.find(", line ", end == std::string::npos ? file : end);
+      if (end == std::string::npos || num == std::string::npos) continue;
+      std::string path = l.substr(file + 6, end - file - 6);
+      user = path.find("/torch/") == std::string::npos;
+      if (user) {
+        std::string n = l.substr(num + 7);
+        n = n.substr(0, n.find(','));
+        frame = path.substr(path.find_last_of('/') + 1) + ":" + n;
+        where = frame;
+        code.clear();
+      }
+    } else if (user && l.find("<--- HERE") != std::string::npos) {
+      size_t b = previous.find_first_not_of(" \t");
+      if (b != std::string::npos) code = previous.substr(b);
+      where = frame + (code.empty() ? "" : " (" + code + ")");
+      user = false;
+    }
+    previous = l;
+  }
+  return where;
+}
+
+// TorchScript's message is a traceback ending in "RuntimeError: <what>": keep that last line, and
+// say where in the model's source it happened.
 [[noreturn]] void throw_forward_failed(const std::string& model_path, const std::vector<InputSpec>& specs,
                                        const std::string& msg) {
   std::string line;
   std::istringstream lines(msg);
   for (std::string l; std::getline(lines, l);)
     if (l.find_first_not_of(" \t") != std::string::npos) line = l;
+  const std::string where = user_frame(msg);
   std::string shapes;
   for (const auto& s : specs) shapes += (shapes.empty() ? "" : ", ") + s.str();
-  throw Error(model_path + ": forward on inputs [" + shapes + "] failed: " + line);
+  throw Error(model_path + ": forward on inputs [" + shapes + "] failed" + (where.empty() ? "" : " at " + where) + ": " + line);
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
 // The `kiln` command line, run as a user would run it.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include <nlohmann/json.hpp>
 
 #include "tests/support/paths.h"
@@ -107,4 +110,33 @@ TEST(Cli, InspectRegions) {
   std::string out;
   ASSERT_EQ(run_kiln("inspect " + test::example("breaky.pt") + " --input 4x64 --regions", out), 0) << out;
   EXPECT_NE(out.find("capture regions (3 graph breaks)"), std::string::npos) << out;
+}
+
+// A run that fails is kept in the session (and shown in its report); the command says so and exits 1.
+TEST(Cli, ProfileKeepsAFailedRunAndExitsNonZero) {
+  std::string out, dir = test::temp_dir();
+  std::string session = dir + "/eager_fails.kiln";
+  std::filesystem::remove(session);
+  EXPECT_EQ(run_kiln("profile " + test::example("small_mlp.pt") + " --input 4x63 --device cpu --iters 2 -o " + session, out), 1)
+      << out;
+  EXPECT_NE(out.find("failed (kept in " + session + ")"), std::string::npos) << out;
+  EXPECT_NE(out.find("forward on inputs [4x63]"), std::string::npos) << out;
+  ASSERT_TRUE(std::filesystem::exists(session));
+  ASSERT_EQ(run_kiln("report " + session + " --format md -o " + dir + "/eager_fails.md", out), 0) << out;
+  std::ifstream md(dir + "/eager_fails.md");
+  std::string text((std::istreambuf_iterator<char>(md)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("failed: "), std::string::npos) << text;
+  EXPECT_NE(text.find("mat1 and mat2 shapes cannot be multiplied"), std::string::npos) << text;
+}
+
+// Where eager itself fails, the error names the line of the model's source (TorchScript's original-code
+// traceback), and a long status is printed whole.
+TEST(Cli, AnEagerFailureNamesTheModelsSourceLine) {
+  std::string out, session = test::temp_dir() + "/breaky_fails.kiln";
+  std::filesystem::remove(session);
+  EXPECT_EQ(run_kiln("profile " + test::example("breaky.pt") + " --input 4x63 --device cpu --iters 2 -o " + session, out), 1);
+  EXPECT_NE(out.find("failed at sample_models.py:41 (y = torch.relu(self.l1(x))): RuntimeError: mat1 and mat2 shapes "
+                     "cannot be multiplied (4x63 and 64x64)\n"),
+            std::string::npos)
+      << out;
 }

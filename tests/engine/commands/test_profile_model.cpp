@@ -1,0 +1,132 @@
+// Failures are data: a mode or backend that fails is a run row with status "failed" and the error,
+// the other runs go on and the session is written; a model that fails even eagerly still gets a
+// session; a region whose compilation failed (and so ran eagerly) does not pass for a compiled run.
+#include "engine/commands/profile_model.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "engine/base/error.h"
+#include "engine/runtime/backend.h"
+#include "engine/capture/specialize.h"
+#include "engine/runtime/captured_runtime.h"
+#include "engine/runtime/example_inputs.h"
+#include "engine/session/store.h"
+#include "tests/support/paths.h"
+
+using namespace kiln;
+
+namespace {
+
+// Compiles nothing: every region's compilation fails.
+class FailingCompileBackend : public runtime::Backend {
+ public:
+  std::string name() const override { return "test_failing_compile"; }
+  std::unique_ptr<runtime::CompiledFn> compile(const capture::CompiledRegion&, const capture::RegionStatic&,
+                                               const runtime::BackendOptions&, runtime::RegionArtifacts&) override {
+    throw Error("test_failing_compile: no code for this region");
+  }
+};
+
+// Compiles, and the compiled code runs once (outputs through the captured trace), then fails.
+class FailingRunBackend : public runtime::Backend {
+  struct Fn : runtime::CompiledFn {
+    capture::CompiledRegion entry;  // a copy: the runtime moves its own after compiling
+    int calls = 0;
+    explicit Fn(const capture::CompiledRegion& e) : entry(e) {}
+    void run(capture::Interpreter& interp, capture::Interpreter::Env& env) override {
+      if (calls++ > 0) throw Error("test_failing_run: the kernel crashed");
+      capture::run_trace(entry, interp, env);
+    }
+  };
+
+ public:
+  std::string name() const override { return "test_failing_run"; }
+  std::unique_ptr<runtime::CompiledFn> compile(const capture::CompiledRegion& entry, const capture::RegionStatic&,
+                                               const runtime::BackendOptions&, runtime::RegionArtifacts&) override {
+    return std::make_unique<Fn>(entry);
+  }
+};
+
+const session::Run* find_run(const session::Session& s, const std::string& mode, const std::string& backend) {
+  for (const auto& r : s.runs)
+    if (r.mode == mode && r.backend == backend) return &r;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST(ProfileModel, AFailedBackendIsARunRowAndTheOtherRunsGoOn) {
+  runtime::register_backend("test_failing_compile", [] { return std::make_unique<FailingCompileBackend>(); });
+  runtime::register_backend("test_failing_run", [] { return std::make_unique<FailingRunBackend>(); });
+  auto m = model::load_model(test::example("small_mlp.pt"));
+  runtime::ProfileOptions o;
+  o.modes = {"eager", "default"};
+  o.backends = {"test_failing_compile", "test_failing_run"};
+  o.iters = 3;
+  o.device = "cpu";
+  std::string out = test::temp_dir() + "/profile_failures.kiln";
+  std::filesystem::remove(out);
+  auto s = runtime::profile_model(m, {parse_input_spec("4x64")}, o, out);
+  ASSERT_EQ(s.runs.size(), 4u);
+  ASSERT_NE(find_run(s, "eager", "eager"), nullptr);
+  EXPECT_EQ(find_run(s, "eager", "eager")->status, "ok");
+  EXPECT_EQ(find_run(s, "default", "kiln")->status, "ok");
+
+  // The region ran eagerly because its compilation failed: not a compiled run that passed.
+  const auto* compile_failed = find_run(s, "default", "test_failing_compile");
+  ASSERT_NE(compile_failed, nullptr);
+  EXPECT_EQ(compile_failed->status.rfind("failed: region 0", 0), 0u) << compile_failed->status;
+  EXPECT_NE(compile_failed->status.find("no code for this region"), std::string::npos) << compile_failed->status;
+  EXPECT_EQ(compile_failed->speedup_vs_eager, 0);
+
+  const auto* run_failed = find_run(s, "default", "test_failing_run");
+  ASSERT_NE(run_failed, nullptr);
+  EXPECT_EQ(run_failed->status.rfind("failed: ", 0), 0u) << run_failed->status;
+  EXPECT_NE(run_failed->status.find("the kernel crashed"), std::string::npos) << run_failed->status;
+  EXPECT_EQ(run_failed->latency.median_ms, 0);
+
+  // What the file holds is what was returned: every row, failed ones included.
+  auto back = session::load_session(out);
+  ASSERT_EQ(back.runs.size(), 4u);
+  EXPECT_EQ(find_run(back, "default", "test_failing_run")->status, run_failed->status);
+  EXPECT_EQ(find_run(back, "default", "test_failing_compile")->status, compile_failed->status);
+}
+
+TEST(ProfileModel, AModelThatFailsEagerlyStillGetsASessionWithTheError) {
+  auto m = model::load_model(test::example("small_mlp.pt"));
+  runtime::ProfileOptions o;
+  o.modes = {"eager", "default"};
+  o.iters = 2;
+  o.device = "cpu";
+  std::string out = test::temp_dir() + "/profile_eager_fails.kiln";
+  std::filesystem::remove(out);
+  auto s = runtime::profile_model(m, {parse_input_spec("4x63")}, o, out);  // small_mlp wants 64 features
+  ASSERT_EQ(s.runs.size(), 2u);
+  EXPECT_EQ(s.runs[0].mode, "eager");
+  EXPECT_EQ(s.runs[0].status.rfind("failed: ", 0), 0u) << s.runs[0].status;
+  EXPECT_NE(s.runs[0].status.find("forward on inputs [4x63]"), std::string::npos) << s.runs[0].status;
+  EXPECT_EQ(s.runs[1].status.rfind("failed: ", 0), 0u) << s.runs[1].status;
+  auto back = session::load_session(out);
+  ASSERT_EQ(back.runs.size(), 2u);
+  EXPECT_EQ(back.runs[0].status, s.runs[0].status);
+  EXPECT_EQ(back.model.inputs, std::vector<std::string>{"4x63"});
+}
+
+TEST(CapturedRuntime, AFailureNamesTheSourceLineWhereItHappened) {
+  auto m = model::load_model(test::example("breaky.pt"));
+  capture::CaptureOptions co;
+  co.backend = "kiln";
+  runtime::CapturedRuntime rt(m, co);
+  auto x = runtime::make_inputs({parse_input_spec("4x63")});  // l1 wants 64 features
+  std::ostringstream printed;
+  try {
+    rt.run(x, &printed);
+    FAIL() << "a 4x63 input ran through a 64-feature linear layer";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("(at sample_models.py:41"), std::string::npos) << what;
+    EXPECT_NE(what.find("torch.relu(self.l1(x))"), std::string::npos) << what;
+  }
+}
