@@ -1,9 +1,12 @@
 """The model corpus: public model families (torchvision, transformers) with random weights, saved as TorchScript,
 each with Dynamo's graph and break counts and a reference input/output pair.
 
-    python3 make_corpus.py OUT_DIR [--mini] [--only NAME,NAME]
+    python3 make_corpus.py OUT_DIR [--mini] [--extra] [--only NAME,NAME]
 
 --mini writes the miniature configurations (same model code, tiny sizes) that the test suite keeps as fixtures.
+--extra writes other members of the same families instead (resnet50, resnext50_32x4d, mobilenet_v2,
+mobilenet_v3_large, efficientnet_b1, convnext_small, vit_b_32; RoBERTa and DistilBERT): models Kiln was not
+built with, to check that what works on the named models works on their relatives.
 Writes OUT_DIR/NAME.pt (the model), OUT_DIR/NAME.io.pt (a TorchScript container whose buffers input0.., output0..
 hold one call's inputs and eager outputs) and OUT_DIR/manifest.json (one entry per model, failures included).
 Nothing is downloaded: every model is built from its configuration with random weights.
@@ -77,6 +80,11 @@ def vision(name, mini):
 def hf_config(family, mini):
     import transformers as tf
 
+    if family in ("roberta", "distilbert"):
+        cfg = tf.RobertaConfig(torchscript=True, num_hidden_layers=4) if family == "roberta" else \
+            tf.DistilBertConfig(torchscript=True, n_layers=4)
+        cfg._attn_implementation = "eager"
+        return cfg
     if family == "bert":
         kw = dict(num_hidden_layers=4) if not mini else dict(
             hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, vocab_size=100,
@@ -93,10 +101,11 @@ def hf_model(family, mini):
     import transformers as tf
 
     cfg = hf_config(family, mini)
+    cls = {"bert": tf.BertModel, "gpt2": tf.GPT2Model, "roberta": tf.RobertaModel, "distilbert": tf.DistilBertModel}[family]
     try:
-        m = (tf.BertModel if family == "bert" else tf.GPT2Model)(cfg, attn_implementation="eager")
+        m = cls(cfg, attn_implementation="eager")
     except TypeError:
-        m = (tf.BertModel if family == "bert" else tf.GPT2Model)(cfg)
+        m = cls(cfg)
     return m, cfg
 
 
@@ -108,8 +117,33 @@ def randomize_norm_stats(m):
                 mod.running_var.uniform_(0.5, 1.5)
 
 
-def cases(mini):
+EXTRA_VISION = ["resnet50", "resnext50_32x4d", "mobilenet_v2", "mobilenet_v3_large", "efficientnet_b1", "convnext_small",
+                "vit_b_32"]
+
+
+def extra_cases():
+    """Relatives of the named models, fp32 only: same families, other configurations and code paths."""
+    out = []
+    for name in EXTRA_VISION:
+        def build(name=name):
+            m = vision(name, False).eval()
+            randomize_norm_stats(m)
+            return m, (torch.randn(8, 3, 224, 224),), ["8x3x224x224:float32"]
+        out.append((name, "torchvision", "float32", "script", build))
+    for family in ["roberta", "distilbert"]:
+        def build_ids(family=family):
+            m, cfg = hf_model(family, False)
+            # RoBERTa numbers positions from the ids (padding id 1): draw ids above it, as text would give.
+            return Called(m.eval(), "input_ids").eval(), (torch.randint(2, cfg.vocab_size, (8, 128)),), \
+                [f"8x128:int64[2,{cfg.vocab_size})"]
+        out.append((f"{family}_ids", "transformers", "float32", "trace", build_ids))
+    return out
+
+
+def cases(mini, extra=False):
     """(name, family, dtype, how, builder) where builder() returns (module, inputs, kiln input specs)."""
+    if extra:
+        return extra_cases()
     img = 32 if mini else 224
     batch = 2 if mini else 8
     seq = 8 if mini else 128
@@ -191,7 +225,8 @@ def main():
     if "--only" in sys.argv:
         only = set(sys.argv[sys.argv.index("--only") + 1].split(","))
     os.makedirs(out_dir, exist_ok=True)
-    manifest = {"torch": torch.__version__, "mini": mini, "models": []}
+    extra = "--extra" in sys.argv
+    manifest = {"torch": torch.__version__, "mini": mini, "extra": extra, "models": []}
     try:
         import torchvision
         import transformers
@@ -199,7 +234,7 @@ def main():
         manifest["transformers"] = transformers.__version__
     except Exception as e:  # noqa: BLE001
         manifest["import_error"] = str(e)
-    for name, family, dtype, how, build in cases(mini):
+    for name, family, dtype, how, build in cases(mini, extra):
         if only and name not in only:
             continue
         entry = {"name": name, "family": family, "dtype": dtype, "saved_by": how, "file": name + ".pt"}
