@@ -1,5 +1,6 @@
 // kiln report SESSION.kiln --format html|md|json [-o OUT]
 // kiln trace SESSION.kiln --mode MODE -o trace.json
+// kiln stats SESSION.kiln [--run MODE[/BACKEND]] [--format md|json] [--top N]
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -27,6 +28,13 @@ struct ReportArgs {
   std::string session;
   std::string format = "html";
   std::string out;
+};
+
+struct StatsArgs {
+  std::string session;
+  std::string run;
+  std::string format = "md";
+  size_t top = 0;
 };
 
 struct TraceArgs {
@@ -72,6 +80,27 @@ std::function<int()> add_trace(CLI::App& app) {
     auto s = api::open_session(a->session);
     write_file(a->out, report::render_chrome_trace(s, a->mode), a->session);
     std::cerr << "trace written to " << a->out << " (open it in ui.perfetto.dev)\n";
+    return 0;
+  };
+}
+
+std::function<int()> add_stats(CLI::App& app) {
+  auto a = std::make_shared<StatsArgs>();
+  auto* cmd = app.add_subcommand("stats", "Where one run's device time went: every GPU kernel (cuBLAS, cuDNN, Triton and "
+                                          "Kiln's own) with launches and time per iteration, sorted by time, and what "
+                                          "launched it; host spans apart.");
+  cmd->add_option("session", a->session, "Session file (.kiln) from kiln profile or kiln import")->required();
+  cmd->add_option("--run", a->run, "Which run: a mode (eager, default, reduce-overhead, max-autotune), MODE/BACKEND or a "
+                                   "peer backend; default: the run the reports show (the fastest compiled run that recorded kernels)");
+  cmd->add_option("--format", a->format, "md or json")->capture_default_str();
+  cmd->add_option("--top", a->top, "Markdown: list the N longest kernels and fold the rest into one line (0: all)");
+  return [a] {
+    if (a->format != "md" && a->format != "json") throw Error("--format '" + a->format + "': use md or json");
+    auto s = api::open_session(a->session);
+    const int run = a->run.empty() ? report::report_run(s) : report::find_run(s, a->run);
+    auto st = report::kernel_stats(s, run);
+    std::cout << (a->format == "md" ? report::render_kernel_stats_markdown(s, st, a->top)
+                                    : report::render_kernel_stats_json(s, st));
     return 0;
   };
 }

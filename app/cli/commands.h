@@ -14,6 +14,7 @@ std::function<int()> add_check(CLI::App& app);
 std::function<int()> add_profile(CLI::App& app);
 std::function<int()> add_report(CLI::App& app);
 std::function<int()> add_trace(CLI::App& app);
+std::function<int()> add_stats(CLI::App& app);
 std::function<int()> add_import(CLI::App& app);
 
 }  // namespace kiln::cli

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   auto profile = kiln::cli::add_profile(app);
   auto report = kiln::cli::add_report(app);
   auto trace = kiln::cli::add_trace(app);
+  auto stats = kiln::cli::add_stats(app);
   auto imports = kiln::cli::add_import(app);
   try {
     app.parse(argc, argv);
@@ -42,6 +43,7 @@ int main(int argc, char** argv) {
       else if (name == "profile") status = profile();
       else if (name == "report") status = report();
       else if (name == "trace") status = trace();
+      else if (name == "stats") status = stats();
       else if (name == "import") status = imports();
     }
     // Output that never arrived (a full disk, /dev/full, a closed pipe) is an error, not a success.

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "engine/report/break_groups.h"
+#include "engine/report/gpu_kernel_stats.h"
 #include "engine/report/graphviz_svg.h"
 #include "engine/report/kernel_time_share.h"
 #include "engine/report/observations.h"

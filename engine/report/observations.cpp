@@ -115,4 +115,42 @@ std::vector<std::string> observations(const session::Session& s) {
   return out;
 }
 
+std::string verdict(const session::Session& s) {
+  int failed = 0;
+  std::string first_failure;
+  for (const auto& r : s.runs)
+    if (r.status.rfind("failed", 0) == 0 && failed++ == 0) first_failure = run_name(r);
+  const std::string failures =
+      failed == 0 ? "" : "; " + std::to_string(failed) + " run" + (failed == 1 ? "" : "s") + " failed (" + first_failure +
+                             (failed > 1 ? ", …" : "") + ")";
+  if (s.runs.empty()) {
+    int recompiles = 0;
+    for (const auto& r : s.regions) recompiles += !r.recompile_reason.empty();
+    return "Imported compile log: " + std::to_string(s.regions.size()) + " compiled graph" +
+           (s.regions.size() == 1 ? "" : "s") + ", " + std::to_string(s.breaks.size()) + " graph break" +
+           (s.breaks.size() == 1 ? "" : "s") + ", " + std::to_string(recompiles) + " recompile" +
+           (recompiles == 1 ? "" : "s") + "; no runs were timed.";
+  }
+  const session::Run* eager = find_run(s, "eager", false);
+  const session::Run* best = nullptr;
+  for (const auto& r : s.runs)
+    if (is_ok(r) && r.mode != "eager" && r.speedup_vs_eager > 0 && (!best || r.speedup_vs_eager > best->speedup_vs_eager))
+      best = &r;
+  if (!eager) {
+    bool any_ok = false;
+    for (const auto& r : s.runs) any_ok |= is_ok(r);
+    if (!any_ok) return "Every run failed or was skipped" + (failures.empty() ? std::string(".") : failures + ".");
+    return "No eager run to compare with" + failures + ".";
+  }
+  if (!best) return "No compiled run to compare with eager" + failures + ".";
+  const std::string times = " (" + fmt("%.3f", best->latency.median_ms) + " ms against " +
+                            fmt("%.3f", eager->latency.median_ms) + " ms median)";
+  if (best->speedup_vs_eager > 1.02)
+    return "Fastest: " + run_name(*best) + ", " + fmt("%.2fx", best->speedup_vs_eager) + " eager" + times + failures + ".";
+  if (best->speedup_vs_eager >= 0.98)
+    return "No compiled run beats eager: the best, " + run_name(*best) + ", is on par" + times + failures + ".";
+  return "No compiled run beats eager: the best, " + run_name(*best) + ", runs at " +
+         fmt("%.2fx", best->speedup_vs_eager) + " eager" + times + failures + ".";
+}
+
 }  // namespace kiln::report

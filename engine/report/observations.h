@@ -24,4 +24,8 @@ inline constexpr double kErrorTolerance = 1e-3;
 
 std::vector<std::string> observations(const session::Session& s);
 
+// One line that answers "did compiling pay?": the fastest compiled run against eager (or that none
+// beats it), how many runs failed; for an imported log without runs, what it holds.
+std::string verdict(const session::Session& s);
+
 }  // namespace kiln::report

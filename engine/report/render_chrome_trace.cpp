@@ -7,35 +7,13 @@
 
 #include "engine/base/error.h"
 #include "engine/base/json_text.h"
+#include "engine/report/gpu_kernel_stats.h"
 
 namespace kiln::report {
 
 using nlohmann::ordered_json;
 
 namespace {
-
-// The run `which` names: "MODE" (its first run), "MODE/BACKEND", or a peer backend alone
-// ("cudagraphs"). A session without runs (an imported torch.compile log) has its import-wide
-// events (compiles, profiler spans): run id -1.
-int find_run(const session::Session& s, const std::string& which) {
-  if (s.runs.empty()) {
-    for (const auto& e : s.timeline)
-      if (e.run == -1) return -1;
-    throw Error("this session has no runs and no timeline events to export");
-  }
-  for (const auto& r : s.runs)
-    if (r.mode == which || r.mode + "/" + r.backend == which) return r.id;
-  for (const auto& r : s.runs)
-    if (r.backend == which) return r.id;
-  std::vector<std::string> labels;
-  for (const auto& r : s.runs) {
-    std::string label = r.backend.empty() || r.backend == "kiln" || r.backend == "eager" ? r.mode : r.mode + "/" + r.backend;
-    if (std::find(labels.begin(), labels.end(), label) == labels.end()) labels.push_back(label);
-  }
-  std::string list;
-  for (const auto& l : labels) list += (list.empty() ? "" : ", ") + l;
-  throw Error("no run '" + which + "' (this session has: " + list + "; name a mode, MODE/BACKEND or a backend)");
-}
 
 std::string process_of(const std::string& lane) {
   auto slash = lane.find('/');

@@ -1,12 +1,13 @@
 #include "engine/report/render_html.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <sstream>
 
 #include "engine/report/break_groups.h"
 #include "engine/report/graphviz_svg.h"
-#include "engine/report/kernel_time_share.h"
+#include "engine/report/gpu_kernel_stats.h"
 #include "engine/report/observations.h"
 #include "engine/report/html_text.h"
 #include "engine/report/number_text.h"
@@ -34,6 +35,7 @@ svg text{font:11px system-ui,sans-serif;fill:#334155}svg .muted{fill:#94a3b8}svg
 .bar-faster{fill:#16a34a}.bar-slower{fill:#f97316}.lane{fill:#f8fafc;stroke:#e2e8f0}.axis,.tick{stroke:#cbd5e1}
 .lane-label{fill:#0f172a;font-weight:600}.span-label{fill:#fff;font-size:10px}.fold{fill:#94a3b8}.instant{fill:#0f172a}
 .c-region{fill:#93c5fd}.c-kernel{fill:#f59e0b}.c-guard{fill:#a78bfa}.c-interp{fill:#f472b6}.c-compile{fill:#64748b}
+.verdict{border-left:4px solid #2563eb}.verdict-line{font-size:15px;margin:0 0 8px}
 .c-cpuop{fill:#60a5fa}.c-memcpy{fill:#34d399}.c-other0{fill:#2dd4bf}.c-other1{fill:#fb7185}.c-other2{fill:#a3e635}
 )CSS";
 
@@ -46,8 +48,7 @@ std::string sci(double v) {
 }
 
 void summary(std::ostringstream& os, const session::Session& s) {
-  int breaks = 0;
-  for (const auto& b : s.breaks) breaks += 1;
+  const size_t breaks = s.breaks.size();
   os << "<section><h2>Summary</h2><table>";
   os << "<tr><th>model</th><td><code>" << esc(s.model.path) << "</code></td></tr>";
   if (!s.model.inputs.empty()) {
@@ -78,7 +79,7 @@ void summary(std::ostringstream& os, const session::Session& s) {
 
 void runs(std::ostringstream& os, const session::Session& s) {
   if (s.runs.empty()) return;
-  os << "<section><h2>Modes and backends</h2><table><tr><th>mode</th><th>backend</th><th>device</th><th>status</th>"
+  os << "<section><h2>Modes and backends (every column)</h2><table><tr><th>mode</th><th>backend</th><th>device</th><th>status</th>"
         "<th>compile cold ms</th><th>compile warm ms</th><th>first call ms</th><th>median ms</th><th>p10</th><th>p90</th>"
         "<th>kernels/iter</th><th>host ms/iter</th><th>speedup</th><th>max rel err</th></tr>";
   for (const auto& r : s.runs) {
@@ -92,12 +93,35 @@ void runs(std::ostringstream& os, const session::Session& s) {
        << "</td><td class=num>" << measured(r.host_overhead_ms, 4, ok, true) << "</td><td class=num>"
        << speedup(r.speedup_vs_eager) << "</td><td class=num>" << (ok ? sci(r.max_rel_error) : "-") << "</td></tr>";
   }
-  os << "</table><div class=svgbox>" << speedup_chart_svg(s.runs) << "</div>";
+  os << "</table></section>";
+}
+
+// The answer first: one line of verdict, what Kiln noticed, and the numbers that say why.
+void verdict_first(std::ostringstream& os, const session::Session& s) {
+  os << "<section class=verdict><h2>Verdict</h2><p class=verdict-line><b>" << esc(verdict(s)) << "</b></p>";
   auto seen = observations(s);
   if (!seen.empty()) {
-    os << "<h3>Observations</h3><ul class=observations>";
+    os << "<ul class=observations>";
     for (const auto& o : seen) os << "<li>" << esc(o) << "</li>";
     os << "</ul>";
+  }
+  if (!s.runs.empty()) {
+    os << "<table><tr><th>run</th><th>status</th><th>median ms</th><th>vs eager</th><th>GPU busy</th>"
+          "<th>launch gap ms</th><th>kernels/iter</th><th>peak memory</th><th>max rel err</th></tr>";
+    for (const auto& r : s.runs) {
+      const bool ok = r.status == "ok";
+      std::string status = r.status.size() > 100 ? r.status.substr(0, 97) + "..." : r.status;
+      os << "<tr><td>" << esc(r.mode)
+         << (r.backend.empty() || r.backend == "kiln" || r.backend == "eager" ? "" : " / " + esc(r.backend))
+         << "</td><td class='" << (ok ? "ok" : "bad") << "' title=\"" << esc(r.status) << "\">" << esc(status)
+         << "</td><td class=num>" << measured(r.latency.median_ms, 3, ok, true) << "</td><td class=num>"
+         << (ok && r.speedup_vs_eager > 0 ? speedup(r.speedup_vs_eager) : "-") << "</td><td class=num>"
+         << (ok && r.gpu_busy > 0 ? percent(r.gpu_busy) : "-") << "</td><td class=num>"
+         << measured(r.launch_gap_ms, 4, ok, true) << "</td><td class=num>" << measured(r.kernels_per_iter, 1, ok)
+         << "</td><td class=num>" << (ok && r.peak_memory_bytes > 0 ? bytes(r.peak_memory_bytes) : "-")
+         << "</td><td class=num>" << (ok ? sci(r.max_rel_error) : "-") << "</td></tr>";
+    }
+    os << "</table><div class=svgbox>" << speedup_chart_svg(s.runs) << "</div>";
   }
   os << "</section>";
 }
@@ -163,14 +187,58 @@ void regions(std::ostringstream& os, const session::Session& s) {
   os << "</section>";
 }
 
+// Where the device time went in the report's run (gpu_kernel_stats.h): the ten longest kernels,
+// the rest folded.
+void kernel_time(std::ostringstream& os, const session::Session& s) {
+  const int run = report_run(s);
+  if (run < 0 && !s.runs.empty()) return;
+  auto st = kernel_stats(s, run);
+  if (st.records == 0) return;
+  const bool dev = st.time_source == "device";
+  std::string label = run < 0 ? "imported trace" : "";
+  for (const auto& r : s.runs)
+    if (r.id == run) label = r.mode + " / " + r.backend;
+  int64_t launches = 0;
+  for (const auto& k : st.kernels) launches += k.launches;
+  os << "<section><h2>" << (dev ? "GPU" : "CPU") << " time per kernel: " << esc(label) << "</h2><p>"
+     << (dev ? "Device" : "Host") << " time in kernels: <b>" << fixed(static_cast<double>(st.total_ns) / st.iterations / 1e6, 3)
+     << " ms per iteration</b> in " << fixed(static_cast<double>(launches) / st.iterations, 1)
+     << " launches (" << st.iterations << " traced iteration" << (st.iterations == 1 ? "" : "s") << ", "
+     << grouped(st.records) << (dev ? " device records" : " host spans: no device records") << ").</p>";
+  auto row = [&](size_t i) {
+    const auto& k = st.kernels[i];
+    std::string by = k.launched_by.empty() ? esc(k.launcher.empty() ? "-" : k.launcher)
+                                           : "<code>" + esc(k.launched_by) + "</code> <span class=muted>" + esc(k.launcher) +
+                                                 "</span>";
+    os << "<tr><td class=num>" << i + 1 << "</td><td><code title=\"" << esc(k.name) << "\">"
+       << esc(k.name.size() > 90 ? k.name.substr(0, 87) + "..." : k.name) << "</code></td><td>" << by
+       << "</td><td class=num>" << fixed(k.launches_per_iter, 1) << "</td><td class=num>"
+       << fixed(static_cast<double>(k.total_ns) / st.iterations / 1e6, 4) << "</td><td class=num>"
+       << fixed(k.mean_ns / 1e3, 2) << "</td><td class=num>" << percent(k.share) << "</td></tr>";
+  };
+  const char* head = "<tr><th>#</th><th>kernel</th><th>launched by</th><th>launches/iter</th><th>ms/iter</th>"
+                     "<th>mean &micro;s</th><th>share</th></tr>";
+  os << "<table>" << head;
+  const size_t top = std::min<size_t>(10, st.kernels.size());
+  for (size_t i = 0; i < top; ++i) row(i);
+  os << "</table>";
+  if (st.kernels.size() > top) {
+    os << "<details><summary>" << st.kernels.size() - top << " more kernels</summary><table>" << head;
+    for (size_t i = top; i < st.kernels.size(); ++i) row(i);
+    os << "</table></details>";
+  }
+  os << "</section>";
+}
+
 void kernels(std::ostringstream& os, const session::Session& s) {
   if (s.kernels.empty()) return;
-  // Time share over every run's kernel events, per (compile id, kernel): names repeat across regions.
-  KernelTimes times = kernel_times(s, -1);
-  os << "<section><h2>Kernels</h2><table><tr><th>kernel</th><th>compile id</th><th>language</th><th>time share</th>"
-        "<th>launch</th><th>nodes fused</th></tr>";
+  // Share of the report run's kernel time, per (compile id, kernel): names repeat across regions.
+  const auto st = kernel_stats(s, report_run(s));
+  os << "<section><h2>Generated kernels</h2><table><tr><th>kernel</th><th>compile id</th><th>language</th>"
+        "<th>time share</th><th>launch</th><th>nodes fused</th></tr>";
   for (const auto& k : s.kernels) {
-    const KernelTime* time = find_kernel_time(times, k);
+    const LauncherTime lt = launcher_time(st, k);
+    const LauncherTime* time = lt.total_ns > 0 ? &lt : nullptr;
     std::string nodes;
     for (const auto& n : k.nodes) nodes += (nodes.empty() ? "" : ", ") + n;
     os << "<tr><td><code>" << esc(k.name) << "</code><details><summary class=muted>source</summary><pre>" << esc(k.source)
@@ -188,14 +256,31 @@ void kernels(std::ostringstream& os, const session::Session& s) {
   os << "</table></section>";
 }
 
+// Every run's timeline on one axis: the same time per pixel, so runs compare by eye.
 void timelines(std::ostringstream& os, const session::Session& s) {
+  std::map<int, std::pair<int64_t, int64_t>> extent;  // run → (first start, last end)
+  for (const auto& e : s.timeline) {
+    auto [it, fresh] = extent.try_emplace(e.run, e.start_ns, e.start_ns + std::max<int64_t>(0, e.dur_ns));
+    if (!fresh) {
+      it->second.first = std::min(it->second.first, e.start_ns);
+      it->second.second = std::max(it->second.second, e.start_ns + std::max<int64_t>(0, e.dur_ns));
+    }
+  }
+  int64_t axis = 0;
+  for (const auto& r : s.runs)
+    if (extent.count(r.id)) axis = std::max(axis, extent[r.id].second - extent[r.id].first);
+  bool first = true;
   for (const auto& r : s.runs) {
     std::vector<session::TimelineEvent> ev;
     for (const auto& e : s.timeline)
       if (e.run == r.id) ev.push_back(e);
     if (ev.empty()) continue;
-    os << "<section><h2>Timeline: " << esc(r.mode) << " / " << esc(r.backend) << "</h2><div class=svgbox>"
-       << timeline_svg(ev) << "</div></section>";
+    os << "<section><h2>Timeline: " << esc(r.mode) << " / " << esc(r.backend) << "</h2>"
+       << (first ? "<p class=muted>Every run's timeline is drawn on one axis (" + esc(duration_text(axis)) +
+                       " wide): equal lengths are equal times.</p>"
+                 : "")
+       << "<div class=svgbox>" << timeline_svg(ev, axis) << "</div></section>";
+    first = false;
   }
 }
 
@@ -210,13 +295,15 @@ std::string render_html(const session::Session& s) {
         "<title>Kiln report: " << esc(s.model.path)
      << "</title><style>" << kStyle << "</style></head><body><header><h1>Kiln report</h1><p>" << esc(s.model.path)
      << " &middot; " << esc(s.origin) << "</p></header><main>";
-  summary(os, s);
-  runs(os, s);
+  verdict_first(os, s);
+  kernel_time(os, s);
   breaks(os, s);
   recompiles(os, s);
+  runs(os, s);
   regions(os, s);
   kernels(os, s);
   timelines(os, s);
+  summary(os, s);
   if (!s.import_notes.empty()) {
     os << "<section><h2>Import notes</h2><table><tr><th>source</th><th>what</th><th>count</th><th>example</th></tr>";
     for (const auto& n : s.import_notes)

@@ -6,6 +6,8 @@
 
 #include "engine/base/control_chars.h"
 #include "engine/report/break_groups.h"
+#include "engine/report/gpu_kernel_stats.h"
+#include "engine/report/markdown_text.h"
 #include "engine/report/observations.h"
 #include "engine/report/number_text.h"
 #include "engine/report/recompile_history.h"
@@ -16,59 +18,10 @@ using namespace kiln::session;  // NOLINT
 
 namespace {
 
-std::string without_cr(std::string text) {
-  text.erase(std::remove(text.begin(), text.end(), '\r'), text.end());
-  return text;
-}
-
-// Plain text in a paragraph or a table cell: shown literally by GitHub (control characters visible).
-std::string md(const std::string& raw) {
-  std::string text = visible_controls(without_cr(raw));
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '|': out += "\\|"; break;
-      case '\\': case '*': case '_': case '`': case '[': case ']': case '~': case '!': case '#':
-        out += '\\';
-        out += c;
-        break;
-      case '\n': out += ' '; break;
-      case '\r': break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
-size_t longest_backtick_run(const std::string& text) {
-  size_t longest = 0, run = 0;
-  for (char c : text) {
-    run = c == '`' ? run + 1 : 0;
-    longest = std::max(longest, run);
-  }
-  return longest;
-}
-
-// An inline code span whose fence no run of backticks inside can close; in a table cell a pipe
-// still needs its backslash.
-std::string code(const std::string& raw, bool in_table = true) {
-  std::string text = visible_controls(without_cr(raw));
-  std::string body;
-  for (char c : text) {
-    if (c == '\n' || c == '\r') body += ' ';
-    else if (c == '|' && in_table) body += "\\|";
-    else body += c;
-  }
-  if (body.empty()) return "";
-  size_t run = longest_backtick_run(body);
-  std::string fence(run + 1, '`');
-  // A space on each side keeps a backtick at either end of the body from touching the fence.
-  std::string pad = run > 0 ? " " : "";
-  return fence + pad + body + pad + fence;
-}
+using markdown::code;
+using markdown::md;
+using markdown::longest_backtick_run;
+using markdown::without_cr;
 
 // A fenced code block whose fence no line of `text` can close.
 std::string fenced(const std::string& raw, const std::string& lang = "") {
@@ -83,11 +36,33 @@ std::string or_dash(const std::string& s) { return s.empty() ? "-" : md(s); }
 
 std::string ms(double v) { return v > 0 ? fixed(v, 3) : (v == 0 ? "-" : fixed(v, 3)); }
 
+// The answer first: the verdict, what Kiln noticed, and the few numbers that say why.
+void verdict_first(std::ostream& os, const Session& s) {
+  std::string model = s.model.path.empty() ? "(no model)" : s.model.path;
+  os << "# Kiln session: " << md(model) << "\n\n";
+  os << "**Verdict:** " << md(verdict(s)) << "\n\n";
+  auto seen = observations(s);
+  for (const auto& o : seen) os << "- " << md(o) << "\n";
+  if (!seen.empty()) os << "\n";
+  if (s.runs.empty()) return;
+  os << "| run | status | median ms | vs eager | GPU busy | launch gap ms | kernels/iter | peak memory | max rel error |\n"
+        "|---|---|--:|--:|--:|--:|--:|--:|--:|\n";
+  for (const auto& r : s.runs) {
+    const bool ok = r.status == "ok";
+    std::string status = r.status.size() > 80 ? r.status.substr(0, 77) + "..." : r.status;
+    os << "| " << md(r.mode) << (r.backend.empty() || r.backend == "kiln" || r.backend == "eager" ? "" : " / " + md(r.backend))
+       << " | " << md(status) << " | " << measured(r.latency.median_ms, 3, ok) << " | "
+       << (ok && r.speedup_vs_eager > 0 ? speedup(r.speedup_vs_eager) : "-") << " | "
+       << (ok && r.gpu_busy > 0 ? percent(r.gpu_busy) : "-") << " | " << (ok ? ms(r.launch_gap_ms) : "-") << " | "
+       << measured(r.kernels_per_iter, 1, ok) << " | " << (ok && r.peak_memory_bytes > 0 ? bytes(r.peak_memory_bytes) : "-")
+       << " | " << measured_error(r.max_rel_error, ok) << " |\n";
+  }
+}
+
 void summary(std::ostream& os, const Session& s) {
   auto groups = group_breaks(s.breaks);
   int recompiles = static_cast<int>(recompile_history(s).size());
-  std::string model = s.model.path.empty() ? "(no model)" : s.model.path;
-  os << "# Kiln session: " << md(model) << "\n\n";
+  os << "\n## Session\n\n";
   os << "- origin: " << or_dash(s.origin) << (s.rank >= 0 ? " (rank " + std::to_string(s.rank) + ")" : "") << "\n";
   os << "- runs: " << s.runs.size();
   for (size_t i = 0; i < s.runs.size(); ++i) os << (i == 0 ? " (" : ", ") << md(s.runs[i].mode);
@@ -126,7 +101,7 @@ void environment(std::ostream& os, const Session& s) {
 }
 
 void modes(std::ostream& os, const Session& s) {
-  os << "\n## Modes\n\n";
+  os << "\n## Modes (every column)\n\n";
   if (s.runs.empty()) {
     os << "No runs recorded.\n";
     return;
@@ -146,11 +121,6 @@ void modes(std::ostream& os, const Session& s) {
        << (r.gpu_busy > 0 ? percent(r.gpu_busy) : "-") << " | " << ms(r.launch_gap_ms) << " | "
        << ms(r.host_overhead_ms) << " | " << (r.peak_memory_bytes > 0 ? bytes(r.peak_memory_bytes) : "-") << " | "
        << measured_error(r.max_abs_error, ok) << " | " << measured_error(r.max_rel_error, ok) << " |\n";
-  }
-  auto seen = observations(s);
-  if (!seen.empty()) {
-    os << "\n### Observations\n\n";
-    for (const auto& o : seen) os << "- " << md(o) << "\n";
   }
 }
 
@@ -235,8 +205,17 @@ void guards(std::ostream& os, const Session& s) {
   }
 }
 
+// Where the device time went in the report's run: the ten longest kernels, the rest in one line.
+void kernel_time(std::ostream& os, const Session& s) {
+  const int run = report_run(s);
+  if (run < 0 && s.runs.size() > 0) return;
+  auto st = kernel_stats(s, run);
+  if (st.records == 0) return;
+  os << "\n" << render_kernel_stats_markdown(s, st, 10, 2);
+}
+
 void kernels(std::ostream& os, const Session& s) {
-  os << "\n## Kernels (" << s.kernels.size() << ")\n\n";
+  os << "\n## Generated kernels (" << s.kernels.size() << ")\n\n";
   if (s.kernels.empty()) {
     os << "None recorded.\n";
     return;
@@ -268,6 +247,8 @@ void import_notes(std::ostream& os, const Session& s) {
 
 std::string render_markdown(const Session& s) {
   std::ostringstream os;
+  verdict_first(os, s);
+  kernel_time(os, s);
   summary(os, s);
   environment(os, s);
   modes(os, s);

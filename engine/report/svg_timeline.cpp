@@ -83,7 +83,7 @@ std::string duration_text(int64_t ns) {
   return std::to_string(ns) + " ns";
 }
 
-std::string timeline_svg(const std::vector<session::TimelineEvent>& events) {
+std::string timeline_svg(const std::vector<session::TimelineEvent>& events, int64_t axis_ns) {
   std::ostringstream os;
   if (events.empty()) {
     os << "<svg class=\"timeline\" width=\"400\" height=\"30\"><text x=\"10\" y=\"20\">no timeline events</text></svg>\n";
@@ -95,6 +95,7 @@ std::string timeline_svg(const std::vector<session::TimelineEvent>& events) {
     t1 = std::max(t1, e.start_ns + std::max<int64_t>(0, e.dur_ns));
   }
   if (t1 <= t0) t1 = t0 + 1;
+  if (axis_ns > t1 - t0) t1 = t0 + axis_ns;  // a shared axis: every run drawn at the same scale
   double scale = static_cast<double>(kPlotWidth) / static_cast<double>(t1 - t0);
   auto x_of = [&](int64_t t) { return kLabelWidth + (t - t0) * scale; };
 

@@ -17,7 +17,9 @@ namespace kiln::report {
 
 inline constexpr double kFoldPx = 3.0;
 
-std::string timeline_svg(const std::vector<session::TimelineEvent>& events);
+// axis_ns > 0: the time axis spans at least axis_ns from the first event, so that several runs drawn
+// with the same axis_ns share one scale.
+std::string timeline_svg(const std::vector<session::TimelineEvent>& events, int64_t axis_ns = 0);
 
 // "1.250 ms", "830 us", "12 ns": a duration in the unit that reads best.
 std::string duration_text(int64_t ns);

@@ -140,3 +140,21 @@ TEST(Cli, AnEagerFailureNamesTheModelsSourceLine) {
             std::string::npos)
       << out;
 }
+
+// kiln stats: GPU time per kernel from device records, sorted by time; one line of error for a bad run name.
+TEST(Cli, StatsListsGpuKernelsOfARun) {
+  std::string out;
+  const std::string session = test::example("sessions/block_h100.kiln");
+  ASSERT_EQ(run_kiln("stats " + session + " --run default --format json", out), 0) << out;
+  auto j = nlohmann::json::parse(out.substr(out.find('{')));
+  EXPECT_EQ(j["time_source"], "device");
+  int64_t sum = 0;
+  for (const auto& k : j["kernels"]) sum += k["total_ns"].get<int64_t>();
+  EXPECT_EQ(sum, j["total_ns"].get<int64_t>());
+  ASSERT_EQ(run_kiln("stats " + session + " --top 3", out), 0) << out;
+  EXPECT_NE(out.find("# GPU time per kernel: reduce-overhead / kiln"), std::string::npos) << out;  // the default: the first compiled run
+  EXPECT_NE(out.find("more kernels"), std::string::npos) << out;
+  EXPECT_EQ(run_kiln("stats " + session + " --run fastest", out), 1);
+  EXPECT_NE(out.find("no run 'fastest'"), std::string::npos) << out;
+  EXPECT_EQ(run_kiln("stats " + session + " --format csv", out), 1);
+}

@@ -2,7 +2,7 @@
 // kernel time share appear in the HTML and Markdown reports as the panels show them.
 #include <gtest/gtest.h>
 
-#include "engine/report/kernel_time_share.h"
+#include "engine/report/gpu_kernel_stats.h"
 #include "engine/report/observations.h"
 #include "engine/report/render_html.h"
 #include "engine/report/render_markdown.h"
@@ -36,7 +36,9 @@ session::Session two_regions_same_kernel_name() {
   // k0 of [0/0] runs 3 ms, k0 of [1/0] 1 ms: shares 75 % and 25 %, not 100 % for both.
   session::TimelineEvent a, b;
   a.run = b.run = 1;
-  a.kernel = b.kernel = "k0_pointwise";
+  a.lane = b.lane = "cuda:0/stream 7";
+  a.category = b.category = "kernel";
+  a.name = b.name = a.kernel = b.kernel = "k0_pointwise";
   a.compile_id = "[0/0]";
   a.dur_ns = 3000000;
   b.compile_id = "[1/0]";
@@ -49,10 +51,9 @@ session::Session two_regions_same_kernel_name() {
 
 TEST(ReportAnalyses, KernelTimeShareIsPerRegionNotPerName) {
   auto s = two_regions_same_kernel_name();
-  auto times = report::kernel_times(s, 1);
-  ASSERT_NE(report::find_kernel_time(times, s.kernels[0]), nullptr);
-  EXPECT_DOUBLE_EQ(report::find_kernel_time(times, s.kernels[0])->share, 0.75);
-  EXPECT_DOUBLE_EQ(report::find_kernel_time(times, s.kernels[1])->share, 0.25);
+  auto stats = report::kernel_stats(s, 1);
+  EXPECT_DOUBLE_EQ(report::launcher_time(stats, s.kernels[0]).share, 0.75);
+  EXPECT_DOUBLE_EQ(report::launcher_time(stats, s.kernels[1]).share, 0.25);
   auto html = report::render_html(s);
   EXPECT_NE(html.find("75.0%"), std::string::npos);
   EXPECT_NE(html.find("25.0%"), std::string::npos);
@@ -65,8 +66,12 @@ TEST(ReportAnalyses, ReportsCarryTheWorkbenchObservations) {
   ASSERT_FALSE(seen.empty());
   EXPECT_NE(seen[0].find("default is 2.00x faster than eager"), std::string::npos) << seen[0];
   auto html = report::render_html(s);
-  EXPECT_NE(html.find("<h3>Observations</h3>"), std::string::npos);
-  EXPECT_NE(html.find("default is 2.00x faster than eager"), std::string::npos);
+  // Verdict first: the reports open with the verdict line and the observations under it.
+  const std::string verdict = "Fastest: default, 2.00x eager (0.500 ms against 1.000 ms median).";
+  EXPECT_EQ(report::verdict(s), verdict);
+  EXPECT_LT(html.find(verdict), html.find("<h2>Graph breaks</h2>"));
+  EXPECT_NE(html.find("<ul class=observations><li>default is 2.00x faster than eager"), std::string::npos);
   auto md = report::render_markdown(s);
-  EXPECT_NE(md.find("### Observations\n\n- default is 2.00x faster than eager"), std::string::npos) << md;
+  EXPECT_EQ(md.find("# Kiln session: m.pt\n\n**Verdict:** " + verdict + "\n\n- default is 2.00x faster than eager"), 0u)
+      << md;
 }

@@ -1,0 +1,81 @@
+// One analysis of where a run's device time went, kernel by kernel (as `nsys stats`'s
+// cuda_gpu_kern_sum does), read by `kiln stats`, the reports and the workbench's Kernels panel.
+//
+// kernel_stats(session, run)
+//   pre:  run is a Run::id of the session, or -1 for the import-wide events of a session without runs.
+//   post: on a run with device records (timeline events on a "cuda:…" lane of category "kernel",
+//         from CUPTI or an imported profiler trace) every such record is counted once, in the row of
+//         its kernel name and launcher; rows are sorted by total time, longest first; the rows'
+//         total_ns add up to total_ns, which is the sum of the run's device kernel records.
+//         Host spans never count as kernel time: they are summed separately, by category, in `host`.
+//         A run without device records (the CPU) is measured from Kiln's host spans of its
+//         kernels and extern calls instead; time_source says which.
+//   Each row names what launched it: the Kiln kernel or compiled (Triton) kernel the record
+//   carries, else the extern call or LibTorch op whose host span encloses the launch API call
+//   with the record's correlation id; "" where nothing is known.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/session/session.h"
+
+namespace kiln::report {
+
+struct KernelStat {
+  std::string name;         // the device kernel (cuBLAS, cuDNN, Triton or Kiln's own)
+  std::string launched_by;  // Kiln kernel, compiled kernel, extern call or op; "" unknown
+  std::string launcher;     // "kiln kernel", "compiled kernel", "extern", "op", "CUDA graph replay" or ""
+  std::string compile_id;   // region entry of the launcher, when known
+  int64_t launches = 0;     // in the run's traced window
+  double launches_per_iter = 0;
+  int64_t total_ns = 0, min_ns = 0, max_ns = 0;
+  double mean_ns = 0;
+  double share = 0;  // of total_ns
+};
+
+struct HostCost {
+  std::string category;  // "kernel" (launch spans), "extern", "guard", "interpreter", "cuda_runtime", ...
+  int64_t calls = 0;
+  int64_t total_ns = 0;
+};
+
+struct KernelStats {
+  int run = -1;
+  std::string time_source;  // "device" or "host" (no device records: Kiln's host spans of its kernels)
+  int iterations = 1;       // traced iterations (or profiler steps) the counts are divided by
+  int64_t total_ns = 0;     // sum of the run's device kernel records (host spans on the CPU)
+  int64_t records = 0;      // how many records that sum holds
+  std::vector<KernelStat> kernels;
+  std::vector<HostCost> host;  // host spans by category, longest first
+};
+
+KernelStats kernel_stats(const session::Session& s, int run);
+
+// The summed time and launches per iteration of everything the Kiln kernel `k` launched on the
+// device (all rows whose launcher is k, in k's region or with no region); nullptr-like zero
+// launches when it did not run.
+struct LauncherTime {
+  int64_t total_ns = 0;
+  double launches_per_iter = 0;
+  double share = 0;
+};
+LauncherTime launcher_time(const KernelStats& stats, const session::Kernel& k);
+
+// The run that `which` names: "MODE" (its first run), "MODE/BACKEND", or a peer backend alone
+// ("cudagraphs"). A session without runs (an imported torch.compile log) answers -1 (its
+// import-wide events). Throws kiln::Error listing the session's runs when none matches.
+int find_run(const session::Session& s, const std::string& which);
+
+// `kiln stats` output: a Markdown table (top `limit` kernels, then one line for the rest; 0 = all)
+// under a heading of `level` (1 = "#"), and JSON with every row.
+std::string render_kernel_stats_markdown(const session::Session& s, const KernelStats& stats, size_t limit = 0,
+                                         int level = 1);
+std::string render_kernel_stats_json(const session::Session& s, const KernelStats& stats);
+
+// The run whose kernels a report shows: the fastest compiled run that recorded kernel time, else
+// any run that did (eager included), else -1 (an import's own events, or nothing).
+int report_run(const session::Session& s);
+
+}  // namespace kiln::report

@@ -1,0 +1,227 @@
+// GPU time per kernel from device records only: totals equal the sum of the session's device
+// records, host spans and launch API events never count as kernel time, every device kernel
+// (cuBLAS/cuDNN/Triton/Kiln) is a row with what launched it.
+#include "engine/report/gpu_kernel_stats.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "engine/base/error.h"
+#include "engine/importers/kineto/kineto.h"
+#include "engine/report/render_html.h"
+#include "engine/report/render_markdown.h"
+#include "engine/session/store.h"
+#include "tests/support/paths.h"
+
+using namespace kiln;
+
+namespace {
+
+int64_t device_sum(const session::Session& s, int run, int64_t* records = nullptr) {
+  int64_t sum = 0, n = 0;
+  for (const auto& e : s.timeline)
+    if (e.run == run && e.lane.rfind("cuda:", 0) == 0 && e.category == "kernel") {
+      sum += e.dur_ns;
+      ++n;
+    }
+  if (records) *records = n;
+  return sum;
+}
+
+int64_t row_sum(const report::KernelStats& st) {
+  int64_t sum = 0;
+  for (const auto& k : st.kernels) sum += k.total_ns;
+  return sum;
+}
+
+session::TimelineEvent event(int run, const std::string& lane, const std::string& category, const std::string& name,
+                             int64_t start, int64_t dur, int64_t correlation = -1, const std::string& kernel = "") {
+  session::TimelineEvent e;
+  e.run = run;
+  e.lane = lane;
+  e.category = category;
+  e.name = name;
+  e.start_ns = start;
+  e.dur_ns = dur;
+  e.correlation = correlation;
+  e.kernel = kernel;
+  return e;
+}
+
+}  // namespace
+
+TEST(GpuKernelStats, EveryRunOfTheBundledH100SessionSumsToItsDeviceRecords) {
+  auto s = session::load_session(test::example("sessions/block_h100.kiln"));
+  ASSERT_FALSE(s.runs.empty());
+  for (const auto& r : s.runs) {
+    SCOPED_TRACE(r.mode + "/" + r.backend);
+    int64_t records = 0;
+    const int64_t sum = device_sum(s, r.id, &records);
+    auto st = report::kernel_stats(s, r.id);
+    EXPECT_EQ(st.time_source, "device");
+    EXPECT_EQ(st.total_ns, sum);
+    EXPECT_EQ(st.records, records);
+    EXPECT_EQ(row_sum(st), sum);
+    EXPECT_EQ(st.iterations, 3);  // the traced window
+    double share = 0;
+    for (size_t i = 0; i < st.kernels.size(); ++i) {
+      share += st.kernels[i].share;
+      if (i > 0) EXPECT_GE(st.kernels[i - 1].total_ns, st.kernels[i].total_ns);  // longest first
+    }
+    EXPECT_NEAR(share, 1.0, 1e-9);
+  }
+  // The default run: every Kiln kernel launches once per iteration, the GEMMs are cuBLAS kernels
+  // launched by the extern calls of aten::linear / aten::matmul.
+  auto st = report::kernel_stats(s, report::find_run(s, "default"));
+  int kiln = 0, cublas = 0;
+  for (const auto& k : st.kernels) {
+    if (k.launcher == "kiln kernel") {
+      ++kiln;
+      EXPECT_EQ(k.name, k.launched_by);
+      EXPECT_DOUBLE_EQ(k.launches_per_iter, 1.0) << k.name;
+    }
+    if (k.name.find("gemm") != std::string::npos) {
+      ++cublas;
+      EXPECT_EQ(k.launcher, "extern") << k.name;
+      EXPECT_EQ(k.launched_by.rfind("aten::", 0), 0u) << k.launched_by;
+    }
+  }
+  EXPECT_EQ(kiln, 7);
+  EXPECT_GE(cublas, 2);
+  // A CUDA graph replays its kernels without one launch call each: said so, not guessed.
+  auto ro = report::kernel_stats(s, report::find_run(s, "reduce-overhead"));
+  ASSERT_FALSE(ro.kernels.empty());
+  EXPECT_EQ(ro.kernels[0].launcher, "CUDA graph replay");
+}
+
+TEST(GpuKernelStats, AnImportedKinetoTraceCountsEveryGpuKernelOnceAndNamesItsOp) {
+  auto s = importers::import_kineto_trace(test::data("traces/kineto_small_mlp.json"));
+  const int run = s.runs.empty() ? -1 : s.runs.front().id;
+  int64_t records = 0;
+  const int64_t sum = device_sum(s, run, &records);
+  auto st = report::kernel_stats(s, run);
+  ASSERT_GT(records, 0);
+  EXPECT_EQ(st.total_ns, sum);
+  EXPECT_EQ(row_sum(st), sum);
+  EXPECT_EQ(st.iterations, 3);  // three calls of the compiled region
+  // The GEMMs (cuBLAS, CUTLASS) are listed and take most of the time; the Triton kernels are 1 launch per call.
+  ASSERT_FALSE(st.kernels.empty());
+  EXPECT_EQ(st.kernels[0].launched_by, "aten::mm");
+  EXPECT_EQ(st.kernels[0].launcher, "op");
+  int triton = 0;
+  for (const auto& k : st.kernels)
+    if (k.name.rfind("triton_", 0) == 0) {
+      ++triton;
+      EXPECT_EQ(k.launcher, "compiled kernel");
+      EXPECT_DOUBLE_EQ(k.launches_per_iter, 1.0);
+      EXPECT_LT(k.share, 0.1) << k.name;  // a few µs of a 130 µs iteration, not 58 %
+    }
+  EXPECT_EQ(triton, 2);
+}
+
+TEST(GpuKernelStats, HostSpansAndLaunchCallsAreNotKernelTime) {
+  session::Session s;
+  s.origin = "kiln profile";
+  session::Run r;
+  r.id = 4;
+  r.mode = "default";
+  r.backend = "kiln";
+  s.runs = {r};
+  session::Kernel k;
+  k.name = "k0_add";
+  k.compile_id = "[0/0]";
+  s.kernels = {k};
+  for (int it = 0; it < 2; ++it) {
+    const int64_t t = it * 10000;
+    s.timeline.push_back(event(4, "host:1", "iteration", "iteration", t, 9000));
+    // Kiln's kernel: a host launch span and a runtime API call that name it, and one device record.
+    s.timeline.push_back(event(4, "host:1", "kernel", "k0_add", t + 100, 2000, -1, "k0_add"));
+    s.timeline.push_back(event(4, "cuda api", "cuda_runtime", "cuLaunchKernel", t + 200, 500, 10 + it, "k0_add"));
+    s.timeline.push_back(event(4, "cuda:0/stream 7", "kernel", "k0_add", t + 800, 300, 10 + it, "k0_add"));
+    // An extern call whose cuBLAS kernel names no launcher: found through the launch call's correlation.
+    s.timeline.push_back(event(4, "host:1", "extern", "aten::linear", t + 3000, 4000));
+    s.timeline.push_back(event(4, "aten ops", "cpu_op", "aten::linear", t + 3100, 3800));
+    s.timeline.push_back(event(4, "aten ops", "cpu_op", "aten::addmm", t + 3200, 3000));
+    s.timeline.push_back(event(4, "cuda api", "cuda_runtime", "cudaLaunchKernel", t + 3300, 400, 20 + it));
+    s.timeline.push_back(event(4, "cuda:0/stream 7", "kernel", "sgemm_128x64", t + 4000, 1000, 20 + it));
+  }
+  auto st = report::kernel_stats(s, 4);
+  EXPECT_EQ(st.time_source, "device");
+  EXPECT_EQ(st.iterations, 2);
+  EXPECT_EQ(st.records, 4);
+  EXPECT_EQ(st.total_ns, 2 * (300 + 1000));
+  ASSERT_EQ(st.kernels.size(), 2u);
+  EXPECT_EQ(st.kernels[0].name, "sgemm_128x64");
+  EXPECT_EQ(st.kernels[0].launched_by, "aten::addmm");  // the innermost op around the launch call
+  EXPECT_EQ(st.kernels[0].launcher, "op");
+  EXPECT_DOUBLE_EQ(st.kernels[0].launches_per_iter, 1.0);
+  EXPECT_DOUBLE_EQ(st.kernels[0].mean_ns, 1000);
+  EXPECT_EQ(st.kernels[1].launched_by, "k0_add");
+  EXPECT_EQ(st.kernels[1].launcher, "kiln kernel");
+  auto lt = report::launcher_time(st, k);
+  EXPECT_EQ(lt.total_ns, 600);
+  EXPECT_DOUBLE_EQ(lt.launches_per_iter, 1.0);
+  // Host cost is its own table, by kind of span.
+  bool runtime = false;
+  for (const auto& h : st.host)
+    if (h.category == "cuda_runtime") {
+      runtime = true;
+      EXPECT_EQ(h.calls, 4);
+      EXPECT_EQ(h.total_ns, 2 * (500 + 400));
+    }
+  EXPECT_TRUE(runtime);
+
+  // Markdown: top N then one line for the rest; JSON keeps every row.
+  auto md = report::render_kernel_stats_markdown(s, st, 1);
+  EXPECT_NE(md.find("| 1 | `sgemm_128x64` | `aten::addmm` (op) | 1.0 | 0.001 | 1.00 | 1.00 | 1.00 | 76.9% |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| | 1 more kernels |"), std::string::npos) << md;
+  auto j = nlohmann::json::parse(report::render_kernel_stats_json(s, st));
+  EXPECT_EQ(j["kernels"].size(), 2u);
+  EXPECT_EQ(j["total_ns"], 2600);
+}
+
+TEST(GpuKernelStats, OnTheCpuKilnsKernelSpansAreTheKernelTime) {
+  session::Session s;
+  session::Run r;
+  r.id = 0;
+  r.mode = "default";
+  r.backend = "kiln";
+  s.runs = {r};
+  s.timeline.push_back(event(0, "host:1", "kernel", "k0_add", 0, 500, -1, "k0_add"));
+  s.timeline.push_back(event(0, "host:1", "extern", "aten::linear", 600, 1500));
+  s.timeline.push_back(event(0, "host:1", "guard", "guards [0/0]", 2200, 50));
+  auto st = report::kernel_stats(s, 0);
+  EXPECT_EQ(st.time_source, "host");
+  EXPECT_EQ(st.total_ns, 2000);
+  ASSERT_EQ(st.kernels.size(), 2u);
+  EXPECT_EQ(st.kernels[0].name, "aten::linear");
+  EXPECT_EQ(st.kernels[0].launcher, "extern");
+}
+
+TEST(GpuKernelStats, RunsAreNamedByModeBackendOrPeer) {
+  auto s = session::load_session(test::example("sessions/block_h100.kiln"));
+  EXPECT_EQ(s.runs.at(static_cast<size_t>(report::find_run(s, "eager"))).mode, "eager");
+  const int peer = report::find_run(s, "cudagraphs");
+  for (const auto& r : s.runs)
+    if (r.id == peer) EXPECT_EQ(r.backend, "cudagraphs");
+  EXPECT_EQ(report::find_run(s, "default/torchscript"), report::find_run(s, "torchscript"));
+  try {
+    report::find_run(s, "fastest");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no run 'fastest'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(GpuKernelStats, ReportsShowTheTopTenByGpuTimeAndFoldTheRest) {
+  auto s = session::load_session(test::example("sessions/block_h100.kiln"));
+  auto html = report::render_html(s);
+  EXPECT_NE(html.find("GPU time per kernel: reduce-overhead / kiln"), std::string::npos);
+  EXPECT_NE(html.find("<details><summary>1 more kernels</summary>"), std::string::npos);
+  auto md = report::render_markdown(s);
+  EXPECT_NE(md.find("## GPU time per kernel: reduce-overhead / kiln"), std::string::npos);
+  EXPECT_NE(md.find("| | 1 more kernels |"), std::string::npos);
+  EXPECT_LT(md.find("**Verdict:**"), md.find("## GPU time per kernel"));
+}
