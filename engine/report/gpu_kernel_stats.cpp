@@ -250,7 +250,8 @@ std::string render_kernel_stats_markdown(const session::Session& s, const Kernel
     for (size_t i = 0; i < shown; ++i) {
       const auto& r = st.kernels[i];
       std::string by = r.launched_by.empty() ? (r.launcher.empty() ? "-" : r.launcher)
-                                             : code(r.launched_by) + (r.launcher.empty() ? "" : " (" + r.launcher + ")");
+                                             : code(r.launched_by.size() > 120 ? r.launched_by.substr(0, 117) + "..." : r.launched_by) +
+                                                   (r.launcher.empty() ? "" : " (" + r.launcher + ")");
       os << "| " << i + 1 << " | " << code(short_name(r.name)) << " | " << by << " | " << fixed(r.launches_per_iter, 1)
          << " | " << ms(static_cast<double>(r.total_ns) / st.iterations) << " | " << us(static_cast<int64_t>(r.mean_ns))
          << " | " << us(r.min_ns) << " | " << us(r.max_ns) << " | " << percent(r.share) << " |\n";

@@ -2,10 +2,13 @@
 #include "engine/report/render_markdown.h"
 
 #include <algorithm>
+#include <iterator>
+#include <set>
 #include <sstream>
 
 #include "engine/base/control_chars.h"
 #include "engine/report/break_groups.h"
+#include "engine/report/compile_table.h"
 #include "engine/report/gpu_kernel_stats.h"
 #include "engine/report/markdown_text.h"
 #include "engine/report/observations.h"
@@ -34,6 +37,23 @@ std::string fenced(const std::string& raw, const std::string& lang = "") {
 
 std::string or_dash(const std::string& s) { return s.empty() ? "-" : md(s); }
 
+// Markdown of any session stays small enough to paste into an issue (about 60 KB at most): each
+// list gets a share of that and ends, past it, with a line saying how much more the JSON report has.
+struct Budget {
+  std::ostream& os;
+  std::streampos start;
+  std::streamoff bytes;
+  Budget(std::ostream& o, std::streamoff b) : os(o), start(o.tellp()), bytes(b) {}
+  bool spent() { return start >= 0 && os.tellp() - start > bytes; }
+  // Whether `more` bytes still fit; an item is never cut, and the first one always fits.
+  bool fits(size_t more) {
+    const std::streamoff used = start >= 0 ? os.tellp() - start : 0;
+    return used == 0 || used + static_cast<std::streamoff>(more) <= bytes;
+  }
+};
+
+std::string cut(const std::string& text, size_t n) { return text.size() > n ? text.substr(0, n - 3) + "..." : text; }
+
 std::string ms(double v) { return v > 0 ? fixed(v, 3) : (v == 0 ? "-" : fixed(v, 3)); }
 
 // The answer first: the verdict, what Kiln noticed, and the few numbers that say why.
@@ -42,14 +62,17 @@ void verdict_first(std::ostream& os, const Session& s) {
   os << "# Kiln session: " << md(model) << "\n\n";
   os << "**Verdict:** " << md(verdict(s)) << "\n\n";
   auto seen = observations(s);
-  for (const auto& o : seen) os << "- " << md(o) << "\n";
+  for (size_t i = 0; i < seen.size() && i < 20; ++i) os << "- " << md(cut(seen[i], 200)) << "\n";
+  if (seen.size() > 20) os << "- … " << seen.size() - 20 << " more\n";
   if (!seen.empty()) os << "\n";
   if (s.runs.empty()) return;
   os << "| run | status | median ms | vs eager | GPU busy | launch gap ms | kernels/iter | peak memory | max rel error |\n"
         "|---|---|--:|--:|--:|--:|--:|--:|--:|\n";
+  Budget budget(os, 4000);
   for (const auto& r : s.runs) {
+    if (budget.spent()) break;
     const bool ok = r.status == "ok";
-    std::string status = r.status.size() > 80 ? r.status.substr(0, 77) + "..." : r.status;
+    std::string status = cut(r.status, 80);
     os << "| " << md(r.mode) << (r.backend.empty() || r.backend == "kiln" || r.backend == "eager" ? "" : " / " + md(r.backend))
        << " | " << md(status) << " | " << measured(r.latency.median_ms, 3, ok) << " | "
        << (ok && r.speedup_vs_eager > 0 ? speedup(r.speedup_vs_eager) : "-") << " | "
@@ -65,7 +88,8 @@ void summary(std::ostream& os, const Session& s) {
   os << "\n## Session\n\n";
   os << "- origin: " << or_dash(s.origin) << (s.rank >= 0 ? " (rank " + std::to_string(s.rank) + ")" : "") << "\n";
   os << "- runs: " << s.runs.size();
-  for (size_t i = 0; i < s.runs.size(); ++i) os << (i == 0 ? " (" : ", ") << md(s.runs[i].mode);
+  for (size_t i = 0; i < s.runs.size() && i < 12; ++i) os << (i == 0 ? " (" : ", ") << md(cut(s.runs[i].mode, 40));
+  if (s.runs.size() > 12) os << ", …";
   os << (s.runs.empty() ? "" : ")") << "\n";
   os << "- compiled regions: " << s.regions.size() << "\n";
   os << "- graph breaks: " << s.breaks.size() << " (" << groups.size() << " unique)\n";
@@ -95,7 +119,9 @@ void environment(std::ostream& os, const Session& s) {
     std::vector<std::pair<std::string, int>> ops(m.op_histogram.begin(), m.op_histogram.end());
     std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
     std::string list;
-    for (const auto& [op, n] : ops) list += (list.empty() ? "" : ", ") + code(op) + " " + std::to_string(n);
+    for (size_t i = 0; i < ops.size() && i < 40; ++i)
+      list += (list.empty() ? "" : ", ") + code(cut(ops[i].first, 80)) + " " + std::to_string(ops[i].second);
+    if (ops.size() > 40) list += ", … " + std::to_string(ops.size() - 40) + " more";
     os << "| Ops | " << list << " |\n";
   }
 }
@@ -110,10 +136,15 @@ void modes(std::ostream& os, const Session& s) {
         "| compile warm ms | first call ms | kernels/iter | GPU busy | launch gap ms | host overhead ms | peak memory "
         "| max abs error | max rel error |\n";
   os << "|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n";
+  Budget budget(os, 4000);
   for (const auto& r : s.runs) {
+    if (budget.spent()) {
+      os << "\n… more runs in the JSON report.\n";
+      break;
+    }
     const auto& l = r.latency;
     const bool ok = r.status == "ok";
-    os << "| " << md(r.mode) << " | " << or_dash(r.backend) << " | " << or_dash(r.device) << " | " << md(r.status)
+    os << "| " << md(r.mode) << " | " << or_dash(r.backend) << " | " << or_dash(r.device) << " | " << md(cut(r.status, 300))
        << " | " << ms(l.median_ms) << " | " << ms(l.p10_ms) << " | " << ms(l.p90_ms) << " | "
        << (ok ? std::to_string(l.iterations) : "-") << " | " << speedup(r.speedup_vs_eager) << " | "
        << ms(r.compile_cold_ms) << " | " << ms(r.compile_warm_ms) << " | " << ms(r.first_call_ms) << " | "
@@ -132,7 +163,12 @@ void graph_breaks(std::ostream& os, const Session& s) {
     return;
   }
   int i = 1;
+  Budget budget(os, 7000);
   for (const auto& g : groups) {
+    if (budget.spent()) {
+      os << "\n… and " << groups.size() - static_cast<size_t>(i - 1) << " more (every break is in the JSON report).\n";
+      break;
+    }
     const auto& b = g.first->info;
     os << i++ << ". **" << md(b.id) << " " << md(capture::break_category_info(b.category).name) << "** at "
        << (b.loc.known() ? code(b.loc.str(), false) : std::string("unknown line"))
@@ -142,12 +178,12 @@ void graph_breaks(std::ostream& os, const Session& s) {
     if (!b.op.empty()) os << ", op " << code(b.op, false);
     os << "\n";
     if (!b.loc.text.empty()) {
-      std::string block = fenced(std::to_string(b.loc.line) + " | " + b.loc.text, "python");
+      std::string block = fenced(std::to_string(b.loc.line) + " | " + cut(b.loc.text, 300), "python");
       std::istringstream lines(block);
       for (std::string l; std::getline(lines, l);) os << "   " << l << "\n";
     }
-    os << "   - reason: " << md(b.reason) << "\n";
-    if (!b.hint.empty()) os << "   - hint: " << md(b.hint) << "\n";
+    os << "   - reason: " << md(cut(b.reason, 400)) << "\n";
+    if (!b.hint.empty()) os << "   - hint: " << md(cut(b.hint, 300)) << "\n";
     if (!g.compile_ids.empty()) {
       os << "   - compile ids:";
       for (const auto& c : g.compile_ids) os << " " << code(c, false);
@@ -155,7 +191,9 @@ void graph_breaks(std::ostream& os, const Session& s) {
     }
     if (!g.first->user_stack.empty()) {
       os << "   - user stack (innermost last):\n";
-      for (const auto& f : g.first->user_stack) os << "     - " << code(f, false) << "\n";
+      const auto& stack = g.first->user_stack;
+      for (size_t f = stack.size() > 8 ? stack.size() - 8 : 0; f < stack.size(); ++f)  // the innermost eight
+        os << "     - " << code(cut(stack[f], 200), false) << "\n";
     }
   }
 }
@@ -168,12 +206,19 @@ void recompiles(std::ostream& os, const Session& s) {
     return;
   }
   os << "| compile id | call | region | reason | failed guards |\n|---|--:|--:|---|---|\n";
+  Budget budget(os, 4000);
+  size_t shown = 0;
   for (const auto& r : history) {
+    if (budget.spent()) {
+      os << "\n… and " << history.size() - shown << " more recompiles (all in the JSON report).\n";
+      break;
+    }
+    ++shown;
     std::string guards;
-    for (const auto& g : r.failed_guards) guards += (guards.empty() ? "" : "<br>") + code(g);
+    for (const auto& g : r.failed_guards) guards += (guards.empty() ? "" : "<br>") + code(cut(g, 300));
     os << "| " << code(r.compile_id) << " | " << (r.call >= 0 ? std::to_string(r.call) : "-") << " | "
        << (r.region >= 0 ? std::to_string(r.region) : "-") << " | " << (r.limit ? "**limit reached** " : "")
-       << md(r.reason) << " | " << (guards.empty() ? "-" : guards) << " |\n";
+       << md(cut(r.reason, 400)) << " | " << (guards.empty() ? "-" : guards) << " |\n";
   }
 }
 
@@ -183,24 +228,136 @@ void guards(std::ostream& os, const Session& s) {
     os << "\nNo compiled regions.\n";
     return;
   }
+  // One region entry as text: its numbers, then its guards (or how they differ from an earlier entry's).
+  auto entry = [&](const session::CompiledRegion& r) {
+    std::ostringstream item;
+      item << "\n### " << md(r.compile_id) << (r.region >= 0 ? " region " + std::to_string(r.region) : "");
+      if (!r.frame.empty()) item << " " << code(r.frame, false);
+      item << "\n\n";
+      item << "- hits: " << r.hits << ", compile: " << fixed(r.compile_ms, 3) << " ms\n";
+      if (!r.recompile_reason.empty()) item << "- recompiled because: " << md(r.recompile_reason) << "\n";
+      for (const auto& sym : r.symbols) item << "- symbol " << code(sym, false) << "\n";
+      if (!r.graphs.empty()) {
+        item << "- graphs:";
+        for (const auto& g : r.graphs) item << " " << code(g.stage, false);
+        item << "\n";
+      }
+      // An import's metrics are in the Compiles table (and all of them in the JSON report).
+      const bool imported = r.metrics.count("co_name") > 0 || r.metrics.count("dynamo_cumulative_compile_time_us") > 0;
+      for (const auto& [k, v] : r.metrics)
+        if (!imported && !is_compile_metric(k)) item << "- " << md(k) << ": " << md(v.size() > 300 ? v.substr(0, 297) + "..." : v) << "\n";
+      // A recompile often guards (nearly) what an earlier entry did: the differences, not the list again.
+      const session::CompiledRegion* like = nullptr;
+      size_t fewest = 0;
+      for (const auto& earlier : s.regions) {
+        if (&earlier == &r) break;
+        if (earlier.guards.empty() || r.guards.empty()) continue;
+        std::multiset<std::string> a(earlier.guards.begin(), earlier.guards.end()), b(r.guards.begin(), r.guards.end());
+        std::vector<std::string> d;
+        std::set_symmetric_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(d));
+        if (d.size() * 2 <= r.guards.size() && (!like || d.size() < fewest)) {
+          like = &earlier;
+          fewest = d.size();
+        }
+      }
+      if (like) {
+        std::multiset<std::string> a(like->guards.begin(), like->guards.end()), b(r.guards.begin(), r.guards.end());
+        std::vector<std::string> gone, added;
+        std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(gone));
+        std::set_difference(b.begin(), b.end(), a.begin(), a.end(), std::back_inserter(added));
+        item << "\n" << r.guards.size() << " guards: " << (gone.empty() && added.empty() ? "the same as " : "those of ")
+           << md(like->compile_id);
+        if (gone.empty() && added.empty()) {
+          item << ".\n";
+          return item.str();
+        }
+        item << ", but:\n\n";
+        std::string text;
+        size_t listed = 0;
+        for (const auto& g : gone)
+          if (listed++ < 40) text += "- " + cut(g, 300) + "\n";
+        for (const auto& g : added)
+          if (listed++ < 40) text += "+ " + cut(g, 300) + "\n";
+        if (listed > 40) text += "… " + std::to_string(listed - 40) + " more differences\n";
+        item << fenced(text, "diff");
+        return item.str();
+      }
+      item << "\n" << r.guards.size() << " guard" << (r.guards.size() == 1 ? "" : "s") << ":\n\n";
+      if (!r.guards.empty()) {
+        // Identical guard lines once, with ×N.
+        std::vector<std::pair<std::string, int>> lines;
+        for (const auto& g : r.guards) {
+          auto it = std::find_if(lines.begin(), lines.end(), [&](const auto& l) { return l.first == g; });
+          if (it == lines.end()) lines.push_back({g, 1});
+          else ++it->second;
+        }
+        std::string text;
+        for (size_t i = 0; i < lines.size() && i < 60; ++i)
+          text += cut(lines[i].first, 300) + (lines[i].second > 1 ? "  ×" + std::to_string(lines[i].second) : "") + "\n";
+        if (lines.size() > 60) text += "… " + std::to_string(lines.size() - 60) + " more (all in the JSON report)\n";
+        item << fenced(text);
+      }
+    return item.str();
+  };
+  Budget budget(os, 20000);
+  size_t shown = 0;
   for (const auto& r : s.regions) {
-    os << "\n### " << md(r.compile_id) << (r.region >= 0 ? " region " + std::to_string(r.region) : "");
-    if (!r.frame.empty()) os << " " << code(r.frame, false);
-    os << "\n\n";
-    os << "- hits: " << r.hits << ", compile: " << fixed(r.compile_ms, 3) << " ms\n";
-    if (!r.recompile_reason.empty()) os << "- recompiled because: " << md(r.recompile_reason) << "\n";
-    for (const auto& sym : r.symbols) os << "- symbol " << code(sym, false) << "\n";
-    if (!r.graphs.empty()) {
-      os << "- graphs:";
-      for (const auto& g : r.graphs) os << " " << code(g.stage, false);
-      os << "\n";
+    std::string text = entry(r);
+    if (!budget.fits(text.size())) {
+      os << "\n… and " << s.regions.size() - shown << " more region entries (their guards are in the JSON report).\n";
+      break;
     }
-    for (const auto& [k, v] : r.metrics) os << "- " << md(k) << ": " << md(v) << "\n";
-    os << "\n" << r.guards.size() << " guard" << (r.guards.size() == 1 ? "" : "s") << ":\n\n";
-    if (!r.guards.empty()) {
-      std::string text;
-      for (const auto& g : r.guards) text += g + "\n";
-      os << fenced(text);
+    ++shown;
+    os << text;
+  }
+}
+
+// An imported torch.compile log, laid out as tlparse does: each compile's time split and cache
+// results, the compiles that failed or restarted, the configuration that is not the default.
+void compiles(std::ostream& os, const Session& s) {
+  auto rows = compile_rows(s);
+  if (rows.empty()) return;
+  auto t = [](double v) { return v < 0 ? std::string("-") : fixed(v, 1); };
+  os << "\n## Compiles (" << rows.size() << ")\n\n"
+     << "| compile id | frame | total ms | Dynamo ms | AOT autograd ms | Inductor ms | cache | guards | graph ops |\n"
+     << "|---|---|--:|--:|--:|--:|---|--:|--:|\n";
+  Budget budget(os, 8000);
+  for (const auto& r : rows)
+    if (!budget.spent()) os << "| " << code(r.compile_id) << " | " << or_dash(cut(r.frame, 160)) << " | " << t(r.total_ms) << " | " << t(r.dynamo_ms)
+       << " | " << t(r.aot_ms) << " | " << t(r.inductor_ms) << " | " << or_dash(r.cache) << " | "
+       << (r.guards < 0 ? "-" : std::to_string(r.guards)) << " | " << (r.graph_ops < 0 ? "-" : std::to_string(r.graph_ops))
+       << " |\n";
+  bool failures = false;
+  for (const auto& r : rows) failures |= !r.fail_type.empty() || !r.restart_reasons.empty();
+  if (failures) {
+    os << "\n## Failures and restarts\n\n| compile id | fail type | reason | restarts |\n|---|---|---|---|\n";
+    for (const auto& r : rows) {
+      if (r.fail_type.empty() && r.restart_reasons.empty()) continue;
+      std::string restarts;
+      for (const auto& x : r.restart_reasons) restarts += (restarts.empty() ? "" : "; ") + x;
+      auto cut = [](const std::string& v) { return v.size() > 300 ? v.substr(0, 297) + "..." : v; };
+      os << "| " << code(r.compile_id) << " | " << or_dash(r.fail_type) << " | " << or_dash(cut(r.fail_reason)) << " | "
+         << or_dash(cut(restarts)) << " |\n";
+    }
+  }
+  auto config = config_differences(s);
+  if (!config.keys.empty() || config.hidden > 0) {
+    os << "\n## Configuration\n\n";
+    if (config.keys.empty()) {
+      os << "Every logged configuration key (" << config.hidden << ") is at its default or the same in every compile.\n";
+    } else {
+      os << "Keys that differ from the default or between compiles (" << config.hidden
+         << " others at their default or the same everywhere are not listed).\n\n"
+         << "| config | key | value | default | compiles |\n|---|---|---|---|---|\n";
+      Budget budget(os, 5000);
+      for (const auto& c : config.keys) {
+        if (budget.spent()) break;
+        std::string ids;
+        for (size_t i = 0; i < c.compile_ids.size() && i < 6; ++i) ids += (ids.empty() ? "" : " ") + c.compile_ids[i];
+        if (c.compile_ids.size() > 6) ids += " … (" + std::to_string(c.compile_ids.size()) + ")";
+        os << "| " << c.config << " | " << code(c.key) << " | " << code(c.value) << " | "
+           << (c.default_value.empty() ? "-" : code(c.default_value)) << " | " << md(ids) << " |\n";
+      }
     }
   }
 }
@@ -222,15 +379,23 @@ void kernels(std::ostream& os, const Session& s) {
   }
   os << "| kernel | compile id | language | nodes | launch | registers | shared bytes | autotune (chosen) |\n"
         "|---|---|---|---|---|--:|--:|---|\n";
+  Budget budget(os, 5000);
+  size_t shown = 0;
   for (const auto& k : s.kernels) {
+    if (budget.spent()) {
+      os << "\n… and " << s.kernels.size() - shown << " more kernels (all, with their source, in the JSON and HTML reports).\n";
+      break;
+    }
+    ++shown;
     std::string nodes;
     for (const auto& n : k.nodes) nodes += (nodes.empty() ? "" : ", ") + n;
+    nodes = cut(nodes, 300);
     std::string tune = "-";
     for (const auto& a : k.autotune)
       if (a.chosen) tune = code(a.config) + " " + fixed(a.ms, 4) + " ms of " + std::to_string(k.autotune.size());
     os << "| " << code(k.name) << " | " << (k.compile_id.empty() ? "-" : code(k.compile_id)) << " | "
        << or_dash(k.language) << " | " << (nodes.empty() ? "-" : code(nodes)) << " | "
-       << (k.launch_config.empty() ? "-" : code(k.launch_config)) << " | " << k.registers << " | " << k.shared_bytes
+       << (k.launch_config.empty() ? "-" : code(cut(k.launch_config, 120))) << " | " << k.registers << " | " << k.shared_bytes
        << " | " << tune << " |\n";
   }
 }
@@ -238,9 +403,10 @@ void kernels(std::ostream& os, const Session& s) {
 void import_notes(std::ostream& os, const Session& s) {
   if (s.import_notes.empty()) return;
   os << "\n## Import notes\n\n| source | what | count | example |\n|---|---|--:|---|\n";
+  Budget budget(os, 3000);
   for (const auto& n : s.import_notes)
-    os << "| " << or_dash(n.source) << " | " << md(n.what) << " | " << n.count << " | "
-       << (n.example.empty() ? "-" : code(n.example)) << " |\n";
+    if (!budget.spent()) os << "| " << or_dash(n.source) << " | " << md(n.what) << " | " << n.count << " | "
+       << (n.example.empty() ? "-" : code(cut(n.example, 200))) << " |\n";
 }
 
 }  // namespace
@@ -249,6 +415,7 @@ std::string render_markdown(const Session& s) {
   std::ostringstream os;
   verdict_first(os, s);
   kernel_time(os, s);
+  compiles(os, s);
   summary(os, s);
   environment(os, s);
   modes(os, s);

@@ -131,3 +131,82 @@ TEST(Report, ChromeTracePicksRunsByModeBackendOrPeerAndExportsImportedSessions) 
   EXPECT_GT(j["traceEvents"].size(), 10u);
   EXPECT_EQ(j["otherData"]["run"], -1);
 }
+
+namespace {
+session::Session imported(const std::string& data_file) {
+  importers::ImportRequest req;
+  req.paths = {test::data(data_file)};
+  return importers::import_files(req).sessions.at(0).session;
+}
+}  // namespace
+
+// An imported log reads as tlparse lays it out: one row per compile with the time split and cache
+// results, the failures and restarts, the configuration that is not the default; recompiles'
+// guards as differences; the whole Markdown small enough to paste into an issue.
+TEST(Report, ImportedLogsAreCompactTables) {
+  auto s = imported("tlparse/cache_hit_miss.log");
+  auto md = report::render_markdown(s);
+  EXPECT_LT(md.size(), 60u * 1024);
+  EXPECT_NE(md.find("| compile id | frame | total ms | Dynamo ms | AOT autograd ms | Inductor ms | cache | guards | graph ops |"),
+            std::string::npos);
+  EXPECT_NE(md.find("| `[1/0]#2` | fn at /data/users/xmfan/a/pytorch/test/inductor/test\\_codecache.py:459 | 243.0 | 243.0 "
+                    "| 135.0 | 77.5 | FX graph hit, AOT autograd bypass | 91 | 2 |"),
+            std::string::npos)
+      << md.substr(0, 3000);
+  // cache_size_limit set for the test (not the default of 8) is listed; keys at their default are not.
+  EXPECT_NE(md.find("| dynamo | `cache_size_limit` | `9223372036854775807` | `8` |"), std::string::npos);
+  EXPECT_EQ(md.find("| dynamo | `specialize_int` |"), std::string::npos);
+  EXPECT_EQ(md.find("dynamo\\_config:"), std::string::npos);  // no raw config dump
+  EXPECT_NE(md.find("guards: those of \\[0/0\\], but:"), std::string::npos);
+
+  auto failed = imported("tlparse/comp_failure.log");
+  auto fmd = report::render_markdown(failed);
+  EXPECT_NE(fmd.find("## Failures and restarts"), std::string::npos) << fmd;
+  EXPECT_NE(fmd.find("BackendCompilerFailed"), std::string::npos) << fmd;
+}
+
+// However large the session, its Markdown stays under 60 KB; what is left out is counted.
+TEST(Report, MarkdownOfAHugeSessionStaysUnder60KB) {
+  session::Session s;
+  s.model.path = "huge.pt";
+  for (int r = 0; r < 300; ++r) {
+    session::Run run;
+    run.id = r;
+    run.mode = "default";
+    run.backend = "peer" + std::to_string(r);
+    run.status = "failed: " + std::string(2000, 'x');
+    s.runs.push_back(run);
+  }
+  for (int i = 0; i < 2000; ++i) {
+    session::CompiledRegion c;
+    c.compile_id = "[" + std::to_string(i) + "/0]";
+    c.region = i;
+    c.recompile_reason = "size mismatch at index 0. expected " + std::to_string(i);
+    for (int g = 0; g < 60; ++g) c.guards.push_back("TENSOR_MATCH: check_tensor(L['x" + std::to_string(g) + "'], " + std::string(200, 'y') + std::to_string(i) + ")");
+    c.metrics["note"] = std::string(5000, 'n');
+    s.regions.push_back(c);
+    session::Kernel k;
+    k.name = "k" + std::to_string(i);
+    k.compile_id = c.compile_id;
+    k.nodes = std::vector<std::string>(100, "node_with_a_long_name");
+    s.kernels.push_back(k);
+    session::GraphBreakRecord b;
+    b.info.id = "KB00" + std::to_string(i % 9);
+    b.info.reason = std::string(3000, 'r') + std::to_string(i);
+    b.info.loc.file = "m.py";
+    b.info.loc.line = i + 1;
+    b.hits = 1;
+    s.breaks.push_back(b);
+    session::ImportNote n;
+    n.source = "log";
+    n.what = "unknown record " + std::to_string(i);
+    n.count = 1;
+    n.example = std::string(1000, 'e');
+    s.import_notes.push_back(n);
+  }
+  auto md = report::render_markdown(s);
+  EXPECT_LT(md.size(), 60u * 1024) << md.size();
+  EXPECT_NE(md.find("more region entries (their guards are in the JSON report)"), std::string::npos);
+  EXPECT_NE(md.find("more (every break is in the JSON report)"), std::string::npos);
+  EXPECT_NE(md.find("more kernels (all, with their source, in the JSON and HTML reports)"), std::string::npos);
+}
