@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "engine/report/break_groups.h"
+#include "engine/report/compile_table.h"
 #include "engine/report/graphviz_svg.h"
 #include "engine/report/gpu_kernel_stats.h"
 #include "engine/report/observations.h"
@@ -94,6 +95,50 @@ void runs(std::ostringstream& os, const session::Session& s) {
        << speedup(r.speedup_vs_eager) << "</td><td class=num>" << (ok ? sci(r.max_rel_error) : "-") << "</td></tr>";
   }
   os << "</table></section>";
+}
+
+// An imported torch.compile log as tlparse lays it out (compile_table.h).
+void compiles(std::ostringstream& os, const session::Session& s) {
+  auto rows = compile_rows(s);
+  if (rows.empty()) return;
+  auto t = [](double v) { return v < 0 ? std::string("-") : fixed(v, 1); };
+  os << "<section><h2>Compiles (" << rows.size() << ")</h2><table><tr><th>compile id</th><th>frame</th><th>total ms</th>"
+        "<th>Dynamo ms</th><th>AOT autograd ms</th><th>Inductor ms</th><th>cache</th><th>guards</th><th>graph ops</th></tr>";
+  for (const auto& r : rows)
+    os << "<tr><td><code>" << esc(r.compile_id) << "</code></td><td>" << esc(r.frame) << "</td><td class=num>"
+       << t(r.total_ms) << "</td><td class=num>" << t(r.dynamo_ms) << "</td><td class=num>" << t(r.aot_ms)
+       << "</td><td class=num>" << t(r.inductor_ms) << "</td><td>" << esc(r.cache.empty() ? "-" : r.cache)
+       << "</td><td class=num>" << (r.guards < 0 ? "-" : std::to_string(r.guards)) << "</td><td class=num>"
+       << (r.graph_ops < 0 ? "-" : std::to_string(r.graph_ops)) << "</td></tr>";
+  os << "</table>";
+  bool failures = false;
+  for (const auto& r : rows) failures |= !r.fail_type.empty() || !r.restart_reasons.empty();
+  if (failures) {
+    os << "<h3>Failures and restarts</h3><table><tr><th>compile id</th><th>fail type</th><th>reason</th><th>restarts</th></tr>";
+    for (const auto& r : rows) {
+      if (r.fail_type.empty() && r.restart_reasons.empty()) continue;
+      std::string restarts;
+      for (const auto& x : r.restart_reasons) restarts += (restarts.empty() ? "" : "; ") + x;
+      os << "<tr><td><code>" << esc(r.compile_id) << "</code></td><td class=bad>" << esc(r.fail_type) << "</td><td>"
+         << esc(r.fail_reason) << "</td><td>" << esc(restarts) << "</td></tr>";
+    }
+    os << "</table>";
+  }
+  auto config = config_differences(s);
+  if (!config.keys.empty()) {
+    os << "<h3>Configuration that differs from the default or between compiles</h3><p class=muted>" << config.hidden
+       << " other keys are at their default or the same in every compile.</p><table><tr><th>config</th><th>key</th>"
+          "<th>value</th><th>default</th><th>compiles</th></tr>";
+    for (const auto& c : config.keys) {
+      std::string ids;
+      for (const auto& id : c.compile_ids) ids += (ids.empty() ? "" : " ") + id;
+      os << "<tr><td>" << esc(c.config) << "</td><td><code>" << esc(c.key) << "</code></td><td><code>" << esc(c.value)
+         << "</code></td><td><code>" << esc(c.default_value.empty() ? "-" : c.default_value) << "</code></td><td>"
+         << esc(ids) << "</td></tr>";
+    }
+    os << "</table>";
+  }
+  os << "</section>";
 }
 
 // The answer first: one line of verdict, what Kiln noticed, and the numbers that say why.
@@ -297,6 +342,7 @@ std::string render_html(const session::Session& s) {
      << " &middot; " << esc(s.origin) << "</p></header><main>";
   verdict_first(os, s);
   kernel_time(os, s);
+  compiles(os, s);
   breaks(os, s);
   recompiles(os, s);
   runs(os, s);
