@@ -1,5 +1,7 @@
 #include "engine/report/observations.h"
 
+#include "engine/report/recompile_history.h"
+
 #include <cmath>
 #include <cstdio>
 #include <set>
@@ -112,6 +114,9 @@ std::vector<std::string> observations(const session::Session& s) {
   for (const auto& r : s.regions) recompiles += !r.recompile_reason.empty();
   if (recompiles > 0)
     out.push_back(std::to_string(recompiles) + " recompile(s); the recompile history shows which guard failed");
+  // The same dimension changing again and again: make it dynamic once instead of recompiling.
+  for (const auto& c : dimension_churn(recompile_history(s)))
+    if (c.recompiles >= 2) out.push_back(churn_advice(c));
   return out;
 }
 

@@ -2,7 +2,12 @@
 // kernel time share appear in the HTML and Markdown reports as the panels show them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "engine/importers/import_files.h"
 #include "engine/report/gpu_kernel_stats.h"
+#include "engine/report/recompile_history.h"
+#include "tests/support/paths.h"
 #include "engine/report/observations.h"
 #include "engine/report/render_html.h"
 #include "engine/report/render_markdown.h"
@@ -74,4 +79,52 @@ TEST(ReportAnalyses, ReportsCarryTheWorkbenchObservations) {
   auto md = report::render_markdown(s);
   EXPECT_EQ(md.find("# Kiln session: m.pt\n\n**Verdict:** " + verdict + "\n\n- default is 2.00x faster than eager"), 0u)
       << md;
+}
+
+// Recompile advice: the same dimension changing again and again is named, with what to do; an
+// imported recompile shows the guard that failed, read from the previous entry of its region.
+TEST(ReportAnalyses, RecompilesOnTheSameDimensionComeWithAdvice) {
+  importers::ImportRequest req;
+  req.paths = {test::data("traces/breaky_dynamic.log")};
+  auto s = importers::import_files(req).sessions.at(0).session;
+  auto history = report::recompile_history(s);
+  ASSERT_EQ(history.size(), 4u);
+  ASSERT_EQ(history[0].failed_guards.size(), 1u);
+  EXPECT_EQ(history[0].failed_guards[0].rfind("TENSOR_MATCH: check_tensor(L['x'], Tensor,", 0), 0u);
+  EXPECT_NE(history[0].failed_guards[0].find("size=[4, 64]"), std::string::npos);
+  auto churn = report::dimension_churn(history);
+  ASSERT_EQ(churn.size(), 2u);
+  EXPECT_EQ(churn[0].tensor, "y");
+  EXPECT_EQ(churn[0].dim, 0);
+  EXPECT_EQ(churn[0].recompiles, 3);
+  EXPECT_EQ(churn[0].sizes, (std::vector<std::string>{"4", "8"}));
+  auto seen = report::observations(s);
+  const std::string advice =
+      "dimension 0 of 'y' changed in 3 recompiles (sizes 4, 8): compile with dynamic=True (kiln: --dynamic true) or "
+      "mark it before the call with torch._dynamo.mark_dynamic(y, 0)";
+  EXPECT_NE(std::find(seen.begin(), seen.end(), advice), seen.end());
+  // x changed once: Dynamo's automatic dynamic shapes take care of that, no advice.
+  for (const auto& o : seen) EXPECT_EQ(o.find("of 'x'"), std::string::npos) << o;
+
+  // Kiln's own events: guard failures of one region, call after call.
+  session::Session k;
+  for (int call = 1; call <= 3; ++call) {
+    capture::Event f;
+    f.kind = capture::Event::Kind::GuardFailure;
+    f.call = call;
+    f.region = 0;
+    f.message = "tensor 'x' size mismatch at index 1. expected " + std::to_string(8 << call) + ", actual " +
+                std::to_string(16 << call);
+    capture::Event r = f;
+    r.kind = capture::Event::Kind::Recompile;
+    r.compile_id = "[0/" + std::to_string(call) + "]";
+    r.message = "recompiling region 0: " + f.message;
+    k.events.push_back(f);
+    k.events.push_back(r);
+  }
+  auto kc = report::dimension_churn(report::recompile_history(k));
+  ASSERT_EQ(kc.size(), 1u);
+  EXPECT_EQ(kc[0].recompiles, 3);
+  EXPECT_EQ(kc[0].sizes, (std::vector<std::string>{"16", "32", "64", "128"}));
+  EXPECT_EQ(kc[0].compile_ids, (std::vector<std::string>{"[0/1]", "[0/2]", "[0/3]"}));
 }
