@@ -19,7 +19,9 @@ static std::string trim(const std::string& s) {
 }
 
 bool is_library_file(const std::string& file) {
-  return file.find("/site-packages/torch/") != std::string::npos ||
+  // TorchScript's own builtins (compiled from source strings: "<string>") are internal too.
+  if (!file.empty() && file.front() == '<') return true;
+  return file.find("/torch/jit/") != std::string::npos || file.find("/site-packages/torch/") != std::string::npos ||
          file.find("/dist-packages/torch/") != std::string::npos || file.rfind("torch/nn/", 0) == 0 ||
          file.find("/torch/nn/modules/") != std::string::npos || file.find("/torch/nn/functional") != std::string::npos;
 }

@@ -3,8 +3,9 @@
 //
 // node_origin(node, sources)
 //   pre:  node belongs to a graph loaded from an archive (debug info may be missing).
-//   post: loc is the innermost frame outside torch's own library (the user's line: for
-//         `self.l1(x)` that is the call site, not linear.py); op_loc the innermost frame;
+//   post: loc is the innermost frame outside torch's own library and TorchScript's builtins
+//         ("<string>") (the user's line: for `self.l1(x)` that is the call site, not linear.py);
+//         op_loc the innermost frame;
 //         module_path the dotted instance names of the inlined call stack ("layer1.0.conv1").
 //         Unknown parts stay empty; nothing throws.
 #pragma once

@@ -159,7 +159,10 @@ struct Specializer {
       g.expr = c;
       g.text = taken ? sym_str(c) : "not (" + sym_str(c) + ")";
     } else {
-      g.text = "branch at " + where + " (" + o.loc.text + ") took the " + (taken ? "true" : "false") +
+      // A branch inside TorchScript's own builtins (a "<string>" frame) has no line of the user's.
+      const bool internal = o.loc.known() && is_library_file(o.loc.file);
+      g.text = (internal ? "branch inside a TorchScript builtin" : "branch at " + where) +
+               (o.loc.text.empty() ? "" : " (" + o.loc.text + ")") + " took the " + (taken ? "true" : "false") +
                " side; implied by the size guards";
     }
     out.decisions.push_back(g);

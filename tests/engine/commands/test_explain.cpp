@@ -38,3 +38,14 @@ TEST(Explain, JsonCarriesBreaksRegionsAndEvents) {
   EXPECT_TRUE(recompile);
   for (const auto& c : j["calls"]) EXPECT_TRUE(c["equal"].get<bool>());
 }
+
+// Guards and breaks are located at the user's lines: TorchScript's own builtins ("<string>" frames,
+// such as adaptive_avg_pool2d's size checks in torchvision's ResNet) never stand in for one.
+TEST(Explain, TorchScriptBuiltinFramesAreNotShownAsSourceLines) {
+  auto m = model::load_model(test::data("corpus/resnet18.pt"));
+  auto text = runtime::explain_text(runtime::explain_model(m, {{parse_input_spec("2x3x32x32")}}, {}));
+  EXPECT_EQ(text.find("<string>"), std::string::npos) << text;
+  EXPECT_NE(text.find("branch inside a TorchScript builtin (assert len(defaults) > len(out_size))"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("Region 0 (from resnet.py:"), std::string::npos) << text;
+}
