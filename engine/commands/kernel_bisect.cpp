@@ -10,13 +10,7 @@ using lowering::Comp;
 
 namespace {
 
-void collect_loads(const lowering::VExpr& e, std::set<int>& into) {
-  if (!e) return;
-  if (e->op == lowering::VExprNode::Op::Load) into.insert(e->comp);
-  collect_loads(e->a, into);
-  collect_loads(e->b, into);
-  collect_loads(e->c, into);
-}
+using lowering::collect_loads;
 
 class ReferenceProbe : public StepProbe {
  public:

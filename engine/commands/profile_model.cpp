@@ -27,6 +27,7 @@
 #include "engine/runtime/captured_runtime.h"
 #include "engine/runtime/compare_values.h"
 #include "engine/runtime/float_precision.h"
+#include "engine/runtime/memory_tracker.h"
 #include "engine/runtime/example_inputs.h"
 #include "engine/runtime/tuning_progress.h"
 #include "engine/session/store.h"
@@ -127,6 +128,7 @@ struct MeasureSetup {
   int timeline_iters = 10;
   bool gpu = false;                      // trace the device with CUPTI in the timeline window
   bool tf32 = false;                     // float32 results went through TF32 (the tolerance follows)
+  MemoryTracker* memory = nullptr;       // started before the run's compile: the CPU's peak and the memory lane
   std::set<std::string> kiln_kernels;    // generated kernel names, for attributing device kernels
 };
 
@@ -134,14 +136,14 @@ struct MeasureSetup {
 void reset_peak_memory(bool gpu) {
   if (gpu) c10::cuda::CUDACachingAllocator::resetPeakStats(c10::cuda::current_device());
 }
-int64_t peak_memory(bool gpu) {
-  if (!gpu) return 0;
+int64_t peak_memory(bool gpu, const MemoryTracker* memory) {
+  if (!gpu) return memory ? memory->peak_bytes("cpu") : 0;
   auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(c10::cuda::current_device());
   return stats.allocated_bytes[0].peak;  // index 0: StatType::AGGREGATE (all pools)
 }
 #else
 void reset_peak_memory(bool) {}
-int64_t peak_memory(bool) { return 0; }
+int64_t peak_memory(bool gpu, const MemoryTracker* memory) { return !gpu && memory ? memory->peak_bytes("cpu") : 0; }
 #endif
 
 // Times fn: first call, steady state, a traced window (host spans, LibTorch ops and, on a GPU,
@@ -158,6 +160,11 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
   sync(out);
   m.run.first_call_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   for (int i = 0; i < 3; ++i) fn();
+  // Peak memory of the steady state: what the first call needed only once (capture, compile,
+  // tuning) does not count; what the run keeps between calls (graph pools, caches) does, as it
+  // is still live.
+  reset_peak_memory(setup.gpu);
+  if (setup.memory) setup.memory->reset_peak();
   std::vector<double> times;
   for (int i = 0; i < setup.iters; ++i) {
     auto s = Clock::now();
@@ -166,7 +173,7 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
     times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - s).count());
   }
   m.run.latency = stats(times);
-  m.run.peak_memory_bytes = peak_memory(setup.gpu);
+  m.run.peak_memory_bytes = peak_memory(setup.gpu, setup.memory);
   // The one error measure (runtime/compare_values.h).
   ValueError err = compare_to_eager(out, reference, setup.tf32);
   if (err.problem.empty()) {
@@ -191,6 +198,10 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
     }
   }
 #endif
+  if (setup.memory) {
+    setup.memory->take_samples();
+    setup.memory->keep_samples(true);
+  }
   auto handle = at::addThreadLocalCallback(at::RecordFunctionCallback(op_start, op_end).scopes({at::RecordScope::FUNCTION}));
   std::vector<double> traced_times;
   for (int i = 0; i < setup.timeline_iters; ++i) {
@@ -204,6 +215,19 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
   }
   at::removeCallback(handle);
   t_ops = nullptr;
+  if (setup.memory) {
+    // The memory lane: bytes live (allocated since the run started) after each allocation and free.
+    setup.memory->keep_samples(false);
+    for (const auto& sample : setup.memory->take_samples()) {
+      session::TimelineEvent e;
+      e.lane = "memory " + sample.device;
+      e.name = "allocated";
+      e.category = "memory";
+      e.start_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(sample.at - t_ops_origin).count();
+      e.args_json = "{\"bytes\": " + std::to_string(sample.live) + "}";
+      m.timeline.push_back(std::move(e));
+    }
+  }
 #if KILN_WITH_CUDA
   profile::HostTrace::set_nvtx(false);
   if (cupti) gpu_trace = cupti->stop();
@@ -416,6 +440,9 @@ session::Session profile_model(const model::Model& cpu_model, const std::vector<
   double eager_ms = 0;
   for (const auto& [mode, backend] : plan) {
     if (progress) progress(mode + " / " + backend, done, static_cast<int>(plan.size()));
+    // Started before the run's runtime is made: what it keeps between calls counts toward its peak.
+    MemoryTracker memory;
+    setup.memory = &memory;
     Measured m;
     try {
       if (device == "cpu" && (mode == "reduce-overhead" || mode == "max-autotune" || backend == "cudagraphs")) {

@@ -78,12 +78,6 @@ std::string ie_str(const IExpr& e) {
   return "?";
 }
 
-static VExpr make_v(VOp op) {
-  auto n = std::make_shared<VExprNode>();
-  n->op = op;
-  return VExpr(n);
-}
-
 VExpr ve_const(double v) {
   auto n = std::make_shared<VExprNode>();
   n->value = v;
@@ -109,6 +103,14 @@ static bool bool_fn(const std::string& fn) {
 bool integral_dtype(ir::DType t) {
   return t == ir::DType::Int64 || t == ir::DType::Int32 || t == ir::DType::Int16 || t == ir::DType::Int8 ||
          t == ir::DType::UInt8 || t == ir::DType::Bool;
+}
+
+void collect_loads(const VExpr& e, std::set<int>& into) {
+  if (!e) return;
+  if (e->op == VExprNode::Op::Load) into.insert(e->comp);
+  collect_loads(e->a, into);
+  collect_loads(e->b, into);
+  collect_loads(e->c, into);
 }
 
 bool ve_exact_int(const VExpr& e, const std::vector<Comp>& comps) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -103,6 +104,8 @@ const char* comp_kind_name(Comp::Kind k);
 // Kernels compute such expressions in integers; anything else is float32 math.
 bool ve_exact_int(const VExpr& e, const std::vector<Comp>& comps);
 bool integral_dtype(ir::DType t);  // integers and bool
+// The computations e loads from (its Load nodes' targets), added to `into`.
+void collect_loads(const VExpr& e, std::set<int>& into);
 
 // The storage order of c's dims, outermost first (its layout, or 0..rank-1).
 std::vector<int> storage_order(const Comp& c);

@@ -100,14 +100,6 @@ std::vector<Sym> LoweringContext::int_list(size_t i) const {
 
 bool LoweringContext::is_none(size_t i) const { return arg(i).kind == Val::Kind::None; }
 
-static void collect_loads(const VExpr& e, std::set<int>& into) {
-  if (!e) return;
-  if (e->op == VExprNode::Op::Load) into.insert(e->comp);
-  collect_loads(e->a, into);
-  collect_loads(e->b, into);
-  collect_loads(e->c, into);
-}
-
 int LoweringContext::add(Comp c) {
   if (c.body) {
     std::set<int> deps;

@@ -65,6 +65,7 @@ LoweredRegionFn::LoweredRegionFn(const capture::CompiledRegion& entry, const cap
       region_outputs_(region.outputs),
       lowered_(std::move(lowered)),
       fused_(std::move(fused)),
+      plan_(fusion::plan_memory(fused_)),
       kernels_(std::move(kernels)),
       keep_alive_(std::move(keep_alive)),
       compile_id_(entry.info.compile_id) {
@@ -78,19 +79,23 @@ void LoweredRegionFn::run_probed(capture::Interpreter& interp, capture::Interpre
 }
 
 void LoweredRegionFn::bind_value(const torch::jit::Value* v, const std::vector<at::Tensor>& bufs,
-                                 capture::Interpreter& interp, capture::Interpreter::Env& env) const {
+                                 capture::Interpreter& interp, capture::Interpreter::Env& env,
+                                 std::vector<const torch::jit::Value*>* bound) const {
   auto name = name_of_.find(v);
   if (name != name_of_.end()) {
     auto t = lowered_.tensor_of.find(name->second);
     if (t != lowered_.tensor_of.end() && bufs[t->second].defined()) {
       env[v] = bufs[t->second];
+      const auto kind = fused_.program.comps[t->second].kind;
+      if (bound && kind != Comp::Kind::Input && kind != Comp::Kind::Constant) bound->push_back(v);
       return;
     }
   }
   const auto* producer = v->node();
   if (producer->kind() == c10::prim::ListConstruct || producer->kind() == c10::prim::TupleConstruct) {
-    for (const auto* in : producer->inputs()) bind_value(in, bufs, interp, env);
+    for (const auto* in : producer->inputs()) bind_value(in, bufs, interp, env, bound);
     env[v] = interp.exec_node(producer, env).at(0);
+    if (bound) bound->push_back(v);
   }
 }
 
@@ -161,32 +166,85 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
       device = bufs[c].device();
       break;
     }
-  for (size_t c = 0; c < prog.comps.size(); ++c) {
-    const Comp& comp = prog.comps[c];
-    if (!fused_.realized[c] || (comp.kind != Comp::Kind::Pointwise && comp.kind != Comp::Kind::Reduction)) continue;
-    auto st = comp.dtype == ir::DType::Unknown ? at::kFloat : capture::to_scalar_type(comp.dtype);
-    auto options = at::TensorOptions().dtype(st).device(device);
-    auto sizes = eval_sizes(comp.sizes);
-    bufs[c] = at::empty_strided(sizes, layout_strides(sizes, comp.layout), options);
-    if (poison_ || probe) {
-      if (st == at::kBool) bufs[c].fill_(true);
-      else if (at::isIntegralType(st, false)) bufs[c].fill_(int64_t(0x5a5a5a5a));
-      else bufs[c].fill_(NAN);
-    }
-  }
+  // The memory plan: a kernel's buffers are made just before the step that first writes them and
+  // given back after their last reader, into their slot, whose next buffer takes the memory over
+  // (a region output outlives the region). A reused buffer is poisoned like a fresh one, so a wrong
+  // reuse shows up as NaN in kiln check.
   std::vector<void*> ptrs(prog.comps.size(), nullptr);
   auto refresh = [&](size_t c) { ptrs[c] = bufs[c].defined() ? bufs[c].data_ptr() : nullptr; };
   for (size_t c = 0; c < prog.comps.size(); ++c) refresh(c);
+  std::vector<at::Tensor> free_slot(static_cast<size_t>(plan_.slots));
+  auto make_buffer = [&](int c) {
+    const Comp& comp = prog.comps[static_cast<size_t>(c)];
+    if (!fused_.realized[static_cast<size_t>(c)] || (comp.kind != Comp::Kind::Pointwise && comp.kind != Comp::Kind::Reduction))
+      return;  // an extern's result comes from the extern
+    auto st = comp.dtype == ir::DType::Unknown ? at::kFloat : capture::to_scalar_type(comp.dtype);
+    auto sizes = eval_sizes(comp.sizes);
+    auto strides = layout_strides(sizes, comp.layout);
+    const auto* planned = plan_.buffer_of(c);
+    at::Tensor t;
+    if (planned && planned->in_place_of >= 0) {
+      // Written over the buffer it reads, which dies in this kernel: only when nothing else holds it.
+      const at::Tensor& r = bufs[static_cast<size_t>(planned->in_place_of)];
+      if (r.defined() && r.scalar_type() == st && r.sizes().vec() == sizes && r.strides().vec() == strides &&
+          r.storage().use_count() == 1 && r.use_count() == 1) {
+        bufs[static_cast<size_t>(c)] = r;
+        refresh(static_cast<size_t>(c));
+        return;
+      }
+    }
+    if (planned && planned->slot >= 0) {
+      at::Tensor& spare = free_slot[static_cast<size_t>(planned->slot)];
+      if (spare.defined() && spare.scalar_type() == st && spare.sizes().vec() == sizes && spare.strides().vec() == strides)
+        t = std::move(spare);
+      spare = at::Tensor();
+    }
+    if (!t.defined()) t = at::empty_strided(sizes, strides, at::TensorOptions().dtype(st).device(device));
+    if (poison_ || probe) {
+      if (st == at::kBool) t.fill_(true);
+      else if (at::isIntegralType(st, false)) t.fill_(int64_t(0x5a5a5a5a));
+      else t.fill_(NAN);
+    }
+    bufs[static_cast<size_t>(c)] = std::move(t);
+    refresh(static_cast<size_t>(c));
+  };
+  auto give_back = [&](int c) {
+    at::Tensor t = std::move(bufs[static_cast<size_t>(c)]);
+    bufs[static_cast<size_t>(c)] = at::Tensor();
+    refresh(static_cast<size_t>(c));
+    const auto* planned = plan_.buffer_of(c);
+    // Only memory nothing else holds (no view of it, no env entry, not an input) is handed on.
+    if (planned && planned->handed_on && t.defined() && t.use_count() == 1 && t.storage().use_count() == 1)
+      free_slot[static_cast<size_t>(planned->slot)] = std::move(t);
+  };
+  for (size_t c = 0; c < prog.comps.size(); ++c) {
+    // Without a plan entry (never written by a step, as in a region of one extern): made up front.
+    if (!plan_.buffer_of(static_cast<int>(c))) make_buffer(static_cast<int>(c));
+  }
+  std::vector<bool> made(prog.comps.size(), false);
+  auto make_for_step = [&](size_t s) {
+    if (s >= plan_.alloc_before.size()) return;
+    for (int c : plan_.alloc_before[s])
+      if (!made[static_cast<size_t>(c)]) {
+        made[static_cast<size_t>(c)] = true;
+        make_buffer(c);
+      }
+  };
   size_t skip = SIZE_MAX;  // a kernel step an extern's call already computed (a fused GEMM epilogue)
   for (size_t s = 0; s < fused_.steps.size(); ++s) {
     const auto& step = fused_.steps[s];
-    if (s == skip) continue;
+    make_for_step(s);
+    if (s == skip) {
+      for (int c : plan_.free_after[s]) give_back(c);
+      continue;
+    }
     if (probe) probe->before_step(s, bufs);
     if (step.kind == fusion::Step::Kind::Kernel) {
       const auto& name = fused_.kernels[step.index].name;
       profile::Span span("kernel", name, compile_id_, name);
       kernels_[step.index](ptrs.data(), scalars.data(), syms.data());
       if (probe) probe->after_step(s, bufs);
+      for (int c : plan_.free_after[s]) give_back(c);
       continue;
     }
     const Comp& comp = prog.comps[step.index];
@@ -194,7 +252,8 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
     if (!n) throw Error("kiln backend: extern " + comp.name + " has no TorchScript node");
     // The extern's arguments: computed tensors from their buffers; lists of tensors (cat, stack)
     // built from their elements' buffers, as the list node itself never ran.
-    for (const auto* v : n->inputs()) bind_value(v, bufs, interp, env);
+    std::vector<const torch::jit::Value*> bound;
+    for (const auto* v : n->inputs()) bind_value(v, bufs, interp, env, &bound);
     at::Tensor out;
     {
       profile::Span span("extern", comp.target, compile_id_);
@@ -205,6 +264,7 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
       cx.bufs = &bufs;
       if (s + 1 < fused_.steps.size() && fused_.steps[s + 1].kind == fusion::Step::Kind::Kernel) {
         cx.next_kernel = fused_.steps[s + 1].index;
+        make_for_step(s + 1);  // the extern may launch it (a GEMM epilogue): its buffers must exist
         cx.launch_next = [&, k = cx.next_kernel] {
           profile::Span kspan("kernel", fused_.kernels[k].name, compile_id_, fused_.kernels[k].name);
           kernels_[k](ptrs.data(), scalars.data(), syms.data());
@@ -221,7 +281,10 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
                   c10::str(at::IntArrayRef(expect)));
     bufs[step.index] = out;
     refresh(step.index);
+    // env outlives the region: the arguments bound for this extern would keep their buffers alive.
+    for (const auto* v : bound) env.erase(v);
     if (probe) probe->after_step(s, bufs);
+    for (int c : plan_.free_after[s]) give_back(c);
   }
   for (const auto* v : region_outputs_) {
     auto name = name_of_.find(v);

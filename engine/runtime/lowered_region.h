@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/fusion/memory_plan.h"
 #include "engine/fusion/schedule.h"
 #include "engine/lowering/lower_graph.h"
 #include "engine/runtime/backend.h"
@@ -56,13 +57,17 @@ class LoweredRegionFn : public CompiledFn {
 
   const lowering::LoweredRegion& lowered() const { return lowered_; }
   const fusion::FusedProgram& fused() const { return fused_; }
+  // When each buffer is made and given back, and which share memory (fusion/memory_plan.h).
+  const fusion::MemoryPlan& memory_plan() const { return plan_; }
 
  private:
   void run_steps(capture::Interpreter& interp, capture::Interpreter::Env& env, StepProbe* probe);
   // Puts v into env: a computed tensor from its buffer; a list or tuple of them (an extern's
   // argument, a region output) built from its elements, as the list node itself never ran.
+  // `bound` (optional) collects the values it put into env that hold computed buffers, so that the
+  // caller can take them out again once the extern has run (env outlives the region).
   void bind_value(const torch::jit::Value* v, const std::vector<at::Tensor>& bufs, capture::Interpreter& interp,
-                  capture::Interpreter::Env& env) const;
+                  capture::Interpreter::Env& env, std::vector<const torch::jit::Value*>* bound = nullptr) const;
   // A constant (parameter) stored in its computation's layout; converted copies are kept.
   at::Tensor constant_in_layout(size_t comp, const at::Tensor& value);
   struct LayoutCopy {
@@ -78,6 +83,7 @@ class LoweredRegionFn : public CompiledFn {
   std::vector<const torch::jit::Value*> region_outputs_;
   lowering::LoweredRegion lowered_;
   fusion::FusedProgram fused_;
+  fusion::MemoryPlan plan_;
   std::vector<KernelCall> kernels_;
   std::shared_ptr<void> keep_alive_;
   std::string compile_id_;

@@ -105,9 +105,22 @@ TEST(BadModel, Folder) {
 // ---- inputs ------------------------------------------------------------------------------------------
 TEST(BadInput, WrongShapeInspect) { expect_refused("inspect " + kMlp + " --input 4x65", kMlp, "shapes cannot be multiplied"); }
 TEST(BadInput, WrongShapeCompile) { expect_refused("compile " + kMlp + " --input 4x65", kMlp, "forward on inputs [4x65] failed"); }
+// profile keeps failures as data: one error line, exit 1, and the session with the failed rows.
 TEST(BadInput, WrongShapeProfile) {
   std::string out = kiln::test::temp_dir() + "/x.kiln";
-  expect_refused("profile " + kMlp + " --input 4x65 -o " + out, kMlp, "forward on inputs [4x65] failed");
+  std::filesystem::remove(out);
+  Answer a = run_kiln("profile " + kMlp + " --input 4x65 -o " + out);
+  SCOPED_TRACE(a.output);
+  EXPECT_EQ(a.status, 1);
+  EXPECT_EQ(a.output.find("frame #"), std::string::npos);
+  auto lines = error_lines(a.output);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].rfind("kiln: error: 2 runs failed (kept in " + out + "); first: eager / eager: failed: " + kMlp +
+                               ": forward on inputs [4x65] failed",
+                           0),
+            0u)
+      << lines[0];
+  EXPECT_TRUE(std::filesystem::exists(out));
 }
 TEST(BadInput, WrongShapeExplain) { expect_refused("explain " + kMlp + " --input 3x7x2", kMlp, "failed"); }
 TEST(BadInput, TooManyInputs) { expect_refused("inspect " + kMlp + " --input 4x64 --input 4x64", kMlp, "2 given"); }
