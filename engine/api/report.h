@@ -1,12 +1,11 @@
 // What the apps render from a session: the report generators (HTML, Markdown, JSON, Chrome trace)
-// and the analyses that reports and panels share (deduplicated graph breaks, the recompile
-// history, Graphviz layout behind its lock). No LibTorch, no Qt.
+// and the analyses that reports and panels share (device time per kernel, deduplicated graph
+// breaks, the recompile history, Graphviz layout behind its lock). No LibTorch, no Qt.
 #pragma once
 
 #include "engine/report/break_groups.h"
 #include "engine/report/gpu_kernel_stats.h"
 #include "engine/report/graphviz_svg.h"
-#include "engine/report/kernel_time_share.h"
 #include "engine/report/observations.h"
 #include "engine/report/recompile_history.h"
 #include "engine/report/render_chrome_trace.h"

@@ -28,6 +28,7 @@ KernelsPanel::KernelsPanel(SelectionContext* ctx, QWidget* parent)
   table_ = make_row_table(this, "kernelTable");
   table_->setModel(model_);
   timesFrom_ = new QLabel(this);
+  timesFrom_->setObjectName("kernelTimesFrom");
   auto* tableBox = new QWidget(this);
   auto* tl = new QVBoxLayout(tableBox);
   tl->setContentsMargins(0, 0, 0, 0);
@@ -37,6 +38,8 @@ KernelsPanel::KernelsPanel(SelectionContext* ctx, QWidget* parent)
   auto* sourceBox = new QWidget(this);
   title_ = new QLabel(sourceBox);
   title_->setTextFormat(Qt::RichText);
+  // A long title (a library kernel's template name) is cut rather than squeezing the side panes.
+  title_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   source_ = new CodeView(sourceBox);
   source_->setObjectName("kernelSource");
   source_->setPlaceholderText("Select a kernel to see its generated source.");
@@ -92,6 +95,13 @@ KernelsPanel::KernelsPanel(SelectionContext* ctx, QWidget* parent)
     if (syncing_) return;
     if (const auto* k = model_->kernel(cur.row())) {
       ctx_->selectKernel(k->name, k->compile_id);  // names repeat across regions: the one clicked
+      // Back from a library kernel's row to the kernel still selected: the selection did not change.
+      if (shownRow_ != cur.row()) {
+        showKernel(k->name, k->compile_id);
+        markNode(ctx_->current().node);
+      }
+    } else if (const auto* d = model_->deviceKernel(cur.row())) {
+      showDeviceKernel(*d);
     }
   });
   connect(nodes_, &QListWidget::itemClicked, this, [this](QListWidgetItem* item) {
@@ -131,8 +141,9 @@ void KernelsPanel::onSelectionChanged(const Selection& sel, unsigned parts) {
   if (parts & (kNodePart | kKernelPart | kSessionPart)) markNode(sel.node);
 }
 
-// Times come from the selected run; when it ran no generated kernel (eager), from the first run
-// that did, and the label says which.
+// Times come from the selected run. When it ran none of the generated kernels (eager, a peer
+// backend: only library kernels) or recorded no kernel time at all, they come from the first run
+// that ran them, and the label says which; with no such run, from the selected run as it is.
 void KernelsPanel::updateTimes(int run) {
   const auto* s = ctx_->session();
   if (!s) {
@@ -144,26 +155,46 @@ void KernelsPanel::updateTimes(int run) {
       if (r.id == id) return QString::fromStdString(r.mode + " (" + r.backend + ")");
     return QString("run %1").arg(id);
   };
+  auto timed = [s](const report::KernelStats& st) {
+    return st.records > 0 && (s->kernels.empty() || ran_session_kernels(st, *s));
+  };
+  // Rows of library kernels come and go with the run: keep the selection signals of their
+  // removal from selecting a kernel elsewhere.
+  syncing_ = true;
+  if (model_->run() != run) model_->setRun(run);
+  const int64_t selected_records = model_->stats().records;
   int use = run;
-  if (report::kernel_times(*s, run).empty()) {
-    use = -1;
+  if (!timed(model_->stats())) {
     for (const auto& r : s->runs)
-      if (!report::kernel_times(*s, r.id).empty()) {
+      if (r.id != run && timed(report::kernel_stats(*s, r.id))) {
         use = r.id;
         break;
       }
+    if (use != run) model_->setRun(use);
   }
-  model_->setRun(use);
-  if (use < 0 && !report::kernel_times(*s, -1).empty())
-    timesFrom_->setText("Launches, time and share of kernel time over the whole timeline.");
-  else if (use < 0)
+  syncing_ = false;
+  const auto& st = model_->stats();
+  const QString what = st.time_source == "host"
+                           ? QString("Launches and CPU time per iteration from Kiln's kernel spans and extern calls")
+                           : QString("Launches and GPU time per iteration from device records");
+  const QString iters = QString(" (%1 traced iteration%2)").arg(st.iterations).arg(st.iterations == 1 ? "" : "s");
+  if (st.records == 0)
     timesFrom_->setText(s->runs.empty() ? "No measured runs in this session: launches and times are unknown."
-                                        : "No run of this session timed its kernels.");
+                                        : "No run of this session recorded kernel time.");
+  else if (use < 0)
+    timesFrom_->setText(what + " of the whole imported trace" + iters + "; share of its kernel time.");
   else if (use == run)
-    timesFrom_->setText("Launches, time and share of kernel time in the selected run, " + run_name(use) + ".");
+    timesFrom_->setText(what + " of the selected run, " + run_name(use) + iters + "; share of its kernel time.");
   else
-    timesFrom_->setText("The selected run, " + run_name(run) + ", ran no generated kernel; times are from " +
-                        run_name(use) + ".");
+    timesFrom_->setText("The selected run, " + run_name(run) +
+                        (selected_records > 0 ? ", ran none of the generated kernels. "
+                                              : ", recorded no kernel time. ") +
+                        what + " of " + run_name(use) + iters + "; share of its kernel time.");
+  // A library kernel's row goes with its run: show the selected kernel again.
+  if (deviceShown_) {
+    showKernel(ctx_->current().kernel, ctx_->current().compile_id);
+    markNode(ctx_->current().node);
+  }
 }
 
 const session::Kernel* KernelsPanel::shown() const { return model_->kernel(shownRow_); }
@@ -175,6 +206,7 @@ void KernelsPanel::showKernel(const std::string& name, const std::string& compil
   int row = model_->rowOf(name, compile_id);
   if (row < 0) row = model_->rowOf(name, "");
   shownRow_ = row;
+  deviceShown_ = false;
   const auto* k = shown();
   syncing_ = true;
   if (row >= 0) {
@@ -211,6 +243,39 @@ void KernelsPanel::showKernel(const std::string& name, const std::string& compil
   fusionModel_->setDecisions(s->fusion, k->compile_id);
   fusion_->resizeColumnsToContents();
   tabs_->setTabText(2, QString("Fusion decisions (%1)").arg(fusionModel_->rowCount()));
+}
+
+void KernelsPanel::showDeviceKernel(const report::KernelStat& d) {
+  shownRow_ = -1;
+  deviceShown_ = true;
+  nodes_->clear();
+  const bool host = model_->stats().time_source == "host";
+  const std::string by = launched_by_text(d);
+  title_->setText(QString("<b>%1</b> &nbsp; %2 &nbsp; %3")
+                      .arg(short_kernel_name(d.name).toHtmlEscaped(), host ? "host" : "device",
+                           QString::fromStdString(by).toHtmlEscaped()));
+  QString note;
+  if (host)
+    note = QString::fromStdString(d.name) + ": a LibTorch call Kiln's code makes on the CPU; no source.";
+  else if (d.launcher == "CUDA graph replay")
+    note = "A library kernel (cuBLAS, cuDNN or ATen) replayed from a CUDA graph: no source.";
+  else
+    note = "A library kernel (cuBLAS, cuDNN or ATen) " + QString::fromStdString(by) +
+           (d.launcher.empty() ? QString() : " (" + QString::fromStdString(d.launcher) + ")") + ": no source.";
+  source_->setCode(QString::fromStdString(d.name) + "\n\n" + note, CodeLanguage::Plain);
+  source_->markLines({});
+  const std::string launcher = d.launched_by.empty() || d.launched_by == d.name
+                                   ? by
+                                   : d.launched_by + (d.launcher.empty() ? "" : " (" + d.launcher + ")");
+  launch_->setText(QString("<b>Launched by</b><br>%1<br><br><b>Mean</b> %2 µs &nbsp; <b>min</b> %3 µs &nbsp; "
+                           "<b>max</b> %4 µs")
+                       .arg(QString::fromStdString(launcher).toHtmlEscaped(), QString::number(d.mean_ns / 1e3, 'f', 2),
+                            QString::number(double(d.min_ns) / 1e3, 'f', 2),
+                            QString::number(double(d.max_ns) / 1e3, 'f', 2)));
+  autotuneModel_->setCandidates({});
+  tabs_->setTabText(1, "Autotune (0)");
+  fusionModel_->setDecisions({}, "");
+  tabs_->setTabText(2, "Fusion decisions (0)");
 }
 
 void KernelsPanel::markNode(const std::string& node) {

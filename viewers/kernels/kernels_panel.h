@@ -1,6 +1,8 @@
-// KernelsPanel: the generated kernels with their time share in the selected run; the selected
-// kernel's source (C++, CUDA C++ or Triton, highlighted) beside the graph nodes it came from, its
-// launch config and registers, its autotune candidates and the fusion decisions of its region.
+// KernelsPanel: the generated kernels with their launches, time per iteration and share in the
+// selected run, then the run's other device kernels (cuBLAS, cuDNN, ATen) and what launched them;
+// the selected kernel's source (C++, CUDA C++ or Triton, highlighted) beside the graph nodes it came
+// from, its launch config and registers, its autotune candidates and the fusion decisions of its
+// region.
 // Linked both ways: clicking a node (in the list or on a source line whose comment names it)
 // selects that node; a node selected elsewhere shows its kernel with the lines naming it marked.
 #pragma once
@@ -8,6 +10,7 @@
 #include <QWidget>
 #include <string>
 
+#include "engine/api/report.h"
 #include "viewers/selection/selection_context.h"
 
 class QLabel;
@@ -41,6 +44,9 @@ class KernelsPanel : public QWidget {
   // Shows the kernel `name` of region `compile_id` (kernel names repeat across regions: k0_mul in
   // [2/0] and in [5/0]); the first kernel of that name when the region has none.
   void showKernel(const std::string& name, const std::string& compile_id);
+  // A device kernel none of the session's kernels launched (cuBLAS, cuDNN, ATen): what launched
+  // it and its times, in place of the source Kiln does not have; the selection stays as it was.
+  void showDeviceKernel(const report::KernelStat& d);
   const session::Kernel* shown() const;
   void markNode(const std::string& node);
   void clickedLine(int line);
@@ -60,6 +66,7 @@ class KernelsPanel : public QWidget {
   QTableView* fusion_;
   QTabWidget* tabs_;
   int shownRow_ = -1;  // index into session.kernels
+  bool deviceShown_ = false;  // a library kernel's row is shown, not a session kernel
   bool syncing_ = false;
 };
 
