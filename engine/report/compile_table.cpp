@@ -136,6 +136,12 @@ std::vector<CompileRow> compile_rows(const session::Session& s) {
   return rows;
 }
 
+std::string restarts_text(const CompileRow& row) {
+  std::string out;
+  for (const auto& x : row.restart_reasons) out += (out.empty() ? "" : "; ") + x;
+  return out;
+}
+
 ConfigDifferences config_differences(const session::Session& s) {
   ConfigDifferences out;
   // (config.key) → value text → compile ids

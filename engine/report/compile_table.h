@@ -32,6 +32,8 @@ struct CompileRow {
 };
 
 std::vector<CompileRow> compile_rows(const session::Session& s);
+// A row's restart reasons as one line ("a; b"), for a table cell.
+std::string restarts_text(const CompileRow& row);
 
 struct ConfigDifference {
   std::string config;  // "dynamo" or "inductor"

@@ -117,10 +117,8 @@ void compiles(std::ostringstream& os, const session::Session& s) {
     os << "<h3>Failures and restarts</h3><table><tr><th>compile id</th><th>fail type</th><th>reason</th><th>restarts</th></tr>";
     for (const auto& r : rows) {
       if (r.fail_type.empty() && r.restart_reasons.empty()) continue;
-      std::string restarts;
-      for (const auto& x : r.restart_reasons) restarts += (restarts.empty() ? "" : "; ") + x;
       os << "<tr><td><code>" << esc(r.compile_id) << "</code></td><td class=bad>" << esc(r.fail_type) << "</td><td>"
-         << esc(r.fail_reason) << "</td><td>" << esc(restarts) << "</td></tr>";
+         << esc(r.fail_reason) << "</td><td>" << esc(restarts_text(r)) << "</td></tr>";
     }
     os << "</table>";
   }

@@ -333,11 +333,9 @@ void compiles(std::ostream& os, const Session& s) {
     os << "\n## Failures and restarts\n\n| compile id | fail type | reason | restarts |\n|---|---|---|---|\n";
     for (const auto& r : rows) {
       if (r.fail_type.empty() && r.restart_reasons.empty()) continue;
-      std::string restarts;
-      for (const auto& x : r.restart_reasons) restarts += (restarts.empty() ? "" : "; ") + x;
       auto cut = [](const std::string& v) { return v.size() > 300 ? v.substr(0, 297) + "..." : v; };
       os << "| " << code(r.compile_id) << " | " << or_dash(r.fail_type) << " | " << or_dash(cut(r.fail_reason)) << " | "
-         << or_dash(cut(restarts)) << " |\n";
+         << or_dash(cut(restarts_text(r))) << " |\n";
     }
   }
   auto config = config_differences(s);
