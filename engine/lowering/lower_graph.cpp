@@ -251,6 +251,24 @@ bool is_size_tensor_op(const LoweringContext& cx) {
   return any_size;
 }
 
+// PyTorch's ScalarType numbering (c10/core/ScalarType.h: stable, saved in TorchScript archives).
+int scalar_type_code(ir::DType t) {
+  switch (t) {
+    case ir::DType::UInt8: return 0;
+    case ir::DType::Int8: return 1;
+    case ir::DType::Int16: return 2;
+    case ir::DType::Int32: return 3;
+    case ir::DType::Int64: return 4;
+    case ir::DType::Float16: return 5;
+    case ir::DType::Float32: return 6;
+    case ir::DType::Float64: return 7;
+    case ir::DType::Bool: return 11;
+    case ir::DType::BFloat16: return 15;
+    case ir::DType::Unknown: break;
+  }
+  return -1;
+}
+
 bool lower_host_op(LoweringContext& cx) {
   const ir::Node& n = *cx.node;
   bool makes_tensor = false;
@@ -286,6 +304,15 @@ bool lower_host_op(LoweringContext& cx) {
     else if (in.kind == Val::Kind::IntList) v.i = sym_const(static_cast<int64_t>(in.ints.size()));
     else if (in.kind == Val::Kind::TensorList) v.i = sym_const(static_cast<int64_t>(in.tensors.size()));
     else throw LoweringError(t + " of a value Kiln does not track (a string or another host value)");
+    cx.set_output(v);
+  } else if (t == "prim::dtype") {
+    // x.dtype: known at compile time from the tensor's metadata, as PyTorch's ScalarType number
+    // (the value TorchScript compares and passes on, e.g. to aten::to or a mask's dtype check).
+    const int code = scalar_type_code(cx.comp(cx.tensor(0)).dtype);
+    if (code < 0) throw LoweringError("prim::dtype of a tensor whose dtype Kiln does not know");
+    Val v;
+    v.kind = Val::Kind::Int;
+    v.i = sym_const(static_cast<int64_t>(code));
     cx.set_output(v);
   } else if (t == "prim::ListUnpack") {
     Val in = cx.arg(0);
@@ -340,9 +367,26 @@ bool lower_host_op(LoweringContext& cx) {
     cx.set_output(v);
   } else if (t == "aten::gt" || t == "aten::lt" || t == "aten::ge" || t == "aten::le" || t == "aten::eq" ||
              t == "aten::ne" || t == "aten::__not__" || t == "aten::__and__" || t == "aten::__or__") {
-    // Conditions capture already decided and guarded; their value only matters to host code.
+    // Conditions capture already decided and guarded; their value only matters to host code,
+    // unless a number is made of it (float(x.dtype == torch.float32)): static numbers compare here.
+    auto is_number = [&](size_t i) {
+      if (i >= n.args.size()) return false;
+      Val a = cx.arg(i);
+      return a.kind == Val::Kind::Float || a.kind == Val::Kind::Bool ||
+             (a.kind == Val::Kind::Int && a.i && sym_is_const(a.i));
+    };
     Val v;
     v.kind = Val::Kind::Other;
+    if (n.args.size() == 2 && t != "aten::__not__" && is_number(0) && is_number(1)) {
+      const double x = cx.number(0), y = cx.number(1);
+      v.kind = Val::Kind::Bool;
+      v.b = t == "aten::gt" ? x > y : t == "aten::lt" ? x < y : t == "aten::ge" ? x >= y : t == "aten::le" ? x <= y
+            : t == "aten::eq" ? x == y : t == "aten::ne" ? x != y : t == "aten::__and__" ? (x != 0 && y != 0)
+                                                                   : (x != 0 || y != 0);
+    } else if (t == "aten::__not__" && is_number(0)) {
+      v.kind = Val::Kind::Bool;
+      v.b = cx.number(0) == 0;
+    }
     cx.set_output(v);
   } else if (t == "prim::NumToTensor") {
     Val v;

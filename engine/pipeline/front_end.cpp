@@ -63,6 +63,13 @@ const std::vector<Pass>& passes() {
              {kFusionDecisions.dump_file, fusion::decisions_text(s.out.fused)}};
        },
        [](const State& s) -> const lowering::LoopProgram& { return s.out.fused.program; }},
+      {"plan", [](State& s) { s.out.plan = fusion::plan_memory(s.out.fused); },
+       [](const State& s) {
+         return std::vector<std::pair<const char*, std::string>>{
+             {kMemoryPlan.dump_file, // No bindings: symbolic sizes are unknown at compile time ("-" in the byte counts).
+             fusion::memory_plan_text(s.out.fused, s.out.plan)}};
+       },
+       [](const State& s) -> const lowering::LoopProgram& { return s.out.fused.program; }},
   };
   return list;
 }

@@ -5,6 +5,7 @@
 //   layout    storage order of convolution chains (channels-last where chosen)       20_loops_before_fusion.txt
 //   schedule  which computations share a kernel, and why not                         21_loops_after_fusion.txt
 //                                                                                    22_fusion_decisions.txt
+//   plan      buffer lifetimes, shared slots, planned peak (fusion/memory_plan.h)    23_memory_plan.txt
 // run_front_end(graph, options, art)
 //   post: every pass is timed into art.stage_ms under its name, its output dumped into art.stages
 //         (file names from stages.h, after the captured graph's 00_captured.txt), and the loop IR
@@ -17,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/fusion/memory_plan.h"
 #include "engine/fusion/schedule.h"
 #include "engine/ir/graph.h"
 #include "engine/lowering/lower_graph.h"
@@ -32,11 +34,12 @@ struct FrontEndOptions {
 struct FrontEnd {
   lowering::LoweredRegion lowered;
   fusion::FusedProgram fused;
+  fusion::MemoryPlan plan;  // what the runtime allocates and frees around each step
 };
 
 FrontEnd run_front_end(const ir::Graph& graph, const FrontEndOptions& options, runtime::RegionArtifacts& art);
 
-// The pass names, in order ("lower", "layout", "schedule").
+// The pass names, in order ("lower", "layout", "schedule", "plan").
 std::vector<std::string> front_end_passes();
 
 }  // namespace kiln::pipeline

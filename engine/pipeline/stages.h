@@ -16,6 +16,7 @@ inline constexpr Stage kLowered{"lowered", "10_lowered.txt"};
 inline constexpr Stage kLoopsBeforeFusion{"loops_before_fusion", "20_loops_before_fusion.txt"};
 inline constexpr Stage kLoopsAfterFusion{"loops_after_fusion", "21_loops_after_fusion.txt"};
 inline constexpr Stage kFusionDecisions{"fusion_decisions", "22_fusion_decisions.txt"};
+inline constexpr Stage kMemoryPlan{"memory_plan", "23_memory_plan.txt"};
 inline constexpr Stage kKernelsCpp{"kernels", "30_kernels.cpp"};
 inline constexpr Stage kKernelsCuda{"kernels", "30_kernels.cu"};
 

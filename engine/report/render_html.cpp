@@ -292,7 +292,7 @@ void kernels(std::ostringstream& os, const session::Session& s) {
       os << "<tr><td></td><td colspan=5><table><tr><th>autotune candidate</th><th>ms</th></tr>";
       for (const auto& c : k.autotune)
         os << "<tr><td>" << (c.chosen ? "<b>" : "") << esc(c.config) << (c.chosen ? "</b>" : "") << "</td><td class=num>"
-           << fixed(c.ms, 4) << "</td></tr>";
+           << (c.ms < 0 ? std::string("-") : fixed(c.ms, 4)) << "</td></tr>";
       os << "</table></td></tr>";
     }
   }

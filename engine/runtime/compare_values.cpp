@@ -146,8 +146,12 @@ Tolerance tolerance_for(c10::ScalarType dtype, bool tf32) {
   switch (dtype) {
     case at::kDouble: return {1e-7, 1e-9};
     case at::kFloat: return tf32 ? Tolerance{2e-3, 2e-3, true} : Tolerance{1e-4, 1e-5, false};
-    case at::kHalf: return {1e-2, 1e-3};
-    case at::kBFloat16: return {2e-2, 1e-2};
+    // 16-bit floats: atol is five spacings of the format (2^-10 float16, 2^-8 bfloat16) relative
+    // to the output's largest magnitude (compare_tensors scales it): eager rounds every op's result
+    // to 16 bits while fused kernels keep float32 between ops, so after a deep stack (BERT's four
+    // layers: 3.5 spacings measured) outputs near zero differ by a few units of the largest one.
+    case at::kHalf: return {1e-2, 5e-3};
+    case at::kBFloat16: return {2e-2, 2e-2};
     default: return {0, 0};
   }
 }

@@ -42,7 +42,8 @@ bool all_ok(const std::vector<ValueDiff>& diffs);
 
 // The one tolerance rule every command applies (kiln compile, check, profile, the GEMM race): the
 // element-wise test above with (rtol, atol) chosen by the eager value's dtype:
-//   float64 1e-7 / 1e-9, float32 1e-4 / 1e-5, float16 1e-2 / 1e-3, bfloat16 2e-2 / 1e-2;
+//   float64 1e-7 / 1e-9, float32 1e-4 / 1e-5, float16 1e-2 / 5e-3, bfloat16 2e-2 / 2e-2
+//   (16-bit atol: five spacings of the format, 2^-10 / 2^-8, scaled by the output's largest magnitude);
 //   integers and bools must be equal. A value with several leaves takes its loosest floating dtype.
 struct Tolerance {
   double rtol = 0, atol = 0;

@@ -66,7 +66,7 @@ struct GraphBreakRecord {
 
 struct AutotuneCandidate {
   std::string config;  // "block=256, vec=4"
-  double ms = 0;
+  double ms = 0;  // negative: not timed (the candidate could not launch; config says why)
   bool chosen = false;
 };
 

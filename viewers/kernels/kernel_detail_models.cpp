@@ -23,7 +23,7 @@ QVariant AutotuneTableModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::DisplayRole) {
     switch (index.column()) {
       case Config: return QString::fromStdString(c.config);
-      case Ms: return QString::number(c.ms, 'f', 4);
+      case Ms: return c.ms < 0 ? QString("-") : QString::number(c.ms, 'f', 4);  // not timed (skipped)
       case Chosen: return c.chosen ? QString("chosen") : QString();
     }
   } else if (role == Qt::FontRole && c.chosen) {

@@ -152,6 +152,14 @@ int Module::registers(const std::string& name) const {
   return regs;
 }
 
+int Module::max_threads_per_block(const std::string& name) const {
+  int threads = 0;
+  check(driver().cuFuncGetAttribute(&threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                                    static_cast<CUfunction>(function(name))),
+        "cuFuncGetAttribute");
+  return threads;
+}
+
 void launch(Function f, unsigned grid, unsigned block, unsigned shared_bytes, Stream stream, void* args_block,
             size_t args_size) {
   Driver& d = ready();

@@ -27,6 +27,9 @@ class Module {
   Module& operator=(const Module&) = delete;
   Function function(const std::string& name) const;
   int registers(const std::string& name) const;
+  // The most threads a block of this kernel may have (its registers and shared memory decide;
+  // a launch with more fails with "too many resources requested for launch").
+  int max_threads_per_block(const std::string& name) const;
 
  private:
   void* module_ = nullptr;

@@ -29,6 +29,15 @@ int64_t range_size(const std::vector<lowering::Sym>& range, const std::map<std::
   return n;
 }
 
+// The most threads per block this form of kernel k launches with: 1024, or fewer when its registers
+// or shared memory do not allow that many (a power of two, so warp and block arithmetic stays whole).
+unsigned thread_limit(const GpuKernelSet& set, size_t k, const std::string& function) {
+  int most = set.module(k).max_threads_per_block(function);
+  unsigned limit = 32;
+  while (limit * 2 <= 1024 && static_cast<int>(limit * 2) <= most) limit *= 2;
+  return limit;
+}
+
 codegen::CudaKernelVariant variant_of(const codegen::CudaKernelInfo& info, size_t v) {
   if (v < info.variants.size()) return info.variants[v];
   return {info.name, info.vector_width, false};
@@ -38,6 +47,7 @@ void launch_one(const GpuKernelSet& set, size_t k, size_t variant, unsigned thre
                 std::vector<char>& args, cuda::Stream stream) {
   const auto& info = set.info[k];
   auto form = variant_of(info, variant);
+  threads = std::min(threads, thread_limit(set, k, form.function));
   int64_t per_block = info.row ? (form.thread_per_row ? static_cast<int64_t>(threads)
                                   : form.warp_per_row ? std::max<int64_t>(1, threads / 32)
                                                       : 1)
@@ -78,8 +88,18 @@ std::vector<KernelCall> make_gpu_calls(const std::shared_ptr<GpuKernelSet>& set)
         const int total = static_cast<int>(forms * std::size(options));
         for (size_t v = 0; v < forms; ++v) {
           auto form = variant_of(info, v);
+          const unsigned limit = thread_limit(*set, k, form.function);
           for (unsigned t : options) {
             report_tuning(info.name, static_cast<int>(set->candidates[k].size()), total);
+            if (t > limit) {
+              // More threads than this kernel's registers allow: not a candidate (the launch would fail).
+              set->candidates[k].push_back({"threads=" + std::to_string(t) + ", elements/thread=" +
+                                                std::to_string(form.vector_width) + " (" + form.function +
+                                                "): skipped, at most " + std::to_string(limit) +
+                                                " threads per block for its registers",
+                                            -1.0f, false});
+              continue;
+            }
             for (int w = 0; w < 2; ++w) launch_one(*set, k, v, t, work, args, stream);
             cuda::EventTimer timer(stream);
             timer.start();

@@ -219,3 +219,16 @@ def forward(self, x):
   auto fb = fallbacks(c);
   EXPECT_TRUE(fb.empty()) << fb.front();
 }
+
+// x.dtype (prim::dtype) is known at compile time: vit_b_16's attention compares it and passes it on
+// (torch.nn.functional's mask checks). The region compiles instead of running eagerly.
+TEST(RealModelOps, DtypeOfATensorLowers) {
+  auto c = compile(test::scripted_model("Dtype", R"JIT(
+def forward(self, x):
+    d = x.dtype
+    return (x * 2.0).to(d) + float(d == 6) + float(d != 6)
+)JIT"));
+  expect_matches_eager(c, "4x6", 2);
+  auto fb = fallbacks(c);
+  EXPECT_TRUE(fb.empty()) << fb.front();
+}

@@ -10,22 +10,23 @@
 using namespace kiln;
 
 TEST(FrontEnd, PassesRunInOrderTimedAndDumped) {
-  EXPECT_EQ(pipeline::front_end_passes(), (std::vector<std::string>{"lower", "layout", "schedule"}));
+  EXPECT_EQ(pipeline::front_end_passes(), (std::vector<std::string>{"lower", "layout", "schedule", "plan"}));
   auto cm = test::compile_example("block.pt", "2x16x64");
   std::vector<std::string> files;
   for (const auto& s : cm.artifacts.stages) files.push_back(s.file);
   EXPECT_EQ(files, (std::vector<std::string>{pipeline::kCaptured.dump_file, pipeline::kLowered.dump_file,
                                              pipeline::kLoopsBeforeFusion.dump_file,
                                              pipeline::kLoopsAfterFusion.dump_file,
-                                             pipeline::kFusionDecisions.dump_file, pipeline::kKernelsCpp.dump_file}));
+                                             pipeline::kFusionDecisions.dump_file, pipeline::kMemoryPlan.dump_file,
+                                             pipeline::kKernelsCpp.dump_file}));
   std::vector<std::string> timed;
   for (const auto& [name, ms] : cm.artifacts.stage_ms) {
     timed.push_back(name);
     EXPECT_GE(ms, 0.0) << name;
   }
-  ASSERT_GE(timed.size(), 4u);
-  EXPECT_EQ(std::vector<std::string>(timed.begin(), timed.begin() + 4),
-            (std::vector<std::string>{"lower", "layout", "schedule", "codegen"}));
+  ASSERT_GE(timed.size(), 5u);
+  EXPECT_EQ(std::vector<std::string>(timed.begin(), timed.begin() + 5),
+            (std::vector<std::string>{"lower", "layout", "schedule", "plan", "codegen"}));
 }
 
 TEST(FrontEnd, TheDriverRunsOnACapturedGraphAndVerifiesEachPass) {
@@ -38,7 +39,7 @@ TEST(FrontEnd, TheDriverRunsOnACapturedGraphAndVerifiesEachPass) {
   auto front = pipeline::run_front_end(graph, o, art);
   EXPECT_TRUE(lowering::verify(front.fused.program).empty());
   EXPECT_FALSE(front.fused.kernels.empty());
-  ASSERT_EQ(art.stages.size(), 5u);
+  ASSERT_EQ(art.stages.size(), 6u);
   // The layout pass ran: the loops before fusion store convolutions channels-last.
   EXPECT_NE(art.stages[2].text.find("channels-last"), std::string::npos) << art.stages[2].text.substr(0, 800);
   EXPECT_EQ(art.stages[1].text.find("channels-last"), std::string::npos) << "lowering alone chooses no layout";

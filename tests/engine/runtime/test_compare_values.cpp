@@ -48,3 +48,19 @@ TEST(CompareValues, CloneIsIndependentOfInPlaceChanges) {
   t.add_(1);
   EXPECT_EQ(c.toTupleRef().elements()[0].toTensor().sum().item<float>(), 3.0f);
 }
+
+// 16-bit outputs: atol is five spacings of the format (2^-10 float16, 2^-8 bfloat16) relative to
+// the output's largest magnitude. A near-zero element 3.5 spacings off (BERT float16 after four layers, eager rounding every op)
+// passes; 8 spacings off fails; the rule is the same for every command (compare_to_eager).
+TEST(CompareValues, SixteenBitToleranceIsUnitsInTheLastPlace) {
+  for (auto dtype : {at::kHalf, at::kBFloat16}) {
+    const double ulp = dtype == at::kHalf ? std::ldexp(1.0, -10) : std::ldexp(1.0, -8);
+    auto eager = at::tensor({4.0, 0.001, -2.0}, at::kDouble).to(dtype);
+    auto near = eager.to(at::kDouble).clone();
+    near[1] += 3.5 * ulp * 4.0;
+    auto far = eager.to(at::kDouble).clone();
+    far[1] += 8.0 * ulp * 4.0;
+    EXPECT_TRUE(runtime::compare_to_eager(near.to(dtype), eager).ok) << dtype;
+    EXPECT_FALSE(runtime::compare_to_eager(far.to(dtype), eager).ok) << dtype;
+  }
+}
