@@ -20,8 +20,9 @@ using capture::RegionInfo;
 
 struct CallCheck {
   std::vector<InputSpec> inputs;
-  bool equal = false;          // bit-for-bit equal to module.forward
+  bool equal = false;          // equal to module.forward: bit for bit, or within `tolerance` on a GPU
   double max_abs_diff = 0.0;
+  std::string tolerance;       // "" (bit for bit), else the rule applied ("rtol 1e-04, atol 1e-05")
   std::vector<std::string> printed;
 };
 

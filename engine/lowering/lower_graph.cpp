@@ -80,7 +80,8 @@ int64_t LoweringContext::int_const(size_t i) const {
   Val v = arg(i);
   if (v.kind == Val::Kind::Int && sym_is_const(v.i)) return v.i->value;
   if (v.kind == Val::Kind::Bool) return v.b;
-  throw LoweringError(node->target + ": argument " + std::to_string(i) + " must be a static int");
+  throw LoweringError(node->target + ": argument " + std::to_string(i) + " must be a static int" +
+                      (v.unknown.empty() ? "" : " (" + v.unknown + ")"));
 }
 
 double LoweringContext::number(size_t i) const {
@@ -88,7 +89,8 @@ double LoweringContext::number(size_t i) const {
   if (v.kind == Val::Kind::Float) return v.f;
   if (v.kind == Val::Kind::Int && sym_is_const(v.i)) return static_cast<double>(v.i->value);
   if (v.kind == Val::Kind::Bool) return v.b;
-  throw LoweringError(node->target + ": argument " + std::to_string(i) + " must be a static number");
+  throw LoweringError(node->target + ": argument " + std::to_string(i) + " must be a static number" +
+                      (v.unknown.empty() ? "" : " (" + v.unknown + ")"));
 }
 
 std::vector<Sym> LoweringContext::int_list(size_t i) const {
@@ -187,7 +189,7 @@ VExpr LoweringContext::operand(const Val& v, const std::vector<Sym>& out_sizes) 
     case Val::Kind::ScalarInput: return ve_scalar(v.scalar);
     default: break;
   }
-  throw LoweringError(node->target + ": unsupported operand");
+  throw LoweringError(node->target + ": unsupported operand" + (v.unknown.empty() ? "" : " (" + v.unknown + ")"));
 }
 
 std::vector<Sym> LoweringContext::sizes_of(const Val& v) const {
@@ -269,12 +271,35 @@ int scalar_type_code(ir::DType t) {
   return -1;
 }
 
+void evaluate_host_op(LoweringContext& cx, bool size_tensor);
+
 bool lower_host_op(LoweringContext& cx) {
   const ir::Node& n = *cx.node;
   bool makes_tensor = false;
   for (const auto& o : n.outputs) makes_tensor |= o.meta.is_tensor() || o.meta.type_name.find("Tensor") != std::string::npos;
   const bool size_tensor = makes_tensor && is_size_tensor_op(cx);
   if (makes_tensor && !size_tensor) return false;
+  cx.out.host_ops.push_back(cx.node_index);
+  try {
+    evaluate_host_op(cx, size_tensor);
+  } catch (const LoweringError& e) {
+    if (makes_tensor) throw;  // a size tensor that kernels read
+    // A host value Kiln cannot evaluate at compile time (a string's length, a value of a branch
+    // capture decided): unknown here, computed by the interpreter at run time. A kernel that needs
+    // it as a number fails there, naming this op.
+    for (const auto& o : n.outputs) {
+      Val v;
+      v.kind = Val::Kind::Other;
+      v.unknown = e.what();
+      cx.vals[o.name] = v;
+    }
+  }
+  return true;
+}
+
+// The value of a host op at compile time (sizes symbolic); LoweringError when Kiln cannot tell.
+void evaluate_host_op(LoweringContext& cx, bool size_tensor) {
+  const ir::Node& n = *cx.node;
   const std::string& t = n.target;
   auto int_of = [&](size_t i) -> Sym {
     Val v = cx.arg(i);
@@ -282,7 +307,6 @@ bool lower_host_op(LoweringContext& cx) {
     if (v.kind == Val::Kind::Bool) return sym_const(v.b);
     return nullptr;
   };
-  cx.out.host_ops.push_back(cx.node_index);
   if (t == "aten::size" && n.args.size() == 1) {
     Val v;
     v.kind = Val::Kind::IntList;
@@ -412,7 +436,6 @@ bool lower_host_op(LoweringContext& cx) {
       cx.vals[o.name] = v;
     }
   }
-  return true;
 }
 
 // Dtypes generated kernels store: 16-bit floats as float32 math with rounding stores (as Inductor

@@ -22,6 +22,7 @@ struct Val {
   std::vector<int> tensors;  // TensorList
   std::string s;             // Str
   int scalar = -1;           // ScalarInput
+  std::string unknown;       // Other: why a host value is unknown at compile time (names the op)
   bool scalar_is_int = false;
 };
 
