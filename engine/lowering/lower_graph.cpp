@@ -471,8 +471,21 @@ void set_output_dtypes(LoweringContext& cx, size_t first_new) {
 
 void lower_extern(LoweringContext& cx, bool fallback, const std::string& why) {
   const ir::Node& n = *cx.node;
-  if (n.outputs.size() != 1 || !n.outputs[0].meta.is_tensor())
+  // One tensor, and possibly undefined tensors after it (the attention weights of
+  // _native_multi_head_attention with need_weights=False): the extern makes the first.
+  auto undefined_tensor = [](const ir::ValueMeta& m) {
+    return m.is_tensor() && m.dtype == ir::DType::Unknown && m.shape.empty();
+  };
+  bool one_tensor = !n.outputs.empty() && n.outputs[0].meta.is_tensor() && !undefined_tensor(n.outputs[0].meta);
+  for (size_t i = 1; i < n.outputs.size(); ++i) one_tensor = one_tensor && undefined_tensor(n.outputs[i].meta);
+  if (!one_tensor)
     throw LoweringError(n.target + " returns " + std::to_string(n.outputs.size()) + " values; only single tensors run as externs");
+  for (size_t i = 1; i < n.outputs.size(); ++i) {
+    Val none;
+    none.kind = Val::Kind::Other;
+    none.unknown = n.target + " output " + std::to_string(i) + " is an undefined tensor";
+    cx.vals[n.outputs[i].name] = none;
+  }
   Comp c;
   c.kind = fallback ? Comp::Kind::Fallback : Comp::Kind::Extern;
   c.sizes = meta_sizes(n.outputs[0].meta);

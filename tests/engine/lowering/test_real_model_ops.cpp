@@ -236,3 +236,27 @@ def forward(self, x):
   auto fb = fallbacks(c);
   EXPECT_TRUE(fb.empty()) << fb.front();
 }
+
+// torchvision's ViT takes nn.MultiheadAttention's fast path (aten::_native_multi_head_attention),
+// whose second output, the attention weights, is an undefined tensor with need_weights=False: the op
+// runs as one extern and the rest of the region compiles.
+TEST(RealModelOps, NativeMultiHeadAttentionRunsAsAnExtern) {
+  torch::jit::Module m("Mha");
+  m.register_parameter("qkv_w", torch::randn({24, 8}) * 0.3, false);
+  m.register_parameter("qkv_b", torch::randn({24}) * 0.1, false);
+  m.register_parameter("proj_w", torch::randn({8, 8}) * 0.3, false);
+  m.register_parameter("proj_b", torch::randn({8}) * 0.1, false);
+  m.define(R"JIT(
+def forward(self, x):
+    y = torch.layer_norm(x, [8])
+    out, w = torch._native_multi_head_attention(y, y, y, 8, 2, self.qkv_w, self.qkv_b, self.proj_w, self.proj_b, None, False)
+    return torch.relu(out) + x
+)JIT");
+  std::string path = test::temp_dir() + "/mha.pt";
+  m.save(path);
+  auto c = compile(path);
+  expect_matches_eager(c, "2x5x8", 2);
+  auto fb = fallbacks(c);
+  ASSERT_EQ(fb.size(), 1u);
+  EXPECT_NE(fb[0].find("_native_multi_head_attention"), std::string::npos) << fb[0];
+}

@@ -1,0 +1,91 @@
+"""Exported programs (.pt2, torch.export.save) of the corpus families' miniatures, with one call's inputs and eager
+outputs beside each, for Kiln's .pt2 reader and its tests.
+
+    python3 make_exported.py OUT_DIR [--full]
+
+Writes OUT_DIR/NAME.pt2 (torch.export.save), OUT_DIR/NAME.io.pt (a TorchScript container whose buffers input0..,
+output0.. hold the inputs and eager outputs, loadable by any LibTorch) and OUT_DIR/manifest.json. One program
+(mlp_dynamic) has a dynamic batch dimension (torch.export.Dim) and a second input/output pair at another batch size.
+Random weights; nothing is downloaded.
+"""
+import json
+import os
+import sys
+import traceback
+
+import torch
+from torch import nn
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "corpus"))
+import make_corpus as mc  # noqa: E402
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(16, 32)
+        self.fc2 = nn.Linear(32, 8)
+
+    def forward(self, x):
+        return torch.softmax(self.fc2(torch.relu(self.fc1(x))), dim=-1)
+
+
+def cases(full):
+    mini = not full
+    img, batch, seq = (224, 8, 128) if full else (32, 2, 8)
+    out = []
+    for name in ["resnet18", "mobilenet_v3_small", "efficientnet_b0", "convnext_tiny", "vit_b_16"]:
+        def build(name=name):
+            m = mc.vision(name, mini).eval()
+            mc.randomize_norm_stats(m)
+            return m, (torch.randn(batch, 3, img, img),)
+        out.append((name, build, None))
+    for family in ["bert", "gpt2"]:
+        def build(family=family):
+            m, cfg = mc.hf_model(family, mini)
+            return mc.Called(m.eval(), "input_ids").eval(), (torch.randint(0, cfg.vocab_size, (batch, seq)),)
+        out.append((family + "_ids", build, None))
+    out.append(("mlp_dynamic", lambda: (MLP().eval(), (torch.randn(4, 16),)), "batch"))
+    return out
+
+
+def main():
+    out_dir = sys.argv[1]
+    full = "--full" in sys.argv
+    os.makedirs(out_dir, exist_ok=True)
+    manifest = {"torch": torch.__version__, "models": []}
+    for name, build, dynamic in cases(full):
+        entry = {"name": name, "file": name + ".pt2"}
+        try:
+            torch.manual_seed(0)
+            m, inputs = build()
+            shapes = None
+            if dynamic:
+                shapes = ({0: torch.export.Dim("batch", min=1, max=1024)},)
+            with torch.no_grad():
+                ep = torch.export.export(m, inputs, dynamic_shapes=shapes)
+                torch.export.save(ep, os.path.join(out_dir, name + ".pt2"))
+                ref = m(*inputs)
+                pairs = [(inputs, ref)]
+                if dynamic:
+                    other = (torch.randn(7, 16),)
+                    pairs.append((other, m(*other)))
+            io = []
+            for i, (ins, outs) in enumerate(pairs):
+                io += [t.contiguous() for t in ins]
+            outs_flat = [t.detach().contiguous() for _, o in pairs for t in mc.flat_tensors(o)]
+            torch.jit.script(mc.IO(io, outs_flat)).save(os.path.join(out_dir, name + ".io.pt"))
+            entry["inputs"] = [[list(t.shape), str(t.dtype).replace("torch.", "")] for ins, _ in pairs for t in ins]
+            entry["ops"] = sorted({str(n.target) for n in ep.graph.nodes if n.op == "call_function"})
+            entry["nodes"] = len(ep.graph.nodes)
+        except Exception as e:  # noqa: BLE001
+            entry["error"] = f"{type(e).__name__}: {e}"[:500]
+            entry["traceback"] = traceback.format_exc()[-1500:]
+        manifest["models"].append(entry)
+        print(name, "error: " + entry["error"] if "error" in entry else f"ok, {entry['nodes']} nodes", flush=True)
+    with open(os.path.join(out_dir, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1, sort_keys=True)
+
+
+if __name__ == "__main__":
+    main()
