@@ -97,19 +97,24 @@ DrawnGraph draw_graph(QGraphicsScene& scene, const GraphLayout& layout, const Gr
     if (idx != model.index.end()) {
       const auto& n = model.nodes[idx->second];
       bool call = n.op == "call_function" || n.op == "call_method" || n.op == "call_module";
-      double top = b.y + (b.h - 3 * line) / 2;
+      const std::string params = params_text(n);
+      const int lines = params.empty() ? 3 : 4;
+      double top = b.y + (b.h - lines * line) / 2;
       text(QString::fromStdString(call ? n.target : n.op), top, bold, QColor(20, 20, 30));
       text(QString::fromStdString(n.name + (n.shape.empty() ? "" : "  " + n.shape)), top + line, small, QColor(60, 60, 70));
-      out.details[b.id] = text("", top + 2 * line, small, QColor(150, 40, 20));
-      item->setToolTip(QString::fromStdString(n.name + " = " + n.target + (n.shape.empty() ? "" : "\n" + n.shape) +
-                                              (n.module.empty() ? "" : "\nmodule " + n.module)));
+      if (!params.empty()) text(QString::fromStdString(params), top + 2 * line, small, QColor(40, 100, 70));
+      out.details[b.id] = text("", top + (lines - 1) * line, small, QColor(150, 40, 20));
+      std::string tip = n.name + " = " + n.target + (n.shape.empty() ? "" : "\n" + n.shape) +
+                        (n.module.empty() ? "" : "\nmodule " + n.module);
+      for (const auto& p : n.params) tip += "\nparameter " + p;
+      item->setToolTip(QString::fromStdString(tip));
       if (n.op == "output") out.output = item->rect();
     } else if (b.id.rfind("module:", 0) == 0) {
       auto m = members.find(b.id);
       int count = m == members.end() ? 0 : m->second;
       double top = b.y + (b.h - 2 * line) / 2;
       text(QString::fromStdString(b.id.substr(7)), top, bold, QColor(30, 40, 90));
-      text(QString("%1 nodes (double-click)").arg(count), top + line, small, QColor(60, 70, 110));
+      out.details[b.id] = text(QString(count == 1 ? "%1 node (double-click)" : "%1 nodes (double-click)").arg(count), top + line, small, QColor(60, 70, 110));
       item->setBrush(QColor(222, 228, 246));
       item->setPen(QPen(QColor(90, 100, 160), 1.5));
       item->setToolTip(QString::fromStdString("module " + b.id.substr(7) + " collapsed (" + std::to_string(count) + " nodes)"));

@@ -1,8 +1,9 @@
 // Draws a laid-out graph into a QGraphicsScene: module clusters behind, edges with arrow heads,
-// one box per node (op, shape, and a detail line the panel fills with kernel and time) or per
-// collapsed module (its path and node count). Graphs that came only as DOT are drawn with the
-// labels their DOT gives. Boxes carry their id in data(kGraphIdRole): a node name,
-// "module:<path>" for a collapsed module, "cluster:<path>" for an expanded one.
+// one box per node (op, shape, folded parameters, and a detail line the panel fills with kernel
+// and time) or per collapsed module (its path, and a line with its node count and time share).
+// Graphs that came only as DOT are drawn with the labels their DOT gives. Boxes carry their id in
+// data(kGraphIdRole): a node name, "module:<path>" for a collapsed module, "cluster:<path>" for an
+// expanded one.
 #pragma once
 
 #include <QFont>
@@ -20,7 +21,7 @@ inline constexpr int kGraphIdRole = 0;
 
 struct DrawnGraph {
   std::map<std::string, QGraphicsRectItem*> boxes;           // box id → its rectangle
-  std::map<std::string, QGraphicsSimpleTextItem*> details;   // node → its third line
+  std::map<std::string, QGraphicsSimpleTextItem*> details;   // node or collapsed module → its last line
   QRectF output;                                             // the output node's box (null if none)
 };
 

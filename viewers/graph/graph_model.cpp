@@ -98,6 +98,36 @@ GraphModel parse_graph_json(const std::string& text) {
   return g;
 }
 
+GraphModel fold_parameters(const GraphModel& g) {
+  GraphModel out;
+  std::vector<int> renumber(g.nodes.size(), -1);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (g.nodes[i].op == "get_attr") continue;
+    renumber[i] = static_cast<int>(out.nodes.size());
+    out.index[g.nodes[i].name] = renumber[i];
+    out.nodes.push_back(g.nodes[i]);
+  }
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (renumber[i] < 0) continue;
+    GraphNode& n = out.nodes[renumber[i]];
+    n.inputs.clear();
+    for (int in : g.nodes[i].inputs) {
+      if (renumber[in] >= 0) {
+        n.inputs.push_back(renumber[in]);
+        continue;
+      }
+      const GraphNode& p = g.nodes[in];
+      std::string path = p.target.empty() ? p.name : p.target;
+      std::string label = path.substr(path.rfind('.') == std::string::npos ? 0 : path.rfind('.') + 1);
+      if (label.find_first_not_of("0123456789") == std::string::npos) label = "const";  // TorchScript's "482"
+      if (!p.shape.empty()) label += " " + p.shape;
+      if (std::find(n.params.begin(), n.params.end(), label) == n.params.end()) n.params.push_back(label);
+      out.folded.emplace(p.name, n.name);
+    }
+  }
+  return out;
+}
+
 std::set<std::string> default_collapsed(const GraphModel& g, int threshold) {
   std::set<std::string> out;
   if (static_cast<int>(g.nodes.size()) <= threshold) return out;
@@ -115,6 +145,14 @@ std::set<std::string> default_collapsed(const GraphModel& g, int threshold) {
     out = at;
     if (at.size() >= 8 || !deeper) break;
   }
+  return out;
+}
+
+std::string params_text(const GraphNode& n) {
+  std::string out;
+  const size_t shown = n.params.size() > 3 ? 2 : n.params.size();
+  for (size_t i = 0; i < shown; ++i) out += (i ? ", " : "") + n.params[i];
+  if (shown < n.params.size()) out += " +" + std::to_string(n.params.size() - shown) + " more";
   return out;
 }
 
@@ -164,7 +202,12 @@ GraphDot graph_dot(const GraphModel& g, const std::set<std::string>& collapsed) 
         else {
           const auto& n = g.nodes[g.index.at(box)];
           size_t chars = std::max(n.target.size(), n.name.size() + 2 + n.shape.size());
+          if (!n.params.empty()) chars = std::max(chars, params_text(n).size());
           w = std::min(4.0, std::max(1.3, 0.072 * static_cast<double>(chars + 2)));
+          if (!n.params.empty()) {
+            os << pad << "b" << b << " [width=" << w << ", height=0.9];\n";
+            continue;
+          }
         }
         os << pad << "b" << b << " [width=" << w << "];\n";
       }

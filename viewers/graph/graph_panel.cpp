@@ -13,6 +13,7 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QStackedWidget>
+#include <QTextDocumentFragment>
 #include <QVBoxLayout>
 #include <QWheelEvent>
 #include <QtConcurrent>
@@ -20,6 +21,8 @@
 #include <functional>
 
 #include "engine/api/files.h"
+#include "engine/api/import.h"
+#include "viewers/graph/graph_time.h"
 
 namespace kiln::viewers {
 
@@ -29,6 +32,25 @@ QColor kernel_colour(const std::string& kernel) {
   if (kernel.empty()) return QColor(236, 239, 243);
   size_t h = std::hash<std::string>{}(kernel);
   return QColor::fromHsl(static_cast<int>(h % 360), 150, 215);
+}
+
+// The tint of a box whose share of the time is `f` of the largest (0..1): white to warm orange.
+QColor time_tint(double f) { return QColor::fromRgbF(1.0, 1.0 - 0.55 * f, 1.0 - 0.75 * f); }
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// A stage that can be drawn: Kiln's JSON graph, a DOT graph or FX graph code.
+bool drawable(const session::StageGraph& g) {
+  return !g.json.empty() || !g.dot.empty() || (ends_with(g.stage, "_graph") && importers::looks_like_fx_readable(g.text));
+}
+
+// The stage a region opens at: its first drawable one ("" when none: the selection's rule).
+std::string first_drawable_stage(const session::CompiledRegion& r) {
+  for (const auto& g : r.graphs)
+    if (drawable(g)) return g.stage;
+  return "";
 }
 
 std::string us_text(double ns) {
@@ -80,6 +102,8 @@ GraphPanel::GraphPanel(SelectionContext* ctx, QWidget* parent) : QWidget(parent)
   modules_ = new QPushButton("Collapse modules", this);
   status_ = new QLabel(this);
   status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  legend_ = new QLabel(this);
+  legend_->setTextFormat(Qt::RichText);
   auto* bar = new QHBoxLayout;
   bar->addWidget(new QLabel("Region", this));
   bar->addWidget(region_);
@@ -106,7 +130,10 @@ GraphPanel::GraphPanel(SelectionContext* ctx, QWidget* parent) : QWidget(parent)
   layout->setContentsMargins(2, 2, 2, 2);
   layout->addLayout(bar);
   layout->addWidget(pages_, 1);
-  layout->addWidget(status_);
+  auto* foot = new QHBoxLayout;
+  foot->addWidget(status_, 1);
+  foot->addWidget(legend_);
+  layout->addLayout(foot);
 
   connect(region_, &QComboBox::currentIndexChanged, this, [this] {
     if (!syncing_) ctx_->setRegion(region_->currentData().toString().toStdString());
@@ -150,10 +177,26 @@ void GraphPanel::onSelection(const Selection& sel, unsigned parts) {
     if (sel.session)
       for (const auto& r : sel.session->regions) {
         QString label = QString::fromStdString(r.compile_id);
-        if (!r.graphs.empty() && r.graphs.front().json.empty() && r.graphs.front().dot.empty()) label += " (text)";
+        if (first_drawable_stage(r).empty()) label += " (text)";
         region_->addItem(label, QString::fromStdString(r.compile_id));
       }
     syncing_ = false;
+    // Open at the slowest region's first drawable stage. Queued: every panel sees the new session
+    // before the region changes; skipped when the selection moved on meanwhile.
+    if (sel.session) {
+      std::string id = slowest_region(*sel.session, sel.run);
+      const auto* r = find_region(*sel.session, id);
+      std::string stage = r ? first_drawable_stage(*r) : "";
+      if (r && (id != sel.compile_id || (!stage.empty() && stage != sel.stage))) {
+        const session::Session* opened = sel.session.get();
+        QMetaObject::invokeMethod(
+            this,
+            [this, opened, was = sel.compile_id, id, stage] {
+              if (ctx_->session() == opened && ctx_->current().compile_id == was) ctx_->setRegion(id, stage);
+            },
+            Qt::QueuedConnection);
+      }
+    }
   }
   if (parts & (kSessionPart | kRegionPart)) {
     reload();
@@ -195,25 +238,33 @@ void GraphPanel::reload() {
   dot_.clear();
   found_.clear();
   pending_.clear();
+  legend_->clear();
   if (!g) {
     showText(sel.session ? "This region has no graph." : "Open a model, a session or a trace.", "");
     return;
   }
-  if (!g->json.empty()) {
+  // FX graph code of sessions imported before the importer kept it as JSON: read it now.
+  std::string json = g->json, unread;
+  if (json.empty() && g->dot.empty() && drawable(*g)) json = importers::fx_readable_json(g->text, &unread);
+  if (!json.empty()) {
     try {
-      model_ = parse_graph_json(g->json);
+      model_ = parse_graph_json(json);
     } catch (const Error& e) {
       showText(QString::fromStdString(g->text), QString::fromStdString(std::string(e.what()) + "; shown as text"));
       return;
     }
+    if (fold_params_) model_ = fold_parameters(model_);
     collapsed_ = default_collapsed(model_);
+    first_view_ = true;
     startLayout();
   } else if (!g->dot.empty()) {  // an imported graph that came as DOT: Graphviz lays out its own labels
     dot_ = g->dot;
     collapsed_.clear();
     startLayout();
   } else {  // imported graphs that came as text (their own printer's form)
-    showText(QString::fromStdString(g->text), "This stage was recorded as text; it is shown as written.");
+    showText(QString::fromStdString(g->text),
+             unread.empty() ? QString("This stage was recorded as text; it is shown as written.")
+                            : QString::fromStdString("This stage is shown as written: " + unread + "."));
   }
 }
 
@@ -222,8 +273,19 @@ void GraphPanel::showModel(GraphModel model, std::set<std::string> collapsed) {
   collapsed_ = std::move(collapsed);
   dot_.clear();
   kernel_of_.clear();
+  first_view_ = true;
   startLayout();
 }
+
+void GraphPanel::setFoldParameters(bool fold) {
+  if (fold_params_ == fold) return;
+  fold_params_ = fold;
+  if (ctx_->session()) reload();
+}
+
+QString GraphPanel::legendText() const { return QTextDocumentFragment::fromHtml(legend_->text()).toPlainText(); }
+
+QString GraphPanel::statusText() const { return status_->text(); }
 
 void GraphPanel::startLayout() {
   quint64 gen = ++generation_;
@@ -261,12 +323,12 @@ void GraphPanel::build(const GraphLayout& layout) {
     return;
   }
   pages_->setCurrentWidget(view_);
-  std::map<std::string, int> members;
+  members_.clear();
   for (const auto& n : model_.nodes) {
     std::string box = box_of(n, collapsed_);
-    if (box != n.name) ++members[box];
+    if (box != n.name) ++members_[box];
   }
-  drawn_ = draw_graph(*scene_, layout, model_, members, font());
+  drawn_ = draw_graph(*scene_, layout, model_, members_, font());
   // Graph breaks: where this region ends, a marker under its output.
   const Selection& sel = ctx_->current();
   int breaks = 0;
@@ -292,20 +354,19 @@ void GraphPanel::build(const GraphLayout& layout) {
           label->setPos(box.left() + 6, box.top() + 4);
           ++breaks;
         }
-  status_->setText(QString("%1 · %2 boxes%3%4 · wheel or +/- zoom, drag pans, F fits, double-click a module")
+  status_->setText(QString("%1%2 · %3 boxes%4%5 · wheel or +/- zoom, drag pans, F fits, double-click a module")
                        .arg(dot_.empty() ? QString("%1 nodes").arg(model_.nodes.size()) : QString("DOT graph"))
+                       .arg(model_.folded.empty() ? QString()
+                                                  : QString(" (+%1 parameters folded into their users)").arg(model_.folded.size()))
                        .arg(layout.boxes.size())
                        .arg(collapsed_.empty() ? QString() : QString(", %1 collapsed modules").arg(collapsed_.size()))
                        .arg(breaks ? QString(", %1 graph break(s)").arg(breaks) : QString()));
   scene_->setSceneRect(scene_->itemsBoundingRect().adjusted(-20, -20, 20, 20));
-  fit();
-  // A long, narrow graph fitted whole is unreadable: start at its top, as wide as the view allows
-  // (F or Fit still shows all of it).
-  if (view_->transform().m11() < 0.35) {
-    QRectF all = scene_->itemsBoundingRect();
-    double s = std::clamp(0.95 * view_->viewport()->width() / std::max(1.0, all.width()), 0.5, 1.0);
-    view_->setTransform(QTransform::fromScale(s, s));
-    view_->centerOn(all.center().x(), all.top() + view_->viewport()->height() / (2 * s));
+  if (first_view_) {
+    first_view_ = false;
+    showInputs();
+  } else {
+    fit();
   }
   applyHighlight();
   if (!pending_.empty()) {
@@ -350,23 +411,27 @@ void GraphPanel::applyHighlight() {
     auto it = model_.index.find(sel.node);
     lit_boxes.insert(it == model_.index.end() ? sel.node : box_of(model_.nodes[it->second], collapsed_));
   }
-  // Cost overlay: the selected run's time per kernel (device lanes when the run has them).
+  // Cost overlay: the selected run's time per kernel (device lanes when the run has them); when the
+  // selected run has none here (an eager run), the first run that has.
   std::map<std::string, double> cost;
+  int run = -1;
   if (sel.session && sel.run >= 0) {
-    bool device = false;
-    for (const auto& e : sel.session->timeline)
-      if (e.run == sel.run && e.lane.rfind("cuda:", 0) == 0) {
-        device = true;
-        break;
-      }
-    for (const auto& e : sel.session->timeline)
-      if (e.run == sel.run && !e.kernel.empty() && (e.category == "kernel" || e.category == "extern") &&
-          (!device || e.lane.rfind("cuda:", 0) == 0) && (e.compile_id.empty() || e.compile_id == sel.compile_id))
-        cost[e.kernel] += static_cast<double>(e.dur_ns);
+    run = timed_run(*sel.session, sel.run, sel.compile_id);
+    if (run >= 0) cost = kernel_time_ns(*sel.session, run, sel.compile_id);
   }
   double max_cost = 0;
   for (const auto& [name, ns] : cost) max_cost = std::max(max_cost, ns);
-  const bool region_has_kernels = !kernel_of_.empty();
+  // Collapsed modules: their nodes' share of the region's time.
+  const auto node_ns = node_time_ns(model_, kernel_of_, cost);
+  const auto share = box_time_share(model_, collapsed_, node_ns);
+  double max_share = 0;
+  for (const auto& [box, f] : share)
+    if (box.rfind("module:", 0) == 0) max_share = std::max(max_share, f);
+  updateLegend(run, !cost.empty(), max_share > 0);
+  // Only Kiln's own sessions account for every computation in their kernels; an imported run's
+  // kernels name a subset of nodes, so the rest are not marked.
+  const bool region_has_kernels =
+      !kernel_of_.empty() && sel.session && sel.session->origin.find("import") == std::string::npos;
   for (auto& [id, item] : drawn_.boxes) {
     auto kit = kernel_of_.find(id);
     std::string kernel = kit == kernel_of_.end() ? "" : kit->second;
@@ -383,9 +448,23 @@ void GraphPanel::applyHighlight() {
     else if (external) detail = "extern / fallback call";
     auto c = cost.find(kernel);
     if (!kernel.empty() && c != cost.end() && max_cost > 0) {
-      double f = c->second / max_cost;
-      fill = QColor::fromRgbF(1.0, 1.0 - 0.55 * f, 1.0 - 0.75 * f);
+      fill = time_tint(c->second / max_cost);
       detail = QString::fromStdString(us_text(c->second) + " · " + kernel);
+    }
+    if (id.rfind("module:", 0) == 0) {
+      auto m = members_.find(id);
+      const int count = m == members_.end() ? 0 : m->second;
+      detail = QString(count == 1 ? "%1 node" : "%1 nodes").arg(count);
+      auto f = share.find(id);
+      if (f != share.end() && max_share > 0) {
+        fill = time_tint(f->second / max_share);
+        detail += QString(" · %1% of time").arg(100 * f->second, 0, 'f', f->second < 0.1 ? 1 : 0);
+      } else {
+        detail += " (double-click)";
+      }
+    } else if (external && node) {
+      auto t = node_ns.find(node->name);
+      if (t != node_ns.end()) detail = QString::fromStdString("~" + us_text(t->second) + " · extern call");
     }
     item->setBrush(fill);
     if (auto d = drawn_.details.find(id); d != drawn_.details.end())
@@ -407,6 +486,27 @@ void GraphPanel::applyHighlight() {
       if (first.empty() && drawn_.boxes.count(b)) first = b;
     if (!first.empty()) view_->centerOn(drawn_.boxes[first]);
   }
+}
+
+void GraphPanel::updateLegend(int run, bool kernels_tinted, bool modules_tinted) {
+  const Selection& sel = ctx_->current();
+  if (!kernels_tinted || !sel.session) {
+    legend_->clear();
+    return;
+  }
+  QString name = QString("run %1").arg(run);
+  for (const auto& r : sel.session->runs)
+    if (r.id == run) name += QString::fromStdString(" (" + r.mode + ", " + r.backend + ")");
+  QString text = QString(modules_tinted ? "tint: share of module and kernel time in %1" : "tint: kernel time in %1").arg(name);
+  if (run != sel.run) text += " (the selected run has no kernel times in this region)";
+  QString swatches;
+  for (double f : {0.1, 0.5, 1.0})
+    swatches += QString("<span style=\"background-color:%1\">&nbsp;&nbsp;&nbsp;</span>").arg(time_tint(f).name());
+  legend_->setText(swatches + "&nbsp;" + text.toHtmlEscaped());
+  legend_->setToolTip(
+      "Nodes: the time of the kernel they went into; warmest is slowest.\n"
+      "Collapsed modules: the share of this region's kernel and extern time spent in their nodes\n"
+      "(a kernel's time is split evenly over its nodes, an extern op's over its calls).");
 }
 
 void GraphPanel::toggle(const std::string& box) {
@@ -460,6 +560,23 @@ void GraphPanel::selectFound(const std::string& node) {
     if (view_->transform().m11() < 0.8) view_->setTransform(QTransform::fromScale(1, 1));
     view_->centerOn(item);
   }
+}
+
+void GraphPanel::showInputs() {
+  fit();
+  if (view_->transform().m11() >= 0.6) return;  // the whole graph fits at a readable scale
+  // Too big to read whole: a readable scale, the inputs (placeholders) at the top left of the view.
+  const double s = 0.9;
+  view_->setTransform(QTransform::fromScale(s, s));
+  QRectF inputs;
+  for (const auto& n : model_.nodes)
+    if (n.op == "placeholder")
+      if (auto* item = boxItem(box_of(n, collapsed_))) inputs |= item->rect();
+  QRectF all = scene_->itemsBoundingRect();
+  if (inputs.isNull()) inputs = QRectF(all.left(), all.top(), all.width(), 1);
+  const double w = view_->viewport()->width() / s, h = view_->viewport()->height() / s;
+  double x = inputs.width() <= w - 40 ? inputs.center().x() : inputs.left() - 20 + w / 2;
+  view_->centerOn(x, inputs.top() - 30 + h / 2);
 }
 
 void GraphPanel::fit() {

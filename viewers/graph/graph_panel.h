@@ -1,8 +1,12 @@
 // The graph view: a region's graph at one stage, laid out by Graphviz off the UI thread and drawn in
-// a QGraphicsScene. Nodes show op and shape, coloured by the fused kernel they went into; module
-// paths are clusters (collapsed by default on big graphs, double-click toggles); graph breaks are
-// marked where the region ends; the selected run's time per kernel tints its nodes. Clicking a node
-// selects it (its kernel follows); a kernel selected elsewhere lights up its nodes.
+// a QGraphicsScene. Nodes show op and shape, coloured by the fused kernel they went into;
+// parameters (get_attr) are folded into the nodes that use them; module paths are clusters
+// (collapsed by default on big graphs, double-click toggles), a collapsed module tinted by its share
+// of the run's time; graph breaks are marked where the region ends; the run's time per kernel tints
+// its nodes. Imported stages recorded as FX code are read into graphs. When a session opens, the
+// view selects its slowest region (graph_time.h) and starts at the graph's inputs at a readable
+// scale. Clicking a node selects it (its kernel follows); a kernel selected elsewhere lights up its
+// nodes.
 #pragma once
 
 #include <QFutureWatcher>
@@ -63,6 +67,10 @@ class GraphPanel : public QWidget {
   // Shows a graph directly (no session): the benchmark's synthetic graphs.
   void showModel(GraphModel model, std::set<std::string> collapsed);
   void fit();
+  // get_attr nodes folded into their users (the default); off draws them as boxes. Reloads.
+  void setFoldParameters(bool fold);
+  QString legendText() const;  // what the tint means now ("" when nothing is tinted)
+  QString statusText() const;
 
  private:
   void onSelection(const Selection& sel, unsigned parts);
@@ -70,16 +78,20 @@ class GraphPanel : public QWidget {
   void startLayout();
   void build(const GraphLayout& layout);
   void applyHighlight();
+  void updateLegend(int run, bool kernels_tinted, bool modules_tinted);
   void toggle(const std::string& box);
   void search();
   void showText(const QString& text, const QString& status);
   void selectFound(const std::string& node);
+  void openSlowestRegion();
+  void showInputs();
 
   SelectionContext* ctx_;
   QComboBox* region_ = nullptr;
   QComboBox* stage_ = nullptr;
   QLineEdit* find_ = nullptr;
   QLabel* status_ = nullptr;
+  QLabel* legend_ = nullptr;
   QStackedWidget* pages_ = nullptr;
   GraphCanvas* view_ = nullptr;
   QGraphicsScene* scene_ = nullptr;
@@ -87,6 +99,9 @@ class GraphPanel : public QWidget {
   bool syncing_ = false;
 
   GraphModel model_;
+  bool fold_params_ = true;
+  bool first_view_ = false;  // the next drawing is a new graph: start at its inputs
+  std::map<std::string, int> members_;  // collapsed module box → its node count
   std::set<std::string> collapsed_;
   std::string dot_;  // a DOT-only stage's text (model_ is empty then)
   DrawnGraph drawn_;

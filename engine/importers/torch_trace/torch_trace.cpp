@@ -13,6 +13,8 @@
 #include "engine/base/error.h"
 #include "engine/importers/common/byte_source.h"
 #include "engine/importers/torch_trace/dynamo_text.h"
+#include "engine/importers/torch_trace/fx_readable.h"
+#include "engine/ir/to_json.h"
 #include "engine/importers/torch_trace/output_code.h"
 #include "engine/importers/torch_trace/torch_trace_records.h"
 #include "engine/importers/torch_trace/trace_session_builder.h"
@@ -230,7 +232,23 @@ void TraceSessionBuilder::on_dynamo_start(const Context& c) {
 
 void TraceSessionBuilder::on_graph(const Context& c, const std::string& stage) {
   if (!c.record->has_payload) return on_generic(c, true);
-  s_.regions[region_of(c)].graphs.push_back({stage, std::string(c.record->payload), "", ""});
+  s_.regions[region_of(c)].graphs.push_back(stage_graph(stage, c.record->payload, c.record->md5_ok));
+}
+
+session::StageGraph TraceSessionBuilder::stage_graph(const std::string& stage, std::string_view payload, bool intact) {
+  session::StageGraph g{stage, std::string(payload), "", ""};
+  const bool graph_stage = stage.size() > 6 && stage.compare(stage.size() - 6, 6, "_graph") == 0;
+  if (!graph_stage || !looks_like_fx_readable(payload)) return g;
+  try {
+    auto fx = parse_fx_readable(payload);
+    bool calls = false;
+    for (const auto& n : fx.graph.nodes) calls |= n.op == ir::NodeOp::CallFunction;
+    if (calls) g.json = ir::to_json(fx.graph, -1);
+    if (fx.skipped_lines && intact) tally_.note("FX graph lines not read (" + stage + ")", fx.first_skipped, fx.skipped_lines);
+  } catch (const Error&) {
+    // Not FX graph code after all (a JSON payload quoting it): kept as text only.
+  }
+  return g;
 }
 
 void TraceSessionBuilder::on_python_guards(const Context& c) {
@@ -289,7 +307,7 @@ void TraceSessionBuilder::on_symbol(const Context& c) {
 void TraceSessionBuilder::on_generic(const Context& c, bool known) {
   if (!known) tally_.note("unrecognized event type '" + c.type + "' (kept as a generic record)",
                           "line " + std::to_string(c.record->line));
-  if (c.record->has_payload) s_.regions[region_of(c)].graphs.push_back({c.type, std::string(c.record->payload), "", ""});
+  if (c.record->has_payload) s_.regions[region_of(c)].graphs.push_back(stage_graph(c.type, c.record->payload, c.record->md5_ok));
   bool meta_worth_keeping = !c.meta.is_object() || c.meta.size() > 0;
   if (meta_worth_keeping || !c.record->has_payload) {
     std::string m = c.meta.dump();
