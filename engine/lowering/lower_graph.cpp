@@ -282,6 +282,13 @@ bool lower_host_op(LoweringContext& cx) {
   cx.out.host_ops.push_back(cx.node_index);
   try {
     evaluate_host_op(cx, size_tensor);
+    for (const auto& o : n.outputs) {
+      if (o.meta.is_tensor()) continue;
+      auto it = cx.vals.find(o.name);
+      if (it == cx.vals.end()) continue;
+      if (it->second.kind == Val::Kind::Int && it->second.i) cx.out.host_values[o.name] = {it->second.i, false};
+      if (it->second.kind == Val::Kind::Bool) cx.out.host_values[o.name] = {sym_const(it->second.b ? 1 : 0), true};
+    }
   } catch (const LoweringError& e) {
     if (makes_tensor) throw;  // a size tensor that kernels read
     // A host value Kiln cannot evaluate at compile time (a string's length, a value of a branch

@@ -30,6 +30,14 @@ struct LoweredRegion {
   std::vector<int> host_ops;        // IR node indices of non-tensor nodes, in order
   std::vector<std::string> fallbacks;  // "aten::foo (at node bar): no lowering"
   std::map<std::string, int> tensor_of;  // IR value name → the computation holding it
+  // Host-op results known at compile time (a rank, a dtype, a size or arithmetic on sizes,
+  // a comparison of static numbers), by IR value name: the runtime binds them without running the
+  // op, whose tensor argument may be one the region's kernels have not computed yet.
+  struct HostValue {
+    Sym value;
+    bool is_bool = false;
+  };
+  std::map<std::string, HostValue> host_values;
 };
 
 LoweredRegion lower_graph(const ir::Graph& graph);

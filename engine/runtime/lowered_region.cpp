@@ -137,10 +137,37 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
       bufs[c] = constant_in_layout(c, capture::lookup(env, it->second).toTensor());
     }
   }
-  // Host ops: sizes of computed tensors from their (symbolic) sizes, the rest through the interpreter.
+  // Host ops: what lowering knew at compile time (ranks, dtypes, sizes and their arithmetic) bound
+  // from it, sizes of computed tensors from their (symbolic) sizes, the device of a computed tensor
+  // is the region's, the rest through the interpreter.
+  c10::optional<c10::Device> region_device;
+  for (size_t c = 0; c < prog.comps.size() && !region_device; ++c)
+    if (bufs[c].defined()) region_device = bufs[c].device();
   for (int idx : lowered_.host_ops) {
     const torch::jit::Node* n = graph_nodes_[idx];
     if (!n) continue;
+    bool known = n->outputs().size() > 0;
+    for (const auto* o : n->outputs()) {
+      auto name = name_of_.find(o);
+      known = known && name != name_of_.end() && lowered_.host_values.count(name->second);
+    }
+    if (known) {
+      for (const auto* o : n->outputs()) {
+        const auto& hv = lowered_.host_values.at(name_of_.at(o));
+        auto v = capture::sym_eval(hv.value, bindings);
+        if (!v) throw Error("kiln backend: host value " + capture::sym_str(hv.value) + " cannot be evaluated");
+        env[o] = hv.is_bool ? c10::IValue(*v != 0) : c10::IValue(*v);
+      }
+      continue;
+    }
+    if (n->kind() == c10::prim::device && n->inputs().size() == 1 && region_device) {
+      auto name = name_of_.find(n->input(0));
+      auto comp = name == name_of_.end() ? lowered_.tensor_of.end() : lowered_.tensor_of.find(name->second);
+      if (comp != lowered_.tensor_of.end() && !bufs[comp->second].defined()) {
+        env[n->output()] = c10::IValue(*region_device);
+        continue;
+      }
+    }
     if (n->kind() == c10::aten::size && n->inputs().size() >= 1) {
       auto name = name_of_.find(n->input(0));
       auto comp = name == name_of_.end() ? lowered_.tensor_of.end() : lowered_.tensor_of.find(name->second);

@@ -260,3 +260,19 @@ def forward(self, x):
   ASSERT_EQ(fb.size(), 1u);
   EXPECT_NE(fb[0].find("_native_multi_head_attention"), std::string::npos) << fb[0];
 }
+
+// Host ops on a tensor the region's kernels compute (ViT checks x.dim() and x.device of a layer
+// norm's output before its attention): lowering knows the rank, the runtime binds it and the
+// region's device without running the op on a tensor that does not exist yet.
+TEST(RealModelOps, HostOpsOnComputedTensorsAreBoundFromCompileTime) {
+  auto c = compile(test::scripted_model("HostOnComputed", R"JIT(
+def forward(self, x):
+    y = torch.relu(x * 2.0)
+    d = y.dim()
+    msg = "rank {} on {} of {}".format(d, y.device, y.dtype)
+    return y + float(d) + float(len(y))
+)JIT"));
+  expect_matches_eager(c, "4x6", 2);
+  auto fb = fallbacks(c);
+  EXPECT_TRUE(fb.empty()) << fb.front();
+}
