@@ -345,6 +345,14 @@ void evaluate_host_op(LoweringContext& cx, bool size_tensor) {
     v.kind = Val::Kind::Int;
     v.i = sym_const(static_cast<int64_t>(code));
     cx.set_output(v);
+  } else if ((t == "aten::__is__" || t == "aten::__isnot__") && n.args.size() == 2 &&
+             n.args[0].kind == ir::Arg::Kind::Ref && n.args[1].kind == ir::Arg::Kind::Ref &&
+             n.args[0].ref == n.args[1].ref) {
+    // `query is key` on one value (nn.MultiheadAttention's self-attention check): known here.
+    Val v;
+    v.kind = Val::Kind::Bool;
+    v.b = t == "aten::__is__";
+    cx.set_output(v);
   } else if (t == "prim::ListUnpack") {
     Val in = cx.arg(0);
     for (size_t i = 0; i < n.outputs.size(); ++i) {

@@ -246,10 +246,15 @@ TEST(RealModelOps, NativeMultiHeadAttentionRunsAsAnExtern) {
   m.register_parameter("qkv_b", torch::randn({24}) * 0.1, false);
   m.register_parameter("proj_w", torch::randn({8, 8}) * 0.3, false);
   m.register_parameter("proj_b", torch::randn({8}) * 0.1, false);
+  // As in nn.MultiheadAttention: a method returning (output, weights), unpacked by its caller.
   m.define(R"JIT(
+def attention(self, y):
+    out, w = torch._native_multi_head_attention(y, y, y, 8, 2, self.qkv_w, self.qkv_b, self.proj_w, self.proj_b, None, False)
+    return out, w
+
 def forward(self, x):
     y = torch.layer_norm(x, [8])
-    out, w = torch._native_multi_head_attention(y, y, y, 8, 2, self.qkv_w, self.qkv_b, self.proj_w, self.proj_b, None, False)
+    out, _ = self.attention(y)
     return torch.relu(out) + x
 )JIT");
   std::string path = test::temp_dir() + "/mha.pt";
@@ -270,7 +275,8 @@ def forward(self, x):
     y = torch.relu(x * 2.0)
     d = y.dim()
     msg = "rank {} on {} of {}".format(d, y.device, y.dtype)
-    return y + float(d) + float(len(y))
+    same = y is y
+    return y + float(d) + float(len(y)) + float(same) + float(y is not y)
 )JIT"));
   expect_matches_eager(c, "4x6", 2);
   auto fb = fallbacks(c);
