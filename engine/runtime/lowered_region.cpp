@@ -183,6 +183,14 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
         continue;
       }
     }
+    // A host value lowering could not know whose input does not exist here (an output of a branch
+    // capture decided, like nn.MultiheadAttention's why_not_fast_path, or a tensor not computed
+    // yet): only conditions capture already decided read it. It stays unset; a step that needs it
+    // anyway fails there, naming the value.
+    bool inputs_exist = true;
+    for (const auto* in : n->inputs())
+      inputs_exist = inputs_exist && (env.count(in) || in->node()->kind() == c10::prim::Constant);
+    if (!inputs_exist) continue;
     auto outs = interp.exec_node(n, env);
     for (size_t i = 0; i < n->outputs().size() && i < outs.size(); ++i) env[n->output(i)] = outs[i];
   }

@@ -282,3 +282,24 @@ def forward(self, x):
   auto fb = fallbacks(c);
   EXPECT_TRUE(fb.empty()) << fb.front();
 }
+
+// A string a shape branch sets (nn.MultiheadAttention's why_not_fast_path): capture decides the
+// branch, lowering cannot know the string, and the run still works: its length is read only by
+// conditions capture already decided.
+TEST(RealModelOps, AValueOfADecidedBranchIsNotNeededAtRunTime) {
+  auto c = compile(test::scripted_model("WhyNot", R"JIT(
+def forward(self, x):
+    y = torch.relu(x * 2.0)
+    why = ""
+    if y.dim() != 2:
+        why = "input is not batched"
+    elif x.size(0) > 100:
+        why = "batch too large"
+    if len(why) == 0:
+        y = y + 1.0
+    return y
+)JIT"));
+  expect_matches_eager(c, "4x6", 2);
+  auto fb = fallbacks(c);
+  EXPECT_TRUE(fb.empty()) << fb.front();
+}
