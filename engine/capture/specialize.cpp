@@ -341,7 +341,12 @@ struct Specializer {
     }
     std::vector<ir::Node> attrs, body;
     std::vector<const Node*> body_nodes;
+    // An If output bound to a constant its taken branch returns (nn.MultiheadAttention's
+    // why_not_fast_path = ""): it reads as that constant.
+    std::map<const Value*, const Value*> bound_to;
     auto arg = [&](const Value* v) -> ir::Arg {
+      int hops = 0;
+      for (auto b = bound_to.find(v); b != bound_to.end() && hops < 64; b = bound_to.find(v), ++hops) v = b->second;
       auto it = names.find(v);
       if (it != names.end()) return ir::Arg::value(it->second);
       if (v->node()->kind() == c10::prim::Constant) {
@@ -379,6 +384,7 @@ struct Specializer {
       if (ins.kind == Instr::Kind::Bind) {
         auto it = names.find(ins.src);
         if (it != names.end()) names[ins.dst] = it->second;
+        else if (ins.dst != ins.src) bound_to[ins.dst] = ins.src;
         continue;
       }
       if (ins.kind == Instr::Kind::BindInt) continue;

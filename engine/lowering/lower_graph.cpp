@@ -608,8 +608,10 @@ LoweredRegion lower_graph(const ir::Graph& captured) {
     if (lower_host_op(cx)) continue;
     const std::string& t = n.target;
     std::string bad_dtype;
-    for (const auto& o : n.outputs)
-      if (o.meta.is_tensor() && !kernel_dtype(o.meta.dtype)) bad_dtype = ir::dtype_name(o.meta.dtype);
+    for (const auto& o : n.outputs) {
+      const bool undefined = o.meta.dtype == ir::DType::Unknown && o.meta.shape.empty();  // an absent tensor
+      if (o.meta.is_tensor() && !undefined && !kernel_dtype(o.meta.dtype)) bad_dtype = ir::dtype_name(o.meta.dtype);
+    }
     if (extern_ops().count(t)) {
       lower_extern(cx, false, "");
       continue;
