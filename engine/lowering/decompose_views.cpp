@@ -243,6 +243,17 @@ bool lower_view_op(LoweringContext& cx, const std::string& t) {
     cx.set_output(list);
     return true;
   }
+  if (t == "prim::TupleUnpack" && n.args.size() == 1 && n.args[0].kind == ir::Arg::Kind::Ref) {
+    // A tuple made in this region ((output, weights) of nn.MultiheadAttention, the weights an
+    // undefined tensor): each element is the value that went in.
+    const ir::Node* made = nullptr;
+    for (const auto& m : cx.graph.nodes)
+      if (m.target == "prim::TupleConstruct" && !m.outputs.empty() && m.outputs[0].name == n.args[0].ref) made = &m;
+    if (made && made->args.size() == n.outputs.size()) {
+      for (size_t i = 0; i < n.outputs.size(); ++i) cx.vals[n.outputs[i].name] = cx.value(made->args[i]);
+      return true;
+    }
+  }
   if (t == "prim::ListUnpack") {
     Val in = cx.arg(0);
     if (in.kind != Val::Kind::TensorList || in.tensors.size() != n.outputs.size())

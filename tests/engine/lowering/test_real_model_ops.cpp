@@ -264,6 +264,28 @@ def forward(self, x):
   auto fb = fallbacks(c);
   ASSERT_EQ(fb.size(), 1u);
   EXPECT_NE(fb[0].find("_native_multi_head_attention"), std::string::npos) << fb[0];
+
+  // The fast path chosen by a shape branch: its (output, weights) tuple is made and unpacked in
+  // the region (torchvision's ViT), the weights an undefined tensor.
+  torch::jit::Module branchy("MhaBranch");
+  for (const auto& p : m.named_parameters(false)) branchy.register_parameter(p.name, p.value, false);
+  branchy.define(R"JIT(
+def forward(self, x):
+    y = torch.layer_norm(x, [8])
+    if x.dim() == 3:
+        t = torch._native_multi_head_attention(y, y, y, 8, 2, self.qkv_w, self.qkv_b, self.proj_w, self.proj_b, None, False)
+    else:
+        t = (y, y)
+    out, _ = t
+    return torch.relu(out) + x
+)JIT");
+  std::string branch_path = test::temp_dir() + "/mha_branch.pt";
+  branchy.save(branch_path);
+  auto b = compile(branch_path);
+  expect_matches_eager(b, "2x5x8", 2);
+  auto bfb = fallbacks(b);
+  ASSERT_EQ(bfb.size(), 1u) << bfb.back();
+  EXPECT_NE(bfb[0].find("_native_multi_head_attention"), std::string::npos) << bfb[0];
 }
 
 // Host ops on a tensor the region's kernels compute (ViT checks x.dim() and x.device of a layer
