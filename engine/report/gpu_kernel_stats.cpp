@@ -160,10 +160,13 @@ KernelStats kernel_stats(const session::Session& s, int run) {
   for (size_t q = 0; q < queries.size(); ++q)
     if (found[q] >= 0) launcher_of[queries[q].second] = spans[static_cast<size_t>(found[q])];
 
-  // Kernels replayed from a CUDA graph were launched by one graph launch, not one API call each.
+  // Kernels replayed from a CUDA graph were launched by one graph launch, not one API call each
+  // (Kiln's reduce-overhead and max-autotune, the cudagraphs peer).
   bool graph_replay = false;
   for (const auto& r : s.runs)
-    if (r.id == run) graph_replay = r.mode == "reduce-overhead" || r.backend == "cudagraphs";
+    if (r.id == run)
+      graph_replay = r.mode == "reduce-overhead" || r.backend == "cudagraphs" ||
+                     (r.mode == "max-autotune" && r.backend == "kiln");
   std::map<std::tuple<std::string, std::string, std::string>, KernelStat> rows;
   for (size_t i = 0; i < records.size(); ++i) {
     const auto& e = *records[i];

@@ -92,6 +92,11 @@ TEST(GpuKernelStats, EveryRunOfTheBundledH100SessionSumsToItsDeviceRecords) {
   auto ro = report::kernel_stats(s, report::find_run(s, "reduce-overhead"));
   ASSERT_FALSE(ro.kernels.empty());
   EXPECT_EQ(ro.kernels[0].launcher, "CUDA graph replay");
+  // Kiln's max-autotune replays a CUDA graph too: its library kernels (cuBLAS) are not left unattributed.
+  auto ma = report::kernel_stats(s, report::find_run(s, "max-autotune"));
+  ASSERT_FALSE(ma.kernels.empty());
+  for (const auto& k : ma.kernels)
+    if (k.name.find("gemm") != std::string::npos) EXPECT_EQ(k.launcher, "CUDA graph replay") << k.name;
 }
 
 TEST(GpuKernelStats, AnImportedKinetoTraceCountsEveryGpuKernelOnceAndNamesItsOp) {
