@@ -96,6 +96,16 @@ std::vector<std::string> observations(const session::Session& s) {
         out.push_back(run_name(r) + " launches " + fmt("%.0f", r.kernels_per_iter) + " kernels per iteration instead of " +
                       fmt("%.0f", eager->kernels_per_iter) + " (fusion saves " + fmt("%.0f", saved) + ")");
     }
+  // Memory: a mode whose measured peak is above eager's (steady state, the allocators' reports).
+  if (eager && eager->peak_memory_bytes > 0)
+    for (const auto& r : s.runs) {
+      if (!is_ok(r) || r.mode == "eager" || r.peak_memory_bytes <= 0) continue;
+      const double ratio = static_cast<double>(r.peak_memory_bytes) / static_cast<double>(eager->peak_memory_bytes);
+      if (ratio > 1.05)
+        out.push_back(run_name(r) + " peaks at " + fmt("%.1f", static_cast<double>(r.peak_memory_bytes) / (1 << 20)) +
+                      " MiB of memory, " + fmt("%.0f", 100 * (ratio - 1)) + " % above eager's " +
+                      fmt("%.1f", static_cast<double>(eager->peak_memory_bytes) / (1 << 20)) + " MiB");
+    }
   const session::Run* def = find_run(s, "default", true);
   const session::Run* ro = find_run(s, "reduce-overhead", true);
   if (def && ro && def->kernels_per_iter - ro->kernels_per_iter >= 1)

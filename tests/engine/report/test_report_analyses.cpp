@@ -81,6 +81,19 @@ TEST(ReportAnalyses, ReportsCarryTheWorkbenchObservations) {
       << md;
 }
 
+// Memory: a mode that peaks above eager is said so, with both peaks; one within 5 % is not.
+TEST(ReportAnalyses, AModeThatNeedsMoreMemoryThanEagerIsObserved) {
+  auto s = two_regions_same_kernel_name();
+  for (auto& r : s.runs) r.peak_memory_bytes = r.mode == "eager" ? (100 << 20) : (150 << 20);
+  auto seen = report::observations(s);
+  const auto said = std::find_if(seen.begin(), seen.end(), [](const std::string& o) { return o.find("peaks at") != std::string::npos; });
+  ASSERT_NE(said, seen.end());
+  EXPECT_NE(said->find("150.0 MiB of memory, 50 % above eager's 100.0 MiB"), std::string::npos) << *said;
+  for (auto& r : s.runs)
+    if (r.mode != "eager") r.peak_memory_bytes = 104 << 20;
+  for (const auto& o : report::observations(s)) EXPECT_EQ(o.find("peaks at"), std::string::npos) << o;
+}
+
 // Recompile advice: the same dimension changing again and again is named, with what to do; an
 // imported recompile shows the guard that failed, read from the previous entry of its region.
 TEST(ReportAnalyses, RecompilesOnTheSameDimensionComeWithAdvice) {
