@@ -60,7 +60,7 @@ std::function<int()> add_check(CLI::App& app) {
       "check",
       "Check a compiled model against LibTorch eager on the same random inputs; on a mismatch, name the first "
       "region and the first kernel whose outputs differ. Exit 0: match, 1: mismatch, 2: bad input.");
-  cmd->add_option("model", args->model, "TorchScript archive (.pt)")->required();
+  cmd->add_option("model", args->model, "TorchScript archive (.pt) or torch.export program (.pt2)")->required();
   cmd->add_option("-i,--input", args->inputs, kInputSpecHelp)->required();
   cmd->add_option("--dtype", args->dtype, "Default dtype of the inputs")->capture_default_str();
   cmd->add_option("--float32-matmul-precision", args->float32_precision,

@@ -82,7 +82,7 @@ std::function<int()> add_compile(CLI::App& app) {
   auto* cmd = app.add_subcommand("compile", "Capture and compile a model with a backend; print the kernels per region, "
                                             "what each fuses, extern and fallback calls, compile time by stage, and a "
                                             "check against LibTorch eager.");
-  cmd->add_option("model", args->model, "TorchScript archive (.pt)")->required();
+  cmd->add_option("model", args->model, "TorchScript archive (.pt) or torch.export program (.pt2)")->required();
   cmd->add_option("-i,--input", args->inputs, kInputSpecHelp)->required();
   cmd->add_option("--dtype", args->dtype, "Default dtype of the inputs")->capture_default_str();
   cmd->add_option("--float32-matmul-precision", args->float32_precision,

@@ -60,7 +60,7 @@ std::function<int()> add_explain(CLI::App& app) {
   auto* cmd = app.add_subcommand("explain", "Run the model through Kiln's capture over a sequence of calls and report "
                                             "graphs, graph breaks (deduplicated, with lines and hints), guards and "
                                             "recompiles with their reasons.");
-  cmd->add_option("model", args->model, "TorchScript archive (.pt)")->required();
+  cmd->add_option("model", args->model, "TorchScript archive (.pt) or torch.export program (.pt2)")->required();
   cmd->add_option("-i,--input", args->inputs, std::string("One call with one argument (repeat: one call each, in order). ") + kInputSpecHelp);
   cmd->add_option("--call", args->calls, "One call with several arguments: \"4x64 4x8:int64\"");
   cmd->add_option("--dtype", args->dtype, "Default dtype of the inputs")->capture_default_str();

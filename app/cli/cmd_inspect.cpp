@@ -100,7 +100,7 @@ std::function<int()> add_inspect(CLI::App& app) {
   auto* cmd = app.add_subcommand("inspect", "Load a TorchScript model, run it once on random inputs and print its graph "
                                             "with shapes, module paths and source lines, an op histogram and the "
                                             "parameter count.");
-  cmd->add_option("model", args->model, "TorchScript archive (.pt) saved by torch.jit.save")->required();
+  cmd->add_option("model", args->model, "TorchScript archive (.pt) saved by torch.jit.save, or torch.export program (.pt2)")->required();
   cmd->add_option("-i,--input", args->inputs, kInputSpecHelp)
       ->required();
   cmd->add_option("--dtype", args->dtype, "Default dtype of the inputs")->capture_default_str();

@@ -84,7 +84,7 @@ std::function<int()> add_profile(CLI::App& app) {
   auto* cmd = app.add_subcommand("profile", "Run a model eagerly and in every compile mode, measure each (compile time, "
                                             "first call, steady state, kernels, host overhead, error vs eager) and "
                                             "write a session file.");
-  cmd->add_option("model", args->model, "TorchScript archive (.pt)")->required();
+  cmd->add_option("model", args->model, "TorchScript archive (.pt) or torch.export program (.pt2)")->required();
   cmd->add_option("-i,--input", args->inputs, kInputSpecHelp)->required();
   cmd->add_option("--dtype", args->dtype, "Default dtype of the inputs")->capture_default_str();
   cmd->add_option("--float32-matmul-precision", args->float32_precision,

@@ -32,7 +32,7 @@ void describe(QCoreApplication& app, QCommandLineParser& parser, Options& o) {
       "models.");
   parser.addHelpOption();
   parser.addVersionOption();
-  parser.addPositionalArgument("file", "Model (.pt), session (.kiln), TORCH_TRACE log or folder, or profiler trace");
+  parser.addPositionalArgument("file", "Model (.pt, .pt2), session (.kiln), TORCH_TRACE log or folder, or profiler trace");
   parser.addOptions({o.input, o.modes, o.sourceDir, o.screenshot, o.panel});
   parser.process(app);  // --help and --version print and exit here; bad options exit with a message
 }

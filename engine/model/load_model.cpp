@@ -6,6 +6,7 @@
 #include <set>
 
 #include "engine/base/error.h"
+#include "engine/model/load_exported.h"
 #include "engine/model/zip_directory.h"
 #include "engine/model/model_impl.h"
 
@@ -160,7 +161,8 @@ std::string cuda_unavailable_reason() {
 
 Model load_model(const std::string& path, const std::string& device) {
   check_file(path);
-  check_torchscript_records(path);
+  const bool exported = is_exported_program(path);
+  if (!exported) check_torchscript_records(path);
   if (device.rfind("cuda", 0) == 0) {
     auto why = cuda_unavailable_reason();
     if (!why.empty()) throw Error(path + ": cannot load onto " + device + ": " + why);
@@ -171,7 +173,14 @@ Model load_model(const std::string& path, const std::string& device) {
   impl->path = path;
   impl->device = device;
   try {
-    impl->module = torch::jit::load(path, torch::Device(device));
+    if (exported) {
+      impl->module = load_exported_program(path);
+      impl->module.to(torch::Device(device));
+    } else {
+      impl->module = torch::jit::load(path, torch::Device(device));
+    }
+  } catch (const Error&) {
+    throw;
   } catch (const c10::Error& e) {
     explain_load_failure(path, e.what_without_backtrace());
   } catch (const std::exception& e) {

@@ -93,7 +93,7 @@ MainWindow::MainWindow(QWidget* parent)
 
   buildMenus();
   updateTitle();
-  sessionLabel_->setText(QString("Kiln %1 on LibTorch %2. Open a model (.pt), a session (.kiln), a TORCH_TRACE log "
+  sessionLabel_->setText(QString("Kiln %1 on LibTorch %2. Open a model (.pt, .pt2), a session (.kiln), a TORCH_TRACE log "
                                  "or a profiler trace; or drop one here.")
                              .arg(QString::fromStdString(api::version_description()),
                                   QString::fromStdString(api::libtorch_version())));
@@ -130,7 +130,7 @@ void MainWindow::buildMenus() {
   connect(open, &QAction::triggered, this, [this] {
     QString path = QFileDialog::getOpenFileName(
         this, "Open", QString(),
-        "Everything Kiln opens (*.pt *.pth *.kiln *.log *.json *.gz);;TorchScript models (*.pt *.pth);;"
+        "Everything Kiln opens (*.pt *.pth *.pt2 *.kiln *.log *.json *.gz);;TorchScript models (*.pt *.pth);;Exported programs (*.pt2);;"
         "Kiln sessions (*.kiln);;TORCH_TRACE logs (*.log);;Profiler traces (*.json *.json.gz);;All files (*)");
     if (!path.isEmpty()) this->open(path);
   });

@@ -11,7 +11,7 @@ OpenKind open_kind(const std::string& path) {
   if (std::filesystem::is_directory(path, ec)) return OpenKind::Import;
   std::string ext = std::filesystem::path(path).extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-  if (ext == ".pt" || ext == ".pth") return OpenKind::Model;
+  if (ext == ".pt" || ext == ".pth" || ext == ".pt2") return OpenKind::Model;
   if (ext == ".kiln") return OpenKind::Session;
   return OpenKind::Import;
 }

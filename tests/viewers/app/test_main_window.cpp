@@ -42,6 +42,7 @@ QString open_and_wait(MainWindow& w, const QString& path) {
 TEST(OpenKind, ByExtensionAndFolders) {
   EXPECT_EQ(open_kind("a/model.pt"), OpenKind::Model);
   EXPECT_EQ(open_kind("MODEL.PTH"), OpenKind::Model);
+  EXPECT_EQ(open_kind("exported/resnet.pt2"), OpenKind::Model);
   EXPECT_EQ(open_kind("run.kiln"), OpenKind::Session);
   EXPECT_EQ(open_kind("dedicated_log_torch_trace_rank_0.log"), OpenKind::Import);
   EXPECT_EQ(open_kind("trace.json.gz"), OpenKind::Import);

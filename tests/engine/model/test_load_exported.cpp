@@ -1,0 +1,144 @@
+// torch.export programs (tests/data/pt2: the corpus miniatures exported with torch 2.11 and a
+// dynamic-batch MLP): read without Python, their weights and graph give the outputs torch recorded
+// when it exported them, Kiln compiles them within tolerance, and a program a LibTorch cannot run
+// or that is damaged is one clear error naming the file.
+#include "engine/model/load_exported.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <zip.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "engine/base/error.h"
+#include "engine/commands/compile_model.h"
+#include "engine/model/model_impl.h"
+#include "engine/runtime/captured_runtime.h"
+#include "engine/runtime/compare_values.h"
+#include "tests/support/paths.h"
+
+using namespace kiln;
+
+namespace {
+
+nlohmann::json manifest() {
+  std::ifstream in(test::data("pt2/manifest.json"));
+  return nlohmann::json::parse(in);
+}
+
+struct Recorded {
+  std::vector<at::Tensor> inputs, outputs;
+};
+
+Recorded recorded(const std::string& name) {
+  auto io = torch::jit::load(test::data("pt2/" + name + ".io.pt"));
+  Recorded r;
+  for (int i = 0; io.hasattr("input" + std::to_string(i)); ++i) r.inputs.push_back(io.attr("input" + std::to_string(i)).toTensor());
+  for (int i = 0; io.hasattr("output" + std::to_string(i)); ++i) r.outputs.push_back(io.attr("output" + std::to_string(i)).toTensor());
+  return r;
+}
+
+// Ops a LibTorch lacks (1.13 has no scaled_dot_product_attention): the error names the op.
+bool unknown_op_error(const std::string& error) { return error.find("is not known to this LibTorch") != std::string::npos; }
+
+}  // namespace
+
+TEST(LoadExported, EveryExportedMiniatureGivesTheOutputsTorchRecordedAndCompiles) {
+  int read = 0;
+  const auto all = manifest();
+  for (const auto& e : all["models"]) {
+    const std::string name = e["name"];
+    if (name == "mlp_dynamic") continue;
+    const std::string path = test::data("pt2/" + e["file"].get<std::string>());
+    std::optional<model::Model> m;
+    std::string error = test::error_of([&] { m = model::load_model(path); });
+    if (!error.empty()) {
+      EXPECT_TRUE(unknown_op_error(error)) << name << ": " << error;
+      EXPECT_NE(error.find(path), std::string::npos) << error;
+      continue;
+    }
+    ++read;
+    auto io = recorded(name);
+    ASSERT_EQ(io.inputs.size(), 1u) << name;
+    ASSERT_EQ(io.outputs.size(), 1u) << name;
+    // The module read from the archive (weights, argument order, defaults) against torch's own run.
+    {
+      torch::NoGradGuard no_grad;
+      auto module = m->impl->module;
+      auto got = module.forward({io.inputs[0]});
+      auto err = runtime::compare_to_eager(got, io.outputs[0]);
+      EXPECT_TRUE(err.ok) << name << ": max rel " << err.max_rel << " against the outputs torch recorded " << err.problem;
+    }
+    // Kiln's compiled kernels on the recorded input.
+    capture::CaptureOptions o;
+    o.backend = "kiln";
+    o.dynamic = false;
+    runtime::CapturedRuntime rt(*m, o);
+    auto outs = rt.run({io.inputs[0]});
+    ASSERT_EQ(outs.size(), 1u);
+    auto err = runtime::compare_to_eager(outs[0], io.outputs[0]);
+    EXPECT_TRUE(err.ok) << name << " compiled: max rel " << err.max_rel << " " << err.problem;
+    for (const auto& arts : rt.artifacts(0)) {
+      EXPECT_TRUE(arts.note.empty()) << name << ": " << arts.note;
+      EXPECT_FALSE(arts.kernels.empty()) << name;
+    }
+  }
+  EXPECT_GE(read, 6) << "resnet18, mobilenet_v3_small, efficientnet_b0, convnext_tiny, bert and gpt2 read everywhere";
+}
+
+TEST(LoadExported, ADynamicBatchProgramRunsAtSeveralBatchSizesWithOneCompile) {
+  auto m = model::load_model(test::data("pt2/mlp_dynamic.pt2"));
+  auto io = recorded("mlp_dynamic");
+  ASSERT_EQ(io.inputs.size(), 2u);  // batch 4 and batch 7
+  capture::CaptureOptions o;
+  o.backend = "kiln";
+  o.dynamic = true;
+  runtime::CapturedRuntime rt(m, o);
+  for (size_t i = 0; i < 2; ++i) {
+    auto outs = rt.run({io.inputs[i]});
+    auto err = runtime::compare_to_eager(outs.at(0), io.outputs[i]);
+    EXPECT_TRUE(err.ok) << "batch " << io.inputs[i].size(0) << ": max rel " << err.max_rel;
+  }
+  ASSERT_EQ(rt.regions().size(), 1u);
+  EXPECT_EQ(rt.regions()[0].entries.size(), 1u) << "one compile for both batch sizes";
+  EXPECT_EQ(m.forward_arg_names(), std::vector<std::string>{"x"});
+}
+
+TEST(LoadExported, DamagedOrUnknownProgramsAreOneClearError) {
+  const std::string dir = test::temp_dir();
+  // A truncated archive.
+  {
+    std::ifstream in(test::data("pt2/mlp_dynamic.pt2"), std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::ofstream out(dir + "/cut.pt2", std::ios::binary);
+    out << bytes.substr(0, bytes.size() / 2);
+  }
+  auto cut = test::error_of([&] { model::load_model(dir + "/cut.pt2"); });
+  EXPECT_NE(cut.find(dir + "/cut.pt2"), std::string::npos) << cut;
+  EXPECT_EQ(cut.find('\n'), std::string::npos) << cut;
+  // A program of another schema version, and one calling an operator no LibTorch has.
+  auto write_program = [&](const std::string& file, const std::string& model_json) {
+    int err = 0;
+    zip_t* z = zip_open(file.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &err);
+    ASSERT_NE(z, nullptr);
+    auto* text = new std::string(model_json);
+    zip_source_t* src = zip_source_buffer(z, text->data(), text->size(), 0);
+    zip_file_add(z, "p/models/model.json", src, ZIP_FL_OVERWRITE);
+    ASSERT_EQ(zip_close(z), 0);
+    delete text;
+  };
+  write_program(dir + "/v9.pt2", R"({"schema_version": {"major": 9, "minor": 0}, "graph_module": {}})");
+  EXPECT_TRUE(model::is_exported_program(dir + "/v9.pt2"));
+  auto v9 = test::error_of([&] { model::load_model(dir + "/v9.pt2"); });
+  EXPECT_NE(v9.find("export schema version 9.0"), std::string::npos) << v9;
+  write_program(dir + "/op.pt2", R"({"schema_version": {"major": 8, "minor": 17}, "graph_module": {
+    "signature": {"input_specs": [{"user_input": {"arg": {"as_tensor": {"name": "x"}}}}],
+                  "output_specs": [{"user_output": {"arg": {"as_tensor": {"name": "y"}}}}]},
+    "graph": {"nodes": [{"target": "torch.ops.aten.no_such_op.default",
+                         "inputs": [{"name": "self", "arg": {"as_tensor": {"name": "x"}}}],
+                         "outputs": [{"as_tensor": {"name": "y"}}]}]}}})");
+  auto op = test::error_of([&] { model::load_model(dir + "/op.pt2"); });
+  EXPECT_NE(op.find("aten::no_such_op"), std::string::npos) << op;
+  EXPECT_NE(op.find(dir + "/op.pt2"), std::string::npos) << op;
+}
