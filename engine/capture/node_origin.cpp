@@ -105,6 +105,13 @@ NodeOrigin node_origin(const torch::jit::Node* node, SourceFiles& sources) {
     }
   }
   for (auto& f : frames_of(node->sourceRange(), sources)) frames.push_back(std::move(f));
+  // A torch.export program's node carries its module path as a scope (model/load_exported.h).
+  auto* mutable_node = const_cast<torch::jit::Node*>(node);  // Node::scope() is not const in LibTorch
+  if (o.module_path.empty() && mutable_node->scope()) {
+    const std::string scope = mutable_node->scope()->name().toUnqualString();
+    const std::string tag = "kiln_export.";
+    if (scope.rfind(tag, 0) == 0) o.module_path = scope.substr(tag.size());
+  }
   if (!frames.empty()) o.op_loc = frames.back();
   for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
     if (it->known() && !is_library_file(it->file)) {

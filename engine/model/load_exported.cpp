@@ -7,7 +7,9 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
+#include <sstream>
 
 #include <torch/csrc/jit/ir/ir.h>
 #include <torch/csrc/jit/runtime/operator.h>
@@ -225,6 +227,43 @@ struct GraphBuilder {
                 "): the program was exported by a newer PyTorch");
   }
 
+  // The node's Python stack (metadata.stack_trace, outermost first, "File \"p\", line N, in f")
+  // as TorchScript records a traced stack (innermost first, "p(N): f"), and its module path
+  // (metadata.nn_module_stack, "key,path,type;..." outermost first) as a scope named
+  // "kiln_export.<path>": capture reads both as it does for TorchScript models.
+  void annotate(torch::jit::Node* call, const json& n) {
+    if (!n.contains("metadata") || !n["metadata"].is_object()) return;
+    const auto& meta = n["metadata"];
+    if (meta.contains("stack_trace") && meta["stack_trace"].is_string()) {
+      static const std::regex frame(R"re(^\s*File "(.*)", line (\d+), in (\S+)\s*$)re");
+      std::vector<std::string> frames;
+      std::istringstream in(meta["stack_trace"].get<std::string>());
+      for (std::string line; std::getline(in, line);) {
+        std::smatch m;
+        if (std::regex_match(line, m, frame)) frames.push_back(m[1].str() + "(" + m[2].str() + "): " + m[3].str());
+      }
+      std::string text;
+      for (auto it = frames.rbegin(); it != frames.rend(); ++it) text += (text.empty() ? "" : "\n") + *it;
+      if (!text.empty()) {
+        auto source = std::make_shared<torch::jit::Source>(text);
+        call->setSourceRange(torch::jit::SourceRange(source, 0, text.size()));
+      }
+    }
+    if (meta.contains("nn_module_stack") && meta["nn_module_stack"].is_string()) {
+      std::string innermost;
+      std::istringstream in(meta["nn_module_stack"].get<std::string>());
+      for (std::string entry; std::getline(in, entry, ';');) {
+        auto a = entry.find(',');
+        auto b = a == std::string::npos ? std::string::npos : entry.find(',', a + 1);
+        if (b != std::string::npos && b > a + 1) innermost = entry.substr(a + 1, b - a - 1);
+      }
+      if (!innermost.empty()) {
+        auto root = c10::make_intrusive<torch::jit::Scope>();
+        call->setScope(root->push(c10::Symbol::scope("kiln_export." + innermost)));
+      }
+    }
+  }
+
   void node(const json& n) {
     const std::string target = n.at("target").get<std::string>();
     auto op = op_for(target);
@@ -241,6 +280,7 @@ struct GraphBuilder {
     const auto& returns = schema.returns();
     torch::jit::Node* call = g.insertNode(g.create(c10::Symbol::fromQualString(schema.name()), inputs, returns.size()));
     for (size_t i = 0; i < returns.size(); ++i) call->output(i)->setType(returns[i].type());
+    annotate(call, n);
     const auto& outs = n.at("outputs");
     for (size_t i = 0; i < outs.size() && i < returns.size(); ++i) {
       const auto& [kind, v] = *outs[i].items().begin();

@@ -100,8 +100,18 @@ TEST(LoadExported, ADynamicBatchProgramRunsAtSeveralBatchSizesWithOneCompile) {
     auto err = runtime::compare_to_eager(outs.at(0), io.outputs[i]);
     EXPECT_TRUE(err.ok) << "batch " << io.inputs[i].size(0) << ": max rel " << err.max_rel;
   }
-  ASSERT_EQ(rt.regions().size(), 1u);
-  EXPECT_EQ(rt.regions()[0].entries.size(), 1u) << "one compile for both batch sizes";
+  const auto regions = rt.regions();  // a copy: the loop below reads into it
+  ASSERT_EQ(regions.size(), 1u);
+  EXPECT_EQ(regions[0].entries.size(), 1u) << "one compile for both batch sizes";
+  // Source lines and module paths from the program's node metadata (stack_trace, nn_module_stack).
+  std::vector<std::string> linears;
+  for (const auto& n : regions[0].entries[0].graph.nodes) {
+    if (n.target != "aten::linear") continue;
+    linears.push_back(n.module_path);
+    EXPECT_NE(n.loc.file.find("make_exported.py"), std::string::npos) << n.loc.file;
+    EXPECT_EQ(n.loc.line, 30);
+  }
+  EXPECT_EQ(linears, (std::vector<std::string>{"fc1", "fc2"}));
   EXPECT_EQ(m.forward_arg_names(), std::vector<std::string>{"x"});
 }
 
