@@ -43,6 +43,7 @@ ExplainResult explain_model(const model::Model& model, const std::vector<std::ve
   auto names = model.forward_arg_names();
   ExplainResult r;
   r.model = model.path();
+  r.exported_program = model.exported_program();
   CapturedRuntime rt(model, options);
   for (size_t call = 0; call < calls.size(); ++call) {
     const auto& specs = calls[call];
@@ -136,7 +137,11 @@ std::string explain_text(const ExplainResult& r, bool timings) {
   os << "calls        " << r.calls.size() << "\n";
   os << "graphs       " << r.regions.size() << " region" << (r.regions.size() == 1 ? "" : "s") << ", "
      << r.compiles() << " compile" << (r.compiles() == 1 ? "" : "s") << "\n";
-  os << "graph breaks " << r.breaks.size() << " (" << unique.size() << " unique)\n";
+  os << "graph breaks " << r.breaks.size() << " (" << unique.size() << " unique)"
+     << (r.exported_program && r.breaks.empty() ? ": an exported program (torch.export) is one graph by construction; "
+                                                  "its guards are the input shapes below"
+                                                : "")
+     << "\n";
   if (!unique.empty()) {
     os << "\nGraph breaks (deduplicated)\n";
     int i = 1;
@@ -202,6 +207,7 @@ std::string explain_json(const ExplainResult& r) {
   using nlohmann::ordered_json;
   ordered_json j;
   j["model"] = r.model;
+  j["exported_program"] = r.exported_program;
   j["graph_count"] = r.regions.size();
   j["compile_count"] = r.compiles();
   j["break_count"] = r.breaks.size();

@@ -28,6 +28,7 @@ struct CallCheck {
 
 struct ExplainResult {
   std::string model;
+  bool exported_program = false;   // torch.export: one graph by construction
   std::vector<GraphBreak> breaks;  // one per break site in the program
   std::vector<int> break_hits;     // per break site: times it was hit over all calls
   std::vector<RegionInfo> regions;

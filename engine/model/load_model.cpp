@@ -18,6 +18,7 @@ namespace fs = std::filesystem;
 
 const std::string& Model::path() const { return impl->path; }
 const std::string& Model::device() const { return impl->device; }
+bool Model::exported_program() const { return impl->exported_program; }
 int64_t Model::parameter_count() const { return impl->parameter_count; }
 int64_t Model::buffer_count() const { return impl->buffer_count; }
 
@@ -172,6 +173,7 @@ Model load_model(const std::string& path, const std::string& device) {
   auto impl = std::make_shared<LoadedModel>();
   impl->path = path;
   impl->device = device;
+  impl->exported_program = exported;
   try {
     if (exported) {
       impl->module = load_exported_program(path);

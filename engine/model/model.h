@@ -26,6 +26,7 @@ struct Model {
   int64_t buffer_count() const;     // elements in all buffers (running stats, ...)
   std::vector<std::string> forward_arg_names() const;  // without self
   const std::string& device() const;  // where its parameters live: "cpu", "cuda"...
+  bool exported_program() const;      // read from a torch.export archive (.pt2), not TorchScript
 };
 
 // device: "cpu" or "cuda" / "cuda:N" (parameters are loaded there before freezing).

@@ -13,6 +13,7 @@ namespace kiln::model {
 struct LoadedModel {
   std::string path;
   std::string device = "cpu";
+  bool exported_program = false;  // a .pt2 (model/load_exported.h)
   int retargeted_constants = 0;  // CPU device/tensor constants of a traced graph moved to `device`
   torch::jit::Module module;  // as loaded, in eval mode (the eager reference)
   torch::jit::Module frozen;  // frozen and inlined

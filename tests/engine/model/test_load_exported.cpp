@@ -13,6 +13,7 @@
 
 #include "engine/base/error.h"
 #include "engine/commands/compile_model.h"
+#include "engine/commands/explain.h"
 #include "engine/model/model_impl.h"
 #include "engine/runtime/captured_runtime.h"
 #include "engine/runtime/compare_values.h"
@@ -112,6 +113,12 @@ TEST(LoadExported, ADynamicBatchProgramRunsAtSeveralBatchSizesWithOneCompile) {
     EXPECT_EQ(n.loc.line, 30);
   }
   EXPECT_EQ(linears, (std::vector<std::string>{"fc1", "fc2"}));
+  // explain says why there are no breaks.
+  capture::CaptureOptions eo;
+  eo.dynamic = false;
+  auto ex = runtime::explain_model(m, {{parse_input_spec("4x16")}}, eo);
+  EXPECT_TRUE(ex.exported_program);
+  EXPECT_NE(runtime::explain_text(ex).find("one graph by construction"), std::string::npos) << runtime::explain_text(ex);
   EXPECT_EQ(m.forward_arg_names(), std::vector<std::string>{"x"});
 }
 
