@@ -38,6 +38,22 @@ def first_error(err):
     return err.strip().splitlines()[-1][:160] if err.strip() else ""
 
 
+def input_specs(m):
+    """The CLI's -i specs of one call: make_corpus.py writes them as text; make_exported.py (.pt2) as
+    [shape, dtype] per argument, every call's arguments in turn ("calls"), integer ids below "vocab"."""
+    ins = m["inputs"]
+    if not ins or isinstance(ins[0], str):
+        return ins
+    per_call = len(ins) // max(1, m.get("calls", 1))
+    specs = []
+    for shape, dtype in ins[:per_call]:
+        spec = "x".join(str(d) for d in shape) + ":" + dtype
+        if dtype.startswith("int"):
+            spec += f"[0,{m.get('vocab', 10)})"
+        specs.append(spec)
+    return specs
+
+
 def main():
     kiln, corpus, out = sys.argv[1], sys.argv[2], sys.argv[3]
     device = arg("--device", "cuda")
@@ -51,14 +67,14 @@ def main():
         name = m["name"]
         if only and name not in only:
             continue
-        row = {"name": name, "dtype": m["dtype"], "dynamo_breaks": m.get("dynamo", {}).get("breaks", "?")}
+        row = {"name": name, "dtype": m.get("dtype", "float32"), "dynamo_breaks": m.get("dynamo", {}).get("breaks", "?")}
         if "error" in m:
             row["note"] = "not saved: " + m["error"][:120]
             rows.append(row)
             continue
         model = os.path.join(corpus, m["file"])
         ins = []
-        for s in m["inputs"]:
+        for s in input_specs(m):
             ins += ["-i", s]
         rc, o, e, _ = run([kiln, "explain", model, *ins, "--json"], os.path.join(out, name + ".explain.log"), timeout)
         if rc == 0:

@@ -38,14 +38,14 @@ def cases(full):
         def build(name=name):
             m = mc.vision(name, mini).eval()
             mc.randomize_norm_stats(m)
-            return m, (torch.randn(batch, 3, img, img),)
+            return m, (torch.randn(batch, 3, img, img),), None
         out.append((name, build, None))
     for family in ["bert", "gpt2"]:
         def build(family=family):
             m, cfg = mc.hf_model(family, mini)
-            return mc.Called(m.eval(), "input_ids").eval(), (torch.randint(0, cfg.vocab_size, (batch, seq)),)
+            return mc.Called(m.eval(), "input_ids").eval(), (torch.randint(0, cfg.vocab_size, (batch, seq)),), cfg.vocab_size
         out.append((family + "_ids", build, None))
-    out.append(("mlp_dynamic", lambda: (MLP().eval(), (torch.randn(4, 16),)), "batch"))
+    out.append(("mlp_dynamic", lambda: (MLP().eval(), (torch.randn(4, 16),), None), "batch"))
     return out
 
 
@@ -58,7 +58,7 @@ def main():
         entry = {"name": name, "file": name + ".pt2"}
         try:
             torch.manual_seed(0)
-            m, inputs = build()
+            m, inputs, vocab = build()
             shapes = None
             if dynamic:
                 shapes = ({0: torch.export.Dim("batch", min=1, max=1024)},)
@@ -76,6 +76,9 @@ def main():
             outs_flat = [t.detach().contiguous() for _, o in pairs for t in mc.flat_tensors(o)]
             torch.jit.script(mc.IO(io, outs_flat)).save(os.path.join(out_dir, name + ".io.pt"))
             entry["inputs"] = [[list(t.shape), str(t.dtype).replace("torch.", "")] for ins, _ in pairs for t in ins]
+            entry["calls"] = len(pairs)  # inputs holds each call's arguments in turn
+            if vocab:
+                entry["vocab"] = vocab  # integer inputs are token ids in [0, vocab)
             entry["ops"] = sorted({str(n.target) for n in ep.graph.nodes if n.op == "call_function"})
             entry["nodes"] = len(ep.graph.nodes)
         except Exception as e:  # noqa: BLE001
