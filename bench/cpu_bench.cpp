@@ -17,6 +17,7 @@
 #include <sstream>
 #include <vector>
 
+#include "engine/backends/builtin.h"
 #include "engine/codegen/cpp/cpp_compiler.h"
 #include "engine/model/model_impl.h"
 #include "engine/runtime/captured_runtime.h"
@@ -42,6 +43,7 @@ double median_ms(const std::function<void()>& fn, int iters) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  kiln::backends::register_builtin_backends();
   std::string examples = argc > 1 ? argv[1] : "resources/examples";
   int iters = argc > 2 ? std::atoi(argv[2]) : 200;
   torch::jit::setPrintHandler([](const std::string&) {});
@@ -69,7 +71,7 @@ int main(int argc, char** argv) {
     auto peer = model::load_model(examples + "/" + c.model);
     auto optimized = torch::jit::optimize_for_inference(const_cast<torch::jit::Module&>(peer.impl->frozen));
     double jit = median_ms([&] { optimized.forward(args); }, iters);
-    capture::CaptureOptions o;
+    capture::CompileOptions o;
     o.backend = "kiln";
     auto t0 = Clock::now();
     runtime::CapturedRuntime cold(m, o);

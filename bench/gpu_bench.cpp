@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "engine/backends/builtin.h"
 #include "engine/model/model_impl.h"
 #include "engine/runtime/captured_runtime.h"
 #include "engine/runtime/example_inputs.h"
@@ -82,7 +83,7 @@ KilnMode run_kiln(const model::Model& m, const at::Tensor& x, const at::Tensor& 
   step(backend + "/" + mode + ": cold compile");
   std::string cache = cache_root + "/" + backend + "-" + mode;
   ::setenv("KILN_CACHE_DIR", cache.c_str(), 1);
-  capture::CaptureOptions o;
+  capture::CompileOptions o;
   o.backend = backend;
   o.mode = mode;
   // KILN_CONV_LAYOUT=contiguous measures the convolution chains without channels-last (A/B).
@@ -113,6 +114,7 @@ KilnMode run_kiln(const model::Model& m, const at::Tensor& x, const at::Tensor& 
 #endif
 
 int main(int argc, char** argv) {
+  kiln::backends::register_builtin_backends();
 #if !KILN_TORCH_CUDA
   std::printf("kiln_gpu_bench: this build's LibTorch has no CUDA; run it on the GPU machine (scripts/device-run)\n");
   return 0;
@@ -209,7 +211,7 @@ int main(int argc, char** argv) {
       if (!std::filesystem::exists(file)) continue;
       step(std::string("bandwidth: ") + probe);
       auto m = model::load_model(file, "cuda");
-      capture::CaptureOptions o;
+      capture::CompileOptions o;
       o.backend = "kiln";
       o.dynamic = false;
       runtime::CapturedRuntime rt(m, o);

@@ -23,6 +23,12 @@ double percentile(std::vector<double> v, double q) {
   return v[std::min(v.size() - 1, static_cast<size_t>(q * (v.size() - 1) + 0.5))];
 }
 
+// One row of frame times: median, p90 and max against the 16 ms target.
+void print_frames_row(const char* what, const std::vector<double>& ms) {
+  std::printf("| %s | %.2f ms | %.2f ms | %.2f ms | <= 16 ms |\n", what, percentile(ms, 0.5), percentile(ms, 0.9),
+              *std::max_element(ms.begin(), ms.end()));
+}
+
 // 1M events over 4 runs x (2 host lanes + 2 streams + api): short kernels, some long spans.
 std::shared_ptr<session::Session> big_timeline(size_t n) {
   auto s = std::make_shared<session::Session>();
@@ -100,38 +106,29 @@ int main(int argc, char** argv) {
       p.end();
       return static_cast<double>(t.nsecsElapsed()) / 1e6;
     };
+    // Zoom in 60 frames, pan 60, zoom out 60, pan back 60.
+    auto pan_and_zoom_ms = [&] {
+      std::vector<double> frames;
+      for (int f = 0; f < 240; ++f) {
+        int phase = f / 60;
+        if (phase == 0) canvas->geometry().zoom_at(800, 1.08);
+        else if (phase == 1) canvas->geometry().pan_px(-25);
+        else if (phase == 2) canvas->geometry().zoom_at(800, 1 / 1.08);
+        else canvas->geometry().pan_px(25);
+        frames.push_back(frame_ms());
+      }
+      return frames;
+    };
     std::vector<double> whole;  // the worst case: everything in view, nearly all of it folded
     for (int f = 0; f < 20; ++f) whole.push_back(frame_ms());
-    std::printf("| timeline, 1,000,000 events, whole session in view (20 frames) | %.2f ms | %.2f ms | %.2f ms | <= 16 ms |\n",
-                percentile(whole, 0.5), percentile(whole, 0.9), *std::max_element(whole.begin(), whole.end()));
-    std::vector<double> frames;
-    for (int f = 0; f < 240; ++f) {
-      // Zoom in 60 frames, pan 60, zoom out 60, pan back 60.
-      int phase = f / 60;
-      if (phase == 0) canvas->geometry().zoom_at(800, 1.08);
-      else if (phase == 1) canvas->geometry().pan_px(-25);
-      else if (phase == 2) canvas->geometry().zoom_at(800, 1 / 1.08);
-      else canvas->geometry().pan_px(25);
-      frames.push_back(frame_ms());
-    }
-    std::printf("| timeline, 1,000,000 events, 240 frames 1600x900 (pan + zoom) | %.2f ms | %.2f ms | %.2f ms | <= 16 ms |\n",
-                percentile(frames, 0.5), percentile(frames, 0.9), *std::max_element(frames.begin(), frames.end()));
+    print_frames_row("timeline, 1,000,000 events, whole session in view (20 frames)", whole);
+    print_frames_row("timeline, 1,000,000 events, 240 frames 1600x900 (pan + zoom)", pan_and_zoom_ms());
     std::printf("| timeline, packing 1,000,000 events (once per session) | %.0f ms | | | |\n", load_ms);
     // The same sequence with a kernel selected (its events outlined, inside folds too).
     ctx.setRun(1);
     ctx.selectKernel("k5_fused");
     canvas->fitAll();
-    std::vector<double> marked;
-    for (int f = 0; f < 240; ++f) {
-      int phase = f / 60;
-      if (phase == 0) canvas->geometry().zoom_at(800, 1.08);
-      else if (phase == 1) canvas->geometry().pan_px(-25);
-      else if (phase == 2) canvas->geometry().zoom_at(800, 1 / 1.08);
-      else canvas->geometry().pan_px(25);
-      marked.push_back(frame_ms());
-    }
-    std::printf("| timeline, same 240 frames with a kernel selected | %.2f ms | %.2f ms | %.2f ms | <= 16 ms |\n",
-                percentile(marked, 0.5), percentile(marked, 0.9), *std::max_element(marked.begin(), marked.end()));
+    print_frames_row("timeline, same 240 frames with a kernel selected", pan_and_zoom_ms());
   }
 
   for (bool collapsed : {true, false}) {

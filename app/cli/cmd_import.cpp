@@ -122,16 +122,15 @@ int run(const ImportArgs& a) {
 
 }  // namespace
 
-std::function<int()> add_import(CLI::App& app) {
-  auto args = std::make_shared<ImportArgs>();
-  auto* cmd = app.add_subcommand("import", "Import real torch.compile runs: TORCH_TRACE logs (a directory or files) and "
-                                           "PyTorch profiler traces (.json, .json.gz), joined per compile id, into a "
-                                           "session file.");
-  cmd->add_option("paths", args->paths, "TORCH_TRACE directory, log file or profiler trace (repeatable)")->required();
-  cmd->add_option("-o,--output", args->output, "Session file to write (default: <name>.kiln here)");
-  cmd->add_flag("--all", args->all, "Import every log of a directory (default: the newest)");
-  cmd->add_flag("--no-md5", args->no_md5, "Do not check payload MD5 digests");
-  return [args] { return run(*args); };
+Command add_import(CLI::App& app) {
+  auto [cmd, args, command] = subcommand<ImportArgs>(app, "import",
+      "Import real torch.compile runs: TORCH_TRACE logs (a directory or files) and PyTorch profiler traces (.json, "
+      ".json.gz), joined per compile id, into a session file.");
+  cmd.add_option("paths", args.paths, "TORCH_TRACE directory, log file or profiler trace (repeatable)")->required();
+  add_output_option(cmd, args.output, "Session file to write (default: <name>.kiln here)");
+  cmd.add_flag("--all", args.all, "Import every log of a directory (default: the newest)");
+  cmd.add_flag("--no-md5", args.no_md5, "Do not check payload MD5 digests");
+  return command(run);
 }
 
 }  // namespace kiln::cli

@@ -13,9 +13,7 @@ namespace kiln::cli {
 namespace {
 
 struct InspectArgs {
-  std::string model;
-  std::vector<std::string> inputs;
-  std::string dtype = "float32";
+  ModelArgs model;
   std::string dot;
   bool json = false;
   bool table = false;
@@ -28,17 +26,9 @@ std::string with_commas(int64_t v) {
   return s;
 }
 
-std::vector<InputSpec> parse_inputs(const std::vector<std::string>& texts, const std::string& dtype_text) {
-  auto dt = ir::parse_dtype(dtype_text);
-  if (!dt) throw Error("--dtype '" + dtype_text + "': unknown dtype (use float32, float64, float16, bfloat16, int64, ...)");
-  std::vector<InputSpec> specs;
-  for (const auto& t : texts) specs.push_back(parse_input_spec(t, *dt));
-  return specs;
-}
-
 int run(const InspectArgs& a) {
-  auto specs = parse_inputs(a.inputs, a.dtype);
-  auto r = api::inspect(a.model, specs);
+  auto specs = a.model.specs();
+  auto r = api::inspect(a.model.path, specs);
   if (!a.dot.empty()) {
     std::ofstream out(a.dot);
     if (!out) throw Error(a.dot + ": cannot write the DOT file (check the directory exists and is writable)");
@@ -47,7 +37,7 @@ int run(const InspectArgs& a) {
   }
   if (a.json) {
     nlohmann::ordered_json j;
-    j["model"] = a.model;
+    j["model"] = a.model.path;
     j["libtorch"] = r.libtorch_version;
     nlohmann::ordered_json ins = nlohmann::ordered_json::array();
     for (const auto& s : specs) ins.push_back(s.str());
@@ -68,7 +58,7 @@ int run(const InspectArgs& a) {
     std::cout << j.dump(2) << "\n";
     return 0;
   }
-  std::cout << "model       " << a.model << "\n";
+  std::cout << "model       " << a.model.path << "\n";
   std::cout << "libtorch    " << r.libtorch_version << "\n";
   std::cout << "inputs      ";
   for (size_t i = 0; i < specs.size(); ++i) std::cout << (i ? ", " : "") << specs[i].str();
@@ -95,20 +85,16 @@ int run(const InspectArgs& a) {
 
 }  // namespace
 
-std::function<int()> add_inspect(CLI::App& app) {
-  auto args = std::make_shared<InspectArgs>();
-  auto* cmd = app.add_subcommand("inspect", "Load a TorchScript model, run it once on random inputs and print its graph "
-                                            "with shapes, module paths and source lines, an op histogram and the "
-                                            "parameter count.");
-  cmd->add_option("model", args->model, "TorchScript archive (.pt) saved by torch.jit.save, or torch.export program (.pt2)")->required();
-  cmd->add_option("-i,--input", args->inputs, kInputSpecHelp)
-      ->required();
-  cmd->add_option("--dtype", args->dtype, "Default dtype of the inputs")->capture_default_str();
-  cmd->add_option("--dot", args->dot, "Also write the graph as Graphviz DOT to FILE");
-  cmd->add_flag("--json", args->json, "Print JSON instead of text");
-  cmd->add_flag("--regions", args->regions, "Also show how capture cuts the graph into regions and graph breaks");
-  cmd->add_flag("--table", args->table, "Print the graph as a table (opcode, name, target, args, meta, module, source)");
-  return [args] { return run(*args); };
+Command add_inspect(CLI::App& app) {
+  auto [cmd, args, command] = subcommand<InspectArgs>(app, "inspect",
+      "Load a TorchScript model, run it once on random inputs and print its graph with shapes, module paths and "
+      "source lines, an op histogram and the parameter count.");
+  add_model_options(cmd, args.model);
+  cmd.add_option("--dot", args.dot, "Also write the graph as Graphviz DOT to FILE");
+  add_json_flag(cmd, args.json);
+  cmd.add_flag("--regions", args.regions, "Also show how capture cuts the graph into regions and graph breaks");
+  cmd.add_flag("--table", args.table, "Print the graph as a table (opcode, name, target, args, meta, module, source)");
+  return command(run);
 }
 
 }  // namespace kiln::cli

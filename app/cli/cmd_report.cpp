@@ -45,64 +45,66 @@ struct TraceArgs {
 
 }  // namespace
 
-std::function<int()> add_report(CLI::App& app) {
-  auto a = std::make_shared<ReportArgs>();
-  auto* cmd = app.add_subcommand("report", "Write a report of a session: one self-contained HTML file, Markdown to paste "
-                                           "into an issue, or JSON for scripts.");
-  cmd->add_option("session", a->session, "Session file (.kiln) from kiln profile or kiln import")->required();
-  cmd->add_option("--format", a->format, "html, md or json")->capture_default_str();
-  cmd->add_option("-o,--output", a->out, "Output file (stdout when absent)");
-  return [a] {
-    if (a->format != "html" && a->format != "md" && a->format != "json")
-      throw Error("--format '" + a->format + "': use html, md or json");
-    auto s = api::open_session(a->session);
-    std::string text = a->format == "html" ? report::render_html(s)
-                       : a->format == "md" ? report::render_markdown(s)
-                                           : report::render_json(s);
-    if (a->out.empty()) {
+Command add_report(CLI::App& app) {
+  auto [cmd, args, command] = subcommand<ReportArgs>(app, "report",
+      "Write a report of a session: one self-contained HTML file, Markdown to paste into an issue, or JSON for "
+      "scripts.");
+  add_session_argument(cmd, args.session);
+  cmd.add_option("--format", args.format, "html, md or json")->capture_default_str();
+  add_output_option(cmd, args.out, "Output file (stdout when absent)");
+  return command([](const ReportArgs& a) {
+    if (a.format != "html" && a.format != "md" && a.format != "json")
+      throw Error("--format '" + a.format + "': use html, md or json");
+    auto s = api::open_session(a.session);
+    std::string text = a.format == "html" ? report::render_html(s)
+                       : a.format == "md" ? report::render_markdown(s)
+                                          : report::render_json(s);
+    if (a.out.empty()) {
       std::cout << text;
     } else {
-      write_file(a->out, text, a->session);
-      std::cerr << "report written to " << a->out << "\n";
+      write_file(a.out, text, a.session);
+      std::cerr << "report written to " << a.out << "\n";
     }
     return 0;
-  };
+  });
 }
 
-std::function<int()> add_trace(CLI::App& app) {
-  auto a = std::make_shared<TraceArgs>();
-  auto* cmd = app.add_subcommand("trace", "Export one run's timeline as Chrome trace JSON (opens in Perfetto).");
-  cmd->add_option("session", a->session, "Session file (.kiln)")->required();
-  cmd->add_option("--mode", a->mode, "Which run: a mode (eager, default, reduce-overhead, max-autotune), MODE/BACKEND or a peer backend "
-                  "(cudagraphs, torchscript); an imported session without runs exports its compile and profiler events")->capture_default_str();
-  cmd->add_option("-o,--output", a->out, "Output file (.json)")->required();
-  return [a] {
-    auto s = api::open_session(a->session);
-    write_file(a->out, report::render_chrome_trace(s, a->mode), a->session);
-    std::cerr << "trace written to " << a->out << " (open it in ui.perfetto.dev)\n";
+Command add_trace(CLI::App& app) {
+  auto [cmd, args, command] = subcommand<TraceArgs>(app, "trace",
+      "Export one run's timeline as Chrome trace JSON (opens in Perfetto).");
+  add_session_argument(cmd, args.session);
+  cmd.add_option("--mode", args.mode,
+                 "Which run: a mode (eager, default, reduce-overhead, max-autotune), MODE/BACKEND or a peer backend "
+                 "(cudagraphs, torchscript); an imported session without runs exports its compile and profiler events")
+      ->capture_default_str();
+  add_output_option(cmd, args.out, "Output file (.json)")->required();
+  return command([](const TraceArgs& a) {
+    auto s = api::open_session(a.session);
+    write_file(a.out, report::render_chrome_trace(s, a.mode), a.session);
+    std::cerr << "trace written to " << a.out << " (open it in ui.perfetto.dev)\n";
     return 0;
-  };
+  });
 }
 
-std::function<int()> add_stats(CLI::App& app) {
-  auto a = std::make_shared<StatsArgs>();
-  auto* cmd = app.add_subcommand("stats", "Where one run's device time went: every GPU kernel (cuBLAS, cuDNN, Triton and "
-                                          "Kiln's own) with launches and time per iteration, sorted by time, and what "
-                                          "launched it; host spans apart.");
-  cmd->add_option("session", a->session, "Session file (.kiln) from kiln profile or kiln import")->required();
-  cmd->add_option("--run", a->run, "Which run: a mode (eager, default, reduce-overhead, max-autotune), MODE/BACKEND or a "
-                                   "peer backend; default: the run the reports show (the fastest compiled run that recorded kernels)");
-  cmd->add_option("--format", a->format, "md or json")->capture_default_str();
-  cmd->add_option("--top", a->top, "Markdown: list the N longest kernels and fold the rest into one line (0: all)");
-  return [a] {
-    if (a->format != "md" && a->format != "json") throw Error("--format '" + a->format + "': use md or json");
-    auto s = api::open_session(a->session);
-    const int run = a->run.empty() ? report::report_run(s) : report::find_run(s, a->run);
+Command add_stats(CLI::App& app) {
+  auto [cmd, args, command] = subcommand<StatsArgs>(app, "stats",
+      "Where one run's device time went: every GPU kernel (cuBLAS, cuDNN, Triton and Kiln's own) with launches and "
+      "time per iteration, sorted by time, and what launched it; host spans apart.");
+  add_session_argument(cmd, args.session);
+  cmd.add_option("--run", args.run,
+                 "Which run: a mode (eager, default, reduce-overhead, max-autotune), MODE/BACKEND or a "
+                 "peer backend; default: the run the reports show (the fastest compiled run that recorded kernels)");
+  cmd.add_option("--format", args.format, "md or json")->capture_default_str();
+  cmd.add_option("--top", args.top, "Markdown: list the N longest kernels and fold the rest into one line (0: all)");
+  return command([](const StatsArgs& a) {
+    if (a.format != "md" && a.format != "json") throw Error("--format '" + a.format + "': use md or json");
+    auto s = api::open_session(a.session);
+    const int run = a.run.empty() ? report::report_run(s) : report::find_run(s, a.run);
     auto st = report::kernel_stats(s, run);
-    std::cout << (a->format == "md" ? report::render_kernel_stats_markdown(s, st, a->top)
-                                    : report::render_kernel_stats_json(s, st));
+    std::cout << (a.format == "md" ? report::render_kernel_stats_markdown(s, st, a.top)
+                                   : report::render_kernel_stats_json(s, st));
     return 0;
-  };
+  });
 }
 
 }  // namespace kiln::cli

@@ -2,19 +2,20 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-#include <functional>
+
+#include "app/cli/common_options.h"
 
 namespace kiln::cli {
 
-// Registers the subcommand; returns the function main() calls when it was chosen.
-std::function<int()> add_inspect(CLI::App& app);
-std::function<int()> add_explain(CLI::App& app);
-std::function<int()> add_compile(CLI::App& app);
-std::function<int()> add_check(CLI::App& app);
-std::function<int()> add_profile(CLI::App& app);
-std::function<int()> add_report(CLI::App& app);
-std::function<int()> add_trace(CLI::App& app);
-std::function<int()> add_stats(CLI::App& app);
-std::function<int()> add_import(CLI::App& app);
+// Registers the subcommand; returns what main() runs when it was chosen.
+Command add_inspect(CLI::App& app);
+Command add_explain(CLI::App& app);
+Command add_compile(CLI::App& app);
+Command add_check(CLI::App& app);
+Command add_profile(CLI::App& app);
+Command add_report(CLI::App& app);
+Command add_trace(CLI::App& app);
+Command add_stats(CLI::App& app);
+Command add_import(CLI::App& app);
 
 }  // namespace kiln::cli

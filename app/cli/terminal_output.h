@@ -6,15 +6,15 @@
 
 #include <iosfwd>
 
+#include "engine/api/files.h"
+
 namespace kiln::cli {
 
 // Installs the filter on std::cout and std::cerr for the life of the returned guard.
-class TerminalOutput {
+class TerminalOutput : NonCopyable {
  public:
   TerminalOutput();
   ~TerminalOutput();
-  TerminalOutput(const TerminalOutput&) = delete;
-  TerminalOutput& operator=(const TerminalOutput&) = delete;
 };
 
 // A carriage return for Kiln's own progress lines on a terminal, written past the filter.

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "engine/backends/builtin.h"
 #include "engine/base/build_info.h"
 #include "engine/model/model.h"
 #include "engine/report/number_text.h"
@@ -18,13 +19,13 @@ InspectResult inspect(const std::string& model_path, const std::vector<InputSpec
 }
 
 ExplainResult explain(const std::string& model_path, const std::vector<std::vector<InputSpec>>& calls,
-                      const CaptureOptions& options) {
+                      const CompileOptions& options) {
   auto m = model::load_model(model_path);
   return runtime::explain_model(m, calls, options);
 }
 
 CompileResult compile(const std::string& model_path, const std::vector<InputSpec>& inputs,
-                      const CaptureOptions& options, const std::string& dump_dir, int checks, const std::string& device) {
+                      const CompileOptions& options, const std::string& dump_dir, int checks, const std::string& device) {
   auto m = model::load_model(model_path, device);
   return runtime::compile_model(m, inputs, options, dump_dir, checks);
 }
@@ -34,8 +35,14 @@ CheckResult check(const std::string& model_path, const std::vector<InputSpec>& i
   return runtime::check_model(m, inputs, options);
 }
 
-std::vector<std::string> backend_names() { return runtime::backend_names(); }
-void load_backend_plugin(const std::string& path) { runtime::load_backend_plugin(path); }
+std::vector<std::string> backend_names() {
+  backends::register_builtin_backends();
+  return runtime::backend_names();
+}
+void load_backend_plugin(const std::string& path) {
+  backends::register_builtin_backends();  // a plugin may replace a built-in: it registers after them
+  runtime::load_backend_plugin(path);
+}
 
 session::Session profile(const std::string& model_path, const std::vector<InputSpec>& inputs,
                          const ProfileOptions& options, const std::string& out_path,

@@ -31,19 +31,19 @@ using InspectResult = capture::InspectResult;
 // Loads the archive and runs forward once on random inputs of the given shapes.
 InspectResult inspect(const std::string& model_path, const std::vector<InputSpec>& inputs, uint64_t seed = 0);
 
-using CaptureOptions = capture::CaptureOptions;
+using CompileOptions = capture::CompileOptions;
 using ExplainResult = runtime::ExplainResult;
 
 // Runs forward once per entry of `calls` through capture and the eager backend; compares every
 // output with LibTorch's own module.forward.
 ExplainResult explain(const std::string& model_path, const std::vector<std::vector<InputSpec>>& calls,
-                      const CaptureOptions& options = {});
+                      const CompileOptions& options = {});
 inline std::string explain_text(const ExplainResult& r, bool timings = true) { return runtime::explain_text(r, timings); }
 inline std::string explain_json(const ExplainResult& r) { return runtime::explain_json(r); }
 
 using CompileResult = runtime::CompileResult;
 CompileResult compile(const std::string& model_path, const std::vector<InputSpec>& inputs,
-                      const CaptureOptions& options, const std::string& dump_dir = "", int checks = 3,
+                      const CompileOptions& options, const std::string& dump_dir = "", int checks = 3,
                       const std::string& device = "cpu");
 inline std::string compile_text(const CompileResult& r) { return runtime::compile_text(r); }
 inline std::string compile_json(const CompileResult& r) { return runtime::compile_json(r); }

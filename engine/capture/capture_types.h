@@ -88,7 +88,7 @@ struct RegionInfo {
 };
 
 // Mirrors torch.compile's options.
-struct CaptureOptions {
+struct CompileOptions {
   std::string backend = "eager";  // eager, aot_eager, kiln, or a plugin's
   std::string mode = "default";   // default, reduce-overhead, max-autotune
   std::string conv_layout = "auto";  // auto (channels-last on the GPU), channels-last, contiguous

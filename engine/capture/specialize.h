@@ -55,7 +55,7 @@ struct DecisionGuard {
   std::string text;
 };
 
-struct CompiledRegion {
+struct SpecializedRegion {
   RegionEntry info;
   // info.graph's nodes back to TorchScript: the node each IR node came from (null for
   // placeholders, get_attr and output) and the IR name of each TorchScript value.
@@ -74,21 +74,13 @@ struct UnrollLimitError : Error {
   using Error::Error;
 };
 
-CompiledRegion specialize_region(const RegionStatic& region, const DynamicDims& dynamic, Interpreter& interp,
+SpecializedRegion specialize_region(const RegionStatic& region, const DynamicDims& dynamic, Interpreter& interp,
                                  Interpreter::Env& env, int unroll_limit, SourceFiles& sources,
                                  const std::set<const torch::jit::Value*>& data_values);
 
-struct GuardFailure {
-  std::string text;  // Dynamo's words: "tensor 'x' size mismatch at index 0. expected 4, actual 8"
-  int input = -1;    // for size mismatches: which input and dim (drives automatic dynamic shapes)
-  int dim = -1;
-  bool failed() const { return !text.empty(); }
-};
 
-// Checks a compiled region's guards against the current inputs (timed into the entry's GuardSet).
-GuardFailure check_guards(CompiledRegion& entry, const std::vector<c10::IValue>& inputs);
 
 // Runs a compiled region's trace (the eager backend: each op through LibTorch).
-void run_trace(const CompiledRegion& entry, Interpreter& interp, Interpreter::Env& env);
+void run_trace(const SpecializedRegion& entry, Interpreter& interp, Interpreter::Env& env);
 
 }  // namespace kiln::capture

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/codegen/cpp/emit_cpp.h"
+#include "engine/codegen/emitted.h"
 #include "engine/fusion/schedule.h"
 
 namespace kiln::codegen {

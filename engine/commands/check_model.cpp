@@ -7,6 +7,7 @@
 #include <random>
 #include <sstream>
 
+#include "engine/backends/builtin.h"
 #include "engine/base/error.h"
 #include "engine/model/model_impl.h"
 #include "engine/runtime/captured_runtime.h"
@@ -45,7 +46,7 @@ int region_index(const CapturedRuntime& rt, const capture::RegionStatic* region)
   return -1;
 }
 
-std::string value_name(const capture::CompiledRegion& entry, const torch::jit::Value* v, size_t position) {
+std::string value_name(const capture::SpecializedRegion& entry, const torch::jit::Value* v, size_t position) {
   auto it = entry.name_of.find(v);
   return it != entry.name_of.end() ? it->second : "output " + std::to_string(position);
 }
@@ -53,6 +54,7 @@ std::string value_name(const capture::CompiledRegion& entry, const torch::jit::V
 }  // namespace
 
 CheckResult check_model(const model::Model& model, const std::vector<InputSpec>& inputs, const CheckOptions& options) {
+  backends::register_builtin_backends();
   if (options.rtol) check_tolerance("--rtol", *options.rtol);
   if (options.atol) check_tolerance("--atol", *options.atol);
   auto names = model.forward_arg_names();

@@ -28,7 +28,7 @@
 namespace kiln::runtime {
 
 struct CheckOptions {
-  capture::CaptureOptions capture;  // backend, mode, dynamic (backend "eager" checks capture alone)
+  capture::CompileOptions capture;  // backend, mode, dynamic (backend "eager" checks capture alone)
   // Unset: the rule of runtime/compare_values.h for the outputs' dtype and the float32
   // precision in effect (the same as compile and profile use); otherwise the given values.
   std::optional<double> rtol;

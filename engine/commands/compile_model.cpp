@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "engine/backends/builtin.h"
 #include "engine/base/error.h"
 #include "engine/base/json_text.h"
 #include "engine/runtime/captured_runtime.h"
@@ -43,7 +44,8 @@ void write_dumps(const std::string& dir, const CompileResult& r) {
 }  // namespace
 
 CompileResult compile_model(const model::Model& model, const std::vector<InputSpec>& inputs,
-                            const capture::CaptureOptions& options, const std::string& dump_dir, int checks) {
+                            const capture::CompileOptions& options, const std::string& dump_dir, int checks) {
+  backends::register_builtin_backends();
   CompileResult r;
   r.model = model.path();
   r.backend = options.backend;

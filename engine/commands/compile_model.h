@@ -43,7 +43,7 @@ struct CompileResult {
 // output with module.forward. dump_dir: when not empty, every region's stage texts are written
 // there as <region>_<entry>/<NN_stage>.
 CompileResult compile_model(const model::Model& model, const std::vector<InputSpec>& inputs,
-                            const capture::CaptureOptions& options, const std::string& dump_dir = "", int checks = 3);
+                            const capture::CompileOptions& options, const std::string& dump_dir = "", int checks = 3);
 
 std::string compile_text(const CompileResult& r);
 std::string compile_json(const CompileResult& r);

@@ -6,6 +6,7 @@
 
 #include <torch/csrc/jit/runtime/print_handler.h>
 
+#include "engine/backends/builtin.h"
 #include "engine/base/error.h"
 #include "engine/base/json_text.h"
 #include "engine/runtime/captured_runtime.h"
@@ -38,7 +39,8 @@ int ExplainResult::compiles() const {
 }
 
 ExplainResult explain_model(const model::Model& model, const std::vector<std::vector<InputSpec>>& calls,
-                            const CaptureOptions& options, uint64_t seed) {
+                            const CompileOptions& options, uint64_t seed) {
+  backends::register_builtin_backends();
   if (calls.empty()) throw Error(model.path() + ": no inputs given (pass --input at least once)");
   auto names = model.forward_arg_names();
   ExplainResult r;

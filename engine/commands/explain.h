@@ -12,7 +12,7 @@
 
 namespace kiln::runtime {
 
-using capture::CaptureOptions;
+using capture::CompileOptions;
 using capture::Event;
 using capture::GraphBreak;
 using capture::RegionInfo;
@@ -39,7 +39,7 @@ struct ExplainResult {
 
 // seed 0 draws fresh random inputs for every call; otherwise call i uses seed + i (golden tests).
 ExplainResult explain_model(const model::Model& model, const std::vector<std::vector<InputSpec>>& calls,
-                            const CaptureOptions& options, uint64_t seed = 0);
+                            const CompileOptions& options, uint64_t seed = 0);
 
 // The text report of `kiln explain` (pure function of the result).
 // timings=false leaves out measured times (for golden tests).

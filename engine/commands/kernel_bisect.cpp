@@ -14,7 +14,7 @@ using lowering::collect_loads;
 
 class ReferenceProbe : public StepProbe {
  public:
-  ReferenceProbe(const LoweredRegionFn& fn, const capture::CompiledRegion& entry,
+  ReferenceProbe(const LoweredRegionFn& fn, const capture::SpecializedRegion& entry,
                  const capture::Interpreter::Env& reference, const std::vector<session::Kernel>& kernels, double rtol,
                  double atol)
       : fused_(fn.fused()), rtol_(rtol), atol_(atol) {
@@ -98,7 +98,7 @@ class ReferenceProbe : public StepProbe {
 
 }  // namespace
 
-std::vector<KernelCheck> bisect_kernels(LoweredRegionFn& fn, const capture::CompiledRegion& entry,
+std::vector<KernelCheck> bisect_kernels(LoweredRegionFn& fn, const capture::SpecializedRegion& entry,
                                         const capture::RegionStatic& region, capture::Interpreter& interp,
                                         const std::vector<c10::IValue>& inputs,
                                         const capture::Interpreter::Env& reference,

@@ -19,6 +19,7 @@
 
 #include "engine/runtime/compare_values.h"
 #include "engine/runtime/lowered_region.h"
+#include "engine/session/session.h"
 
 namespace kiln::runtime {
 
@@ -31,7 +32,7 @@ struct KernelCheck {
   std::string source;              // the kernel's generated source, with its comment block
 };
 
-std::vector<KernelCheck> bisect_kernels(LoweredRegionFn& fn, const capture::CompiledRegion& entry,
+std::vector<KernelCheck> bisect_kernels(LoweredRegionFn& fn, const capture::SpecializedRegion& entry,
                                         const capture::RegionStatic& region, capture::Interpreter& interp,
                                         const std::vector<c10::IValue>& inputs,
                                         const capture::Interpreter::Env& reference,

@@ -15,6 +15,7 @@
 #include <set>
 #include <sstream>
 
+#include "engine/backends/builtin.h"
 #include "engine/base/error.h"
 #include "engine/base/sha256.h"
 #include "engine/ir/print_text.h"
@@ -351,6 +352,7 @@ void add_capture_results(session::Session& s, const CapturedRuntime& rt) {
 
 session::Session profile_model(const model::Model& cpu_model, const std::vector<InputSpec>& inputs,
                                const ProfileOptions& options, const std::string& out_path, const ProgressFn& progress) {
+  backends::register_builtin_backends();
   std::string device = options.device;
   std::string no_gpu = model::cuda_unavailable_reason();
   if (device == "auto") device = no_gpu.empty() ? "cuda" : "cpu";
@@ -416,7 +418,7 @@ session::Session profile_model(const model::Model& cpu_model, const std::vector<
   }
 
   // Everything but the runs goes into the header; the capture results come from the kiln backend.
-  capture::CaptureOptions co;
+  capture::CompileOptions co;
   co.backend = "kiln";
   std::ostringstream printed;
   auto t0 = Clock::now();
@@ -461,7 +463,7 @@ session::Session profile_model(const model::Model& cpu_model, const std::vector<
         m = measure(mode, backend, [&] { return optimized.forward(args).toTensor(); }, reference, setup);
         m.run.compile_cold_ms = compile_ms;
       } else {
-        capture::CaptureOptions o;
+        capture::CompileOptions o;
         o.backend = backend;
         o.mode = mode;
         // max-autotune times its candidates during the first call: say which kernel, how far.

@@ -87,6 +87,13 @@ int64_t as_int(const json& v, const std::string& path, const std::string& what) 
 }
 
 // The tensors of one weights/constants config: state name → tensor.
+// The one member of a tagged union ({"as_tensor": {...}}): its key, and its value (a reference into `j`).
+std::pair<std::string, const json&> tagged(const json& j, const std::string& path) {
+  if (!j.is_object() || j.size() != 1) throw Error(path + ": expected an object with one member, found " + j.dump().substr(0, 80));
+  auto it = j.begin();
+  return {it.key(), it.value()};
+}
+
 void load_tensors(zip_t* z, const std::string& path, const std::string& dir, std::map<std::string, at::Tensor>& out) {
   const std::string config_name = dir + (dir.find("constants") != std::string::npos ? "model_constants_config.json"
                                                                                   : "model_weights_config.json");
@@ -155,7 +162,7 @@ struct GraphBuilder {
   // One argument of the serialized form ({"as_tensor": {...}}, {"as_int": 3}, ...) as a graph value.
   Value* argument(const json& arg, const c10::Argument& formal, const std::string& op) {
     if (!arg.is_object() || arg.size() != 1) throw Error(path + ": " + op + ": an argument is not one tagged value");
-    const auto& [kind, v] = *arg.items().begin();
+    const auto& [kind, v] = tagged(arg, path);
     if (kind == "as_tensor") return named(v.at("name").get<std::string>());
     if (kind == "as_none") return constant(c10::IValue());
     if (kind == "as_int") return constant(v.get<int64_t>());
@@ -283,7 +290,7 @@ struct GraphBuilder {
     annotate(call, n);
     const auto& outs = n.at("outputs");
     for (size_t i = 0; i < outs.size() && i < returns.size(); ++i) {
-      const auto& [kind, v] = *outs[i].items().begin();
+      const auto& [kind, v] = tagged(outs[i], path);
       if (kind == "as_tensor" || kind == "as_sym_int") {
         const std::string name = (kind == "as_tensor" ? v.at("name") : v.at("as_name")).get<std::string>();
         call->output(i)->setDebugName(identifier(name));
@@ -346,7 +353,7 @@ torch::jit::Module load_exported_program(const std::string& path) {
     std::set<std::string> attrs;
     const auto& gm = program.at("graph_module");
     for (const auto& spec : gm.at("signature").at("input_specs")) {
-      const auto& [kind, v] = *spec.items().begin();
+      const auto& [kind, v] = tagged(spec, path);
       if (kind == "user_input") {
         const auto& arg = v.at("arg");
         if (!arg.contains("as_tensor")) throw Error(path + ": a user input that is not a tensor is not read by Kiln");
@@ -374,7 +381,7 @@ torch::jit::Module load_exported_program(const std::string& path) {
     for (const auto& n : gm.at("graph").at("nodes")) b.node(n);
     std::vector<Value*> outputs;
     for (const auto& spec : gm.at("signature").at("output_specs")) {
-      const auto& [kind, v] = *spec.items().begin();
+      const auto& [kind, v] = tagged(spec, path);
       if (kind != "user_output") throw Error(path + ": output kind " + kind + " (a mutation) is not read by Kiln");
       const auto& arg = v.at("arg");
       if (!arg.contains("as_tensor")) throw Error(path + ": an output that is not a tensor is not read by Kiln");

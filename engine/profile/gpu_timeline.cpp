@@ -50,7 +50,7 @@ const HostSpan* launching_span(const std::vector<const HostSpan*>& sorted, int64
 
 }  // namespace
 
-std::vector<session::TimelineEvent> gpu_timeline(const std::vector<GpuActivity>& records,
+std::vector<records::TimelineEvent> gpu_timeline(const std::vector<GpuActivity>& records,
                                                  const std::vector<HostSpan>& spans,
                                                  const std::set<std::string>& kiln_kernels, GpuFigures* figures) {
   std::vector<const HostSpan*> launchers;
@@ -76,12 +76,12 @@ std::vector<session::TimelineEvent> gpu_timeline(const std::vector<GpuActivity>&
     }
   }
 
-  std::vector<session::TimelineEvent> out;
+  std::vector<records::TimelineEvent> out;
   out.reserve(records.size());
   GpuFigures f;
   std::vector<std::pair<int64_t, int64_t>> busy;
   for (const auto& r : records) {
-    session::TimelineEvent e;
+    records::TimelineEvent e;
     e.name = r.name;
     e.category = gpu_activity_kind_name(r.kind);
     e.start_ns = r.start_ns;

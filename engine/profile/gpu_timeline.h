@@ -16,7 +16,7 @@
 
 #include "engine/profile/gpu_activity.h"
 #include "engine/profile/host_trace.h"
-#include "engine/session/session.h"
+#include "engine/records/records.h"
 
 namespace kiln::profile {
 
@@ -29,7 +29,7 @@ struct GpuFigures {
   int64_t window_ns = 0;        // first host span start .. last device end
 };
 
-std::vector<session::TimelineEvent> gpu_timeline(const std::vector<GpuActivity>& records,
+std::vector<records::TimelineEvent> gpu_timeline(const std::vector<GpuActivity>& records,
                                                  const std::vector<HostSpan>& spans,
                                                  const std::set<std::string>& kiln_kernels, GpuFigures* figures);
 

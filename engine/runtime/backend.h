@@ -2,8 +2,9 @@
 // TorchScript nodes behind it) plus options and returns a compiled callable and its artefacts
 // (graphs per stage, kernels with source and provenance, fusion decisions).
 //
-// Built-in backends (engine/backends/): eager, aot_eager, kiln. Others load from a shared library that
-// exports `extern "C" void kiln_register_backends()` (load_backend_plugin).
+// Built-in backends (engine/backends/: eager, aot_eager, kiln, cudagraphs) are registered by the
+// commands (backends::register_builtin_backends); others load from a shared library that exports
+// `extern "C" void kiln_register_backends()` (load_backend_plugin).
 #pragma once
 
 #include <functional>
@@ -15,7 +16,7 @@
 #include "engine/capture/interpreter.h"
 #include "engine/capture/partition.h"
 #include "engine/capture/specialize.h"
-#include "engine/session/session.h"
+#include "engine/records/records.h"
 
 namespace kiln::runtime {
 
@@ -33,8 +34,8 @@ struct StageDump {
 
 struct RegionArtifacts {
   std::vector<StageDump> stages;
-  std::vector<session::Kernel> kernels;
-  std::vector<session::FusionDecision> decisions;
+  std::vector<records::Kernel> kernels;
+  std::vector<records::FusionDecision> decisions;
   std::vector<std::string> externs;    // extern calls (GEMM/conv through LibTorch)
   std::vector<std::string> fallbacks;  // ops without a lowering, run through LibTorch
   std::vector<std::pair<std::string, double>> stage_ms;  // "lower", "layout", "schedule", "codegen", "compile", "load"
@@ -51,7 +52,7 @@ class CompiledFn {
   // Messages since the last call (CUDA graph records, replays and skips), turned into events.
   virtual std::vector<std::string> take_log() { return {}; }
   // Per kernel (in artifacts order): the launch configurations tried and their times.
-  virtual std::vector<std::vector<session::AutotuneCandidate>> autotune() const { return {}; }
+  virtual std::vector<std::vector<records::AutotuneCandidate>> autotune() const { return {}; }
 };
 
 class Backend {
@@ -59,7 +60,7 @@ class Backend {
   virtual ~Backend() = default;
   virtual std::string name() const = 0;
   // Returns null when the region should run through the captured trace as is (eager).
-  virtual std::unique_ptr<CompiledFn> compile(const capture::CompiledRegion& entry, const capture::RegionStatic& region,
+  virtual std::unique_ptr<CompiledFn> compile(const capture::SpecializedRegion& entry, const capture::RegionStatic& region,
                                               const BackendOptions& options, RegionArtifacts& artifacts) = 0;
 };
 
@@ -71,8 +72,5 @@ std::unique_ptr<Backend> make_backend(const std::string& name);
 std::vector<std::string> backend_names();
 // dlopens `path` and calls its kiln_register_backends(); throws kiln::Error naming the file.
 void load_backend_plugin(const std::string& path);
-
-// Defined in engine/backends/ (linked into the engine): registers eager, aot_eager and kiln.
-void register_builtin_backends();
 
 }  // namespace kiln::runtime

@@ -20,11 +20,6 @@ std::recursive_mutex& registry_mutex() {
   return m;
 }
 
-void ensure_builtins() {
-  static std::once_flag once;
-  std::call_once(once, [] { register_builtin_backends(); });
-}
-
 }  // namespace
 
 void register_backend(const std::string& name, BackendFactory factory) {
@@ -33,7 +28,6 @@ void register_backend(const std::string& name, BackendFactory factory) {
 }
 
 std::vector<std::string> backend_names() {
-  ensure_builtins();
   std::lock_guard<std::recursive_mutex> lock(registry_mutex());
   std::vector<std::string> names;
   for (const auto& [n, f] : registry()) names.push_back(n);
@@ -41,7 +35,6 @@ std::vector<std::string> backend_names() {
 }
 
 std::unique_ptr<Backend> make_backend(const std::string& name) {
-  ensure_builtins();
   std::lock_guard<std::recursive_mutex> lock(registry_mutex());
   auto it = registry().find(name);
   if (it == registry().end()) {
@@ -53,7 +46,6 @@ std::unique_ptr<Backend> make_backend(const std::string& name) {
 }
 
 void load_backend_plugin(const std::string& path) {
-  ensure_builtins();
   void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
   if (!h) throw Error(path + ": cannot load the backend plugin: " + ::dlerror());
   using RegisterFn = void (*)();

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "engine/base/error.h"
+#include "engine/capture/guards.h"
 #include "engine/profile/host_trace.h"
 
 namespace kiln::runtime {
@@ -16,10 +17,10 @@ static capture::SourceFiles sources_for(const std::string& model_path) {
   return capture::SourceFiles({dir.string(), (dir / "src").string()});
 }
 
-CapturedRuntime::CapturedRuntime(const model::Model& model, capture::CaptureOptions options)
+CapturedRuntime::CapturedRuntime(const model::Model& model, capture::CompileOptions options)
     : CapturedRuntime(model, options, make_backend(options.backend)) {}
 
-CapturedRuntime::CapturedRuntime(const model::Model& model, capture::CaptureOptions options,
+CapturedRuntime::CapturedRuntime(const model::Model& model, capture::CompileOptions options,
                                  std::unique_ptr<Backend> backend)
     : model_(model),
       options_(std::move(options)),
@@ -183,7 +184,7 @@ void CapturedRuntime::run_region(int r, Env& env) {
   auto t0 = std::chrono::steady_clock::now();
   std::string id = "[" + std::to_string(r) + "/" + std::to_string(cache.entries.size()) + "]";
   profile::Span capture_span("capture", "capture " + id, id);
-  capture::CompiledRegion entry;
+  capture::SpecializedRegion entry;
   try {
     entry = capture::specialize_region(region, cache.dynamic, interp_, env, options_.unroll_limit, sources_,
                                        partition_.data_values);

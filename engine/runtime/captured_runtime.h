@@ -19,10 +19,10 @@ namespace kiln::runtime {
 class CapturedRuntime {
  public:
   // Throws kiln::Error when fullgraph is set and the model has a graph break (naming it and its line).
-  CapturedRuntime(const model::Model& model, capture::CaptureOptions options);
+  CapturedRuntime(const model::Model& model, capture::CompileOptions options);
   // The same with a backend object instead of options.backend's registered one (a wrapper that
   // watches the compiled regions, as `kiln check` does).
-  CapturedRuntime(const model::Model& model, capture::CaptureOptions options, std::unique_ptr<Backend> backend);
+  CapturedRuntime(const model::Model& model, capture::CompileOptions options, std::unique_ptr<Backend> backend);
 
   // One forward call. prim::Print output goes to `print_sink` (std::cout when null).
   std::vector<c10::IValue> run(const std::vector<at::Tensor>& inputs, std::ostream* print_sink = nullptr);
@@ -36,7 +36,7 @@ class CapturedRuntime {
 
  private:
   struct RegionCache {
-    std::vector<capture::CompiledRegion> entries;
+    std::vector<capture::SpecializedRegion> entries;
     capture::DynamicDims dynamic;
     bool limit_reached = false;
     std::vector<std::shared_ptr<CompiledFn>> fns;  // per entry; null: replay the captured trace
@@ -50,7 +50,7 @@ class CapturedRuntime {
   void event(capture::Event::Kind k, int region, const std::string& compile_id, const std::string& message);
 
   model::Model model_;
-  capture::CaptureOptions options_;
+  capture::CompileOptions options_;
   capture::SourceFiles sources_;
   capture::Partition partition_;
   capture::Interpreter interp_;

@@ -55,7 +55,7 @@ at::Tensor LoweredRegionFn::constant_in_layout(size_t comp, const at::Tensor& va
   return slot.converted;
 }
 
-LoweredRegionFn::LoweredRegionFn(const capture::CompiledRegion& entry, const capture::RegionStatic& region,
+LoweredRegionFn::LoweredRegionFn(const capture::SpecializedRegion& entry, const capture::RegionStatic& region,
                                  lowering::LoweredRegion lowered, fusion::FusedProgram fused,
                                  std::vector<KernelCall> kernels, std::shared_ptr<void> keep_alive)
     : graph_nodes_(entry.graph_nodes),

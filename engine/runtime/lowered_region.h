@@ -28,7 +28,7 @@ class StepProbe {
 
 class LoweredRegionFn : public CompiledFn {
  public:
-  LoweredRegionFn(const capture::CompiledRegion& entry, const capture::RegionStatic& region,
+  LoweredRegionFn(const capture::SpecializedRegion& entry, const capture::RegionStatic& region,
                   lowering::LoweredRegion lowered, fusion::FusedProgram fused, std::vector<KernelCall> kernels,
                   std::shared_ptr<void> keep_alive);
   void run(capture::Interpreter& interp, capture::Interpreter::Env& env) override;

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/base/non_copyable.h"
+
 namespace kiln::runtime {
 
 struct MemorySample {
@@ -24,12 +26,10 @@ struct MemorySample {
   int64_t live = 0;    // bytes allocated since the tracker started, still live
 };
 
-class MemoryTracker {
+class MemoryTracker : NonCopyable {
  public:
   MemoryTracker();
   ~MemoryTracker();
-  MemoryTracker(const MemoryTracker&) = delete;
-  MemoryTracker& operator=(const MemoryTracker&) = delete;
 
   int64_t peak_bytes(const std::string& device) const;
   int64_t live_bytes(const std::string& device) const;

@@ -23,7 +23,7 @@ class RecordingFn : public CompiledFn {
     log_->push_back(std::move(run));
   }
   std::vector<std::string> take_log() override { return inner_->take_log(); }
-  std::vector<std::vector<session::AutotuneCandidate>> autotune() const override { return inner_->autotune(); }
+  std::vector<std::vector<records::AutotuneCandidate>> autotune() const override { return inner_->autotune(); }
 
  private:
   std::unique_ptr<CompiledFn> inner_;
@@ -36,7 +36,7 @@ class RecordingBackend : public Backend {
   RecordingBackend(std::unique_ptr<Backend> inner, RegionRunLog log) : inner_(std::move(inner)), log_(std::move(log)) {}
   std::string name() const override { return inner_->name(); }
 
-  std::unique_ptr<CompiledFn> compile(const capture::CompiledRegion& entry, const capture::RegionStatic& region,
+  std::unique_ptr<CompiledFn> compile(const capture::SpecializedRegion& entry, const capture::RegionStatic& region,
                                       const BackendOptions& options, RegionArtifacts& artifacts) override {
     auto fn = inner_->compile(entry, region, options, artifacts);
     if (!fn) return nullptr;  // the region replays its captured trace: eager, nothing to check

@@ -16,8 +16,8 @@ namespace kiln::runtime {
 // One compile of one region by the wrapped backend.
 struct RecordedCompile {
   const capture::RegionStatic* region = nullptr;       // the partition's region (owned by the runtime)
-  capture::CompiledRegion entry;                        // the captured entry compiled
-  std::vector<session::Kernel> kernels;                 // what the backend reported
+  capture::SpecializedRegion entry;                        // the captured entry compiled
+  std::vector<records::Kernel> kernels;                 // what the backend reported
   CompiledFn* fn = nullptr;                             // the wrapped backend's callable (owned by the runtime)
 };
 

@@ -9,8 +9,15 @@
 #include <vector>
 
 #include "engine/capture/capture_types.h"
+#include "engine/records/records.h"
 
 namespace kiln::session {
+
+// What the compiler and the profiler produce, stored as they are (engine/records/records.h).
+using records::AutotuneCandidate;
+using records::FusionDecision;
+using records::Kernel;
+using records::TimelineEvent;
 
 inline constexpr int kSchemaVersion = 1;
 
@@ -64,32 +71,6 @@ struct GraphBreakRecord {
   std::vector<std::string> user_stack;  // imported: "file:line in fn" frames, innermost last
 };
 
-struct AutotuneCandidate {
-  std::string config;  // "block=256, vec=4"
-  double ms = 0;  // negative: not timed (the candidate could not launch; config says why)
-  bool chosen = false;
-};
-
-struct Kernel {
-  std::string name;        // "k0_fused_linear_relu", "triton_poi_fused_add_0"
-  std::string compile_id;
-  std::string language;    // "cpp", "cuda", "triton", "python"
-  std::string source;
-  std::vector<std::string> nodes;  // graph nodes it came from (provenance)
-  std::string launch_config;
-  int registers = 0;
-  int shared_bytes = 0;
-  std::vector<AutotuneCandidate> autotune;
-};
-
-struct FusionDecision {
-  std::string compile_id;
-  std::string first;
-  std::string second;
-  bool fused = false;
-  std::string reason;
-};
-
 struct LatencyStats {
   double median_ms = 0, p10_ms = 0, p90_ms = 0;
   int iterations = 0;
@@ -112,20 +93,6 @@ struct Run {
   double speedup_vs_eager = 0;
   double max_abs_error = 0;
   double max_rel_error = 0;
-};
-
-// One span or instant on a timeline lane.
-struct TimelineEvent {
-  int run = -1;              // Run::id (or -1 for import-wide/compile events)
-  std::string lane;          // "host:1234", "cuda:0/stream 7", "compile"
-  std::string name;
-  std::string category;      // "region", "kernel", "guard", "interpreter", "compile", "cpu_op", "memcpy", ...
-  int64_t start_ns = 0;
-  int64_t dur_ns = 0;        // 0 for instants
-  std::string compile_id;
-  std::string kernel;        // Kernel::name it belongs to, when known
-  int64_t correlation = -1;
-  std::string args_json;     // extra fields as a JSON object ("" for none)
 };
 
 // What an import could not take: counted, never fatal.

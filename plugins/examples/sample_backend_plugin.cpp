@@ -6,7 +6,7 @@ namespace {
 class SampleEager : public kiln::runtime::Backend {
  public:
   std::string name() const override { return "sample_eager"; }
-  std::unique_ptr<kiln::runtime::CompiledFn> compile(const kiln::capture::CompiledRegion&,
+  std::unique_ptr<kiln::runtime::CompiledFn> compile(const kiln::capture::SpecializedRegion&,
                                                      const kiln::capture::RegionStatic&,
                                                      const kiln::runtime::BackendOptions&,
                                                      kiln::runtime::RegionArtifacts& art) override {

@@ -3,6 +3,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -157,4 +159,36 @@ TEST(Cli, StatsListsGpuKernelsOfARun) {
   EXPECT_EQ(run_kiln("stats " + session + " --run fastest", out), 1);
   EXPECT_NE(out.find("no run 'fastest'"), std::string::npos) << out;
   EXPECT_EQ(run_kiln("stats " + session + " --format csv", out), 1);
+}
+
+// The options the commands share are declared and parsed once (app/cli/common_options.h,
+// engine/api/options.h); each command keeps its own defaults and the exit status of a bad value.
+TEST(Cli, SharedOptionsKeepEachCommandsDefaultsAndExitStatus) {
+  std::string out;
+  ASSERT_EQ(run_kiln("check --help", out), 0);
+  EXPECT_NE(out.find("--dynamic TEXT=false"), std::string::npos) << out;
+  for (const char* cmd : {"compile", "explain"}) {
+    ASSERT_EQ(run_kiln(std::string(cmd) + " --help", out), 0);
+    EXPECT_NE(out.find("--dynamic TEXT=auto"), std::string::npos) << out;
+  }
+  ASSERT_EQ(run_kiln("compile --help", out), 0);
+  EXPECT_NE(out.find("--device TEXT=cpu"), std::string::npos) << out;
+  ASSERT_EQ(run_kiln("profile --help", out), 0);
+  EXPECT_NE(out.find("--device TEXT=auto"), std::string::npos) << out;
+
+  // One error line; exit 1, but 2 for check, whose 1 means a mismatch.
+  const std::string mlp = test::example("small_mlp.pt"), session = test::temp_dir() + "/unwritten.kiln";
+  const std::string dynamic = "kiln: error: --dynamic 'maybe': use auto, true or false\n";
+  EXPECT_EQ(run_kiln("compile " + mlp + " --input 4x64 --dynamic maybe", out), 1);
+  EXPECT_EQ(out, dynamic);
+  EXPECT_EQ(run_kiln("explain " + mlp + " --input 4x64 --dynamic maybe", out), 1);
+  EXPECT_EQ(out, dynamic);
+  EXPECT_EQ(run_kiln("check " + mlp + " --input 4x64 --dynamic maybe", out), 2);
+  EXPECT_EQ(out, dynamic);
+  const std::vector<std::string> commands = {"inspect", "explain", "compile", "check", "profile -o " + session};
+  for (const auto& cmd : commands) {
+    EXPECT_EQ(run_kiln(cmd + " " + mlp + " --input 4x64 --dtype float8", out), cmd == "check" ? 2 : 1) << cmd;
+    EXPECT_EQ(out.rfind("kiln: error: --dtype 'float8': unknown dtype (use float32", 0), 0u) << cmd << ": " << out;
+  }
+  EXPECT_FALSE(std::filesystem::exists(session));
 }

@@ -22,7 +22,7 @@ namespace {
 // Lowest first (docs/architecture.md). `profile` holds the tracers the runtime records into;
 // `backends` the built-in backends linked into the engine; `commands` the drivers over all stages.
 // plugins/ holds backends loaded at run time: like the apps, they see the engine's headers only.
-const std::vector<std::string> kEngineOrder = {"base",    "ir",        "model",  "capture",  "lowering",
+const std::vector<std::string> kEngineOrder = {"base",    "records", "ir",        "model",  "capture",  "lowering",
                                                "fusion",  "codegen",   "profile", "runtime", "pipeline", "backends",
                                                "session", "importers", "report", "commands", "api"};
 

@@ -47,6 +47,14 @@ double rel_error(const at::Tensor& a, const at::Tensor& b) {
   return std::isnan(e) ? INFINITY : e;
 }
 
+// Options for Kiln's own backend in one compile mode.
+capture::CompileOptions kiln_options(const std::string& mode) {
+  capture::CompileOptions o;
+  o.backend = "kiln";
+  o.mode = mode;
+  return o;
+}
+
 struct Case {
   const char* model;
   std::vector<const char*> inputs;
@@ -64,7 +72,7 @@ void check_all(const std::string& backend, const std::string& mode, const std::v
   torch::jit::setPrintHandler([](const std::string&) {});
   for (const auto& c : cases) {
     auto m = model::load_model(test::example(c.model), "cuda");
-    capture::CaptureOptions o;
+    capture::CompileOptions o;
     o.backend = backend;
     o.mode = mode;
     o.conv_layout = conv_layout;
@@ -112,10 +120,7 @@ TEST(GpuBackend, GeneratedMaxPoolMatchesEager) {
   at::globalContext().setAllowTF32CuDNN(false);
   for (const char* mode : {"default", "reduce-overhead", "max-autotune"})
     for (const char* spec : {"4x3x32x32", "2x3x15x15"}) {
-      capture::CaptureOptions o;
-      o.backend = "kiln";
-      o.mode = mode;
-      runtime::CapturedRuntime rt(m, o);
+      runtime::CapturedRuntime rt(m, kiln_options(mode));
       for (int rep = 0; rep < 3; ++rep) {
         auto x = cuda_input(spec);
         auto out = rt.run({x})[0].toTensor().clone();
@@ -132,10 +137,7 @@ TEST(GpuBackend, ReduceOverheadMatchesEagerAndReplaysGraphs) {
   REQUIRE_GPU();
   check_all("kiln", "reduce-overhead");
   auto m = model::load_model(test::example("small_mlp.pt"), "cuda");
-  capture::CaptureOptions o;
-  o.backend = "kiln";
-  o.mode = "reduce-overhead";
-  runtime::CapturedRuntime rt(m, o);
+  runtime::CapturedRuntime rt(m, kiln_options("reduce-overhead"));
   for (const char* s : {"8x64", "8x64", "8x64", "16x64", "16x64", "32x64"}) rt.run({cuda_input(s)});
   int recorded = 0, replayed = 0, new_shape = 0;
   for (const auto& e : rt.events()) {
@@ -153,10 +155,7 @@ TEST(GpuBackend, MaxAutotuneMatchesEagerAndStoresCandidates) {
   REQUIRE_GPU();
   check_all("kiln", "max-autotune");
   auto m = model::load_model(test::example("block.pt"), "cuda");
-  capture::CaptureOptions o;
-  o.backend = "kiln";
-  o.mode = "max-autotune";
-  runtime::CapturedRuntime rt(m, o);
+  runtime::CapturedRuntime rt(m, kiln_options("max-autotune"));
   rt.run({cuda_input("2x16x64")});
   const auto& art = rt.artifacts(0).at(0);
   ASSERT_FALSE(art.kernels.empty());
@@ -195,10 +194,7 @@ TEST(GpuBackend, MaxAutotuneRacesCublasAgainstTheGemmTemplate) {
   for (bool tf32 : {true, false}) {
     at::globalContext().setAllowTF32CuBLAS(tf32);
     auto m = model::load_model(test::example("small_mlp.pt"), "cuda");
-    capture::CaptureOptions o;
-    o.backend = "kiln";
-    o.mode = "max-autotune";
-    runtime::CapturedRuntime rt(m, o);
+    runtime::CapturedRuntime rt(m, kiln_options("max-autotune"));
     auto x = cuda_input("64x64");
     auto& module = const_cast<torch::jit::Module&>(m.impl->module);
     auto ref = runtime::eager_call(module, {x}).toTensor();
@@ -244,10 +240,7 @@ TEST(GpuBackend, GemmTemplateWithTheTailFusedMatchesEager) {
   for (auto [model, input] : std::vector<std::pair<const char*, const char*>>{{"small_mlp.pt", "64x64"},
                                                                               {"block.pt", "2x16x64"}}) {
     auto m = model::load_model(test::example(model), "cuda");
-    capture::CaptureOptions o;
-    o.backend = "kiln";
-    o.mode = "max-autotune";
-    runtime::CapturedRuntime rt(m, o);
+    runtime::CapturedRuntime rt(m, kiln_options("max-autotune"));
     auto& module = const_cast<torch::jit::Module&>(m.impl->module);
     for (int call = 0; call < 4; ++call) {  // tune (first call), then graph replays on fresh inputs
       auto x = cuda_input(input);

@@ -12,47 +12,27 @@
 #include "engine/model/model.h"
 #include "engine/runtime/captured_runtime.h"
 #include "engine/runtime/example_inputs.h"
+#include "tests/reliability/kiln_cli.h"
 #include "tests/support/paths.h"
 
 namespace fs = std::filesystem;
 using kiln::test::data;
+using kiln::test::error_lines;
 using kiln::test::example;
+using kiln::test::expect_one_error;
+using kiln::test::run_kiln;
 
 namespace {
 
+using Answer = kiln::test::CliAnswer;
+
 std::string kiln_bin() { return kiln::test::binary("app/kiln"); }
-
-struct Answer {
-  int status = 0;
-  std::string output;
-};
-
-Answer run_kiln(const std::string& args) {
-  Answer a;
-  a.status = kiln::test::run_command(kiln_bin() + " " + args + " 2>&1", a.output);
-  return a;
-}
-
-// The output's lines starting with "kiln: error: ".
-std::vector<std::string> error_lines(const std::string& out) {
-  std::vector<std::string> lines;
-  std::istringstream in(out);
-  for (std::string l; std::getline(in, l);)
-    if (l.rfind("kiln: error: ", 0) == 0) lines.push_back(l);
-  return lines;
-}
 
 // Exit 1 and exactly one "kiln: error: <input>: <problem>" line naming `input` and containing `problem`.
 void expect_refused(const std::string& args, const std::string& input, const std::string& problem) {
   Answer a = run_kiln(args);
   SCOPED_TRACE("kiln " + args + "\n" + a.output);
-  EXPECT_EQ(a.status, 1);
-  EXPECT_EQ(a.output.find("internal error"), std::string::npos);
-  EXPECT_EQ(a.output.find("frame #"), std::string::npos);  // no LibTorch backtrace
-  auto lines = error_lines(a.output);
-  ASSERT_EQ(lines.size(), 1u);
-  EXPECT_EQ(lines[0].rfind("kiln: error: " + input + ": ", 0), 0u) << lines[0];
-  EXPECT_NE(lines[0].find(problem), std::string::npos) << lines[0];
+  kiln::test::expect_clean_refusal(a, 1, "kiln: error: " + input + ": ", problem);
 }
 
 void write(const std::string& path, const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
@@ -111,15 +91,10 @@ TEST(BadInput, WrongShapeProfile) {
   std::filesystem::remove(out);
   Answer a = run_kiln("profile " + kMlp + " --input 4x65 -o " + out);
   SCOPED_TRACE(a.output);
-  EXPECT_EQ(a.status, 1);
   EXPECT_EQ(a.output.find("frame #"), std::string::npos);
-  auto lines = error_lines(a.output);
-  ASSERT_EQ(lines.size(), 1u);
-  EXPECT_EQ(lines[0].rfind("kiln: error: 2 runs failed (kept in " + out + "); first: eager / eager: failed: " + kMlp +
-                               ": forward on inputs [4x65] failed",
-                           0),
-            0u)
-      << lines[0];
+  expect_one_error(a, 1,
+                   "kiln: error: 2 runs failed (kept in " + out + "); first: eager / eager: failed: " + kMlp +
+                       ": forward on inputs [4x65] failed");
   EXPECT_TRUE(std::filesystem::exists(out));
 }
 TEST(BadInput, WrongShapeExplain) { expect_refused("explain " + kMlp + " --input 3x7x2", kMlp, "failed"); }
@@ -149,7 +124,7 @@ TEST(BadInput, AbsurdSizeBeyondMemoryIsRefusedBeforeAllocating) {
 TEST(BadInput, NanAndInfInputsRunAndMatchEagerNanAware) {
   auto model = kiln::model::load_model(kMlp);
   for (const char* backend : {"kiln", "aot_eager", "eager"}) {
-    kiln::capture::CaptureOptions o;
+    kiln::capture::CompileOptions o;
     o.backend = backend;
     kiln::runtime::CapturedRuntime rt(model, o);
     auto x = kiln::runtime::make_inputs({kiln::parse_input_spec("4x64")}, 7);
@@ -277,10 +252,7 @@ TEST(BadOutput, ProfileToFullDisk) {
                                          " --input 4x64 -o " + out + "\" 2>&1",
                                      a.output);
   SCOPED_TRACE(a.output);
-  EXPECT_EQ(a.status, 1);
-  auto lines = error_lines(a.output);
-  ASSERT_EQ(lines.size(), 1u);
-  EXPECT_EQ(lines[0].rfind("kiln: error: " + out + ": cannot write session", 0), 0u);
+  expect_one_error(a, 1, "kiln: error: " + out + ": cannot write session");
   EXPECT_FALSE(fs::exists(out)) << "a partial session was left at the path";
 }
 
@@ -289,10 +261,7 @@ TEST(BadOption, UnknownBackend) {
   for (const char* cmd : {"compile", "explain"}) {
     Answer a = run_kiln(std::string(cmd) + " " + kMlp + " --input 4x64 --backend nope");
     SCOPED_TRACE(a.output);
-    EXPECT_EQ(a.status, 1);
-    auto lines = error_lines(a.output);
-    ASSERT_EQ(lines.size(), 1u);
-    EXPECT_EQ(lines[0].rfind("kiln: error: backend 'nope' is not known (known: ", 0), 0u) << lines[0];
+    expect_one_error(a, 1, "kiln: error: backend 'nope' is not known (known: ");
   }
 }
 TEST(BadOption, UnknownMode) {
@@ -332,10 +301,7 @@ TEST(BadOption, ReportFormatAndTraceMode) {
   expect_refused("report " + seed_session() + " --format pdf", "--format 'pdf'", "use html, md or json");
   Answer a = run_kiln("trace " + seed_session() + " --mode fast -o " + kiln::test::temp_dir() + "/t.json");
   SCOPED_TRACE(a.output);
-  EXPECT_EQ(a.status, 1);
-  auto lines = error_lines(a.output);
-  ASSERT_EQ(lines.size(), 1u);
-  EXPECT_NE(lines[0].find("no run 'fast' (this session has: "), std::string::npos) << lines[0];
+  expect_one_error(a, 1, "kiln: error: ", "no run 'fast' (this session has: ");
 }
 TEST(BadOutput, UnwritableDotFile) {
   expect_refused("inspect " + kMlp + " --input 4x64 --dot /proc/kiln-g.dot", "/proc/kiln-g.dot", "cannot write the DOT file");

@@ -7,37 +7,22 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/reliability/kiln_cli.h"
 #include "tests/support/paths.h"
 
 using kiln::test::example;
 
 namespace {
 
-struct Answer {
-  int status = 0;
-  std::string output;
-};
+using Answer = kiln::test::CliAnswer;
 
-Answer run_check(const std::string& args) {
-  Answer a;
-  a.status = kiln::test::run_command(kiln::test::binary("app/kiln") + " check " + args + " 2>&1", a.output);
-  return a;
-}
+Answer run_check(const std::string& args) { return kiln::test::run_kiln("check " + args); }
 
 // Exit 2 and exactly one line "kiln: error: <input>..." containing `problem`.
 void expect_bad_input(const std::string& args, const std::string& input, const std::string& problem) {
   Answer a = run_check(args);
   SCOPED_TRACE("kiln check " + args + "\n" + a.output);
-  EXPECT_EQ(a.status, 2);
-  EXPECT_EQ(a.output.find("internal error"), std::string::npos);
-  EXPECT_EQ(a.output.find("frame #"), std::string::npos);
-  std::vector<std::string> errors;
-  std::istringstream in(a.output);
-  for (std::string l; std::getline(in, l);)
-    if (l.rfind("kiln: error: ", 0) == 0) errors.push_back(l);
-  ASSERT_EQ(errors.size(), 1u);
-  EXPECT_EQ(errors[0].rfind("kiln: error: " + input, 0), 0u) << errors[0];
-  EXPECT_NE(errors[0].find(problem), std::string::npos) << errors[0];
+  kiln::test::expect_clean_refusal(a, 2, "kiln: error: " + input, problem);
 }
 
 const std::string kMlp = example("small_mlp.pt");

@@ -24,7 +24,7 @@ inline CompiledModel compile_example(const std::string& name, const std::string&
                                      const std::string& backend = "kiln", const std::string& conv_layout = "auto") {
   CompiledModel cm;
   cm.model = model::load_model(example(name));
-  capture::CaptureOptions o;
+  capture::CompileOptions o;
   o.backend = backend;
   o.conv_layout = conv_layout;
   o.dynamic = false;

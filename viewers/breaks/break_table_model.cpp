@@ -3,6 +3,7 @@
 #include <QFont>
 #include <QStringList>
 #include <filesystem>
+#include <utility>
 
 namespace kiln::viewers {
 
@@ -28,17 +29,13 @@ QString location(const session::GraphBreakRecord& b) {
 }
 }  // namespace
 
-BreakTableModel::BreakTableModel(QObject* parent) : QAbstractTableModel(parent) {}
+BreakTableModel::BreakTableModel(QObject* parent)
+    : RowTableModel({"Id", "Line", "Reason", "Hint", "Hits", "Sites", "Category", "Module", "Compile ids"}, parent) {}
 
 void BreakTableModel::setSession(std::shared_ptr<const session::Session> s) {
-  beginResetModel();
-  session_ = std::move(s);
-  groups_ = session_ ? report::group_breaks(session_->breaks) : std::vector<report::BreakGroup>{};
-  endResetModel();
-}
-
-const report::BreakGroup* BreakTableModel::group(int row) const {
-  return row >= 0 && row < int(groups_.size()) ? &groups_[size_t(row)] : nullptr;
+  // The groups shown until now point into the session they came from: it stays until they are gone.
+  const auto shown = std::exchange(session_, std::move(s));
+  setRows(session_ ? report::group_breaks(session_->breaks) : std::vector<report::BreakGroup>{});
 }
 
 const session::GraphBreakRecord* BreakTableModel::record(int row) const {
@@ -46,35 +43,28 @@ const session::GraphBreakRecord* BreakTableModel::record(int row) const {
   return g ? g->first : nullptr;
 }
 
-int BreakTableModel::rowCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : int(groups_.size());
-}
-
-int BreakTableModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
-
-QVariant BreakTableModel::data(const QModelIndex& index, int role) const {
-  const auto* g = index.isValid() ? group(index.row()) : nullptr;
-  if (!g || !g->first) return {};
-  const auto& b = *g->first;
+QVariant BreakTableModel::cell(const report::BreakGroup& g, int column, int role) const {
+  if (!g.first) return {};
+  const auto& b = *g.first;
   if (role == Qt::DisplayRole) {
-    switch (index.column()) {
+    switch (column) {
       case Id: return QString::fromStdString(b.info.id);
       case Category: return QString::fromUtf8(capture::break_category_info(b.info.category).name);
       case Reason: return first_line(b.info.reason);
       case Hint: return first_line(b.info.hint);
-      case Hits: return g->hits;
-      case Sites: return g->sites;
+      case Hits: return g.hits;
+      case Sites: return g.sites;
       case Module: return QString::fromStdString(b.info.module_path);
       case Location: return location(b);
       case CompileIds: {
         QStringList ids;
-        for (const auto& id : g->compile_ids) ids << QString::fromStdString(id);
+        for (const auto& id : g.compile_ids) ids << QString::fromStdString(id);
         if (ids.isEmpty() && session_) ids << QString::fromStdString(break_compile_id(*session_, b));
         return ids.join(' ');
       }
     }
   } else if (role == Qt::ToolTipRole) {
-    switch (index.column()) {
+    switch (column) {
       case Reason: return QString::fromStdString(b.info.reason);
       case Hint: return QString::fromStdString(b.info.hint);
       case Location: return QString::fromStdString(b.info.loc.file + ":" + std::to_string(b.info.loc.line) +
@@ -83,15 +73,9 @@ QVariant BreakTableModel::data(const QModelIndex& index, int role) const {
       default: return {};
     }
   } else if (role == Qt::TextAlignmentRole) {
-    if (index.column() == Hits || index.column() == Sites) return int(Qt::AlignRight | Qt::AlignVCenter);
+    if (column == Hits || column == Sites) return int(Qt::AlignRight | Qt::AlignVCenter);
   }
   return {};
-}
-
-QVariant BreakTableModel::headerData(int section, Qt::Orientation o, int role) const {
-  if (o != Qt::Horizontal || role != Qt::DisplayRole) return QAbstractTableModel::headerData(section, o, role);
-  static const char* names[] = {"Id", "Line", "Reason", "Hint", "Hits", "Sites", "Category", "Module", "Compile ids"};
-  return section >= 0 && section < ColumnCount ? QString(names[section]) : QVariant();
 }
 
 }  // namespace kiln::viewers

@@ -3,13 +3,12 @@
 // path, file:line, compile ids (the file:line first: it is what the user goes to fix). A thin adapter over an immutable session.
 #pragma once
 
-#include <QAbstractTableModel>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "engine/api/report.h"
 #include "engine/api/session.h"
+#include "viewers/common/table_model.h"
 
 namespace kiln::viewers {
 
@@ -18,7 +17,7 @@ namespace kiln::viewers {
 // resumes into. "" when the session has none of them.
 std::string break_compile_id(const session::Session& s, const session::GraphBreakRecord& b);
 
-class BreakTableModel : public QAbstractTableModel {
+class BreakTableModel : public RowTableModel<report::BreakGroup> {
   Q_OBJECT
  public:
   enum Column { Id, Location, Reason, Hint, Hits, Sites, Category, Module, CompileIds, ColumnCount };
@@ -27,16 +26,12 @@ class BreakTableModel : public QAbstractTableModel {
   void setSession(std::shared_ptr<const session::Session> s);
   // The first record of the group on `row` (nullptr when out of range).
   const session::GraphBreakRecord* record(int row) const;
-  const report::BreakGroup* group(int row) const;
-
-  int rowCount(const QModelIndex& parent = {}) const override;
-  int columnCount(const QModelIndex& parent = {}) const override;
-  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
-  QVariant headerData(int section, Qt::Orientation o, int role = Qt::DisplayRole) const override;
+  const report::BreakGroup* group(int row) const { return at(row); }
 
  private:
-  std::shared_ptr<const session::Session> session_;
-  std::vector<report::BreakGroup> groups_;
+  QVariant cell(const report::BreakGroup& g, int column, int role) const override;
+
+  std::shared_ptr<const session::Session> session_;  // the groups point into its records
 };
 
 }  // namespace kiln::viewers

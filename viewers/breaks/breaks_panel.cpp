@@ -11,14 +11,10 @@
 #include "viewers/breaks/break_table_model.h"
 #include "viewers/common/code_view.h"
 
-#include "viewers/common/row_table.h"
-
 namespace kiln::viewers {
 
 BreaksPanel::BreaksPanel(SelectionContext* ctx, QWidget* parent)
-    : QWidget(parent), ctx_(ctx), model_(new BreakTableModel(this)) {
-  table_ = make_row_table(this, "breaksTable");
-  table_->setModel(model_);
+    : TablePanel(ctx, parent, "breaksTable") {
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
 
   detail_ = new QLabel(this);
@@ -29,20 +25,13 @@ BreaksPanel::BreaksPanel(SelectionContext* ctx, QWidget* parent)
   source_->setObjectName("breakSource");
   source_->setPlaceholderText("Select a graph break to see the source around its line.");
 
-  auto* lower = new QWidget(this);
-  auto* ll = new QVBoxLayout(lower);
-  ll->setContentsMargins(0, 0, 0, 0);
-  ll->addWidget(detail_);
-  ll->addWidget(source_, 1);
   auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(table_);
-  split->addWidget(lower);
+  split->addWidget(stacked_box(this, detail_, source_));
   split->setStretchFactor(0, 1);
   split->setStretchFactor(1, 3);
   split->setSizes({180, 520});
-  auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(2, 2, 2, 2);
-  layout->addWidget(split);
+  panelLayout()->addWidget(split);
 
   connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
           [this](const QModelIndex& cur) {
@@ -54,8 +43,7 @@ BreaksPanel::BreaksPanel(SelectionContext* ctx, QWidget* parent)
               if (!id.empty()) ctx_->setRegion(id);
             }
           });
-  connect(ctx_, &SelectionContext::selectionChanged, this, &BreaksPanel::onSelectionChanged);
-  onSelectionChanged(ctx_->current(), kSessionPart);
+  followSelection();
 }
 
 void BreaksPanel::setSourceDirs(const std::vector<std::string>& dirs) {

@@ -1,8 +1,5 @@
 #include "viewers/comparison/comparison_panel.h"
 
-#include <QHeaderView>
-#include <QItemSelectionModel>
-#include <QLabel>
 #include <QListWidget>
 #include <QSplitter>
 #include <QTableView>
@@ -12,29 +9,19 @@
 #include "viewers/comparison/run_table_model.h"
 #include "viewers/comparison/speedup_chart.h"
 
-#include "viewers/common/row_table.h"
-
 namespace kiln::viewers {
 
 ComparisonPanel::ComparisonPanel(SelectionContext* ctx, QWidget* parent)
-    : QWidget(parent), ctx_(ctx), model_(new RunTableModel(this)) {
-  table_ = make_row_table(this, "runTable");
-  table_->setModel(model_);
-
+    : TablePanel(ctx, parent, "runTable") {
   chart_ = new SpeedupChart(this);
   chart_->setObjectName("speedupChart");
   observations_ = new QListWidget(this);
   observations_->setObjectName("observations");
   observations_->setWordWrap(true);
 
-  auto* obsBox = new QWidget(this);
-  auto* ol = new QVBoxLayout(obsBox);
-  ol->setContentsMargins(0, 0, 0, 0);
-  ol->addWidget(new QLabel("<b>Observations</b>", obsBox));
-  ol->addWidget(observations_, 1);
   auto* lower = new QSplitter(Qt::Horizontal, this);
   lower->addWidget(chart_);
-  lower->addWidget(obsBox);
+  lower->addWidget(titled_box(this, "Observations", observations_));
   lower->setStretchFactor(0, 2);
   lower->setStretchFactor(1, 3);
   auto* split = new QSplitter(Qt::Vertical, this);
@@ -42,16 +29,12 @@ ComparisonPanel::ComparisonPanel(SelectionContext* ctx, QWidget* parent)
   split->addWidget(lower);
   split->setSizes({200, 420});
   lower->setSizes({620, 620});
-  auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(2, 2, 2, 2);
-  layout->addWidget(split);
+  panelLayout()->addWidget(split);
 
-  connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& cur) {
-    if (syncing_) return;
-    if (const auto* r = model_->run(cur.row())) ctx_->setRun(r->id);
+  onRowPicked(table_, [this](int row) {
+    if (const auto* r = model_->run(row)) ctx_->setRun(r->id);
   });
-  connect(ctx_, &SelectionContext::selectionChanged, this, &ComparisonPanel::onSelectionChanged);
-  onSelectionChanged(ctx_->current(), kSessionPart);
+  followSelection();
 }
 
 void ComparisonPanel::onSelectionChanged(const Selection& sel, unsigned parts) {

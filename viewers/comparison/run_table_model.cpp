@@ -15,7 +15,11 @@ QString bytes(int64_t b) {
 }
 }  // namespace
 
-RunTableModel::RunTableModel(QObject* parent) : QAbstractTableModel(parent) {}
+RunTableModel::RunTableModel(QObject* parent)
+    : ColumnTableModel({"Mode", "Backend", "Device", "Status", "Compile cold ms", "Compile warm ms", "First call ms",
+                        "Median ms", "P10 ms", "P90 ms", "Kernels/iter", "GPU busy", "Host overhead ms", "Peak memory",
+                        "Speedup", "Max error"},
+                       parent) {}
 
 void RunTableModel::setSession(std::shared_ptr<const session::Session> s) {
   beginResetModel();
@@ -38,7 +42,6 @@ int RunTableModel::rowOfRun(int run_id) const {
 int RunTableModel::rowCount(const QModelIndex& parent) const {
   return parent.isValid() || !session_ ? 0 : int(session_->runs.size());
 }
-int RunTableModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
 
 QVariant RunTableModel::data(const QModelIndex& index, int role) const {
   const auto* r = index.isValid() ? run(index.row()) : nullptr;
@@ -80,14 +83,6 @@ QVariant RunTableModel::data(const QModelIndex& index, int role) const {
     return r->id;
   }
   return {};
-}
-
-QVariant RunTableModel::headerData(int section, Qt::Orientation o, int role) const {
-  if (o != Qt::Horizontal || role != Qt::DisplayRole) return QAbstractTableModel::headerData(section, o, role);
-  static const char* names[] = {"Mode", "Backend", "Device", "Status", "Compile cold ms", "Compile warm ms",
-                                "First call ms", "Median ms", "P10 ms", "P90 ms", "Kernels/iter", "GPU busy",
-                                "Host overhead ms", "Peak memory", "Speedup", "Max error"};
-  return section >= 0 && section < ColumnCount ? QString(names[section]) : QVariant();
 }
 
 }  // namespace kiln::viewers

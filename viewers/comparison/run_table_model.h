@@ -3,14 +3,14 @@
 // busy, host overhead, peak memory, speedup vs eager and max error vs eager.
 #pragma once
 
-#include <QAbstractTableModel>
 #include <memory>
 
 #include "engine/api/session.h"
+#include "viewers/common/table_model.h"
 
 namespace kiln::viewers {
 
-class RunTableModel : public QAbstractTableModel {
+class RunTableModel : public ColumnTableModel {
   Q_OBJECT
  public:
   enum Column {
@@ -23,9 +23,7 @@ class RunTableModel : public QAbstractTableModel {
   int rowOfRun(int run_id) const;  // -1 when absent
 
   int rowCount(const QModelIndex& parent = {}) const override;
-  int columnCount(const QModelIndex& parent = {}) const override;
   QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
-  QVariant headerData(int section, Qt::Orientation o, int role = Qt::DisplayRole) const override;
 
  private:
   std::shared_ptr<const session::Session> session_;

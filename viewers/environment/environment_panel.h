@@ -1,26 +1,19 @@
 // EnvironmentPanel: the EnvironmentModel of the current session, as a two-column table.
 #pragma once
 
-#include <QWidget>
-
-#include "viewers/selection/selection_context.h"
-
-class QTableView;
+#include "viewers/common/table_panel.h"
 
 namespace kiln::viewers {
 
 class EnvironmentModel;
 
-class EnvironmentPanel : public QWidget {
+class EnvironmentPanel : public TablePanel<EnvironmentModel> {
   Q_OBJECT
  public:
   explicit EnvironmentPanel(SelectionContext* ctx, QWidget* parent = nullptr);
-  EnvironmentModel* model() const { return model_; }
-  QTableView* table() const { return table_; }
 
  private:
-  EnvironmentModel* model_;
-  QTableView* table_;
+  void onSelectionChanged(const Selection& sel, unsigned parts) override;
 };
 
 }  // namespace kiln::viewers

@@ -87,7 +87,7 @@ void GraphCanvas::keyPressEvent(QKeyEvent* e) {
   else QGraphicsView::keyPressEvent(e);
 }
 
-GraphPanel::GraphPanel(SelectionContext* ctx, QWidget* parent) : QWidget(parent), ctx_(ctx) {
+GraphPanel::GraphPanel(SelectionContext* ctx, QWidget* parent) : SessionPanel(ctx, parent) {
   pool_.setMaxThreadCount(1);  // the one thread that calls Graphviz for this panel
   pool_.setExpiryTimeout(-1);
   region_ = new QComboBox(this);
@@ -126,8 +126,7 @@ GraphPanel::GraphPanel(SelectionContext* ctx, QWidget* parent) : QWidget(parent)
   pages_ = new QStackedWidget(this);
   pages_->addWidget(view_);
   pages_->addWidget(text_);
-  auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(2, 2, 2, 2);
+  auto* layout = panelLayout();
   layout->addLayout(bar);
   layout->addWidget(pages_, 1);
   auto* foot = new QHBoxLayout;
@@ -159,8 +158,7 @@ GraphPanel::GraphPanel(SelectionContext* ctx, QWidget* parent) : QWidget(parent)
     if (watcher_.property("generation").toULongLong() != generation_) return;  // stale: a newer one runs
     build(watcher_.result());
   });
-  connect(ctx_, &SelectionContext::selectionChanged, this, &GraphPanel::onSelection);
-  onSelection(ctx_->current(), kSessionPart);
+  followSelection();
 }
 
 GraphPanel::~GraphPanel() {
@@ -170,7 +168,7 @@ GraphPanel::~GraphPanel() {
 
 QGraphicsView* GraphPanel::view() const { return view_; }
 
-void GraphPanel::onSelection(const Selection& sel, unsigned parts) {
+void GraphPanel::onSelectionChanged(const Selection& sel, unsigned parts) {
   if (parts & kSessionPart) {
     syncing_ = true;
     region_->clear();

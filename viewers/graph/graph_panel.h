@@ -12,13 +12,12 @@
 #include <QFutureWatcher>
 #include <QGraphicsView>
 #include <QThreadPool>
-#include <QWidget>
 #include <map>
 #include <set>
 
+#include "viewers/common/session_panel.h"
 #include "viewers/graph/graph_items.h"
 #include "viewers/graph/graph_model.h"
-#include "viewers/selection/selection_context.h"
 
 class QComboBox;
 class QLabel;
@@ -46,7 +45,7 @@ class GraphCanvas : public QGraphicsView {
   void keyPressEvent(QKeyEvent* e) override;
 };
 
-class GraphPanel : public QWidget {
+class GraphPanel : public SessionPanel {
   Q_OBJECT
  public:
   explicit GraphPanel(SelectionContext* ctx, QWidget* parent = nullptr);
@@ -73,7 +72,7 @@ class GraphPanel : public QWidget {
   QString statusText() const;
 
  private:
-  void onSelection(const Selection& sel, unsigned parts);
+  void onSelectionChanged(const Selection& sel, unsigned parts) override;
   void reload();
   void startLayout();
   void build(const GraphLayout& layout);
@@ -86,7 +85,6 @@ class GraphPanel : public QWidget {
   void openSlowestRegion();
   void showInputs();
 
-  SelectionContext* ctx_;
   QComboBox* region_ = nullptr;
   QComboBox* stage_ = nullptr;
   QLineEdit* find_ = nullptr;
@@ -96,7 +94,6 @@ class GraphPanel : public QWidget {
   GraphCanvas* view_ = nullptr;
   QGraphicsScene* scene_ = nullptr;
   QPlainTextEdit* text_ = nullptr;
-  bool syncing_ = false;
 
   GraphModel model_;
   bool fold_params_ = true;

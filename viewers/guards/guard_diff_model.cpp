@@ -5,46 +5,33 @@
 
 namespace kiln::viewers {
 
-GuardDiffModel::GuardDiffModel(QObject* parent) : QAbstractTableModel(parent) {}
+namespace {
+QStringList column_names(const QString& before_name, const QString& after_name) {
+  return {"Change", "In " + before_name, "In " + after_name};
+}
+}  // namespace
+
+GuardDiffModel::GuardDiffModel(QObject* parent) : RowTableModel(column_names("first", "second"), parent) {}
 
 void GuardDiffModel::setChanges(std::vector<GuardChange> changes, const QString& before_name,
                                 const QString& after_name) {
-  beginResetModel();
-  changes_ = std::move(changes);
-  beforeName_ = before_name;
-  afterName_ = after_name;
-  endResetModel();
-  Q_EMIT headerDataChanged(Qt::Horizontal, 0, ColumnCount - 1);
+  setRows(std::move(changes));
+  setColumnNames(column_names(before_name, after_name));
 }
 
-int GuardDiffModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : int(changes_.size()); }
-int GuardDiffModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
-
-QVariant GuardDiffModel::data(const QModelIndex& index, int role) const {
-  if (!index.isValid() || index.row() >= int(changes_.size())) return {};
-  const auto& c = changes_[size_t(index.row())];
+QVariant GuardDiffModel::cell(const GuardChange& c, int column, int role) const {
   if (role == Qt::DisplayRole || role == Qt::ToolTipRole) {
-    switch (index.column()) {
+    switch (column) {
       case Change: return QString(guard_change_name(c.kind));
       case Before: return QString::fromStdString(c.before);
       case After: return QString::fromStdString(c.after);
     }
-  } else if (role == Qt::BackgroundRole && index.column() == Change) {
+  } else if (role == Qt::BackgroundRole && column == Change) {
     switch (c.kind) {
       case GuardChange::Kind::Added: return QBrush(QColor(0xd8, 0xf5, 0xd8));
       case GuardChange::Kind::Removed: return QBrush(QColor(0xfa, 0xdb, 0xdb));
       case GuardChange::Kind::Changed: return QBrush(QColor(0xfc, 0xf0, 0xc8));
     }
-  }
-  return {};
-}
-
-QVariant GuardDiffModel::headerData(int section, Qt::Orientation o, int role) const {
-  if (o != Qt::Horizontal || role != Qt::DisplayRole) return QAbstractTableModel::headerData(section, o, role);
-  switch (section) {
-    case Change: return QString("Change");
-    case Before: return "In " + beforeName_;
-    case After: return "In " + afterName_;
   }
   return {};
 }

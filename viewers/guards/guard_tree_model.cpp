@@ -3,6 +3,7 @@
 #include <QFont>
 #include <algorithm>
 #include <map>
+#include <utility>
 
 namespace kiln::viewers {
 
@@ -71,20 +72,17 @@ void GuardTreeModel::setSession(std::shared_ptr<const session::Session> s) {
       e.reason = QString::fromStdString(r.recompile_reason);
       if (hits_known) items_[size_t(it->second)].hits += r.hits;
       int entry = add(it->second, std::move(e));
-      for (const auto& g : r.guards) {
-        Item gi;
-        gi.kind = "guard";
-        gi.name = QString::fromStdString(g);
-        gi.compile_id = r.compile_id;
-        add(entry, std::move(gi));
-      }
-      for (const auto& sym : r.symbols) {
-        Item si;
-        si.kind = "symbol";
-        si.name = QString::fromStdString(sym);
-        si.compile_id = r.compile_id;
-        add(entry, std::move(si));
-      }
+      // Under the entry its guards, then its symbols.
+      const std::pair<QString, const std::vector<std::string>*> leaves[] = {{"guard", &r.guards},
+                                                                            {"symbol", &r.symbols}};
+      for (const auto& [kind, texts] : leaves)
+        for (const auto& text : *texts) {
+          Item leaf;
+          leaf.kind = kind;
+          leaf.name = QString::fromStdString(text);
+          leaf.compile_id = r.compile_id;
+          add(entry, std::move(leaf));
+        }
     }
   }
   endResetModel();

@@ -51,8 +51,7 @@ std::string next_entry(const session::Session& s, const std::string& compile_id)
 }  // namespace
 
 GuardsPanel::GuardsPanel(SelectionContext* ctx, QWidget* parent)
-    : QWidget(parent),
-      ctx_(ctx),
+    : SessionPanel(ctx, parent),
       treeModel_(new GuardTreeModel(this)),
       recompileModel_(new RecompileTableModel(this)),
       diffModel_(new GuardDiffModel(this)) {
@@ -91,46 +90,32 @@ GuardsPanel::GuardsPanel(SelectionContext* ctx, QWidget* parent)
   limits_ = new QListWidget(this);
   limits_->setObjectName("limitEvents");
 
-  auto titled = [this](const QString& title, QWidget* w) {
-    auto* box = new QWidget(this);
-    auto* l = new QVBoxLayout(box);
-    l->setContentsMargins(0, 0, 0, 0);
-    l->addWidget(new QLabel("<b>" + title + "</b>", box));
-    l->addWidget(w, 1);
-    return box;
-  };
   auto* left = new QSplitter(Qt::Vertical, this);
-  left->addWidget(titled("Cache entries per region", tree_));
-  left->addWidget(titled("Recompile-limit events", limits_));
+  left->addWidget(titled_box(this, "Cache entries per region", tree_));
+  left->addWidget(titled_box(this, "Recompile-limit events", limits_));
   left->setSizes({600, 120});
   auto* right = new QSplitter(Qt::Vertical, this);
-  right->addWidget(titled("Recompile history", recompiles_));
-  right->addWidget(titled("Guards of two entries compared", diffPage));
+  right->addWidget(titled_box(this, "Recompile history", recompiles_));
+  right->addWidget(titled_box(this, "Guards of two entries compared", diffPage));
   right->setSizes({220, 500});
   auto* split = new QSplitter(Qt::Horizontal, this);
   split->addWidget(left);
   split->addWidget(right);
   split->setSizes({640, 640});
-  auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(2, 2, 2, 2);
-  layout->addWidget(split);
+  panelLayout()->addWidget(split);
 
   connect(tree_->selectionModel(), &QItemSelectionModel::currentChanged, this, [this](const QModelIndex& cur) {
     if (syncing_) return;
     std::string id = treeModel_->compileId(cur);
     if (!id.empty()) ctx_->setRegion(id);
   });
-  connect(recompiles_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
-          [this](const QModelIndex& cur) {
-            if (syncing_) return;
-            if (const auto* e = recompileModel_->entry(cur.row()); e && ctx_->session() &&
-                                                                    find_region(*ctx_->session(), e->compile_id))
-              ctx_->setRegion(e->compile_id);
-          });
+  onRowPicked(recompiles_, [this](int row) {
+    const auto* e = recompileModel_->entry(row);
+    if (e && ctx_->session() && find_region(*ctx_->session(), e->compile_id)) ctx_->setRegion(e->compile_id);
+  });
   connect(before_, &QComboBox::currentIndexChanged, this, &GuardsPanel::updateDiff);
   connect(after_, &QComboBox::currentIndexChanged, this, &GuardsPanel::updateDiff);
-  connect(ctx_, &SelectionContext::selectionChanged, this, &GuardsPanel::onSelectionChanged);
-  onSelectionChanged(ctx_->current(), kSessionPart | kRegionPart);
+  followSelection(kSessionPart | kRegionPart);
 }
 
 void GuardsPanel::onSelectionChanged(const Selection& sel, unsigned parts) {

@@ -4,9 +4,9 @@
 // elsewhere is shown here and diffed against the entry before it.
 #pragma once
 
-#include <QWidget>
+#include <string>
 
-#include "viewers/selection/selection_context.h"
+#include "viewers/common/session_panel.h"
 
 class QComboBox;
 class QLabel;
@@ -20,7 +20,7 @@ class GuardDiffModel;
 class GuardTreeModel;
 class RecompileTableModel;
 
-class GuardsPanel : public QWidget {
+class GuardsPanel : public SessionPanel {
   Q_OBJECT
  public:
   explicit GuardsPanel(SelectionContext* ctx, QWidget* parent = nullptr);
@@ -33,10 +33,9 @@ class GuardsPanel : public QWidget {
   void diffEntries(const std::string& before, const std::string& after);
 
  private:
-  void onSelectionChanged(const Selection& sel, unsigned parts);
+  void onSelectionChanged(const Selection& sel, unsigned parts) override;
   void updateDiff();
 
-  SelectionContext* ctx_;
   GuardTreeModel* treeModel_;
   RecompileTableModel* recompileModel_;
   GuardDiffModel* diffModel_;
@@ -47,7 +46,6 @@ class GuardsPanel : public QWidget {
   QComboBox* after_;
   QLabel* diffSummary_;
   QListWidget* limits_;
-  bool syncing_ = false;
 };
 
 }  // namespace kiln::viewers

@@ -3,28 +3,21 @@
 // reason and the guards that failed.
 #pragma once
 
-#include <QAbstractTableModel>
-#include <vector>
-
 #include "engine/api/report.h"
+#include "viewers/common/table_model.h"
 
 namespace kiln::viewers {
 
-class RecompileTableModel : public QAbstractTableModel {
+class RecompileTableModel : public RowTableModel<report::RecompileEntry> {
   Q_OBJECT
  public:
   enum Column { CompileId, Call, Limit, Reason, FailedGuards, ColumnCount };
   explicit RecompileTableModel(QObject* parent = nullptr);
   void setSession(const session::Session* s);  // nullptr clears; the model copies what it shows
-  const report::RecompileEntry* entry(int row) const;
-
-  int rowCount(const QModelIndex& parent = {}) const override;
-  int columnCount(const QModelIndex& parent = {}) const override;
-  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
-  QVariant headerData(int section, Qt::Orientation o, int role = Qt::DisplayRole) const override;
+  const report::RecompileEntry* entry(int row) const { return at(row); }
 
  private:
-  std::vector<report::RecompileEntry> entries_;
+  QVariant cell(const report::RecompileEntry& e, int column, int role) const override;
 };
 
 }  // namespace kiln::viewers

@@ -2,30 +2,26 @@
 // (Kernel::autotune) and the fusion decisions of its region (session.fusion).
 #pragma once
 
-#include <QAbstractTableModel>
+#include <string>
 #include <vector>
 
 #include "engine/api/session.h"
+#include "viewers/common/table_model.h"
 
 namespace kiln::viewers {
 
-class AutotuneTableModel : public QAbstractTableModel {
+class AutotuneTableModel : public RowTableModel<session::AutotuneCandidate> {
   Q_OBJECT
  public:
   enum Column { Config, Ms, Chosen, ColumnCount };
   explicit AutotuneTableModel(QObject* parent = nullptr);
-  void setCandidates(std::vector<session::AutotuneCandidate> c);
-
-  int rowCount(const QModelIndex& parent = {}) const override;
-  int columnCount(const QModelIndex& parent = {}) const override;
-  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
-  QVariant headerData(int section, Qt::Orientation o, int role = Qt::DisplayRole) const override;
+  void setCandidates(std::vector<session::AutotuneCandidate> c) { setRows(std::move(c)); }
 
  private:
-  std::vector<session::AutotuneCandidate> rows_;
+  QVariant cell(const session::AutotuneCandidate& c, int column, int role) const override;
 };
 
-class FusionTableModel : public QAbstractTableModel {
+class FusionTableModel : public RowTableModel<session::FusionDecision> {
   Q_OBJECT
  public:
   enum Column { First, Second, Fused, Reason, ColumnCount };
@@ -33,13 +29,8 @@ class FusionTableModel : public QAbstractTableModel {
   // The decisions of one compiled region (all when compile_id is empty).
   void setDecisions(const std::vector<session::FusionDecision>& all, const std::string& compile_id);
 
-  int rowCount(const QModelIndex& parent = {}) const override;
-  int columnCount(const QModelIndex& parent = {}) const override;
-  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
-  QVariant headerData(int section, Qt::Orientation o, int role = Qt::DisplayRole) const override;
-
  private:
-  std::vector<session::FusionDecision> rows_;
+  QVariant cell(const session::FusionDecision& d, int column, int role) const override;
 };
 
 }  // namespace kiln::viewers

@@ -42,7 +42,10 @@ std::string launched_by_text(const report::KernelStat& k) {
   return "launched by " + k.launched_by;
 }
 
-KernelTableModel::KernelTableModel(QObject* parent) : QAbstractTableModel(parent) {}
+KernelTableModel::KernelTableModel(QObject* parent)
+    : ColumnTableModel({"Kernel", "Language", "Region", "Launches/iter", "", "Share", "Registers", "Shared B",
+                        "Launch config"},
+                       parent) {}
 
 std::vector<size_t> KernelTableModel::computeStats() {
   stats_ = session_ ? report::kernel_stats(*session_, run_) : report::KernelStats{};
@@ -107,7 +110,6 @@ int KernelTableModel::rowOf(const std::string& name, const std::string& compile_
 int KernelTableModel::rowCount(const QModelIndex& parent) const {
   return parent.isValid() || !session_ ? 0 : sessionRows() + int(others_.size());
 }
-int KernelTableModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
 
 QVariant KernelTableModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid()) return {};
@@ -181,11 +183,9 @@ QVariant KernelTableModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant KernelTableModel::headerData(int section, Qt::Orientation o, int role) const {
-  if (o != Qt::Horizontal || role != Qt::DisplayRole) return QAbstractTableModel::headerData(section, o, role);
-  if (section == TimeMs) return stats_.time_source == "host" ? QString("CPU ms/iter") : QString("GPU ms/iter");
-  static const char* names[] = {"Kernel", "Language", "Region", "Launches/iter", "", "Share", "Registers",
-                                "Shared B", "Launch config"};
-  return section >= 0 && section < ColumnCount ? QString(names[section]) : QVariant();
+  if (section == TimeMs && o == Qt::Horizontal && role == Qt::DisplayRole)
+    return stats_.time_source == "host" ? QString("CPU ms/iter") : QString("GPU ms/iter");
+  return ColumnTableModel::headerData(section, o, role);
 }
 
 }  // namespace kiln::viewers

@@ -6,17 +6,17 @@
 // Rows 0..kernels.size()-1 are the session's kernels in session order: row == kernel index.
 #pragma once
 
-#include <QAbstractTableModel>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "engine/api/session.h"
 #include "engine/api/report.h"
+#include "viewers/common/table_model.h"
 
 namespace kiln::viewers {
 
-class KernelTableModel : public QAbstractTableModel {
+class KernelTableModel : public ColumnTableModel {
   Q_OBJECT
  public:
   enum Column { Name, Language, Region, Launches, TimeMs, Share, Registers, Shared, Launch, ColumnCount };
@@ -35,8 +35,8 @@ class KernelTableModel : public QAbstractTableModel {
   int rowOf(const std::string& kernel_name, const std::string& compile_id = "") const;
 
   int rowCount(const QModelIndex& parent = {}) const override;
-  int columnCount(const QModelIndex& parent = {}) const override;
   QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+  // The time column is named by where the times come from (GPU or CPU).
   QVariant headerData(int section, Qt::Orientation o, int role = Qt::DisplayRole) const override;
 
  private:

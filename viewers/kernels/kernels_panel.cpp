@@ -20,33 +20,21 @@
 namespace kiln::viewers {
 
 KernelsPanel::KernelsPanel(SelectionContext* ctx, QWidget* parent)
-    : QWidget(parent),
-      ctx_(ctx),
-      model_(new KernelTableModel(this)),
+    : TablePanel(ctx, parent, "kernelTable"),
       autotuneModel_(new AutotuneTableModel(this)),
       fusionModel_(new FusionTableModel(this)) {
-  table_ = make_row_table(this, "kernelTable");
-  table_->setModel(model_);
   timesFrom_ = new QLabel(this);
   timesFrom_->setObjectName("kernelTimesFrom");
-  auto* tableBox = new QWidget(this);
-  auto* tl = new QVBoxLayout(tableBox);
-  tl->setContentsMargins(0, 0, 0, 0);
-  tl->addWidget(timesFrom_);
-  tl->addWidget(table_, 1);
+  auto* tableBox = stacked_box(this, timesFrom_, table_);
 
-  auto* sourceBox = new QWidget(this);
-  title_ = new QLabel(sourceBox);
+  title_ = new QLabel(this);
   title_->setTextFormat(Qt::RichText);
   // A long title (a library kernel's template name) is cut rather than squeezing the side panes.
   title_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
-  source_ = new CodeView(sourceBox);
+  source_ = new CodeView(this);
   source_->setObjectName("kernelSource");
   source_->setPlaceholderText("Select a kernel to see its generated source.");
-  auto* sl = new QVBoxLayout(sourceBox);
-  sl->setContentsMargins(0, 0, 0, 0);
-  sl->addWidget(title_);
-  sl->addWidget(source_, 1);
+  auto* sourceBox = stacked_box(this, title_, source_);
 
   nodes_ = new QListWidget(this);
   nodes_->setObjectName("kernelNodes");
@@ -60,12 +48,7 @@ KernelsPanel::KernelsPanel(SelectionContext* ctx, QWidget* parent)
   autotune_->setModel(autotuneModel_);
   fusion_ = make_row_table(this, "fusionTable");
   fusion_->setModel(fusionModel_);
-
-  auto* nodesBox = new QWidget(this);
-  auto* nl = new QVBoxLayout(nodesBox);
-  nl->setContentsMargins(0, 0, 0, 0);
-  nl->addWidget(new QLabel("Graph nodes it came from", nodesBox));
-  nl->addWidget(nodes_, 1);
+  auto* nodesBox = stacked_box(this, new QLabel("Graph nodes it came from"), nodes_);
 
   tabs_ = new QTabWidget(this);
   tabs_->addTab(launch_, "Launch");
@@ -87,20 +70,17 @@ KernelsPanel::KernelsPanel(SelectionContext* ctx, QWidget* parent)
   split->setStretchFactor(1, 2);
   split->setSizes({260, 520});
   lower->setSizes({800, 500});
-  auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(2, 2, 2, 2);
-  layout->addWidget(split);
+  panelLayout()->addWidget(split);
 
-  connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& cur) {
-    if (syncing_) return;
-    if (const auto* k = model_->kernel(cur.row())) {
+  onRowPicked(table_, [this](int row) {
+    if (const auto* k = model_->kernel(row)) {
       ctx_->selectKernel(k->name, k->compile_id);  // names repeat across regions: the one clicked
       // Back from a library kernel's row to the kernel still selected: the selection did not change.
-      if (shownRow_ != cur.row()) {
+      if (shownRow_ != row) {
         showKernel(k->name, k->compile_id);
         markNode(ctx_->current().node);
       }
-    } else if (const auto* d = model_->deviceKernel(cur.row())) {
+    } else if (const auto* d = model_->deviceKernel(row)) {
       showDeviceKernel(*d);
     }
   });
@@ -109,8 +89,7 @@ KernelsPanel::KernelsPanel(SelectionContext* ctx, QWidget* parent)
     if (k && item) ctx_->selectNode(k->compile_id, item->text().toStdString());
   });
   connect(source_, &CodeView::lineClicked, this, &KernelsPanel::clickedLine);
-  connect(ctx_, &SelectionContext::selectionChanged, this, &KernelsPanel::onSelectionChanged);
-  onSelectionChanged(ctx_->current(), kSessionPart);
+  followSelection();
 }
 
 void KernelsPanel::onSelectionChanged(const Selection& sel, unsigned parts) {

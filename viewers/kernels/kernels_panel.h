@@ -7,15 +7,13 @@
 // selects that node; a node selected elsewhere shows its kernel with the lines naming it marked.
 #pragma once
 
-#include <QWidget>
 #include <string>
 
 #include "engine/api/report.h"
-#include "viewers/selection/selection_context.h"
+#include "viewers/common/table_panel.h"
 
 class QLabel;
 class QListWidget;
-class QTableView;
 class QTabWidget;
 
 namespace kiln::viewers {
@@ -25,12 +23,11 @@ class CodeView;
 class FusionTableModel;
 class KernelTableModel;
 
-class KernelsPanel : public QWidget {
+class KernelsPanel : public TablePanel<KernelTableModel> {
   Q_OBJECT
  public:
   explicit KernelsPanel(SelectionContext* ctx, QWidget* parent = nullptr);
 
-  QTableView* table() const { return table_; }
   CodeView* source() const { return source_; }
   QListWidget* nodes() const { return nodes_; }
   QTableView* autotune() const { return autotune_; }
@@ -40,7 +37,7 @@ class KernelsPanel : public QWidget {
   std::string shownRegion() const;
 
  private:
-  void onSelectionChanged(const Selection& sel, unsigned parts);
+  void onSelectionChanged(const Selection& sel, unsigned parts) override;
   // Shows the kernel `name` of region `compile_id` (kernel names repeat across regions: k0_mul in
   // [2/0] and in [5/0]); the first kernel of that name when the region has none.
   void showKernel(const std::string& name, const std::string& compile_id);
@@ -52,11 +49,8 @@ class KernelsPanel : public QWidget {
   void clickedLine(int line);
   void updateTimes(int run);
 
-  SelectionContext* ctx_;
-  KernelTableModel* model_;
   AutotuneTableModel* autotuneModel_;
   FusionTableModel* fusionModel_;
-  QTableView* table_;
   QLabel* title_;
   QLabel* timesFrom_;
   CodeView* source_;
@@ -67,7 +61,6 @@ class KernelsPanel : public QWidget {
   QTabWidget* tabs_;
   int shownRow_ = -1;  // index into session.kernels
   bool deviceShown_ = false;  // a library kernel's row is shown, not a session kernel
-  bool syncing_ = false;
 };
 
 }  // namespace kiln::viewers

@@ -14,10 +14,17 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
+#include "engine/api/options.h"
+
 namespace kiln::viewers {
 
 namespace {
-const char* kModes[] = {"eager", "default", "reduce-overhead", "max-autotune"};
+// What profile can run: its eager baseline, then each compile mode.
+QStringList profile_modes() {
+  QStringList modes{"eager"};
+  for (const auto& m : api::compile_modes()) modes << QString::fromStdString(m);
+  return modes;
+}
 QString settings_key(const QString& model, const char* what) {
   return "profile/" + QFileInfo(model).absoluteFilePath().replace('/', '|') + "/" + what;
 }
@@ -44,7 +51,7 @@ ProfileDialog::ProfileDialog(const QString& model_path, const QStringList& arg_n
   auto* modes = new QHBoxLayout;
   const QStringList lastModes =
       settings.value(settings_key(model_path, "modes"), QStringList{"eager", "default"}).toStringList();
-  for (const char* m : kModes) {
+  for (const QString& m : profile_modes()) {
     auto* c = new QCheckBox(m, this);
     c->setChecked(lastModes.contains(m));
     modes_.push_back(c);

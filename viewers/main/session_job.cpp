@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "engine/api/import.h"
+#include "engine/api/options.h"
 
 namespace kiln::viewers {
 
@@ -109,10 +110,7 @@ quint64 SessionJob::profile(const ProfileRequest& r) {
   return start(QString::fromStdString(r.model_path), [r](Outcome& o, const std::atomic<bool>& cancelled,
                                                          const std::function<void(const std::string&, int, int)>& report) {
     try {
-      auto dt = ir::parse_dtype(r.dtype);
-      if (!dt) throw Error("dtype '" + r.dtype + "': unknown dtype");
-      std::vector<InputSpec> specs;
-      for (const auto& t : r.inputs) specs.push_back(parse_input_spec(t, *dt));
+      const auto specs = api::parse_inputs(r.inputs, r.dtype);
       std::error_code dir_ec;
       if (auto dir = std::filesystem::path(r.out_path).parent_path(); !dir.empty())
         std::filesystem::create_directories(dir, dir_ec);

@@ -4,6 +4,16 @@
 
 namespace kiln::viewers {
 
+namespace {
+// Sets `field` to `value`; answers `part` when that changed it, else 0 (nothing to publish).
+template <typename T>
+unsigned assign(T& field, const T& value, unsigned part) {
+  if (field == value) return 0;
+  field = value;
+  return part;
+}
+}  // namespace
+
 const session::Kernel* kernel_for_node(const session::Session& s, const std::string& compile_id,
                                        const std::string& node) {
   if (node.empty()) return nullptr;
@@ -54,22 +64,11 @@ void SelectionContext::setSession(std::shared_ptr<const session::Session> s, con
   publish(kSessionPart | kRunPart | kRegionPart | kNodePart | kKernelPart | kRangePart);
 }
 
-void SelectionContext::setRun(int run_id) {
-  if (sel_.run == run_id) return;
-  sel_.run = run_id;
-  publish(kRunPart);
-}
+void SelectionContext::setRun(int run_id) { publish(assign(sel_.run, run_id, kRunPart)); }
 
 void SelectionContext::setRegion(const std::string& compile_id, const std::string& stage) {
-  unsigned parts = 0;
-  if (sel_.compile_id != compile_id) {
-    sel_.compile_id = compile_id;
-    parts |= kRegionPart;
-    if (!sel_.node.empty()) {
-      sel_.node.clear();
-      parts |= kNodePart;
-    }
-  }
+  unsigned parts = assign(sel_.compile_id, compile_id, kRegionPart);
+  if (parts) parts |= assign(sel_.node, std::string(), kNodePart);  // a node of another region
   std::string st = stage;
   if (st.empty() && session()) {
     if (const auto* r = find_region(*session(), compile_id)) {
@@ -78,45 +77,23 @@ void SelectionContext::setRegion(const std::string& compile_id, const std::strin
       st = has ? sel_.stage : (r->graphs.empty() ? "" : r->graphs.front().stage);
     }
   }
-  if (sel_.stage != st) {
-    sel_.stage = st;
-    parts |= kRegionPart;
-  }
+  parts |= assign(sel_.stage, st, kRegionPart);
   publish(parts);
 }
 
-void SelectionContext::setStage(const std::string& stage) {
-  if (sel_.stage == stage) return;
-  sel_.stage = stage;
-  publish(kRegionPart);
-}
+void SelectionContext::setStage(const std::string& stage) { publish(assign(sel_.stage, stage, kRegionPart)); }
 
 void SelectionContext::selectNode(const std::string& compile_id, const std::string& node) {
-  unsigned parts = 0;
-  if (sel_.compile_id != compile_id) {
-    sel_.compile_id = compile_id;
-    parts |= kRegionPart;
-  }
-  if (sel_.node != node) {
-    sel_.node = node;
-    parts |= kNodePart;
-  }
+  unsigned parts = assign(sel_.compile_id, compile_id, kRegionPart) | assign(sel_.node, node, kNodePart);
   std::string kernel;
   if (session())
     if (const auto* k = kernel_for_node(*session(), compile_id, node)) kernel = k->name;
-  if (sel_.kernel != kernel) {
-    sel_.kernel = kernel;
-    parts |= kKernelPart;
-  }
+  parts |= assign(sel_.kernel, kernel, kKernelPart);
   publish(parts);
 }
 
 void SelectionContext::selectKernel(const std::string& kernel, const std::string& compile_id) {
-  unsigned parts = 0;
-  if (sel_.kernel != kernel) {
-    sel_.kernel = kernel;
-    parts |= kKernelPart;
-  }
+  unsigned parts = assign(sel_.kernel, kernel, kKernelPart);
   const session::Kernel* k = session() ? find_kernel(*session(), kernel, compile_id.empty() ? sel_.compile_id : compile_id)
                                        : nullptr;
   if (k && !k->compile_id.empty() && k->compile_id != sel_.compile_id && find_region(*session(), k->compile_id)) {
@@ -132,10 +109,6 @@ void SelectionContext::selectKernel(const std::string& kernel, const std::string
   publish(parts);
 }
 
-void SelectionContext::setTimeRange(TimeRange r) {
-  if (sel_.range == r) return;
-  sel_.range = r;
-  publish(kRangePart);
-}
+void SelectionContext::setTimeRange(TimeRange r) { publish(assign(sel_.range, r, kRangePart)); }
 
 }  // namespace kiln::viewers

@@ -333,7 +333,7 @@ void TimelineCanvas::keyPressEvent(QKeyEvent* e) {
   changed();
 }
 
-TimelinePanel::TimelinePanel(SelectionContext* ctx, QWidget* parent) : QWidget(parent), ctx_(ctx) {
+TimelinePanel::TimelinePanel(SelectionContext* ctx, QWidget* parent) : SessionPanel(ctx, parent) {
   canvas_ = new TimelineCanvas(ctx, this);
   ruler_ = new TimelineRuler(&canvas_->geometry(), TimelineCanvas::kLabelWidth, this);
   scroll_ = new QScrollArea(this);
@@ -349,8 +349,7 @@ TimelinePanel::TimelinePanel(SelectionContext* ctx, QWidget* parent) : QWidget(p
   auto* bar = new QHBoxLayout;
   bar->addWidget(info_, 1);
   bar->addWidget(fit);
-  auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(2, 2, 2, 2);
+  auto* layout = panelLayout();
   layout->setSpacing(2);
   layout->addLayout(bar);
   layout->addWidget(ruler_);
@@ -358,11 +357,10 @@ TimelinePanel::TimelinePanel(SelectionContext* ctx, QWidget* parent) : QWidget(p
   layout->addWidget(legend_);
   connect(fit, &QPushButton::clicked, canvas_, &TimelineCanvas::fitAll);
   connect(canvas_, &TimelineCanvas::viewChanged, ruler_, qOverload<>(&QWidget::update));
-  connect(ctx_, &SelectionContext::selectionChanged, this, &TimelinePanel::onSelection);
-  onSelection(ctx_->current(), kSessionPart);
+  followSelection();
 }
 
-void TimelinePanel::onSelection(const Selection& sel, unsigned parts) {
+void TimelinePanel::onSelectionChanged(const Selection& sel, unsigned parts) {
   if (parts & kSessionPart) {
     canvas_->setData(sel.session ? pack_timeline(*sel.session) : TimelineData{});
     const auto& d = canvas_->data();

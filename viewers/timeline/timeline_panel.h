@@ -8,6 +8,7 @@
 #include <QTimer>
 #include <QWidget>
 
+#include "viewers/common/session_panel.h"
 #include "viewers/selection/selection_context.h"
 #include "viewers/timeline/timeline_lanes.h"
 
@@ -69,7 +70,7 @@ class TimelineCanvas : public QWidget {
   bool moved_ = false;
 };
 
-class TimelinePanel : public QWidget {
+class TimelinePanel : public SessionPanel {
   Q_OBJECT
  public:
   explicit TimelinePanel(SelectionContext* ctx, QWidget* parent = nullptr);
@@ -77,8 +78,8 @@ class TimelinePanel : public QWidget {
   QScrollArea* scrollArea() const { return scroll_; }
 
  private:
-  void onSelection(const Selection& sel, unsigned parts);
-  SelectionContext* ctx_;
+  void onSelectionChanged(const Selection& sel, unsigned parts) override;
+
   TimelineCanvas* canvas_ = nullptr;
   TimelineRuler* ruler_ = nullptr;
   QScrollArea* scroll_ = nullptr;

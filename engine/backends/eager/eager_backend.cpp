@@ -1,8 +1,9 @@
 // The eager backend: the captured region's ops one by one through LibTorch (the trace capture
-// recorded). Also the home of the built-in backend registration.
+// recorded), and cudagraphs (the same ops replayed from a CUDA graph).
+#include "engine/backends/eager/eager_backend.h"
+
 #include "engine/runtime/backend.h"
 #include "engine/ir/print_text.h"
-#include "engine/backends/kiln/kiln_backend.h"
 #if KILN_WITH_CUDA
 #include "engine/runtime/cuda/cuda_graph_fn.h"
 #endif
@@ -14,7 +15,7 @@ namespace {
 class EagerBackend : public runtime::Backend {
  public:
   std::string name() const override { return "eager"; }
-  std::unique_ptr<runtime::CompiledFn> compile(const capture::CompiledRegion& entry, const capture::RegionStatic&,
+  std::unique_ptr<runtime::CompiledFn> compile(const capture::SpecializedRegion& entry, const capture::RegionStatic&,
                                                const runtime::BackendOptions&, runtime::RegionArtifacts& art) override {
     art.stages.push_back({"00_captured.txt", ir::to_readable(entry.info.graph)});
     return nullptr;  // the runtime replays the captured trace
@@ -26,7 +27,7 @@ class EagerBackend : public runtime::Backend {
 class CudaGraphsBackend : public runtime::Backend {
  public:
   std::string name() const override { return "cudagraphs"; }
-  std::unique_ptr<runtime::CompiledFn> compile(const capture::CompiledRegion& entry, const capture::RegionStatic& region,
+  std::unique_ptr<runtime::CompiledFn> compile(const capture::SpecializedRegion& entry, const capture::RegionStatic& region,
                                                const runtime::BackendOptions&, runtime::RegionArtifacts& art) override {
     art.stages.push_back({"00_captured.txt", ir::to_readable(entry.info.graph)});
 #if KILN_WITH_CUDA
@@ -41,15 +42,7 @@ class CudaGraphsBackend : public runtime::Backend {
 
 }  // namespace
 
+std::unique_ptr<runtime::Backend> make_eager_backend() { return std::make_unique<EagerBackend>(); }
+std::unique_ptr<runtime::Backend> make_cudagraphs_backend() { return std::make_unique<CudaGraphsBackend>(); }
+
 }  // namespace kiln::backends
-
-namespace kiln::runtime {
-
-void register_builtin_backends() {
-  register_backend("eager", [] { return std::make_unique<backends::EagerBackend>(); });
-  register_backend("aot_eager", [] { return backends::make_kiln_backend(/*fuse=*/false); });
-  register_backend("kiln", [] { return backends::make_kiln_backend(/*fuse=*/true); });
-  register_backend("cudagraphs", [] { return std::make_unique<backends::CudaGraphsBackend>(); });
-}
-
-}  // namespace kiln::runtime

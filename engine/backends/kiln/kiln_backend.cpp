@@ -42,7 +42,7 @@ class AutotuneReport : public runtime::CompiledFn {
   void run(capture::Interpreter& interp, capture::Interpreter::Env& env) override { inner_->run(interp, env); }
   std::vector<std::string> take_log() override { return inner_->take_log(); }
   // Generated kernels first, then the GEMMs: the order of the region's kernel records.
-  std::vector<std::vector<session::AutotuneCandidate>> autotune() const override {
+  std::vector<std::vector<records::AutotuneCandidate>> autotune() const override {
     auto out = set_->candidates;
     if (gemms_)
       for (auto& t : gemms_->tables()) out.push_back(std::move(t));
@@ -61,7 +61,7 @@ class KilnBackend : public runtime::Backend {
   explicit KilnBackend(bool fuse) : fuse_(fuse) {}
   std::string name() const override { return fuse_ ? "kiln" : "aot_eager"; }
 
-  std::unique_ptr<runtime::CompiledFn> compile(const capture::CompiledRegion& entry, const capture::RegionStatic& region,
+  std::unique_ptr<runtime::CompiledFn> compile(const capture::SpecializedRegion& entry, const capture::RegionStatic& region,
                                                const runtime::BackendOptions& options,
                                                runtime::RegionArtifacts& art) override {
     const ir::Graph& graph = entry.info.graph;
@@ -83,7 +83,7 @@ class KilnBackend : public runtime::Backend {
     lowering::LoweredRegion lowered = std::move(front.lowered);
     fusion::FusedProgram fused = std::move(front.fused);
     for (const auto& d : fused.decisions)
-      art.decisions.push_back(session::FusionDecision{entry.info.compile_id, d.first, d.second, d.fused, d.reason});
+      art.decisions.push_back(records::FusionDecision{entry.info.compile_id, d.first, d.second, d.fused, d.reason});
     for (const auto& c : fused.program.comps) {
       if (c.kind == lowering::Comp::Kind::Extern)
         art.externs.push_back(c.target + " -> " + c.name + (c.layout.empty() ? "" : " (" + lowering::layout_name(c.layout) + ")"));
@@ -96,7 +96,8 @@ class KilnBackend : public runtime::Backend {
         notes.push_back({n.name(), n.target, n.loc.str() + (n.module_path.empty() ? "" : " in " + n.module_path)});
     if (on_gpu) return compile_cuda(entry, region, options, art, std::move(lowered), std::move(fused), notes);
     auto t2 = Clock::now();
-    std::string source = codegen::emit_cpp(fused, notes);
+    std::vector<codegen::KernelSpan> spans;
+    std::string source = codegen::emit_cpp(fused, notes, &spans);
     art.stage_ms.push_back({"codegen", ms_since(t2)});
     art.stages.push_back({pipeline::kKernelsCpp.dump_file, source});
     std::vector<std::string> names;
@@ -114,7 +115,7 @@ class KilnBackend : public runtime::Backend {
       keep = lib.handle;
     }
     for (const auto& k : fused.kernels) {
-      session::Kernel sk = kernel_record(entry, k, "cpp", source);
+      records::Kernel sk = kernel_record(entry, k, "cpp", source, spans);
       sk.launch_config = k.kind == fusion::FusedKernel::Kind::Row ? "row kernel, OpenMP over rows" : "pointwise, OpenMP over the outer loop";
       art.kernels.push_back(std::move(sk));
     }
@@ -123,7 +124,7 @@ class KilnBackend : public runtime::Backend {
   }
 
  private:
-  std::unique_ptr<runtime::CompiledFn> compile_cuda(const capture::CompiledRegion& entry,
+  std::unique_ptr<runtime::CompiledFn> compile_cuda(const capture::SpecializedRegion& entry,
                                                     const capture::RegionStatic& region,
                                                     const runtime::BackendOptions& options, runtime::RegionArtifacts& art,
                                                     lowering::LoweredRegion lowered, fusion::FusedProgram fused,
@@ -167,8 +168,10 @@ class KilnBackend : public runtime::Backend {
       }
       art.stage_ms.push_back({"load", ms_since(t3)});
     }
+    std::vector<codegen::KernelSpan> spans;
+    for (const auto& k : info) spans.push_back({k.name, k.source_begin, k.function_end});
     for (const auto& k : fused.kernels) {
-      session::Kernel sk = kernel_record(entry, k, "cuda", source);
+      records::Kernel sk = kernel_record(entry, k, "cuda", source, spans);
       bool row = k.kind == fusion::FusedKernel::Kind::Row;
       const codegen::CudaKernelInfo* ki = nullptr;
       for (const auto& x : info)
@@ -206,7 +209,7 @@ class KilnBackend : public runtime::Backend {
             site.tail_comps = tail.comps;
           }
         }
-        session::Kernel gk;
+        records::Kernel gk;
         gk.name = "gemm_" + comp.name;
         gk.compile_id = entry.info.compile_id;
         gk.language = "cuda";
@@ -269,24 +272,18 @@ class KilnBackend : public runtime::Backend {
 #endif
   }
 
-  // What every kernel record holds, in either language: name, region, source, provenance.
-  static session::Kernel kernel_record(const capture::CompiledRegion& entry, const fusion::FusedKernel& k,
-                                       const char* language, const std::string& source) {
-    session::Kernel sk;
+  // What every kernel record holds, in either language: name, region, its function's source (where
+  // the emitter says it is), provenance.
+  static records::Kernel kernel_record(const capture::SpecializedRegion& entry, const fusion::FusedKernel& k,
+                                       const char* language, const std::string& source,
+                                       const std::vector<codegen::KernelSpan>& spans) {
+    records::Kernel sk;
     sk.name = k.name;
     sk.compile_id = entry.info.compile_id;
     sk.language = language;
-    sk.source = kernel_source(source, k.name);
+    sk.source = codegen::kernel_text(source, spans, k.name);
     sk.nodes = k.nodes;
     return sk;
-  }
-
-  // The kernel's function with its comment block, cut from the whole translation unit.
-  static std::string kernel_source(const std::string& all, const std::string& name) {
-    auto head = all.find("// " + name + ":");
-    auto end = all.find("\n}\n", head == std::string::npos ? 0 : head);
-    if (head == std::string::npos || end == std::string::npos) return "";
-    return all.substr(head, end + 3 - head);
   }
   bool fuse_;
 };

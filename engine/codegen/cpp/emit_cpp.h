@@ -12,20 +12,13 @@
 #include <string>
 #include <vector>
 
+#include "engine/codegen/emitted.h"
 #include "engine/fusion/schedule.h"
 
 namespace kiln::codegen {
 
-struct NodeNote {
-  std::string name;    // IR node name
-  std::string target;  // aten op
-  std::string where;   // "sample_models.py:41 in l1"
-};
-
-std::string emit_cpp(const fusion::FusedProgram& p, const std::vector<NodeNote>& notes = {});
-
-// Makes arbitrary text safe inside a // comment: printable ASCII only, no trailing backslash, no
-// trigraph ("??/" would be a backslash to compilers that read trigraphs).
-std::string cpp_comment(const std::string& text);
+// spans (optional): where each kernel's function sits in the returned source.
+std::string emit_cpp(const fusion::FusedProgram& p, const std::vector<NodeNote>& notes = {},
+                     std::vector<KernelSpan>* spans = nullptr);
 
 }  // namespace kiln::codegen

@@ -553,15 +553,7 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
              : row  ? (warp ? "row kernel (one warp per row)" : "row kernel (one block per row)")
                     : "pointwise kernel")
          << " fusing " << k.nodes.size() << " graph node" << (k.nodes.size() == 1 ? "" : "s") << "\n";
-    for (const auto& nd : k.nodes) {
-      std::string line = "//   " + cpp_comment(nd);
-      for (const auto& note : notes)
-        if (note.name == nd) {
-          line += " = " + cpp_comment(note.target);
-          if (!note.where.empty()) line += "  (" + cpp_comment(note.where) + ")";
-        }
-      head << line << "\n";
-    }
+    head << node_comment_lines(k.nodes, notes);
     std::vector<CudaKernelVariant> forms = {{k.name, width, warp, column}};
     if (variants && width == 4) {
       forms.push_back({k.name + "_w2", 2, false});
@@ -573,6 +565,7 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
       forms.push_back({k.name + "_block", 1, false});
     }
     const size_t begin = static_cast<size_t>(os.tellp());
+    size_t function_end = 0;
     for (const auto& f : forms) {
       if (f.function == k.name) os << head.str();
       else if (row) os << "// " << k.name << " with " << (f.thread_per_row ? "one thread" : f.warp_per_row ? "one warp" : "one block")
@@ -585,7 +578,9 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
       if (row && f.thread_per_row) emit_column(em, os, k);
       else if (row) em.row(os, k, f.warp_per_row);
       else em.pointwise(os, k, f.vector_width);
-      os << "}\n\n";
+      os << "}\n";
+      if (f.function == k.name) function_end = static_cast<size_t>(os.tellp());
+      os << "\n";
     }
     if (info) {
       CudaKernelInfo ki;
@@ -597,6 +592,7 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
       ki.prelude_end = prelude_end;
       ki.source_begin = begin;
       ki.source_end = static_cast<size_t>(os.tellp());
+      ki.function_end = function_end;
       info->push_back(ki);
     }
   }

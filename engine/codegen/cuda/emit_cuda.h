@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/codegen/cpp/emit_cpp.h"
+#include "engine/codegen/emitted.h"
 #include "engine/fusion/schedule.h"
 
 namespace kiln::codegen {
@@ -40,6 +40,7 @@ struct CudaKernelInfo {
   // Where the kernel sits in the source: its functions (variants included) are
   // [source_begin, source_end); [0, prelude_end) is what every kernel shares (types, helpers).
   size_t prelude_end = 0, source_begin = 0, source_end = 0;
+  size_t function_end = 0;  // the end of variants[0]'s function: [source_begin, function_end) is the kernel's span
 };
 
 std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>& notes = {},

@@ -15,6 +15,8 @@
 #include <string>
 #include <string_view>
 
+#include "engine/base/non_copyable.h"
+
 namespace kiln::importers {
 
 class JsonValue {
@@ -49,12 +51,10 @@ class JsonValue {
   alignas(void*) unsigned char raw_[24] = {};  // the backend's element handle
 };
 
-class JsonParser {
+class JsonParser : NonCopyable {
  public:
   JsonParser();
   ~JsonParser();
-  JsonParser(const JsonParser&) = delete;
-  JsonParser& operator=(const JsonParser&) = delete;
   bool parse(std::string_view text, JsonValue& root, std::string* error = nullptr);
 
  private:

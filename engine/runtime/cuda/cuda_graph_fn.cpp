@@ -15,11 +15,11 @@ namespace {
 
 class TraceFn : public CompiledFn {
  public:
-  explicit TraceFn(const capture::CompiledRegion& e) : entry_(e) {}
+  explicit TraceFn(const capture::SpecializedRegion& e) : entry_(e) {}
   void run(capture::Interpreter& interp, capture::Interpreter::Env& env) override { capture::run_trace(entry_, interp, env); }
 
  private:
-  capture::CompiledRegion entry_;
+  capture::SpecializedRegion entry_;
 };
 
 #if KILN_TORCH_CUDA
@@ -94,7 +94,7 @@ class CudaGraphFn : public CompiledFn {
     log_.clear();
     return out;
   }
-  std::vector<std::vector<session::AutotuneCandidate>> autotune() const override { return inner_->autotune(); }
+  std::vector<std::vector<records::AutotuneCandidate>> autotune() const override { return inner_->autotune(); }
 
  private:
   struct Recorded {
@@ -113,7 +113,7 @@ class CudaGraphFn : public CompiledFn {
 
 }  // namespace
 
-std::unique_ptr<CompiledFn> make_trace_fn(const capture::CompiledRegion& entry) { return std::make_unique<TraceFn>(entry); }
+std::unique_ptr<CompiledFn> make_trace_fn(const capture::SpecializedRegion& entry) { return std::make_unique<TraceFn>(entry); }
 
 std::unique_ptr<CompiledFn> make_cuda_graph_fn(std::unique_ptr<CompiledFn> inner,
                                                std::vector<const torch::jit::Value*> inputs,

@@ -19,6 +19,6 @@ std::unique_ptr<CompiledFn> make_cuda_graph_fn(std::unique_ptr<CompiledFn> inner
 
 // The captured trace replayed op by op (the eager ops of a region), as a callable: what the
 // cudagraphs backend captures.
-std::unique_ptr<CompiledFn> make_trace_fn(const capture::CompiledRegion& entry);
+std::unique_ptr<CompiledFn> make_trace_fn(const capture::SpecializedRegion& entry);
 
 }  // namespace kiln::runtime

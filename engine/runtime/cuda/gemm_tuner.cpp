@@ -42,7 +42,7 @@ struct Gemm {
   bool tuned = false;
   int chosen = -1;  // index into kConfigs; -1: cuBLAS
   bool fused = false;  // the chosen template runs the tail kernel as its epilogue
-  std::vector<session::AutotuneCandidate> table;
+  std::vector<records::AutotuneCandidate> table;
 };
 
 }  // namespace
@@ -62,8 +62,8 @@ GemmTuner::GemmTuner(std::vector<GemmSite> sites, KernelArgsShape args) : impl_(
 
 GemmTuner::~GemmTuner() = default;
 
-std::vector<std::vector<session::AutotuneCandidate>> GemmTuner::tables() const {
-  std::vector<std::vector<session::AutotuneCandidate>> out;
+std::vector<std::vector<records::AutotuneCandidate>> GemmTuner::tables() const {
+  std::vector<std::vector<records::AutotuneCandidate>> out;
   for (const auto& g : impl_->gemms) out.push_back(g.table);
   return out;
 }

@@ -15,7 +15,7 @@
 #include "engine/codegen/cuda/gemm_template.h"
 #include "engine/runtime/cuda/gpu_kernels.h"
 #include "engine/runtime/lowered_region.h"
-#include "engine/session/session.h"
+#include "engine/records/records.h"
 
 namespace kiln::runtime {
 
@@ -47,7 +47,7 @@ class GemmTuner {
   // otherwise compile them one by one on the first call.
   void precompile();
   // One candidate table per GEMM, in the order of `sites`.
-  std::vector<std::vector<session::AutotuneCandidate>> tables() const;
+  std::vector<std::vector<records::AutotuneCandidate>> tables() const;
 
  private:
   struct Impl;

@@ -12,7 +12,7 @@
 #include "engine/codegen/cuda/emit_cuda.h"
 #include "engine/runtime/cuda/cuda_driver.h"
 #include "engine/runtime/lowered_region.h"
-#include "engine/session/session.h"
+#include "engine/records/records.h"
 
 namespace kiln::runtime {
 
@@ -42,7 +42,7 @@ struct GpuKernelSet {
   std::vector<unsigned> threads;  // per kernel
   std::vector<size_t> variant;    // per kernel: index into info[k].variants
   std::vector<bool> tuned;
-  std::vector<std::vector<session::AutotuneCandidate>> candidates;
+  std::vector<std::vector<records::AutotuneCandidate>> candidates;
 
   // Kernel k's module (the only one when the source was compiled whole).
   const cuda::Module& module(size_t k) const { return *modules.at(modules.size() == 1 ? 0 : k); }

@@ -43,7 +43,7 @@ TEST(KilnBackend, AotEagerMatchesEager) {
 
 TEST(KilnBackend, DynamicBatchCompilesSymbolicKernels) {
   auto m = model::load_model(test::example("small_mlp.pt"));
-  capture::CaptureOptions o;
+  capture::CompileOptions o;
   o.backend = "kiln";
   runtime::CapturedRuntime rt(m, o);
   for (const char* s : {"4x64", "8x64", "16x64", "5x64"}) {
@@ -78,7 +78,7 @@ TEST(KilnBackend, WarmCompileInvokesNoCompiler) {
 
 TEST(KilnBackend, UnknownBackendIsAClearError) {
   auto m = model::load_model(test::example("small_mlp.pt"));
-  capture::CaptureOptions o;
+  capture::CompileOptions o;
   o.backend = "nope";
   try {
     runtime::CapturedRuntime rt(m, o);

@@ -14,7 +14,7 @@ TEST(EmitCpp, GoldenSourcesForTheSampleModels) {
   for (auto [name, input] : std::vector<std::pair<const char*, const char*>>{{"small_mlp.pt", "4x64"},
                                                                              {"block.pt", "2x16x64"}}) {
     auto cm = test::compile_example(name, input);
-    auto diff = test::check_golden(std::string("codegen/") + name + ".cpp", cm.stages["30_kernels.cpp"]);
+    auto diff = test::check_golden(std::string("codegen/") + name + ".cpp.txt", cm.stages["30_kernels.cpp"]);
     EXPECT_TRUE(diff.empty()) << diff;
   }
 }
@@ -40,4 +40,29 @@ TEST(EmitCpp, HostileModelStringsStillCompile) {
   std::ofstream(dir + "/k.cpp") << src;
   std::string out;
   EXPECT_EQ(test::run_command("c++ -std=c++17 -fsyntax-only " + dir + "/k.cpp", out), 0) << out;
+}
+
+// Each kernel's span is its comment block and function, exactly: the kernel records (and the
+// workbench's kernel view) show that text, without re-parsing the whole translation unit.
+TEST(EmitCpp, KernelSpansCoverEachFunctionWithItsComments) {
+  auto cm = test::compile_example("block.pt", "2x16x64");
+  auto lowered = lowering::lower_graph(cm.rt->regions()[0].entries[0].graph);
+  auto fused = fusion::schedule(lowered.program);
+  ASSERT_GE(fused.kernels.size(), 2u);
+  std::vector<codegen::KernelSpan> spans;
+  std::string src = codegen::emit_cpp(fused, {}, &spans);
+  ASSERT_EQ(spans.size(), fused.kernels.size());
+  size_t previous_end = 0;
+  for (size_t i = 0; i < spans.size(); ++i) {
+    EXPECT_EQ(spans[i].name, fused.kernels[i].name);
+    EXPECT_GE(spans[i].begin, previous_end);
+    std::string text = codegen::kernel_text(src, spans, spans[i].name);
+    EXPECT_EQ(text.rfind("// " + spans[i].name + ":", 0), 0u) << text;
+    EXPECT_NE(text.find("extern \"C\" void " + spans[i].name + "("), std::string::npos);
+    EXPECT_EQ(text.substr(text.size() - 2), "}\n");
+    EXPECT_EQ(text.find("extern \"C\"", text.find("extern \"C\"") + 1), std::string::npos) << "one function only";
+    previous_end = spans[i].end;
+  }
+  EXPECT_EQ(codegen::kernel_text(src, spans, "no_such_kernel"), "");
+  EXPECT_EQ(codegen::kernel_text("short", {{"k", 2, 99}}, "k"), "") << "a span past the source's end gives nothing";
 }

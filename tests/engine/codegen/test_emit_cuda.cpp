@@ -49,7 +49,7 @@ TEST(EmitCuda, EveryExampleCompilesWithNvrtc) {
 TEST(EmitCuda, GoldenSources) {
   for (auto [model, input] : std::vector<std::pair<const char*, const char*>>{{"small_mlp.pt", "4x64"},
                                                                               {"block.pt", "2x16x64"}}) {
-    auto diff = test::check_golden(std::string("codegen/") + model + ".cu", cuda_source(model, input));
+    auto diff = test::check_golden(std::string("codegen/") + model + ".cu.txt", cuda_source(model, input));
     EXPECT_TRUE(diff.empty()) << diff;
   }
 }

@@ -83,6 +83,12 @@ TEST(EmitCudaUnits, OneUnitPerKernelEachCompilingOnItsOwnInParallelAndCached) {
     for (size_t j = 0; j < info.size(); ++j)
       EXPECT_EQ(units[k].find("void " + info[j].name + "(") != std::string::npos, j == k) << info[j].name;
     for (const auto& v : info[k].variants) EXPECT_NE(units[k].find("void " + v.function + "("), std::string::npos);
+    // The kernel's own span (what its record shows): its function, without the autotuning variants.
+    std::string own = src.substr(info[k].source_begin, info[k].function_end - info[k].source_begin);
+    EXPECT_EQ(own.rfind("// " + info[k].name + ":", 0), 0u) << own;
+    EXPECT_EQ(own.substr(own.size() - 2), "}\n");
+    for (size_t v = 1; v < info[k].variants.size(); ++v)
+      EXPECT_EQ(own.find("void " + info[k].variants[v].function + "("), std::string::npos);
   }
   auto first = codegen::compile_cuda_units(units, "sm_90", 2);
   ASSERT_EQ(first.units.size(), units.size());
@@ -230,7 +236,7 @@ TEST(GemmEpilogue, ATailThatReadsTheGemmAtAnotherElementStaysAKernel) {
 
 TEST(EmitCudaColumns, ChannelsLastMaxPoolRunsOneThreadPerPooledElementChannelFastest) {
   auto model = model::load_model(test::stem_model());
-  capture::CaptureOptions o;
+  capture::CompileOptions o;
   o.backend = "eager";
   runtime::CapturedRuntime rt(model, o);
   rt.run(runtime::make_inputs({parse_input_spec("4x3x32x32")}));

@@ -44,7 +44,7 @@ struct ExpectedCulprit {
 ExpectedCulprit first_kernel_computing(const std::string& example, const std::string& input, const std::string& op,
                                        uint64_t seed = 11) {
   auto m = model::load_model(test::example(example));
-  capture::CaptureOptions o;
+  capture::CompileOptions o;
   o.backend = "kiln";
   o.dynamic = false;
   runtime::CapturedRuntime rt(m, o);
@@ -71,6 +71,29 @@ const runtime::KernelCheck* culprit(const runtime::CheckResult& r) {
   return r.culprit >= 0 ? &r.kernels[r.culprit] : nullptr;
 }
 
+// A check of `example` with `op` lowered as `wrong_as`, and the kernel the bisector must name: the first computing
+// aten::`op`, found from a compile without the injection.
+struct InjectedCheck {
+  ExpectedCulprit expected;
+  runtime::CheckResult result;
+};
+
+InjectedCheck check_with_wrong_lowering(const std::string& example, const std::string& input, const std::string& op,
+                                        const std::string& wrong_as) {
+  InjectedCheck c;
+  c.expected = first_kernel_computing(example, input, "aten::" + op);
+  lowering::WrongLoweringForTesting wrong(op, wrong_as);
+  c.result = check(example, input);
+  return c;
+}
+
+// The bisector named the expected kernel, with that kernel's nodes.
+void expect_culprit_is(const runtime::CheckResult& r, const ExpectedCulprit& expected) {
+  ASSERT_NE(culprit(r), nullptr);
+  EXPECT_EQ(culprit(r)->name, expected.kernel);
+  EXPECT_EQ(culprit(r)->nodes, expected.nodes);
+}
+
 }  // namespace
 
 TEST(CheckModel, WithoutInjectionEveryExampleMatches) {
@@ -87,17 +110,13 @@ TEST(CheckModel, WithoutInjectionEveryExampleMatches) {
 }
 
 TEST(CheckModel, AddLoweredAsSubIsPinnedOnTheKernelComputingAdd) {
-  auto expected = first_kernel_computing("small_mlp.pt", "4x64", "aten::add");
+  auto [expected, r] = check_with_wrong_lowering("small_mlp.pt", "4x64", "add", "sub");
   ASSERT_FALSE(expected.kernel.empty());
-  lowering::WrongLoweringForTesting wrong("add", "sub");
-  auto r = check("small_mlp.pt", "4x64");
   SCOPED_TRACE(runtime::check_text(r));
   EXPECT_FALSE(r.match);
   ASSERT_GE(r.first_region, 0);
   EXPECT_EQ(r.regions[r.first_region].compile_id, expected.compile_id);
-  ASSERT_NE(culprit(r), nullptr);
-  EXPECT_EQ(culprit(r)->name, expected.kernel);
-  EXPECT_EQ(culprit(r)->nodes, expected.nodes);
+  ASSERT_NO_FATAL_FAILURE(expect_culprit_is(r, expected));
   EXPECT_GT(culprit(r)->outputs.at(0).max_abs, 0.1);  // x + t became x - t: an O(1) error
   EXPECT_NE(culprit(r)->source.find(expected.kernel + "("), std::string::npos);
   EXPECT_NE(culprit(r)->source.find(" - "), std::string::npos);  // the wrong code is what is shown
@@ -108,15 +127,11 @@ TEST(CheckModel, AddLoweredAsSubIsPinnedOnTheKernelComputingAdd) {
 TEST(CheckModel, UpstreamErrorDoesNotSpreadToLaterKernels) {
   // relu lowered as identity: the relu kernel is wrong; the kernel after it reads relu's output,
   // but is fed the eager value, so it matches and the first culprit stays the only one.
-  auto expected = first_kernel_computing("small_mlp.pt", "4x64", "aten::relu");
+  auto [expected, r] = check_with_wrong_lowering("small_mlp.pt", "4x64", "relu", "identity");
   ASSERT_FALSE(expected.kernel.empty());
-  lowering::WrongLoweringForTesting wrong("relu", "identity");
-  auto r = check("small_mlp.pt", "4x64");
   SCOPED_TRACE(runtime::check_text(r));
   EXPECT_FALSE(r.match);
-  ASSERT_NE(culprit(r), nullptr);
-  EXPECT_EQ(culprit(r)->name, expected.kernel);
-  EXPECT_EQ(culprit(r)->nodes, expected.nodes);
+  ASSERT_NO_FATAL_FAILURE(expect_culprit_is(r, expected));
   ASSERT_GE(r.kernels.size(), 2u);
   int wrong_kernels = 0;
   for (const auto& k : r.kernels) wrong_kernels += k.ok ? 0 : 1;
@@ -126,14 +141,10 @@ TEST(CheckModel, UpstreamErrorDoesNotSpreadToLaterKernels) {
 TEST(CheckModel, FirstOfSeveralWrongKernelsIsNamed) {
   // block.pt adds in two kernels (the residual into the second layer_norm, and the last one):
   // both are wrong, the first in run order is named.
-  auto expected = first_kernel_computing("block.pt", "2x16x64", "aten::add");
+  auto [expected, r] = check_with_wrong_lowering("block.pt", "2x16x64", "add", "sub");
   ASSERT_FALSE(expected.kernel.empty());
-  lowering::WrongLoweringForTesting wrong("add", "sub");
-  auto r = check("block.pt", "2x16x64");
   SCOPED_TRACE(runtime::check_text(r));
-  ASSERT_NE(culprit(r), nullptr);
-  EXPECT_EQ(culprit(r)->name, expected.kernel);
-  EXPECT_EQ(culprit(r)->nodes, expected.nodes);
+  ASSERT_NO_FATAL_FAILURE(expect_culprit_is(r, expected));
   int wrong_kernels = 0;
   for (const auto& k : r.kernels) wrong_kernels += k.ok ? 0 : 1;
   EXPECT_GE(wrong_kernels, 2);
@@ -142,17 +153,13 @@ TEST(CheckModel, FirstOfSeveralWrongKernelsIsNamed) {
 
 TEST(CheckModel, DivergingRegionIsFoundAfterMatchingOnes) {
   // gate.pt has a graph break; the adds live in the loop region that runs last.
-  auto expected = first_kernel_computing("gate.pt", "4x64", "aten::add");
+  auto [expected, r] = check_with_wrong_lowering("gate.pt", "4x64", "add", "sub");
   ASSERT_FALSE(expected.kernel.empty());
-  lowering::WrongLoweringForTesting wrong("add", "sub");
-  auto r = check("gate.pt", "4x64");
   SCOPED_TRACE(runtime::check_text(r));
   ASSERT_GE(r.first_region, 1);  // an earlier region ran and matched
   for (int i = 0; i < r.first_region; ++i) EXPECT_TRUE(r.regions[i].ok);
   EXPECT_EQ(r.regions[r.first_region].compile_id, expected.compile_id);
-  ASSERT_NE(culprit(r), nullptr);
-  EXPECT_EQ(culprit(r)->name, expected.kernel);
-  EXPECT_EQ(culprit(r)->nodes, expected.nodes);
+  expect_culprit_is(r, expected);
 }
 
 TEST(CheckModel, ClearingTheInjectionRestoresAMatch) {
@@ -167,7 +174,7 @@ namespace {
 class SilentLastKernelBackend : public runtime::Backend {
  public:
   std::string name() const override { return "test_silent_last_kernel"; }
-  std::unique_ptr<runtime::CompiledFn> compile(const capture::CompiledRegion& entry,
+  std::unique_ptr<runtime::CompiledFn> compile(const capture::SpecializedRegion& entry,
                                                const capture::RegionStatic& region, const runtime::BackendOptions&,
                                                runtime::RegionArtifacts& art) override {
     auto lowered = lowering::lower_graph(entry.info.graph);

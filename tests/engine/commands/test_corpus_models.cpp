@@ -91,7 +91,7 @@ TEST_P(CorpusModel, BreaksAsDynamoLowersAndMatchesEager) {
 
   // Kiln's interpreter on the recorded inputs gives torch's recorded outputs.
   {
-    capture::CaptureOptions o;
+    capture::CompileOptions o;
     o.backend = "eager";
     o.dynamic = false;
     runtime::CapturedRuntime rt(*m, o);
@@ -110,7 +110,7 @@ TEST_P(CorpusModel, BreaksAsDynamoLowersAndMatchesEager) {
   }
 
   // explain: the same number of graph breaks as Dynamo.
-  capture::CaptureOptions o;
+  capture::CompileOptions o;
   o.dynamic = false;
   auto ex = runtime::explain_model(*m, {specs}, o);
   EXPECT_EQ(static_cast<int>(ex.breaks.size()), e["dynamo"]["breaks"].get<int>()) << name;

@@ -22,6 +22,30 @@ std::vector<const ir::Node*> nodes_with_target(const ir::Graph& g, const std::st
   return out;
 }
 
+// What one node of a target must show; the fields left null or 0 are not checked.
+struct NodeExpectation {
+  size_t index;                     // among the nodes of the target, in graph order
+  const char* module_path = nullptr;
+  int line = 0;                     // its source line
+  const char* type = nullptr;       // its first output's meta, as printed
+  const char* text_part = nullptr;  // a part of its source line's text
+};
+
+// The graph has `count` nodes calling `target`, and the listed ones show what is expected.
+void expect_nodes(const ir::Graph& g, const std::string& target, size_t count,
+                  const std::vector<NodeExpectation>& expected) {
+  auto nodes = nodes_with_target(g, target);
+  ASSERT_EQ(nodes.size(), count) << target;
+  for (const auto& e : expected) {
+    const ir::Node& n = *nodes.at(e.index);
+    SCOPED_TRACE(target + " #" + std::to_string(e.index));
+    if (e.module_path) EXPECT_EQ(n.module_path, e.module_path);
+    if (e.line) EXPECT_EQ(n.loc.line, e.line);
+    if (e.type) EXPECT_EQ(n.outputs[0].meta.str(), e.type);
+    if (e.text_part) EXPECT_NE(n.loc.text.find(e.text_part), std::string::npos) << n.loc.text;
+  }
+}
+
 }  // namespace
 
 TEST(InspectModel, BreakyPrintAtItsSourceLineAndLinearModulePaths) {
@@ -60,42 +84,20 @@ TEST(InspectModel, BlockSourceLocationsAndModulePaths) {
   std::map<std::string, int> paths;
   for (const auto* n : r.graph.call_nodes()) ++paths[n->module_path];
   for (const char* p : {"ln1", "ln2", "qkv", "out", "ff1", "ff2"}) EXPECT_GT(paths[p], 0) << p;
-  auto softmax = nodes_with_target(r.graph, "aten::softmax");
-  ASSERT_EQ(softmax.size(), 1u);
-  EXPECT_EQ(softmax[0]->loc.line, 70);
-  EXPECT_NE(softmax[0]->loc.text.find("torch.softmax"), std::string::npos);
-  auto ln = nodes_with_target(r.graph, "aten::layer_norm");
-  ASSERT_EQ(ln.size(), 2u);
-  EXPECT_EQ(ln[0]->module_path, "ln1");
-  EXPECT_EQ(ln[0]->loc.line, 66);
-  EXPECT_EQ(ln[0]->outputs[0].meta.str(), "f32[2, 16, 64]");
+  expect_nodes(r.graph, "aten::softmax", 1, {{0, nullptr, 70, nullptr, "torch.softmax"}});
+  expect_nodes(r.graph, "aten::layer_norm", 2, {{0, "ln1", 66, "f32[2, 16, 64]"}});
 }
 
 TEST(InspectModel, TinyResNetSourceLocationsAndModulePaths) {
   auto r = inspect("tiny_resnet.pt", "2x3x16x16");
-  auto convs = nodes_with_target(r.graph, "aten::conv2d");
-  ASSERT_EQ(convs.size(), 3u);
-  EXPECT_EQ(convs[0]->module_path, "stem");
-  EXPECT_EQ(convs[1]->module_path, "c1");
-  EXPECT_EQ(convs[2]->module_path, "c2");
-  EXPECT_EQ(convs[0]->loc.line, 88);
-  EXPECT_EQ(convs[2]->loc.line, 90);
-  auto bns = nodes_with_target(r.graph, "aten::batch_norm");
-  ASSERT_EQ(bns.size(), 3u);
-  EXPECT_EQ(bns[1]->module_path, "bn1");
-  auto head = nodes_with_target(r.graph, "aten::linear");
-  ASSERT_EQ(head.size(), 1u);
-  EXPECT_EQ(head[0]->module_path, "head");
-  EXPECT_EQ(head[0]->outputs[0].meta.str(), "f32[2, 10]");
+  expect_nodes(r.graph, "aten::conv2d", 3, {{0, "stem", 88}, {1, "c1"}, {2, "c2", 90}});
+  expect_nodes(r.graph, "aten::batch_norm", 3, {{1, "bn1"}});
+  expect_nodes(r.graph, "aten::linear", 1, {{0, "head", 0, "f32[2, 10]"}});
 }
 
 TEST(InspectModel, TracedModelsFindTheUserLineInTheRecordedStack) {
   auto r = inspect("small_mlp_traced.pt", "4x64");
-  auto linears = nodes_with_target(r.graph, "aten::linear");
-  ASSERT_EQ(linears.size(), 2u);
-  EXPECT_EQ(linears[0]->module_path, "l1");
-  EXPECT_EQ(linears[0]->loc.line, 13);
-  EXPECT_NE(linears[0]->loc.text.find("self.l2(torch.relu(self.l1(x)))"), std::string::npos) << linears[0]->loc.text;
+  expect_nodes(r.graph, "aten::linear", 2, {{0, "l1", 13, nullptr, "self.l2(torch.relu(self.l1(x)))"}});
 }
 
 TEST(InspectModel, ReadableGoldens) {

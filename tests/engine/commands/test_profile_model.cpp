@@ -23,7 +23,7 @@ namespace {
 class FailingCompileBackend : public runtime::Backend {
  public:
   std::string name() const override { return "test_failing_compile"; }
-  std::unique_ptr<runtime::CompiledFn> compile(const capture::CompiledRegion&, const capture::RegionStatic&,
+  std::unique_ptr<runtime::CompiledFn> compile(const capture::SpecializedRegion&, const capture::RegionStatic&,
                                                const runtime::BackendOptions&, runtime::RegionArtifacts&) override {
     throw Error("test_failing_compile: no code for this region");
   }
@@ -32,9 +32,9 @@ class FailingCompileBackend : public runtime::Backend {
 // Compiles, and the compiled code runs once (outputs through the captured trace), then fails.
 class FailingRunBackend : public runtime::Backend {
   struct Fn : runtime::CompiledFn {
-    capture::CompiledRegion entry;  // a copy: the runtime moves its own after compiling
+    capture::SpecializedRegion entry;  // a copy: the runtime moves its own after compiling
     int calls = 0;
-    explicit Fn(const capture::CompiledRegion& e) : entry(e) {}
+    explicit Fn(const capture::SpecializedRegion& e) : entry(e) {}
     void run(capture::Interpreter& interp, capture::Interpreter::Env& env) override {
       if (calls++ > 0) throw Error("test_failing_run: the kernel crashed");
       capture::run_trace(entry, interp, env);
@@ -43,7 +43,7 @@ class FailingRunBackend : public runtime::Backend {
 
  public:
   std::string name() const override { return "test_failing_run"; }
-  std::unique_ptr<runtime::CompiledFn> compile(const capture::CompiledRegion& entry, const capture::RegionStatic&,
+  std::unique_ptr<runtime::CompiledFn> compile(const capture::SpecializedRegion& entry, const capture::RegionStatic&,
                                                const runtime::BackendOptions&, runtime::RegionArtifacts&) override {
     return std::make_unique<Fn>(entry);
   }
@@ -116,7 +116,7 @@ TEST(ProfileModel, AModelThatFailsEagerlyStillGetsASessionWithTheError) {
 
 TEST(CapturedRuntime, AFailureNamesTheSourceLineWhereItHappened) {
   auto m = model::load_model(test::example("breaky.pt"));
-  capture::CaptureOptions co;
+  capture::CompileOptions co;
   co.backend = "kiln";
   runtime::CapturedRuntime rt(m, co);
   auto x = runtime::make_inputs({parse_input_spec("4x63")});  // l1 wants 64 features

@@ -1,7 +1,12 @@
 // A small hand-built graph used by the IR printer tests: x -> linear(l1) -> relu -> print -> output.
 #pragma once
 
+#include <gtest/gtest.h>
+
+#include <string>
+
 #include "engine/ir/graph.h"
+#include "tests/support/paths.h"
 
 namespace kiln::test {
 
@@ -48,6 +53,12 @@ inline ir::Graph sample_graph() {
   out.args = {Arg::value("y")};
   g.nodes = {x, w, lin, relu, pr, out};
   return g;
+}
+
+// A printing of the sample graph matches its golden file; the diff and the text are shown when not.
+inline void expect_golden(const std::string& golden, const std::string& text) {
+  auto diff = check_golden(golden, text);
+  EXPECT_TRUE(diff.empty()) << diff << "\n" << text;
 }
 
 }  // namespace kiln::test

@@ -8,15 +8,11 @@
 using namespace kiln;
 
 TEST(PrintText, ReadableGolden) {
-  auto text = ir::to_readable(test::sample_graph());
-  auto diff = test::check_golden("ir/sample_readable.txt", text);
-  EXPECT_TRUE(diff.empty()) << diff << "\n" << text;
+  test::expect_golden("ir/sample_readable.txt", ir::to_readable(test::sample_graph()));
 }
 
 TEST(PrintText, TableGolden) {
-  auto text = ir::to_table(test::sample_graph());
-  auto diff = test::check_golden("ir/sample_table.txt", text);
-  EXPECT_TRUE(diff.empty()) << diff << "\n" << text;
+  test::expect_golden("ir/sample_table.txt", ir::to_table(test::sample_graph()));
 }
 
 TEST(PrintText, SourceTextWithNewlinesStaysOnOneLine) {

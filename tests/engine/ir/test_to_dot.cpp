@@ -10,9 +10,7 @@
 using namespace kiln;
 
 TEST(ToDot, Golden) {
-  auto text = ir::to_dot(test::sample_graph());
-  auto diff = test::check_golden("ir/sample_graph.dot", text);
-  EXPECT_TRUE(diff.empty()) << diff << "\n" << text;
+  test::expect_golden("ir/sample_graph.dot", ir::to_dot(test::sample_graph()));
 }
 
 TEST(ToDot, ModulePathsBecomeNestedClusters) {

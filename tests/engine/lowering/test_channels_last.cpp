@@ -139,7 +139,7 @@ TEST(ChannelsLast, CompiledConvChainMatchesEagerOnTheCpu) {
 TEST(ChannelsLast, MaxPoolIsAGeneratedWindowMaxThatKeepsTheLayoutAndMatchesEager) {
   auto model = model::load_model(test::stem_model());
   for (const char* layout : {"channels-last", "contiguous"}) {
-    capture::CaptureOptions o;
+    capture::CompileOptions o;
     o.backend = "kiln";
     o.conv_layout = layout;
     runtime::CapturedRuntime rt(model, o);

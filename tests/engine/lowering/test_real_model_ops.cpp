@@ -25,7 +25,7 @@ struct Compiled {
 
 Compiled compile(const std::string& path) {
   Compiled c{model::load_model(path), nullptr};
-  capture::CaptureOptions o;
+  capture::CompileOptions o;
   o.backend = "kiln";
   o.dynamic = false;
   c.rt = std::make_unique<runtime::CapturedRuntime>(c.model, o);
@@ -55,6 +55,31 @@ std::vector<std::string> fallbacks(const Compiled& c) {
   std::vector<std::string> out;
   for (const auto& f : c.rt->artifacts(0).at(0).fallbacks) out.push_back(f);
   return out;
+}
+
+// Compiled vs eager as expect_matches_eager, and exactly one op falling back, its reason containing each of `parts`.
+void expect_one_fallback(const Compiled& c, const std::string& spec, int trials,
+                         const std::vector<std::string>& parts) {
+  expect_matches_eager(c, spec, trials);
+  auto fb = fallbacks(c);
+  ASSERT_EQ(fb.size(), 1u) << (fb.empty() ? "" : fb.back());
+  for (const auto& part : parts) EXPECT_NE(fb[0].find(part), std::string::npos) << fb[0];
+}
+
+// A module built in the test, saved to a temp archive `file` and compiled.
+Compiled compile_module(const torch::jit::Module& m, const std::string& file) {
+  std::string path = test::temp_dir() + "/" + file;
+  m.save(path);
+  return compile(path);
+}
+
+// A scripted model whose region lowers whole: compiled vs eager on `trials` inputs of `spec`, no op falling back.
+void expect_lowers_without_fallbacks(const std::string& name, const std::string& source, const std::string& spec,
+                                     int trials) {
+  auto c = compile(test::scripted_model(name, source));
+  expect_matches_eager(c, spec, trials);
+  auto fb = fallbacks(c);
+  EXPECT_TRUE(fb.empty()) << fb.front();
 }
 
 ir::Node node(const std::string& target, std::vector<ir::Arg> args, const std::string& out,
@@ -109,16 +134,14 @@ TEST(Functionalize, MutatingAnInputStaysInPlaceAndAMutatedViewWithALaterReaderIs
 }
 
 TEST(RealModelOps, InPlaceMutationIsSeenByLaterReadersWhenCompiled) {
-  auto c = compile(test::scripted_model("InPlace", R"JIT(
+  expect_lowers_without_fallbacks("InPlace", R"JIT(
 def forward(self, x):
     y = x * 2.0
     y.relu_()
     z = y + 1.0
     z.mul_(3.0)
     return y - z
-)JIT"));
-  expect_matches_eager(c, "4x33", 3);
-  EXPECT_TRUE(fallbacks(c).empty());
+)JIT", "4x33", 3);
 }
 
 TEST(RealModelOps, IntegerKernelsAreExactBeyondFloatPrecision) {
@@ -169,32 +192,26 @@ def forward(self, x):
 }
 
 TEST(RealModelOps, ActivationsAndConversionsOfMobileNetAndTransformersLower) {
-  auto c = compile(test::scripted_model("Acts", R"JIT(
+  expect_lowers_without_fallbacks("Acts", R"JIT(
 def forward(self, x):
     h = torch.hardswish(x) + torch.hardsigmoid(x * 2.0)
     h = torch.hardswish_(h * 4.0) + torch.silu(x)
     g = torch.gelu(h, approximate='tanh') + torch.erf(x)
     b = g.to(15) * 2.0
     return b.to(6) + x.type_as(g)
-)JIT"));
-  expect_matches_eager(c, "8x40", 3);
-  auto fb = fallbacks(c);
-  EXPECT_TRUE(fb.empty()) << fb.front();
+)JIT", "8x40", 3);
 }
 
 TEST(RealModelOps, StringFormattingAndAssertMessagesRunInTheInterpreter) {
   // As torchvision's ViT checks its input: an assert whose message is formatted from sizes.
-  auto c = compile(test::scripted_model("Fmt", R"JIT(
+  // The message strings are host values computed at run time: the region still compiles.
+  expect_lowers_without_fallbacks("Fmt", R"JIT(
 def forward(self, x):
     n = x.size(0)
     msg = "batch {} of width {}".format(n, x.size(1))
     assert n > 0, "empty batch: {}".format(msg)
     return x * 2.0 + float(n)
-)JIT"));
-  expect_matches_eager(c, "3x5", 1);
-  // The message strings are host values computed at run time: the region still compiles.
-  auto fb = fallbacks(c);
-  EXPECT_TRUE(fb.empty()) << fb.front();
+)JIT", "3x5", 1);
 }
 
 // A number Kiln cannot know at compile time (the length of a formatted string) is computed by the
@@ -205,36 +222,26 @@ def forward(self, x):
     msg = "width {}".format(x.size(1))
     return x * float(len(msg)) + torch.relu(x)
 )JIT"));
-  expect_matches_eager(c, "3x5", 1);
-  auto fb = fallbacks(c);
-  ASSERT_EQ(fb.size(), 1u);
-  EXPECT_NE(fb[0].find("aten::mul"), std::string::npos) << fb[0];
-  EXPECT_NE(fb[0].find("aten::len of a value Kiln does not track"), std::string::npos) << fb[0];
+  expect_one_fallback(c, "3x5", 1, {"aten::mul", "aten::len of a value Kiln does not track"});
 }
 
 TEST(RealModelOps, ShapeAndListIndexingLowers) {
-  auto c = compile(test::scripted_model("Index", R"JIT(
+  expect_lowers_without_fallbacks("Index", R"JIT(
 def forward(self, x):
     n = x.shape[-1]
     parts = torch.split(x * 2.0, [n // 2, n - n // 2], 1)
     return parts[0] + parts[-1] * float(x.shape[0])
-)JIT"));
-  expect_matches_eager(c, "4x6", 2);
-  auto fb = fallbacks(c);
-  EXPECT_TRUE(fb.empty()) << fb.front();
+)JIT", "4x6", 2);
 }
 
 // x.dtype (prim::dtype) is known at compile time: vit_b_16's attention compares it and passes it on
 // (torch.nn.functional's mask checks). The region compiles instead of running eagerly.
 TEST(RealModelOps, DtypeOfATensorLowers) {
-  auto c = compile(test::scripted_model("Dtype", R"JIT(
+  expect_lowers_without_fallbacks("Dtype", R"JIT(
 def forward(self, x):
     d = x.dtype
     return (x * 2.0).to(d) + float(d == 6) + float(d != 6)
-)JIT"));
-  expect_matches_eager(c, "4x6", 2);
-  auto fb = fallbacks(c);
-  EXPECT_TRUE(fb.empty()) << fb.front();
+)JIT", "4x6", 2);
 }
 
 // torchvision's ViT takes nn.MultiheadAttention's fast path (aten::_native_multi_head_attention),
@@ -257,13 +264,7 @@ def forward(self, x):
     out, _ = self.attention(y)
     return torch.relu(out) + x
 )JIT");
-  std::string path = test::temp_dir() + "/mha.pt";
-  m.save(path);
-  auto c = compile(path);
-  expect_matches_eager(c, "2x5x8", 2);
-  auto fb = fallbacks(c);
-  ASSERT_EQ(fb.size(), 1u);
-  EXPECT_NE(fb[0].find("_native_multi_head_attention"), std::string::npos) << fb[0];
+  expect_one_fallback(compile_module(m, "mha.pt"), "2x5x8", 2, {"_native_multi_head_attention"});
 
   // The fast path chosen by a shape branch: its (output, weights) tuple is made and unpacked in
   // the region (torchvision's ViT), the weights an undefined tensor.
@@ -279,37 +280,28 @@ def forward(self, x):
     out, _ = t
     return torch.relu(out) + x
 )JIT");
-  std::string branch_path = test::temp_dir() + "/mha_branch.pt";
-  branchy.save(branch_path);
-  auto b = compile(branch_path);
-  expect_matches_eager(b, "2x5x8", 2);
-  auto bfb = fallbacks(b);
-  ASSERT_EQ(bfb.size(), 1u) << bfb.back();
-  EXPECT_NE(bfb[0].find("_native_multi_head_attention"), std::string::npos) << bfb[0];
+  expect_one_fallback(compile_module(branchy, "mha_branch.pt"), "2x5x8", 2, {"_native_multi_head_attention"});
 }
 
 // Host ops on a tensor the region's kernels compute (ViT checks x.dim() and x.device of a layer
 // norm's output before its attention): lowering knows the rank, the runtime binds it and the
 // region's device without running the op on a tensor that does not exist yet.
 TEST(RealModelOps, HostOpsOnComputedTensorsAreBoundFromCompileTime) {
-  auto c = compile(test::scripted_model("HostOnComputed", R"JIT(
+  expect_lowers_without_fallbacks("HostOnComputed", R"JIT(
 def forward(self, x):
     y = torch.relu(x * 2.0)
     d = y.dim()
     msg = "rank {} on {} of {}".format(d, y.device, y.dtype)
     same = y is y
     return y + float(d) + float(len(y)) + float(same) + float(y is not y)
-)JIT"));
-  expect_matches_eager(c, "4x6", 2);
-  auto fb = fallbacks(c);
-  EXPECT_TRUE(fb.empty()) << fb.front();
+)JIT", "4x6", 2);
 }
 
 // A string a shape branch sets (nn.MultiheadAttention's why_not_fast_path): capture decides the
 // branch, lowering cannot know the string, and the run still works: its length is read only by
 // conditions capture already decided.
 TEST(RealModelOps, AValueOfADecidedBranchIsNotNeededAtRunTime) {
-  auto c = compile(test::scripted_model("WhyNot", R"JIT(
+  expect_lowers_without_fallbacks("WhyNot", R"JIT(
 def forward(self, x):
     y = torch.relu(x * 2.0)
     why = ""
@@ -320,8 +312,5 @@ def forward(self, x):
     if len(why) == 0:
         y = y + 1.0
     return y
-)JIT"));
-  expect_matches_eager(c, "4x6", 2);
-  auto fb = fallbacks(c);
-  EXPECT_TRUE(fb.empty()) << fb.front();
+)JIT", "4x6", 2);
 }

@@ -72,7 +72,7 @@ TEST(LoadExported, EveryExportedMiniatureGivesTheOutputsTorchRecordedAndCompiles
       EXPECT_TRUE(err.ok) << name << ": max rel " << err.max_rel << " against the outputs torch recorded " << err.problem;
     }
     // Kiln's compiled kernels on the recorded input.
-    capture::CaptureOptions o;
+    capture::CompileOptions o;
     o.backend = "kiln";
     o.dynamic = false;
     runtime::CapturedRuntime rt(*m, o);
@@ -92,7 +92,7 @@ TEST(LoadExported, ADynamicBatchProgramRunsAtSeveralBatchSizesWithOneCompile) {
   auto m = model::load_model(test::data("pt2/mlp_dynamic.pt2"));
   auto io = recorded("mlp_dynamic");
   ASSERT_EQ(io.inputs.size(), 2u);  // batch 4 and batch 7
-  capture::CaptureOptions o;
+  capture::CompileOptions o;
   o.backend = "kiln";
   o.dynamic = true;
   runtime::CapturedRuntime rt(m, o);
@@ -114,7 +114,7 @@ TEST(LoadExported, ADynamicBatchProgramRunsAtSeveralBatchSizesWithOneCompile) {
   }
   EXPECT_EQ(linears, (std::vector<std::string>{"fc1", "fc2"}));
   // explain says why there are no breaks.
-  capture::CaptureOptions eo;
+  capture::CompileOptions eo;
   eo.dynamic = false;
   auto ex = runtime::explain_model(m, {{parse_input_spec("4x16")}}, eo);
   EXPECT_TRUE(ex.exported_program);

@@ -49,7 +49,7 @@ GpuActivity kernel(const char* name, int64_t start, int64_t end, uint32_t corr, 
   return a;
 }
 
-const kiln::session::TimelineEvent* find(const std::vector<kiln::session::TimelineEvent>& ev, const std::string& name,
+const kiln::records::TimelineEvent* find(const std::vector<kiln::records::TimelineEvent>& ev, const std::string& name,
                                          const std::string& category) {
   for (const auto& e : ev)
     if (e.name == name && e.category == category) return &e;

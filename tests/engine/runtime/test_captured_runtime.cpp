@@ -98,12 +98,12 @@ TEST(CapturedRuntime, SmallMlpBecomesDynamicAfterOneRecompile) {
 
 TEST(CapturedRuntime, DynamicTrueAndFalse) {
   auto m = model::load_model(test::example("small_mlp.pt"));
-  capture::CaptureOptions dyn;
+  capture::CompileOptions dyn;
   dyn.dynamic = true;
   runtime::CapturedRuntime a(m, dyn);
   for (const char* s : {"4x64", "8x64", "16x64"}) a.run({input(s)});
   EXPECT_EQ(a.regions()[0].entries.size(), 1u);
-  capture::CaptureOptions stat;
+  capture::CompileOptions stat;
   stat.dynamic = false;
   runtime::CapturedRuntime b(m, stat);
   for (const char* s : {"4x64", "8x64", "16x64"}) b.run({input(s)});
@@ -112,7 +112,7 @@ TEST(CapturedRuntime, DynamicTrueAndFalse) {
 
 TEST(CapturedRuntime, CacheLimitFallsBackToEagerLoudly) {
   auto m = model::load_model(test::example("small_mlp.pt"));
-  capture::CaptureOptions o;
+  capture::CompileOptions o;
   o.dynamic = false;  // every batch size is its own specialization
   runtime::CapturedRuntime rt(m, o);
   for (int b = 1; b <= 10; ++b) {
@@ -147,7 +147,7 @@ TEST(CapturedRuntime, GuardFailuresForDtypeAndRank) {
 
 TEST(CapturedRuntime, FullgraphNamesTheBreakAndItsLine) {
   auto m = model::load_model(test::example("breaky.pt"));
-  capture::CaptureOptions o;
+  capture::CompileOptions o;
   o.fullgraph = true;
   try {
     runtime::CapturedRuntime rt(m, o);
@@ -163,7 +163,7 @@ TEST(CapturedRuntime, FullgraphNamesTheBreakAndItsLine) {
 
 TEST(CapturedRuntime, DisableRunsEagerly) {
   auto m = model::load_model(test::example("breaky.pt"));
-  capture::CaptureOptions o;
+  capture::CompileOptions o;
   o.disable = true;
   runtime::CapturedRuntime rt(m, o);
   auto x = input("4x64");
@@ -201,7 +201,7 @@ def forward(self, x):
     return x
 )JIT");
   auto m = model::load_model(path);
-  capture::CaptureOptions o;
+  capture::CompileOptions o;
   o.unroll_limit = 8;
   runtime::CapturedRuntime rt(m, o);
   bool kb006 = false;
@@ -220,7 +220,7 @@ def forward(self, x):
     return y
 )JIT");
   auto m = model::load_model(path);
-  capture::CaptureOptions o;
+  capture::CompileOptions o;
   o.unroll_limit = 4;  // 4 * 8 nodes: 64 iterations of two ops are far past it
   runtime::CapturedRuntime rt(m, o);
   auto x = input("64x8");

@@ -3,6 +3,7 @@
 #include "engine/api/kiln.h"
 #include "engine/importers/import_files.h"
 #include "tests/support/paths.h"
+#include "tests/support/session_builders.h"
 
 namespace kiln::test {
 
@@ -114,16 +115,7 @@ std::shared_ptr<const session::Session> crafted_session() {
   s->runs = {eager, def, ro, skipped};
 
   auto ev = [](int run, const std::string& kernel, int64_t start, int64_t dur) {
-    session::TimelineEvent e;
-    e.run = run;
-    e.lane = "cuda:0/stream 7";
-    e.name = kernel;
-    e.category = "kernel";
-    e.kernel = kernel;
-    e.compile_id = kernel == "k1_row_sum" ? "[1/0]" : "[0/0]";
-    e.start_ns = start;
-    e.dur_ns = dur;
-    return e;
+    return kernel_event(run, kernel, kernel == "k1_row_sum" ? "[1/0]" : "[0/0]", start, dur);
   };
   s->timeline = {ev(1, "k0_fused_add_relu", 0, 300), ev(1, "k0_fused_add_relu", 1000, 300), ev(1, "k1_row_sum", 500, 400),
                  ev(2, "k1_row_sum", 0, 100)};

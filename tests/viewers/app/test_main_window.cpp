@@ -37,6 +37,24 @@ QString open_and_wait(MainWindow& w, const QString& path) {
   return opened.isEmpty() ? QString("timed out") : QString();
 }
 
+// Starts a CPU profile of the example `model` (eager and default) into <temp>/<out_name>.
+ProfileRequest start_cpu_profile(SessionJob& job, const std::string& model, const std::string& input, int iters,
+                                 const std::string& out_name) {
+  ProfileRequest r;
+  r.model_path = test::example(model);
+  r.inputs = {input};
+  r.options.modes = {"eager", "default"};
+  r.options.iters = iters;
+  r.options.device = "cpu";
+  r.out_path = test::temp_dir() + "/" + out_name;
+  job.profile(r);
+  return r;
+}
+
+void wait_until_idle(const SessionJob& job) {
+  for (int i = 0; i < 600 && job.busy(); ++i) QTest::qWait(50);
+}
+
 }  // namespace
 
 TEST(OpenKind, ByExtensionAndFolders) {
@@ -118,17 +136,10 @@ TEST(SessionJob, ProfilesAModelAndDropsStaleResults) {
   SessionJob job;
   QSignalSpy done(&job, &SessionJob::finished);
   QSignalSpy failed(&job, &SessionJob::failed);
-  ProfileRequest r;
-  r.model_path = test::example("breaky.pt");
-  r.inputs = {"4x64"};
-  r.options.modes = {"eager", "default"};
-  r.options.iters = 3;
-  r.options.device = "cpu";
-  r.out_path = test::temp_dir() + "/breaky.kiln";
-  job.profile(r);
+  start_cpu_profile(job, "breaky.pt", "4x64", 3, "breaky.kiln");
   // A second job right away replaces the first: only its result arrives.
   const quint64 second = job.openSession(QString::fromStdString(test::profiled_block_path()));
-  for (int i = 0; i < 600 && job.busy(); ++i) QTest::qWait(50);
+  wait_until_idle(job);
   ASSERT_EQ(done.count(), 1);
   EXPECT_EQ(done.first().at(0).toULongLong(), second);
   EXPECT_EQ(failed.count(), 0);
@@ -138,16 +149,9 @@ TEST(SessionJob, CancelDiscardsThePartialSession) {
   SessionJob job;
   QSignalSpy cancelled(&job, &SessionJob::cancelled);
   QSignalSpy done(&job, &SessionJob::finished);
-  ProfileRequest r;
-  r.model_path = test::example("block.pt");
-  r.inputs = {"2x16x64"};
-  r.options.modes = {"eager", "default"};
-  r.options.iters = 200;
-  r.options.device = "cpu";
-  r.out_path = test::temp_dir() + "/cancelled.kiln";
-  job.profile(r);
+  const ProfileRequest r = start_cpu_profile(job, "block.pt", "2x16x64", 200, "cancelled.kiln");
   job.cancel();
-  for (int i = 0; i < 600 && job.busy(); ++i) QTest::qWait(50);
+  wait_until_idle(job);
   EXPECT_EQ(cancelled.count(), 1);
   EXPECT_EQ(done.count(), 0);
   EXPECT_FALSE(std::filesystem::exists(r.out_path));
@@ -161,7 +165,7 @@ TEST(SessionJob, ABadModelFailsWithTheEnginesMessage) {
   r.inputs = {"4x64"};
   r.out_path = test::temp_dir() + "/bad.kiln";
   job.profile(r);
-  for (int i = 0; i < 600 && job.busy(); ++i) QTest::qWait(50);
+  wait_until_idle(job);
   ASSERT_EQ(failed.count(), 1);
   EXPECT_TRUE(failed.first().at(2).toString().contains("breaky_dynamic.log"));
   EXPECT_FALSE(std::filesystem::exists(r.out_path));

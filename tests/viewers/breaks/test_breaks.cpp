@@ -1,4 +1,3 @@
-#include <QAbstractItemModelTester>
 #include <QTableView>
 #include <filesystem>
 #include <fstream>
@@ -6,6 +5,7 @@
 
 #include "tests/support/paths.h"
 #include "tests/viewers/app/session_fixtures.h"
+#include "tests/viewers/app/view_fixtures.h"
 #include "viewers/breaks/break_source.h"
 #include "viewers/breaks/break_table_model.h"
 #include "viewers/breaks/breaks_panel.h"
@@ -16,9 +16,7 @@ using namespace kiln;
 using namespace kiln::viewers;
 
 TEST(BreakTableModel, GroupsRepeatedSitesAndPassesTheModelTester) {
-  BreakTableModel model;
-  QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
-  model.setSession(test::crafted_session());
+  test::CheckedModel<BreakTableModel> model(test::crafted_session());
   ASSERT_EQ(model.rowCount(), 2);  // two print records at one site, one item()
   EXPECT_EQ(model.data(model.index(0, BreakTableModel::Id)).toString(), "KB001");
   EXPECT_EQ(model.data(model.index(0, BreakTableModel::Hits)).toInt(), 5);
@@ -30,9 +28,7 @@ TEST(BreakTableModel, GroupsRepeatedSitesAndPassesTheModelTester) {
 }
 
 TEST(BreakTableModel, ImportedTraceHasThreeDistinctBreaks) {
-  BreakTableModel model;
-  QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
-  model.setSession(test::imported_breaky_trace());
+  test::CheckedModel<BreakTableModel> model(test::imported_breaky_trace());
   ASSERT_EQ(model.rowCount(), 3);
   // Each group lists the compile ids whose restart it caused ([0/0] and [0/1] for the print).
   EXPECT_EQ(model.data(model.index(0, BreakTableModel::CompileIds)).toString(), "[0/0] [0/1]");

@@ -1,8 +1,8 @@
-#include <QAbstractItemModelTester>
 #include <QTableView>
 #include <gtest/gtest.h>
 
 #include "engine/api/kiln.h"
+#include "tests/viewers/app/view_fixtures.h"
 #include "viewers/environment/environment_model.h"
 #include "viewers/environment/environment_panel.h"
 
@@ -10,8 +10,7 @@ using namespace kiln;
 using namespace kiln::viewers;
 
 TEST(EnvironmentModel, ShowsWhatRecordedTheSessionAndWhatShowsIt) {
-  EnvironmentModel model;
-  QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  test::CheckedModel<EnvironmentModel> model;
   EXPECT_EQ(model.rowCount(), 1);
   EXPECT_EQ(model.value("Shown by Kiln").toStdString(), api::version_description());
   auto s = std::make_shared<session::Session>();

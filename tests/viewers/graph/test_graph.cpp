@@ -9,6 +9,8 @@
 
 #include "engine/base/error.h"
 #include "engine/report/graphviz_svg.h"
+#include "tests/support/session_builders.h"
+#include "tests/viewers/app/view_fixtures.h"
 #include "viewers/graph/graph_panel.h"
 #include "viewers/graph/graphviz_layout.h"
 
@@ -112,11 +114,8 @@ TEST(GraphModel, PlainLayoutGivesEveryBoxAPlace) {
 
 TEST(GraphPanel, ClickSelectsANodeAndAKernelLightsUpItsNodes) {
   REQUIRE_GRAPHVIZ();
-  SelectionContext ctx;
-  GraphPanel panel(&ctx);
-  panel.resize(800, 600);
-  panel.show();
-  ctx.setSession(small_session());
+  test::PanelOn<GraphPanel> shown(800, 600, small_session());
+  auto& [ctx, panel] = shown;
   panel.waitForLayout();
   auto* relu = panel.boxItem("relu");
   ASSERT_NE(relu, nullptr);
@@ -214,18 +213,8 @@ std::shared_ptr<session::Session> timed_session() {
   run.mode = "default";
   run.backend = "kiln";
   s->runs = {run};
-  for (int i = 0; i < 2; ++i) {
-    session::TimelineEvent e;
-    e.run = 7;
-    e.lane = "host:1";
-    e.name = "k0_fused_relu";
-    e.category = "kernel";
-    e.kernel = "k0_fused_relu";
-    e.compile_id = "[0/0]";
-    e.start_ns = 1000 * i * 10;
-    e.dur_ns = 1500;
-    s->timeline.push_back(e);
-  }
+  for (int i = 0; i < 2; ++i)
+    s->timeline.push_back(test::kernel_event(7, "k0_fused_relu", "[0/0]", 1000 * i * 10, 1500, "host:1"));
   return s;
 }
 
@@ -293,11 +282,8 @@ TEST(GraphPanel, SearchExpandsTheModuleOfAMatchAndSelectsIt) {
 
 TEST(GraphPanel, DoubleClickTogglesAModuleAndStaleLayoutsAreDropped) {
   REQUIRE_GRAPHVIZ();
-  SelectionContext ctx;
-  GraphPanel panel(&ctx);
-  panel.resize(800, 600);
-  panel.show();
-  ctx.setSession(small_session());
+  test::PanelOn<GraphPanel> shown(800, 600, small_session());
+  auto& [ctx, panel] = shown;
   panel.waitForLayout();
   // Two layouts in a row: only the second is drawn.
   panel.showModel(panel.model(), {"ff"});
@@ -335,11 +321,8 @@ TEST(GraphPanel, AKernelChosenElsewhereLightsUpExactlyItsNodesAndIsCentred) {
   far.name = "k_far";
   far.nodes = {"n50", "n51"};
   s->kernels = {near, far};
-  SelectionContext ctx;
-  GraphPanel panel(&ctx);
-  panel.resize(600, 400);
-  panel.show();
-  ctx.setSession(s);
+  test::PanelOn<GraphPanel> shown(600, 400, s);
+  auto& [ctx, panel] = shown;
   panel.waitForLayout();
   ASSERT_EQ(panel.model().nodes.size(), 60u);
   panel.view()->setTransform(QTransform());  // 1:1: most of the chain is off screen

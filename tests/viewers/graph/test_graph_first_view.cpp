@@ -8,6 +8,8 @@
 
 #include "engine/report/graphviz_svg.h"
 #include "tests/support/paths.h"
+#include "tests/support/session_builders.h"
+#include "tests/viewers/app/view_fixtures.h"
 #include "viewers/graph/graph_panel.h"
 #include "viewers/graph/graph_time.h"
 
@@ -56,17 +58,6 @@ std::string chain_json(int layers, int per) {
          R"("}]], "kwargs": {}, "module": "", "outputs": []}]})";
 }
 
-session::TimelineEvent kernel_event(int run, const std::string& kernel, const std::string& compile_id, int64_t ns) {
-  session::TimelineEvent e;
-  e.run = run;
-  e.lane = "cuda:0/stream 7";
-  e.name = e.kernel = kernel;
-  e.category = "kernel";
-  e.compile_id = compile_id;
-  e.dur_ns = ns;
-  return e;
-}
-
 // Region [0/0]: a small graph; region [1/0]: 8 modules x 30 adds, one kernel per module, module
 // layer5 the slowest. Run 0 is eager (no kernel times), run 1 the compiled one.
 std::shared_ptr<session::Session> two_region_session() {
@@ -91,14 +82,14 @@ std::shared_ptr<session::Session> two_region_session() {
     k.compile_id = "[1/0]";
     for (int i = 0; i < 30; ++i) k.nodes.push_back("n" + std::to_string(m * 30 + i));
     s->kernels.push_back(k);
-    s->timeline.push_back(kernel_event(1, k.name, "[1/0]", m == 5 ? 5000 : 1000));
+    s->timeline.push_back(test::kernel_event(1, k.name, "[1/0]", 0, m == 5 ? 5000 : 1000));
   }
   session::Kernel relu;
   relu.name = "k_relu";
   relu.compile_id = "[0/0]";
   relu.nodes = {"relu"};
   s->kernels.push_back(relu);
-  s->timeline.push_back(kernel_event(1, "k_relu", "[0/0]", 500));
+  s->timeline.push_back(test::kernel_event(1, "k_relu", "[0/0]", 0, 500));
   return s;
 }
 
@@ -148,7 +139,7 @@ TEST(GraphTime, SlowestRegionByTheRunsTimeElseByNodeCount) {
   EXPECT_EQ(kernel_time_ns(*s, 1, "[1/0]").at("k5"), 5000);
   EXPECT_EQ(slowest_region(*s, 0), "[1/0]");
   // Time decides over size: make the small region the slow one.
-  s->timeline.push_back(kernel_event(1, "k_relu", "[0/0]", 100000));
+  s->timeline.push_back(test::kernel_event(1, "k_relu", "[0/0]", 0, 100000));
   EXPECT_EQ(slowest_region(*s, 1), "[0/0]");
   // No times at all: the largest region.
   s->timeline.clear();
@@ -159,11 +150,8 @@ TEST(GraphTime, SlowestRegionByTheRunsTimeElseByNodeCount) {
 
 TEST(GraphPanel, OpensTheSlowestRegionAtItsInputsWithModulesTintedByTime) {
   REQUIRE_GRAPHVIZ();
-  SelectionContext ctx;
-  GraphPanel panel(&ctx);
-  panel.resize(900, 600);
-  panel.show();
-  ctx.setSession(two_region_session());
+  test::PanelOn<GraphPanel> shown(900, 600, two_region_session());
+  auto& [ctx, panel] = shown;
   QCoreApplication::processEvents();  // the queued choice of region
   panel.waitForLayout();
   EXPECT_EQ(ctx.current().compile_id, "[1/0]");

@@ -1,4 +1,3 @@
-#include <QAbstractItemModelTester>
 #include <QComboBox>
 #include <QListWidget>
 #include <QTableView>
@@ -6,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/viewers/app/session_fixtures.h"
+#include "tests/viewers/app/view_fixtures.h"
 #include "viewers/guards/guard_diff.h"
 #include "viewers/guards/guard_diff_model.h"
 #include "viewers/guards/guard_tree_model.h"
@@ -38,9 +38,7 @@ TEST(GuardDiff, DynamoTensorMatchGuardsPairByTensor) {
 }
 
 TEST(GuardTreeModel, RegionsEntriesGuardsAndSymbols) {
-  GuardTreeModel model;
-  QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
-  model.setSession(test::crafted_session());
+  test::CheckedModel<GuardTreeModel> model(test::crafted_session());
   ASSERT_EQ(model.rowCount(), 2);  // region 0 ([0/0], [0/1]) and region 1
   QModelIndex r0 = model.index(0, 0);
   ASSERT_EQ(model.rowCount(r0), 2);
@@ -55,9 +53,7 @@ TEST(GuardTreeModel, RegionsEntriesGuardsAndSymbols) {
 }
 
 TEST(GuardTreeModel, ImportedTraceGroupsEntriesByFrame) {
-  GuardTreeModel model;
-  QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
-  model.setSession(test::imported_breaky_trace());
+  test::CheckedModel<GuardTreeModel> model(test::imported_breaky_trace());
   ASSERT_EQ(model.rowCount(), 4);
   for (int r = 0; r < 4; ++r) EXPECT_EQ(model.rowCount(model.index(r, 0)), 2);
   EXPECT_EQ(region_of_compile_id("[3/1]"), 3);
@@ -66,9 +62,7 @@ TEST(GuardTreeModel, ImportedTraceGroupsEntriesByFrame) {
 }
 
 TEST(RecompileTableModel, HistoryWithFailingGuards) {
-  RecompileTableModel model;
-  QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
-  model.setSession(test::imported_breaky_trace().get());
+  test::CheckedModel<RecompileTableModel> model(test::imported_breaky_trace().get());
   EXPECT_EQ(model.rowCount(), 4);
   model.setSession(test::crafted_session().get());
   ASSERT_EQ(model.rowCount(), 2);  // the recompile and the limit event
@@ -77,8 +71,7 @@ TEST(RecompileTableModel, HistoryWithFailingGuards) {
 }
 
 TEST(GuardDiffModel, PassesTheModelTester) {
-  GuardDiffModel model;
-  QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  test::CheckedModel<GuardDiffModel> model;
   auto s = test::crafted_session();
   model.setChanges(diff_guards(s->regions[0].guards, s->regions[2].guards), "[0/0]", "[0/1]");
   EXPECT_EQ(model.rowCount(), 2);

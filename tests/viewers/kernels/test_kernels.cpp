@@ -1,11 +1,12 @@
-#include <QAbstractItemModelTester>
 #include <QLabel>
 #include <QListWidget>
 #include <QSignalSpy>
 #include <QTableView>
 #include <gtest/gtest.h>
 
+#include "tests/support/session_builders.h"
 #include "tests/viewers/app/session_fixtures.h"
+#include "tests/viewers/app/view_fixtures.h"
 #include "viewers/common/code_view.h"
 #include "viewers/kernels/kernel_detail_models.h"
 #include "viewers/kernels/kernel_source_lines.h"
@@ -109,24 +110,13 @@ const char* const kGemv =
 
 std::shared_ptr<const session::Session> with_library_kernel() {
   auto s = std::make_shared<session::Session>(*test::crafted_session());
-  auto ev = [](const std::string& lane, const std::string& category, const std::string& name, int64_t start,
-               int64_t dur, const std::string& kernel) {
-    session::TimelineEvent e;
-    e.run = 1;
-    e.lane = lane;
-    e.category = category;
-    e.name = name;
-    e.start_ns = start;
-    e.dur_ns = dur;
-    e.kernel = kernel;
-    return e;
-  };
   for (int it = 0; it < 2; ++it) {
     const int64_t t = it * 10000;
-    s->timeline.push_back(ev("host:1", "iteration", "iteration", t, 9000, ""));
-    s->timeline.push_back(ev("host:1", "kernel", "k0_fused_add_relu", t + 100, 5000, "k0_fused_add_relu"));
-    s->timeline.push_back(ev("cuda api", "cuda_runtime", "cudaLaunchKernel", t + 200, 2000, "k0_fused_add_relu"));
-    s->timeline.push_back(ev("cuda:0/stream 7", "kernel", kGemv, t + 6000, 1000, "aten::linear"));
+    s->timeline.push_back(test::timeline_event(1, "host:1", "iteration", "iteration", t, 9000));
+    s->timeline.push_back(test::kernel_event(1, "k0_fused_add_relu", "", t + 100, 5000, "host:1"));
+    s->timeline.push_back(
+        test::timeline_event(1, "cuda api", "cuda_runtime", "cudaLaunchKernel", t + 200, 2000, "k0_fused_add_relu"));
+    s->timeline.push_back(test::timeline_event(1, "cuda:0/stream 7", "kernel", kGemv, t + 6000, 1000, "aten::linear"));
   }
   return s;
 }
@@ -140,9 +130,7 @@ double share_sum(const KernelTableModel& m) {
 
 TEST(KernelTableModel, DeviceRecordsOnlyWithLibraryKernelsAfterTheSessions) {
   auto s = with_library_kernel();
-  KernelTableModel model;
-  QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
-  model.setSession(s, 1);
+  test::CheckedModel<KernelTableModel> model(s, 1);
   EXPECT_EQ(model.stats().iterations, 2);
   EXPECT_EQ(model.stats().records, 5);  // 3 of Kiln's kernels, 2 of cuBLAS: no host span, no API call
   EXPECT_EQ(model.stats().total_ns, 3000);
@@ -264,13 +252,11 @@ TEST(KernelsPanel, ClickingARepeatedKernelNameShowsTheOneClicked) {
 }
 
 TEST(KernelTableModel, ProfiledBlockKernelsWithTimes) {
-  KernelTableModel model;
-  QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
   auto s = test::profiled_block();
   int default_run = -1;
   for (const auto& r : s->runs)
     if (r.mode == "default") default_run = r.id;
-  model.setSession(s, default_run);
+  test::CheckedModel<KernelTableModel> model(s, default_run);
   // On the CPU Kiln's kernel spans are the kernel time, and its extern calls get rows of their own.
   ASSERT_GT(model.stats().records, 0);
   EXPECT_EQ(model.stats().time_source, "host");
@@ -292,13 +278,11 @@ TEST(KernelTableModel, ProfiledBlockKernelsWithTimes) {
 
 TEST(KernelDetailModels, AutotuneAndFusionTables) {
   auto s = test::crafted_session();
-  AutotuneTableModel at;
-  QAbstractItemModelTester t1(&at, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  test::CheckedModel<AutotuneTableModel> at;
   at.setCandidates(s->kernels[0].autotune);
   ASSERT_EQ(at.rowCount(), 2);
   EXPECT_EQ(at.data(at.index(1, AutotuneTableModel::Chosen)).toString(), "chosen");
-  FusionTableModel fm;
-  QAbstractItemModelTester t2(&fm, QAbstractItemModelTester::FailureReportingMode::Fatal);
+  test::CheckedModel<FusionTableModel> fm;
   fm.setDecisions(s->fusion, "[0/0]");
   EXPECT_EQ(fm.rowCount(), 2);
   fm.setDecisions(s->fusion, "");

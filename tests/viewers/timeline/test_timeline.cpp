@@ -7,6 +7,8 @@
 #include <QTest>
 #include <gtest/gtest.h>
 
+#include "tests/support/session_builders.h"
+#include "tests/viewers/app/view_fixtures.h"
 #include "viewers/timeline/timeline_panel.h"
 #include "viewers/timeline/timeline_ruler.h"
 
@@ -77,22 +79,10 @@ std::shared_ptr<session::Session> two_run_session() {
   r0.compile_id = "[1/0]";  // another region first: selecting the kernel must switch to [0/0]
   r1.compile_id = "[0/0]";
   s->regions = {r0, r1};
-  auto ev = [](int run, const char* lane, const char* name, const char* cat, int64_t start, int64_t dur,
-               const char* kernel = "") {
-    session::TimelineEvent e;
-    e.run = run;
-    e.lane = lane;
-    e.name = name;
-    e.category = cat;
-    e.start_ns = start;
-    e.dur_ns = dur;
-    e.kernel = kernel;
-    e.compile_id = *kernel ? "[0/0]" : "";
-    return e;
-  };
-  s->timeline = {ev(0, "aten ops", "aten::add", "cpu_op", 5000, 2000), ev(0, "aten ops", "aten::relu", "cpu_op", 8000, 1000),
-                 ev(1, "host:1", "region 0", "region", 1000000, 50000),
-                 ev(1, "host:1", "k0_fused_add_relu", "kernel", 1010000, 30000, "k0_fused_add_relu")};
+  s->timeline = {test::timeline_event(0, "aten ops", "cpu_op", "aten::add", 5000, 2000),
+                 test::timeline_event(0, "aten ops", "cpu_op", "aten::relu", 8000, 1000),
+                 test::timeline_event(1, "host:1", "region", "region 0", 1000000, 50000),
+                 test::kernel_event(1, "k0_fused_add_relu", "[0/0]", 1010000, 30000, "host:1")};
   return s;
 }
 
@@ -182,14 +172,7 @@ TEST(TimelineLanes, OneBlockPerRunAlignedAtItsFirstEvent) {
 TEST(TimelineLanes, NestedEventsTakeDeeperRowsAndSiblingsShareOne) {
   session::Session s;
   auto ev = [](const char* name, int64_t start, int64_t dur) {
-    session::TimelineEvent e;
-    e.run = -1;
-    e.lane = "host:7";
-    e.name = name;
-    e.category = "region";
-    e.start_ns = start;
-    e.dur_ns = dur;
-    return e;
+    return test::timeline_event(-1, "host:7", "region", name, start, dur);
   };
   // outer [0, 100) holds a [10, 40) and b [50, 90); a holds a1 [20, 30); c [200, 210) is alone.
   s.timeline = {ev("b", 50, 40), ev("outer", 0, 100), ev("a1", 20, 10), ev("a", 10, 30), ev("c", 200, 10)};
@@ -240,11 +223,8 @@ TEST(TimelineRuler, StepsAreRoundAndAboutAHundredPixels) {
 }
 
 TEST(TimelinePanel, ClickingAKernelEventSelectsKernelAndRun) {
-  SelectionContext ctx;
-  TimelinePanel panel(&ctx);
-  panel.resize(1000, 400);
-  panel.show();
-  ctx.setSession(two_run_session());
+  test::PanelOn<TimelinePanel> shown(1000, 400, two_run_session());
+  auto& [ctx, panel] = shown;
   ctx.setRun(0);
   auto* canvas = panel.canvas();
   QTest::qWait(10);
@@ -261,11 +241,8 @@ TEST(TimelinePanel, ClickingAKernelEventSelectsKernelAndRun) {
 }
 
 TEST(TimelinePanel, AKernelSelectedElsewhereIsScrolledIntoView) {
-  SelectionContext ctx;
-  TimelinePanel panel(&ctx);
-  panel.resize(1000, 400);
-  panel.show();
-  ctx.setSession(two_run_session());
+  test::PanelOn<TimelinePanel> shown(1000, 400, two_run_session());
+  auto& [ctx, panel] = shown;
   auto* canvas = panel.canvas();
   canvas->geometry().zoom_at(0, 1000);  // far zoomed in at the start: the kernel is off screen
   double before = canvas->geometry().t0;
@@ -279,11 +256,8 @@ TEST(TimelinePanel, AKernelSelectedElsewhereIsScrolledIntoView) {
 }
 
 TEST(TimelinePanel, ZoomingPublishesTheVisibleRangeThrottled) {
-  SelectionContext ctx;
-  TimelinePanel panel(&ctx);
-  panel.resize(1000, 400);
-  panel.show();
-  ctx.setSession(two_run_session());
+  test::PanelOn<TimelinePanel> shown(1000, 400, two_run_session());
+  auto& [ctx, panel] = shown;
   ctx.setRun(1);
   QTest::qWait(150);  // the fit's own publication
   QSignalSpy spy(&ctx, &SelectionContext::selectionChanged);
@@ -305,11 +279,8 @@ TEST(TimelinePanel, ZoomingPublishesTheVisibleRangeThrottled) {
 }
 
 TEST(TimelinePanel, KernelEventsInsideFoldsAreMarked) {
-  SelectionContext ctx;
-  TimelinePanel panel(&ctx);
-  panel.resize(1000, 400);
-  panel.show();
-  ctx.setSession(two_run_session());
+  test::PanelOn<TimelinePanel> shown(1000, 400, two_run_session());
+  auto& [ctx, panel] = shown;
   ctx.selectKernel("k0_fused_add_relu", "[0/0]");
   auto* canvas = panel.canvas();
   const auto& lane = canvas->data().blocks[1].lanes[1];

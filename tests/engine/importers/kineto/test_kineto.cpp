@@ -33,6 +33,13 @@ const session::TimelineEvent* find_event(const session::Session& s, const std::s
   return nullptr;
 }
 
+// A kernel event's args name the API that launched it and the CPU op it ran for.
+void expect_launched_by(const session::TimelineEvent& k, const std::string& api, const std::string& cpu_op) {
+  auto args = nlohmann::json::parse(k.args_json);
+  EXPECT_EQ(args["launch"], api);
+  EXPECT_EQ(args["cpu_op"], cpu_op);
+}
+
 std::string write_text(const std::string& name, const std::string& text) {
   std::string path = test::temp_dir() + "/" + name;
   std::ofstream(path, std::ios::binary) << text;
@@ -100,24 +107,21 @@ TEST(Kineto, SampleRunsKernelsAndLinks) {
   EXPECT_EQ(k->lane, "cuda:0/stream 7");
   EXPECT_EQ(k->start_ns, 1790857026000000000 + 4477225967572761);
   EXPECT_EQ(k->dur_ns, 1153);
+  expect_launched_by(*k, "cudaLaunchKernel", "aten::addmm");
+  auto args = nlohmann::json::parse(k->args_json);
+  EXPECT_EQ(args["External id"], 5);
+  EXPECT_EQ(args["grid"], nlohmann::json::array({2, 8, 1}));
   const auto* launch = find_event(s, "cuda_runtime", 20);
   ASSERT_TRUE(launch);
   EXPECT_EQ(launch->name, "cudaLaunchKernel");
   EXPECT_EQ(launch->lane, "host:1034");
-  auto args = nlohmann::json::parse(k->args_json);
-  EXPECT_EQ(args["launch"], "cudaLaunchKernel");
-  EXPECT_EQ(args["cpu_op"], "aten::addmm");
-  EXPECT_EQ(args["External id"], 5);
-  EXPECT_EQ(args["grid"], nlohmann::json::array({2, 8, 1}));
 
   // A Triton kernel of the compiled region, launched through the driver API.
   const auto* t = find_event(s, "kernel", 323);
   ASSERT_TRUE(t);
   EXPECT_EQ(t->name, "triton_poi_fused_addmm_relu_0");
   EXPECT_EQ(t->kernel, "triton_poi_fused_addmm_relu_0");
-  auto targs = nlohmann::json::parse(t->args_json);
-  EXPECT_EQ(targs["launch"], "cuLaunchKernel");
-  EXPECT_EQ(targs["cpu_op"], "triton_poi_fused_addmm_relu_0");
+  expect_launched_by(*t, "cuLaunchKernel", "triton_poi_fused_addmm_relu_0");
 
   int regions = 0, guards = 0, graphs = 0, gpu = 0;
   for (const auto& e : s.timeline) {

@@ -44,6 +44,14 @@ std::vector<std::string> all_lines(const std::string& path, size_t chunk, size_t
   return out;
 }
 
+// A torch-trace reader over `text`, written to a temp file `name`, with the tally it counts damage in.
+struct ReaderOver {
+  ReaderOver(const std::string& name, const std::string& text) : src(write_file(name, text)), reader(src, tally) {}
+  ByteSource src;
+  ImportTally tally;
+  TorchTraceReader reader;
+};
+
 }  // namespace
 
 TEST(LineReader, SplitsAcrossEveryChunkSize) {
@@ -113,11 +121,9 @@ TEST(TorchTraceReader, RecordsPayloadsAndDigests) {
   // A wrong digest on the last record.
   size_t at = text.rfind("\"has_payload\": \"") + 16;
   text[at] = text[at] == '0' ? '1' : '0';
-  std::string path = write_file("r.log", text);
-
-  ByteSource src(path);
-  ImportTally tally;
-  TorchTraceReader reader(src, tally);
+  ReaderOver over("r.log", text);
+  auto& reader = over.reader;
+  const auto& tally = over.tally;
   TraceRecord r;
   ASSERT_TRUE(reader.next(r));
   EXPECT_EQ(r.line, 1);
@@ -141,14 +147,12 @@ TEST(TorchTraceReader, BlankLinesInsideAPayloadStayBlankLinesElsewhereDoNot) {
   std::string payload = "a\n\nb";
   std::string text = "\nV1122 07:00:00.000000 1 x.py:1] {\"artifact\": {\"name\": \"n\"}, \"has_payload\": \"" +
                      md5_hex(payload) + "\"}\n\ta\n\n\tb\n\n\n";
-  std::string path = write_file("blank.log", text);
-  ByteSource src(path);
-  ImportTally tally;
-  TorchTraceReader reader(src, tally);
+  ReaderOver over("blank.log", text);
+  auto& reader = over.reader;
   TraceRecord r;
   ASSERT_TRUE(reader.next(r));
   EXPECT_EQ(r.payload, payload);
   EXPECT_TRUE(r.md5_ok);
   EXPECT_FALSE(reader.next(r));
-  EXPECT_EQ(tally.total(), 0);
+  EXPECT_EQ(over.tally.total(), 0);
 }

@@ -1,0 +1,58 @@
+#include "engine/api/options.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "engine/ir/graph.h"
+
+namespace kiln::api {
+
+namespace {
+
+ir::DType parse_default_dtype(const std::string& text) {
+  auto dt = ir::parse_dtype(text);
+  if (!dt) throw Error("--dtype '" + text + "': unknown dtype (use float32, float64, float16, bfloat16, int64, ...)");
+  return *dt;
+}
+
+}  // namespace
+
+std::vector<InputSpec> parse_inputs(const std::vector<std::string>& texts, const std::string& default_dtype) {
+  const ir::DType dt = parse_default_dtype(default_dtype);
+  std::vector<InputSpec> specs;
+  for (const auto& t : texts) specs.push_back(parse_input_spec(t, dt));
+  return specs;
+}
+
+std::vector<InputSpec> parse_call(const std::string& text, const std::string& default_dtype) {
+  const ir::DType dt = parse_default_dtype(default_dtype);
+  std::istringstream in(text);
+  std::vector<InputSpec> specs;
+  for (std::string t; in >> t;) specs.push_back(parse_input_spec(t, dt));
+  return specs;
+}
+
+const std::vector<std::string>& compile_modes() {
+  static const std::vector<std::string> modes = {"default", "reduce-overhead", "max-autotune"};
+  return modes;
+}
+
+void check_mode(const std::string& mode) {
+  const auto& modes = compile_modes();
+  if (std::find(modes.begin(), modes.end(), mode) == modes.end())
+    throw Error("--mode '" + mode + "': use default, reduce-overhead or max-autotune");
+}
+
+std::optional<bool> parse_dynamic(const std::string& text) {
+  if (text == "true") return true;
+  if (text == "false") return false;
+  if (text != "auto") throw Error("--dynamic '" + text + "': use auto, true or false");
+  return std::nullopt;
+}
+
+void check_conv_layout(const std::string& layout) {
+  if (layout != "auto" && layout != "channels-last" && layout != "contiguous")
+    throw Error("--conv-layout '" + layout + "': use auto, channels-last or contiguous");
+}
+
+}  // namespace kiln::api
