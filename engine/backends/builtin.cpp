@@ -4,6 +4,7 @@
 
 #include "engine/backends/eager/eager_backend.h"
 #include "engine/backends/kiln/kiln_backend.h"
+#include "engine/backends/torchscript/torchscript_backend.h"
 
 namespace kiln::backends {
 
@@ -14,6 +15,7 @@ void register_builtin_backends() {
     runtime::register_backend("aot_eager", [] { return make_kiln_backend(/*fuse=*/false); });
     runtime::register_backend("kiln", [] { return make_kiln_backend(/*fuse=*/true); });
     runtime::register_backend("cudagraphs", [] { return make_cudagraphs_backend(); });
+    runtime::register_backend("torchscript", [] { return make_torchscript_backend(); });
   });
 }
 

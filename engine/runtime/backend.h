@@ -2,7 +2,8 @@
 // TorchScript nodes behind it) plus options and returns a compiled callable and its artefacts
 // (graphs per stage, kernels with source and provenance, fusion decisions).
 //
-// Built-in backends (engine/backends/: eager, aot_eager, kiln, cudagraphs) are registered by the
+// Built-in backends (engine/backends/: eager, aot_eager, kiln, cudagraphs, and the whole-model
+// torchscript peer) are registered by the
 // commands (backends::register_builtin_backends); others load from a shared library that exports
 // `extern "C" void kiln_register_backends()` (load_backend_plugin).
 #pragma once
@@ -16,6 +17,7 @@
 #include "engine/capture/interpreter.h"
 #include "engine/capture/partition.h"
 #include "engine/capture/specialize.h"
+#include "engine/model/model.h"
 #include "engine/records/records.h"
 
 namespace kiln::runtime {
@@ -55,10 +57,30 @@ class CompiledFn {
   virtual std::vector<std::vector<records::AutotuneCandidate>> autotune() const { return {}; }
 };
 
+// A model compiled whole by a peer's own compiler (TorchScript's optimize_for_inference), outside
+// Kiln's capture: the profile measures it beside Kiln's modes.
+class CompiledModel {
+ public:
+  virtual ~CompiledModel() = default;
+  virtual c10::IValue forward(const std::vector<c10::IValue>& args) = 0;
+  // The peer compiler's own time; loading the archive onto the device is not part of it (Kiln's
+  // compile times start from a loaded model too).
+  double compile_ms = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string name() const = 0;
+  // A whole-model peer compiles the module itself (compile_model) and never sees captured regions:
+  // the captured runtime refuses it by name, kiln profile --backends runs it.
+  virtual bool whole_model() const { return false; }
+  // Whole-model peers: the model loaded onto `device` ("cpu", "cuda") and compiled; throws kiln::Error.
+  virtual std::unique_ptr<CompiledModel> compile_model(const model::Model& model, const std::string& device) {
+    (void)model;
+    (void)device;
+    return nullptr;
+  }
   // Returns null when the region should run through the captured trace as is (eager).
   virtual std::unique_ptr<CompiledFn> compile(const capture::SpecializedRegion& entry, const capture::RegionStatic& region,
                                               const BackendOptions& options, RegionArtifacts& artifacts) = 0;

@@ -35,6 +35,9 @@ CapturedRuntime::CapturedRuntime(const model::Model& model, capture::CompileOpti
   caches_.resize(partition_.regions.size());
   backend_ = std::move(backend);
   if (!backend_) throw Error("no backend given");
+  if (backend_->whole_model())
+    throw Error("backend '" + backend_->name() + "' compiles the whole module with its own compiler, not Kiln's " +
+                "captured regions: kiln profile --backends " + backend_->name() + " measures it beside the modes");
   break_hits_.assign(partition_.breaks.size(), 0);
   if (options_.fullgraph && !partition_.breaks.empty()) {
     const auto& b = partition_.breaks.front();

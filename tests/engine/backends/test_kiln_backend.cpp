@@ -3,10 +3,12 @@
 // invoke no compiler; backends load from a shared library.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "engine/base/error.h"
 #include "engine/codegen/cpp/cpp_compiler.h"
+#include "engine/model/model_impl.h"
 #include "tests/support/compile_support.h"
 
 using namespace kiln;
@@ -101,4 +103,27 @@ TEST(KilnBackend, BackendsLoadFromASharedLibrary) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent/plugin.so: cannot load the backend plugin"), std::string::npos);
   }
+}
+
+// The torchscript peer is a Backend like the others (registered, found by name) that compiles the
+// whole module; the captured runtime refuses it by name instead of silently running regions eagerly.
+TEST(TorchScriptBackend, CompilesTheWholeModuleAndMatchesEager) {
+  auto names = runtime::backend_names();
+  EXPECT_NE(std::find(names.begin(), names.end(), "torchscript"), names.end());
+  auto peer = runtime::make_backend("torchscript");
+  ASSERT_TRUE(peer->whole_model());
+  auto model = model::load_model(test::example("small_mlp.pt"));
+  auto compiled = peer->compile_model(model, "cpu");
+  ASSERT_NE(compiled, nullptr);
+  EXPECT_GE(compiled->compile_ms, 0.0);
+  torch::NoGradGuard no_grad;
+  auto x = torch::randn({8, 64});
+  auto eager = const_cast<torch::jit::Module&>(model.impl->module).forward({x}).toTensor();
+  auto got = compiled->forward({x}).toTensor();
+  EXPECT_TRUE(torch::allclose(got, eager, 1e-4, 1e-5)) << (got - eager).abs().max().item<double>();
+  capture::CompileOptions o;
+  o.backend = "torchscript";
+  auto error = test::error_of([&] { runtime::CapturedRuntime rt(model, o); });
+  EXPECT_NE(error.find("backend 'torchscript' compiles the whole module"), std::string::npos) << error;
+  EXPECT_NE(error.find("kiln profile --backends torchscript"), std::string::npos) << error;
 }
