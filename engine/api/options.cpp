@@ -1,8 +1,8 @@
 #include "engine/api/options.h"
 
-#include <algorithm>
 #include <sstream>
 
+#include "engine/capture/modes.h"
 #include "engine/ir/graph.h"
 
 namespace kiln::api {
@@ -32,14 +32,10 @@ std::vector<InputSpec> parse_call(const std::string& text, const std::string& de
   return specs;
 }
 
-const std::vector<std::string>& compile_modes() {
-  static const std::vector<std::string> modes = {"default", "reduce-overhead", "max-autotune"};
-  return modes;
-}
+const std::vector<std::string>& compile_modes() { return capture::compile_modes(); }
 
 void check_mode(const std::string& mode) {
-  const auto& modes = compile_modes();
-  if (std::find(modes.begin(), modes.end(), mode) == modes.end())
+  if (!capture::is_compile_mode(mode))
     throw Error("--mode '" + mode + "': use default, reduce-overhead or max-autotune");
 }
 

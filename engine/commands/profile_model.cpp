@@ -18,6 +18,7 @@
 #include "engine/backends/builtin.h"
 #include "engine/base/error.h"
 #include "engine/base/sha256.h"
+#include "engine/capture/modes.h"
 #include "engine/ir/print_text.h"
 #include "engine/ir/to_dot.h"
 #include "engine/ir/to_json.h"
@@ -363,7 +364,7 @@ session::Session profile_model(const model::Model& cpu_model, const std::vector<
     throw Error(model.path() + ": forward takes " + std::to_string(names.size()) + " input(s), " +
                 std::to_string(inputs.size()) + " given");
   for (const auto& mode : options.modes)
-    if (mode != "eager" && mode != "default" && mode != "reduce-overhead" && mode != "max-autotune")
+    if (mode != "eager" && !capture::is_compile_mode(mode))
       throw Error("--modes: unknown mode '" + mode + "' (use eager, default, reduce-overhead, max-autotune)");
   session::Session s;
   s.origin = "kiln profile";
