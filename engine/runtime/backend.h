@@ -40,7 +40,7 @@ struct RegionArtifacts {
   std::vector<records::FusionDecision> decisions;
   std::vector<std::string> externs;    // extern calls (GEMM/conv through LibTorch)
   std::vector<std::string> fallbacks;  // ops without a lowering, run through LibTorch
-  std::vector<std::pair<std::string, double>> stage_ms;  // "lower", "layout", "schedule", "codegen", "compile", "load"
+  std::vector<std::pair<std::string, double>> stage_ms;  // "lower", "layout", "schedule", "plan", "emit", "compile", "load"
   bool cache_hit = false;              // the compiled library came from the disk cache
   int compiler_invocations = 0;
   std::string note;                    // e.g. why the region runs eagerly

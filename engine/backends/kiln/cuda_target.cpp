@@ -1,0 +1,206 @@
+#include "engine/backends/kiln/cuda_target.h"
+
+#if KILN_WITH_CUDA
+#include <ATen/Context.h>
+
+#include <chrono>
+#include <set>
+
+#include "engine/codegen/cuda/gemm_epilogue.h"
+#include "engine/lowering/channels_last.h"
+#include "engine/codegen/cuda/gemm_template.h"
+#include "engine/codegen/cuda/nvrtc_compiler.h"
+#include "engine/runtime/cuda/cuda_driver.h"
+#include "engine/runtime/cuda/cuda_graph_fn.h"
+#include "engine/runtime/cuda/gemm_tuner.h"
+#include "engine/runtime/cuda/gpu_kernels.h"
+
+namespace kiln::backends {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+// Forwards to the region's callable and reports the autotuning tables of its kernels.
+class AutotuneReport : public runtime::CompiledFn {
+ public:
+  AutotuneReport(std::unique_ptr<runtime::CompiledFn> inner, std::shared_ptr<runtime::GpuKernelSet> set,
+                 std::shared_ptr<runtime::GemmTuner> gemms = nullptr)
+      : inner_(std::move(inner)), set_(std::move(set)), gemms_(std::move(gemms)) {}
+  void run(capture::Interpreter& interp, capture::Interpreter::Env& env) override { inner_->run(interp, env); }
+  std::vector<std::string> take_log() override { return inner_->take_log(); }
+  // Generated kernels first, then the GEMMs: the order of the region's kernel records.
+  std::vector<std::vector<records::AutotuneCandidate>> autotune() const override {
+    auto out = set_->candidates;
+    if (gemms_)
+      for (auto& t : gemms_->tables()) out.push_back(std::move(t));
+    return out;
+  }
+
+ private:
+  std::unique_ptr<runtime::CompiledFn> inner_;
+  std::shared_ptr<runtime::GpuKernelSet> set_;
+  std::shared_ptr<runtime::GemmTuner> gemms_;
+};
+
+// max-autotune: every linear extern also races cuBLAS against Kiln's TF32 GEMM template, with the
+// pointwise kernel after it fused into the template's epilogue where it fits. Adds one kernel
+// record per GEMM site (after the generated kernels: the order of the autotune tables).
+std::vector<runtime::GemmSite> gemm_sites(const std::string& compile_id, const fusion::FusedProgram& fused,
+                                          const std::string& prelude, runtime::RegionArtifacts& art) {
+  std::vector<runtime::GemmSite> sites;
+  for (size_t s = 0; s < fused.steps.size(); ++s) {
+    const auto& step = fused.steps[s];
+    if (step.kind == fusion::Step::Kind::Kernel) continue;
+    const auto& comp = fused.program.comps[step.index];
+    if (comp.target != "aten::linear") continue;
+    runtime::GemmSite site;
+    site.comp = static_cast<size_t>(step.index);
+    site.name = comp.name;
+    if (s + 1 < fused.steps.size() && fused.steps[s + 1].kind == fusion::Step::Kind::Kernel && !prelude.empty()) {
+      const auto& tail = fused.kernels[fused.steps[s + 1].index];
+      site.epilogue = codegen::gemm_epilogue(fused, step.index, tail, prelude);
+      if (site.epilogue) {
+        site.tail_kernel = fused.steps[s + 1].index;
+        site.tail_comps = tail.comps;
+      }
+    }
+    records::Kernel gk;
+    gk.name = "gemm_" + comp.name;
+    gk.compile_id = compile_id;
+    gk.language = "cuda";
+    gk.source = codegen::gemm_tf32_source({64, 64}, site.epilogue ? &*site.epilogue : nullptr);
+    gk.nodes = {comp.name};
+    if (site.epilogue)
+      for (const auto& nd : fused.kernels[site.tail_kernel].nodes) gk.nodes.push_back(nd);
+    gk.launch_config = "cuBLAS or a Kiln TF32 tensor-core tile (chosen by timing; see the autotune table)" +
+                       std::string(site.epilogue ? "; the tile runs " + site.epilogue->kernel + " as its epilogue" : "");
+    art.kernels.push_back(std::move(gk));
+    sites.push_back(std::move(site));
+  }
+  return sites;
+}
+
+}  // namespace
+
+CudaTarget::CudaTarget(const runtime::BackendOptions& options)
+    : options_(options), set_(std::make_shared<runtime::GpuKernelSet>()) {}
+
+std::string CudaTarget::emit(const fusion::FusedProgram& fused, const std::vector<codegen::NodeNote>& notes,
+                             std::vector<codegen::KernelSpan>& spans) {
+  info_.clear();
+  std::string source = codegen::emit_cuda(fused, notes, &info_, options_.mode == "max-autotune");
+  for (const auto& k : info_) spans.push_back({k.name, k.source_begin, k.function_end});
+  return source;
+}
+
+pipeline::Loaded CudaTarget::compile(const std::string& source, const fusion::FusedProgram& fused) {
+  auto& set = *set_;
+  set.info = info_;
+  set.symbols = fused.program.symbols;
+  set.args.nbuf = std::max<size_t>(1, fused.program.comps.size());
+  set.args.nscalar = std::max<size_t>(1, fused.program.scalar_inputs.size());
+  set.args.nsym = std::max<size_t>(1, fused.program.symbols.size());
+  set.args.buffer_count = fused.program.comps.size();
+  set.args.scalar_count = fused.program.scalar_inputs.size();
+  set.args.sym_count = fused.program.symbols.size();
+  set.autotune = options_.mode == "max-autotune";
+  pipeline::Loaded out;
+  out.keep = set_;
+  std::vector<std::string> names;
+  for (const auto& k : info_) {
+    names.push_back(k.name);
+    for (size_t v = 1; v < k.variants.size(); ++v) names.push_back(k.variants[v].function);
+  }
+  if (names.empty()) return out;
+  // One translation unit per kernel, compiled in parallel and cached one by one.
+  auto units = codegen::cuda_units(source, info_);
+  auto bins = codegen::compile_cuda_units(units, cuda::device_arch());
+  out.cache_hit = bins.all_cached;
+  for (const auto& b : bins.units) out.compiler_invocations += b.cache_hit ? 0 : 1;
+  auto t0 = Clock::now();
+  for (size_t u = 0; u < bins.units.size(); ++u) {
+    std::vector<std::string> fns;
+    if (units.size() == 1) fns = names;
+    else
+      for (const auto& v : info_[u].variants) fns.push_back(v.function);
+    set.modules.push_back(std::make_shared<cuda::Module>(bins.units[u].cubin, fns));
+  }
+  out.load_ms = ms_since(t0);
+  out.calls = runtime::make_gpu_calls(set_);
+  return out;
+}
+
+void CudaTarget::describe(const fusion::FusedKernel& k, records::Kernel& record) const {
+  bool row = k.kind == fusion::FusedKernel::Kind::Row;
+  const codegen::CudaKernelInfo* ki = nullptr;
+  for (const auto& x : info_)
+    if (x.name == k.name) ki = &x;
+  bool warp = ki && !ki->variants.empty() && ki->variants[0].warp_per_row;
+  bool column = ki && !ki->variants.empty() && ki->variants[0].thread_per_row;
+  record.launch_config = row ? (column ? "one thread per row, 256 threads per block"
+                                : warp ? "one warp per row, 8 rows per 256-thread block"
+                                       : "one block per row, 256 threads")
+                             : "grid-stride, 256 threads, " + std::to_string(ki ? ki->vector_width : 1) +
+                                   " elements per thread";
+  for (size_t u = 0; u < info_.size() && !set_->modules.empty(); ++u)
+    if (info_[u].name == k.name) record.registers = set_->module(u).registers(k.name);
+}
+
+std::unique_ptr<runtime::CompiledFn> CudaTarget::make_region_fn(const capture::SpecializedRegion& entry,
+                                                                const capture::RegionStatic& region,
+                                                                pipeline::CompiledCode code,
+                                                                runtime::RegionArtifacts& art) {
+  const fusion::FusedProgram& fused = code.front.fused;
+  const bool autotune = options_.mode == "max-autotune";
+  std::shared_ptr<runtime::GemmTuner> gemms;
+  if (autotune) {
+    const std::string prelude = info_.empty() ? "" : code.source.substr(0, info_[0].prelude_end);
+    auto sites = gemm_sites(entry.info.compile_id, fused, prelude, art);
+    if (!sites.empty()) {
+      auto t0 = Clock::now();
+      gemms = std::make_shared<runtime::GemmTuner>(std::move(sites), set_->args);
+      gemms->precompile();
+      art.stage_ms.push_back({"gemm templates", ms_since(t0)});
+    }
+  }
+  // max-autotune also lets cuDNN time its algorithms for every convolution (benchmark mode,
+  // per shape, on the first call: the warm-up before a CUDA graph records).
+  std::set<size_t> convs;
+  if (autotune)
+    for (const auto& step : fused.steps)
+      if (step.kind == fusion::Step::Kind::Extern && lowering::is_conv2d_target(fused.program.comps[step.index].target))
+        convs.insert(static_cast<size_t>(step.index));
+  for (auto& e : art.externs)
+    if (!convs.empty() && e.rfind("aten::conv", 0) == 0) e += " (cuDNN benchmark mode: algorithm chosen by timing)";
+  auto region_fn = std::make_unique<runtime::LoweredRegionFn>(entry, region, std::move(code.front.lowered),
+                                                              std::move(code.front.fused),
+                                                              std::move(code.loaded.calls), code.loaded.keep);
+  if (gemms || !convs.empty())
+    region_fn->set_extern_hook([gemms, convs](size_t comp, const torch::jit::Node* n, capture::Interpreter::Env& env,
+                                              capture::Interpreter& interp, at::Tensor& out,
+                                              runtime::LoweredRegionFn::ExternContext& cx) {
+      if (convs.count(comp)) {
+        auto& ctx = at::globalContext();
+        const bool before = ctx.benchmarkCuDNN();
+        ctx.setBenchmarkCuDNN(true);
+        try {
+          out = interp.exec_node(n, env).at(0).toTensor();
+        } catch (...) {
+          ctx.setBenchmarkCuDNN(before);
+          throw;
+        }
+        ctx.setBenchmarkCuDNN(before);
+        return true;
+      }
+      return gemms && gemms->run(comp, n, env, interp, out, cx);
+    });
+  std::unique_ptr<runtime::CompiledFn> fn = std::move(region_fn);
+  if (options_.mode == "reduce-overhead" || autotune)
+    fn = runtime::make_cuda_graph_fn(std::move(fn), region.inputs, region.outputs);
+  return std::make_unique<AutotuneReport>(std::move(fn), set_, gemms);
+}
+
+}  // namespace kiln::backends
+#endif
