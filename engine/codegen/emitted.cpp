@@ -2,6 +2,14 @@
 
 namespace kiln::codegen {
 
+std::vector<NodeNote> node_notes(const ir::Graph& graph) {
+  std::vector<NodeNote> notes;
+  for (const auto& n : graph.nodes)
+    if (n.op == ir::NodeOp::CallFunction && !n.outputs.empty())
+      notes.push_back({n.name(), n.target, n.loc.str() + (n.module_path.empty() ? "" : " in " + n.module_path)});
+  return notes;
+}
+
 std::string cpp_comment(const std::string& text) {
   std::string out;
   for (unsigned char c : text) {

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/ir/graph.h"
+
 namespace kiln::codegen {
 
 struct NodeNote {
@@ -13,6 +15,9 @@ struct NodeNote {
   std::string target;  // aten op
   std::string where;   // "sample_models.py:41 in l1"
 };
+
+// The note of every call node of a graph: op and "file:line in module" (the provenance comments).
+std::vector<NodeNote> node_notes(const ir::Graph& graph);
 
 // Makes arbitrary text safe inside a // comment: printable ASCII only, no trailing backslash, no
 // trigraph ("??/" would be a backslash to compilers that read trigraphs).

@@ -166,6 +166,19 @@ struct KernelExpr {
     return v;
   }
 
+  // One element of a pointwise kernel: every computation of `comps` in order, each stored to its
+  // buffer at the element the loop variables name.
+  void store_each(std::ostream& os, const std::vector<int>& comps, const std::vector<std::string>& vars,
+                  const std::string& pad) {
+    for (int c : comps) {
+      const Comp& comp = p.program.comps[c];
+      std::vector<lowering::IExpr> idx;
+      for (size_t d = 0; d < comp.sizes.size(); ++d) idx.push_back(lowering::ie_var(static_cast<int>(d)));
+      std::string v = statement(os, pad, comp.body, vars, {}, 0, &comp);
+      os << pad << "b" << c << "[" << offset(c, idx, vars) << "] = " << v << ";  // " << cpp_comment(comp.name) << "\n";
+    }
+  }
+
   std::string share(std::string text) {
     if (!cse || text.size() < 10) return text;
     auto it = cse->find(text);

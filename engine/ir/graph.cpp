@@ -8,6 +8,8 @@
 #include <set>
 #include <sstream>
 
+#include "engine/base/escape.h"
+
 namespace kiln::ir {
 
 const char* dtype_name(DType t) {
@@ -121,27 +123,7 @@ std::string SourceLoc::str() const {
   return s;
 }
 
-static std::string quote(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20 || c == 0x7f) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\x%02x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
-}
+static std::string quote(const std::string& s) { return quoted_literal(s, LiteralStyle::Python); }
 
 static std::string format_double(double v) {
   if (std::isnan(v)) return "nan";

@@ -1,7 +1,6 @@
 #include "engine/pipeline/front_end.h"
 
 #include <chrono>
-#include <functional>
 
 #include "engine/ir/print_text.h"
 #include "engine/lowering/channels_last.h"
@@ -25,52 +24,46 @@ struct State {
   const ir::Graph& graph;
   const FrontEndOptions& options;
   FrontEnd out;
+  bool scheduled = false;
+  std::vector<runtime::StageDump> dumps;  // what the passes wrote, in order
+
+  void dump(const Stage& stage, std::string text) { dumps.push_back({stage.dump_file, std::move(text)}); }
+  // The loop IR the last pass left: verified after every pass.
+  const lowering::LoopProgram& program() const { return scheduled ? out.fused.program : out.lowered.program; }
 };
+
+void lower(State& s) {
+  s.out.lowered = lowering::lower_graph(s.graph);
+  s.dump(kLowered, lowering::loop_program_text(s.out.lowered.program));
+}
+
+void layout(State& s) {
+  if (s.options.channels_last) lowering::choose_channels_last(s.out.lowered.program);
+  s.dump(kLoopsBeforeFusion, lowering::loop_program_text(s.out.lowered.program));
+}
+
+void schedule(State& s) {
+  fusion::FusionOptions fo;
+  fo.fuse = s.options.fuse;
+  s.out.fused = fusion::schedule(s.out.lowered.program, fo);
+  s.scheduled = true;
+  s.dump(kLoopsAfterFusion, fusion::fused_program_text(s.out.fused));
+  s.dump(kFusionDecisions, fusion::decisions_text(s.out.fused));
+}
+
+void plan(State& s) {
+  s.out.plan = fusion::plan_memory(s.out.fused);
+  // No bindings: symbolic sizes are unknown at compile time ("-" in the byte counts).
+  s.dump(kMemoryPlan, fusion::memory_plan_text(s.out.fused, s.out.plan));
+}
 
 struct Pass {
   const char* name;
-  std::function<void(State&)> run;
-  std::function<std::vector<std::pair<const char*, std::string>>(const State&)> dumps;
-  std::function<const lowering::LoopProgram&(const State&)> program;  // what to verify after it
+  void (*run)(State&);
 };
 
 const std::vector<Pass>& passes() {
-  static const std::vector<Pass> list = {
-      {"lower", [](State& s) { s.out.lowered = lowering::lower_graph(s.graph); },
-       [](const State& s) {
-         return std::vector<std::pair<const char*, std::string>>{
-             {kLowered.dump_file, lowering::loop_program_text(s.out.lowered.program)}};
-       },
-       [](const State& s) -> const lowering::LoopProgram& { return s.out.lowered.program; }},
-      {"layout",
-       [](State& s) {
-         if (s.options.channels_last) lowering::choose_channels_last(s.out.lowered.program);
-       },
-       [](const State& s) {
-         return std::vector<std::pair<const char*, std::string>>{
-             {kLoopsBeforeFusion.dump_file, lowering::loop_program_text(s.out.lowered.program)}};
-       },
-       [](const State& s) -> const lowering::LoopProgram& { return s.out.lowered.program; }},
-      {"schedule",
-       [](State& s) {
-         fusion::FusionOptions fo;
-         fo.fuse = s.options.fuse;
-         s.out.fused = fusion::schedule(s.out.lowered.program, fo);
-       },
-       [](const State& s) {
-         return std::vector<std::pair<const char*, std::string>>{
-             {kLoopsAfterFusion.dump_file, fusion::fused_program_text(s.out.fused)},
-             {kFusionDecisions.dump_file, fusion::decisions_text(s.out.fused)}};
-       },
-       [](const State& s) -> const lowering::LoopProgram& { return s.out.fused.program; }},
-      {"plan", [](State& s) { s.out.plan = fusion::plan_memory(s.out.fused); },
-       [](const State& s) {
-         return std::vector<std::pair<const char*, std::string>>{
-             {kMemoryPlan.dump_file, // No bindings: symbolic sizes are unknown at compile time ("-" in the byte counts).
-             fusion::memory_plan_text(s.out.fused, s.out.plan)}};
-       },
-       [](const State& s) -> const lowering::LoopProgram& { return s.out.fused.program; }},
-  };
+  static const std::vector<Pass> list = {{"lower", lower}, {"layout", layout}, {"schedule", schedule}, {"plan", plan}};
   return list;
 }
 
@@ -89,8 +82,9 @@ FrontEnd run_front_end(const ir::Graph& graph, const FrontEndOptions& options, r
     auto t0 = Clock::now();
     pass.run(state);
     art.stage_ms.push_back({pass.name, std::chrono::duration<double, std::milli>(Clock::now() - t0).count()});
-    for (auto& [file, text] : pass.dumps(state)) art.stages.push_back({file, std::move(text)});
-    auto problems = lowering::verify(pass.program(state));
+    for (auto& d : state.dumps) art.stages.push_back(std::move(d));
+    state.dumps.clear();
+    auto problems = lowering::verify(state.program());
     if (!problems.empty())
       throw lowering::LoweringError(std::string("loop IR does not verify after ") + pass.name + ": " + problems.front());
   }

@@ -12,15 +12,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
-// Op and user line of every call node: the provenance comments above each generated kernel.
-std::vector<codegen::NodeNote> node_notes(const ir::Graph& graph) {
-  std::vector<codegen::NodeNote> notes;
-  for (const auto& n : graph.nodes)
-    if (n.op == ir::NodeOp::CallFunction && !n.outputs.empty())
-      notes.push_back({n.name(), n.target, n.loc.str() + (n.module_path.empty() ? "" : " in " + n.module_path)});
-  return notes;
-}
-
 // What the scheduler decided and what stays outside generated code, for the session.
 void record_program(const std::string& compile_id, const FrontEnd& front, runtime::RegionArtifacts& art) {
   for (const auto& d : front.fused.decisions)
@@ -50,7 +41,7 @@ CompiledCode compile_region(const ir::Graph& graph, const std::string& compile_i
 
   auto t0 = Clock::now();
   std::vector<codegen::KernelSpan> spans;
-  out.source = target.emit(fused, node_notes(graph), spans);
+  out.source = target.emit(fused, codegen::node_notes(graph), spans);
   art.stage_ms.push_back({"emit", ms_since(t0)});
   art.stages.push_back({target.kernels_stage().dump_file, out.source});
 

@@ -1,22 +1,21 @@
 // HTML escaping; see html_text.h.
 #include "engine/report/html_text.h"
 
+#include "engine/base/escape.h"
+
 namespace kiln::report {
 
-std::string html_escape(const std::string& text) {
-  std::string out;
-  out.reserve(text.size() + text.size() / 8);
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
+const char* html_entity(unsigned char c) {
+  switch (c) {
+    case '&': return "&amp;";
+    case '<': return "&lt;";
+    case '>': return "&gt;";
+    case '"': return "&quot;";
+    case '\'': return "&#39;";
+    default: return nullptr;
   }
-  return out;
 }
+
+std::string html_escape(const std::string& text) { return replace_chars(text, html_entity); }
 
 }  // namespace kiln::report

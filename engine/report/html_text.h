@@ -8,4 +8,7 @@ namespace kiln::report {
 
 std::string html_escape(const std::string& text);
 
+// The entity standing for c in HTML text (& < > " '), or null when c stays as it is.
+const char* html_entity(unsigned char c);
+
 }  // namespace kiln::report

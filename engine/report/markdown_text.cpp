@@ -1,8 +1,10 @@
 #include "engine/report/markdown_text.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "engine/base/control_chars.h"
+#include "engine/report/html_text.h"
 
 namespace kiln::report::markdown {
 
@@ -16,19 +18,9 @@ std::string md(const std::string& raw) {
   std::string text = visible_controls(without_cr(raw));
   std::string out;
   for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '|': out += "\\|"; break;
-      case '\\': case '*': case '_': case '`': case '[': case ']': case '~': case '!': case '#':
-        out += '\\';
-        out += c;
-        break;
-      case '\n': out += ' '; break;
-      case '\r': break;
-      default: out += c;
-    }
+    if (c == '&' || c == '<' || c == '>') out += html_entity(static_cast<unsigned char>(c));
+    else if (c != 0 && std::strchr("|\\*_`[]~!#", c)) out += std::string("\\") + c;  // Markdown syntax, literal
+    else out += c == '\n' ? ' ' : c;
   }
   return out;
 }

@@ -101,13 +101,7 @@ struct Emitter : KernelExpr {
     std::vector<std::string> vars;
     loops_open(os, sizes, 0, "  ", true, vars, p.program.comps[k.comps[0]].layout);
     std::string pad = "  " + std::string(2 * sizes.size(), ' ');
-    for (int c : k.comps) {
-      const Comp& comp = p.program.comps[c];
-      std::vector<lowering::IExpr> idx;
-      for (size_t d = 0; d < comp.sizes.size(); ++d) idx.push_back(lowering::ie_var(static_cast<int>(d)));
-      std::string v = statement(os, pad, comp.body, vars, {}, 0, &comp);
-      os << pad << "b" << c << "[" << offset(c, idx, vars) << "] = " << v << ";  // " << cpp_comment(comp.name) << "\n";
-    }
+    store_each(os, k.comps, vars, pad);
     loops_close(os, sizes.size(), "  ");
   }
 

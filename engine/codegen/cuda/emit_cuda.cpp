@@ -73,13 +73,7 @@ struct CudaEmitter : KernelExpr {
   // The loop body for one element: every computation of the kernel in order, stored to its buffer.
   void element(std::ostringstream& os, const FusedKernel& k, const std::vector<std::string>& vars,
                const std::string& pad) {
-    for (int c : k.comps) {
-      const Comp& comp = p.program.comps[c];
-      std::vector<lowering::IExpr> idx;
-      for (size_t d = 0; d < comp.sizes.size(); ++d) idx.push_back(lowering::ie_var(static_cast<int>(d)));
-      std::string v = statement(os, pad, comp.body, vars, {}, 0, &comp);
-      os << pad << "b" << c << "[" << offset(c, idx, vars) << "] = " << v << ";  // " << cpp_comment(comp.name) << "\n";
-    }
+    store_each(os, k.comps, vars, pad);
   }
 
   // Buffers of kernel k that the vector path moves 16 bytes at a time: float32 computations of the

@@ -8,6 +8,8 @@
 #include <new>
 #include <vector>
 
+#include "engine/base/escape.h"
+
 #ifdef KILN_HAVE_SIMDJSON
 #include <simdjson.h>
 #else
@@ -234,29 +236,6 @@ int64_t us_to_ns(double us) {
   return static_cast<int64_t>(whole) * 1000 + static_cast<int64_t>(std::llround((us - whole) * 1000.0));
 }
 
-std::string json_quote(std::string_view s) {
-  std::string out;
-  out.reserve(s.size() + 2);
-  out += '"';
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  out += '"';
-  return out;
-}
+std::string json_quote(std::string_view s) { return quoted_literal(s, LiteralStyle::Json); }
 
 }  // namespace kiln::importers

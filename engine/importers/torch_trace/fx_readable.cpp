@@ -109,64 +109,56 @@ std::vector<LogicalLine> logical_lines(std::string_view text) {
   return out;
 }
 
-// Top-level split on `sep` (outside brackets and strings).
-std::vector<std::string> split_top(std::string_view s, char sep) {
-  std::vector<std::string> out;
+// Walks s from `from`, outside string literals, calling visit(i, c, depth) for each character with
+// the bracket depth after it; returns the first position where visit says stop, or npos.
+template <class Visit>
+size_t scan_code(std::string_view s, size_t from, Visit visit) {
   int depth = 0;
   char quote = 0;
-  size_t start = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
+  for (size_t i = from; i < s.size(); ++i) {
     char c = s[i];
     if (quote) {
       if (c == '\\') ++i;
       else if (c == quote) quote = 0;
-    } else if (c == '"' || c == '\'') quote = c;
+      continue;
+    }
+    if (c == '"' || c == '\'') quote = c;
     else if (c == '(' || c == '[' || c == '{') ++depth;
     else if (c == ')' || c == ']' || c == '}') --depth;
-    else if (c == sep && depth == 0) {
+    if (visit(i, c, depth)) return i;
+  }
+  return std::string_view::npos;
+}
+
+// Top-level split on `sep` (outside brackets and strings).
+std::vector<std::string> split_top(std::string_view s, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  scan_code(s, 0, [&](size_t i, char c, int depth) {
+    if (c == sep && depth == 0) {
       out.push_back(trim(s.substr(start, i - start)));
       start = i + 1;
     }
-  }
+    return false;
+  });
   out.push_back(trim(s.substr(start)));
   return out;
 }
 
 // The position of the bracket closing the one at `open`, or npos.
 size_t matching(std::string_view s, size_t open) {
-  int depth = 0;
-  char quote = 0;
-  for (size_t i = open; i < s.size(); ++i) {
-    char c = s[i];
-    if (quote) {
-      if (c == '\\') ++i;
-      else if (c == quote) quote = 0;
-    } else if (c == '"' || c == '\'') quote = c;
-    else if (c == '(' || c == '[' || c == '{') ++depth;
-    else if ((c == ')' || c == ']' || c == '}') && --depth == 0) return i;
-  }
-  return std::string_view::npos;
+  return scan_code(s, open, [](size_t, char c, int depth) {
+    return (c == ')' || c == ']' || c == '}') && depth == 0;
+  });
 }
 
 // The position of a top-level assignment '=' (not ==, <=, >=, !=), or npos.
 size_t assignment(std::string_view s) {
-  int depth = 0;
-  char quote = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
-    char c = s[i];
-    if (quote) {
-      if (c == '\\') ++i;
-      else if (c == quote) quote = 0;
-    } else if (c == '"' || c == '\'') quote = c;
-    else if (c == '(' || c == '[' || c == '{') ++depth;
-    else if (c == ')' || c == ']' || c == '}') --depth;
-    else if (c == '=' && depth == 0) {
-      char before = i ? s[i - 1] : ' ', after = i + 1 < s.size() ? s[i + 1] : ' ';
-      if (after == '=' || before == '=' || before == '<' || before == '>' || before == '!') continue;
-      return i;
-    }
-  }
-  return std::string_view::npos;
+  return scan_code(s, 0, [s](size_t i, char c, int depth) {
+    if (c != '=' || depth != 0) return false;
+    char before = i ? s[i - 1] : ' ', after = i + 1 < s.size() ? s[i + 1] : ' ';
+    return !(after == '=' || before == '=' || before == '<' || before == '>' || before == '!');
+  });
 }
 
 bool is_number(const std::string& s, bool* real) {

@@ -93,15 +93,6 @@ ir::Graph region_graph(const std::vector<std::string>& names, const std::string&
 
 std::vector<std::string> plain_names() { return {"x", "w", "bias", "add", "relu", "mul", "softmax", "sum"}; }
 
-// The provenance notes the kiln backend gives the emitters: op and "file:line in module" per node.
-std::vector<codegen::NodeNote> notes_of(const ir::Graph& g) {
-  std::vector<codegen::NodeNote> notes;
-  for (const auto& n : g.nodes)
-    if (n.op == ir::NodeOp::CallFunction && !n.outputs.empty())
-      notes.push_back({n.name(), n.target, n.loc.str() + (n.module_path.empty() ? "" : " in " + n.module_path)});
-  return notes;
-}
-
 // The source with every // comment removed (the code a compiler sees, line by line).
 std::string code_only(const std::string& src) {
   std::istringstream in(src);
@@ -119,7 +110,7 @@ Emitted emit(const ir::Graph& g) {
   EXPECT_TRUE(ir::verify(g).empty());
   auto lowered = lowering::lower_graph(g);
   Emitted e{fusion::schedule(lowered.program), ""};
-  e.cpp = codegen::emit_cpp(e.fused, notes_of(g));
+  e.cpp = codegen::emit_cpp(e.fused, codegen::node_notes(g));
   return e;
 }
 
@@ -208,9 +199,9 @@ TEST(CodegenEscaping, UnknownFunctionNamesCannotEndTheirComment) {
 TEST(CodegenEscaping, CudaSourceFromHostileNamesOnlyChangesCommentsAndCompiles) {
   auto g = region_graph(kHostile, kHostileModule, kHostileFile);
   auto fused = fusion::schedule(lowering::lower_graph(g).program);
-  auto hostile = codegen::emit_cuda(fused, notes_of(g));
+  auto hostile = codegen::emit_cuda(fused, codegen::node_notes(g));
   auto pg = region_graph(plain_names(), "layer", "model.py");
-  auto plain = codegen::emit_cuda(fusion::schedule(lowering::lower_graph(pg).program), notes_of(pg));
+  auto plain = codegen::emit_cuda(fusion::schedule(lowering::lower_graph(pg).program), codegen::node_notes(pg));
   EXPECT_TRUE(printable_ascii(hostile));
   EXPECT_EQ(code_only(hostile), code_only(plain)) << hostile;
   try {
