@@ -105,13 +105,9 @@ std::string check_text(const CheckResult& r) {
 
 std::string check_json(const CheckResult& r) {
   using nlohmann::ordered_json;
-  ordered_json j;
-  j["model"] = r.model;
-  j["backend"] = r.backend;
-  j["mode"] = r.mode;
   ordered_json ins = ordered_json::array();
   for (const auto& i : r.inputs) ins.push_back(i.str());
-  j["inputs"] = ins;
+  ordered_json j = {{"model", r.model}, {"backend", r.backend}, {"mode", r.mode}, {"inputs", ins}};
   j["seed"] = r.seed;
   j["rtol"] = r.rtol;
   j["atol"] = r.atol;

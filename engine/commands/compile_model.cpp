@@ -161,11 +161,7 @@ std::string compile_text(const CompileResult& r) {
 
 std::string compile_json(const CompileResult& r) {
   using nlohmann::ordered_json;
-  ordered_json j;
-  j["model"] = r.model;
-  j["backend"] = r.backend;
-  j["mode"] = r.mode;
-  j["graph_breaks"] = r.graph_breaks;
+  ordered_json j = {{"model", r.model}, {"backend", r.backend}, {"mode", r.mode}, {"graph_breaks", r.graph_breaks}};
   ordered_json regs = ordered_json::array();
   for (const auto& reg : r.regions) {
     ordered_json kernels = ordered_json::array();

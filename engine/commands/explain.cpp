@@ -207,12 +207,11 @@ std::string explain_text(const ExplainResult& r, bool timings) {
 
 std::string explain_json(const ExplainResult& r) {
   using nlohmann::ordered_json;
-  ordered_json j;
-  j["model"] = r.model;
-  j["exported_program"] = r.exported_program;
-  j["graph_count"] = r.regions.size();
-  j["compile_count"] = r.compiles();
-  j["break_count"] = r.breaks.size();
+  ordered_json j = {{"model", r.model},
+                    {"exported_program", r.exported_program},
+                    {"graph_count", r.regions.size()},
+                    {"compile_count", r.compiles()},
+                    {"break_count", r.breaks.size()}};
   auto loc = [](const ir::SourceLoc& l) {
     return ordered_json{{"file", l.file}, {"line", l.line}, {"col", l.col}, {"text", l.text}};
   };

@@ -159,22 +159,18 @@ std::vector<int> assign_run_ids(const std::string& path, const std::vector<Run>&
   return ids;
 }
 
-}  // namespace
-
-void save_session(const std::string& path, const Session& s) {
-  check_output_folder(path);
-  OutputLock lock(path, "cannot write session");
-  remove_stale_session_temporaries(path);
-  std::vector<int> ids = assign_run_ids(path, s.runs);
+// A new session file at `path`, filled by `fill` in one transaction: written to a temporary file
+// that is renamed into place once committed, so a kill before then leaves no file (or the older
+// one) at `path`, never a file without a header.
+template <typename Fill>
+void write_new_file(const std::string& path, Fill&& fill) {
   std::string tmp = path + ".tmp-" + std::to_string(::getpid());
   remove_db_files(tmp);
   try {
     SqliteDb db(tmp, SqliteDb::Mode::Create);
     create_schema(db, now_utc());
     Transaction t(db);
-    write_header(db, s);
-    for (size_t i = 0; i < s.runs.size(); ++i) write_run(db, s.runs[i], ids[i]);
-    write_timeline(db, s.timeline);
+    fill(db);
     t.commit();
     finish_temporary(db, tmp);
   } catch (const SqliteError& e) {
@@ -185,6 +181,20 @@ void save_session(const std::string& path, const Session& s) {
     throw;
   }
   move_into_place(tmp, path);
+}
+
+}  // namespace
+
+void save_session(const std::string& path, const Session& s) {
+  check_output_folder(path);
+  OutputLock lock(path, "cannot write session");
+  remove_stale_session_temporaries(path);
+  std::vector<int> ids = assign_run_ids(path, s.runs);
+  write_new_file(path, [&](SqliteDb& db) {
+    write_header(db, s);
+    for (size_t i = 0; i < s.runs.size(); ++i) write_run(db, s.runs[i], ids[i]);
+    write_timeline(db, s.timeline);
+  });
 }
 
 Session load_session(const std::string& path) {
@@ -222,29 +232,13 @@ SessionWriter::SessionWriter(const std::string& path, const Session& header) : i
   check_output_folder(path);
   impl_->lock = std::make_unique<OutputLock>(path, "cannot write session");
   remove_stale_session_temporaries(path);
-  // The header goes into a temporary file that is renamed into place once committed: a kill before
-  // then leaves no file (or the older one) at `path`, never a file without a header.
-  std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-  remove_db_files(tmp);
-  try {
-    SqliteDb db(tmp, SqliteDb::Mode::Create);
-    create_schema(db, now_utc());
-    Transaction t(db);
+  write_new_file(path, [&](SqliteDb& db) {
     write_header(db, header);
     std::vector<TimelineEvent> session_wide;
     for (const auto& e : header.timeline)
       if (e.run < 0) session_wide.push_back(e);
     write_timeline(db, session_wide);
-    t.commit();
-    finish_temporary(db, tmp);
-  } catch (const SqliteError& e) {
-    remove_db_files(tmp);
-    throw Error(path + ": cannot write session (" + std::string(e.what()) + ")");
-  } catch (...) {
-    remove_db_files(tmp);
-    throw;
-  }
-  move_into_place(tmp, path);
+  });
   try {
     impl_->db = std::make_unique<SqliteDb>(path, SqliteDb::Mode::ReadWrite);
     impl_->db->exec("PRAGMA synchronous = NORMAL");  // per connection (WAL is kept in the file)
