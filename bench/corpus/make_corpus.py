@@ -110,11 +110,18 @@ def hf_model(family, mini):
 
 
 def randomize_norm_stats(m):
+    """Random weights that exercise every op: batch-norm statistics away from (0, 1), and weight
+    matrices that a family initializes to zeros (torchvision's ViT head) made random, so that the
+    output depends on the input and a comparison with eager can fail."""
     for mod in m.modules():
         if isinstance(mod, nn.BatchNorm2d):
             with torch.no_grad():
                 mod.running_mean.uniform_(-0.5, 0.5)
                 mod.running_var.uniform_(0.5, 1.5)
+    for name, p in m.named_parameters():
+        if p.dim() >= 2 and not p.detach().any():
+            with torch.no_grad():
+                p.normal_(0.0, 0.02)
 
 
 EXTRA_VISION = ["resnet50", "resnext50_32x4d", "mobilenet_v2", "mobilenet_v3_large", "efficientnet_b1", "convnext_small",

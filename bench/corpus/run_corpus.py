@@ -103,6 +103,10 @@ def main():
                 row["lowered"] = f"{100.0 * (ops - fb) / ops:.0f}% ({fb} fb)" if ops else "0 ops"
                 c = d.get("check", {})
                 cell = f"{c.get('max_rel_error', float('nan')):.1e}{'' if c.get('ok') else ' MISMATCH'}"
+                if c.get("eager_constant"):
+                    # The comparison proves nothing when eager's output does not depend on the input.
+                    cell += " BLIND"
+                    row.setdefault("note", "eager output constant (zero weights?): the check cannot fail")
             except (json.JSONDecodeError, TypeError, ValueError):
                 row.setdefault("note", f"{mode}: " + first_error(e))
             row[mode] = cell
@@ -115,7 +119,11 @@ def main():
             run([kiln, "report", session, "--format", "json", "-o", rj], os.path.join(out, name + ".report.log"), 60)
             try:
                 for r in json.load(open(rj))["runs"]:
-                    if r.get("backend") not in ("kiln", "eager") or r["mode"] == "eager":
+                    if r.get("backend") not in ("kiln", "eager"):
+                        continue
+                    if r.get("peak_memory_bytes"):
+                        row["mem_" + r["mode"]] = f"{r['peak_memory_bytes'] / 2**20:.1f}"
+                    if r["mode"] == "eager":
                         continue
                     ok = r.get("status") == "ok"
                     row["speed_" + r["mode"]] = f"{r.get('speedup_vs_eager', 0):.2f}x" if ok else r.get("status", "?")[:40]
@@ -130,12 +138,15 @@ def main():
     print(f"\nModel corpus on {device} (torch {manifest.get('torch')}): breaks Kiln/Dynamo, ops lowered, max rel error per mode")
     speed = "--profile" in sys.argv
     print("| model | dtype | breaks K/D | lowered | " + " | ".join(f"err {m}" for m in modes)
-          + ("".join(f" | speed {m}" for m in modes) if speed else "") + " | note |")
-    print("|---|---|---|---|" + "---|" * len(modes) * (2 if speed else 1) + "---|")
+          + ("".join(f" | speed {m}" for m in modes) + " | peak MiB " + "/".join(["eager", *modes]) if speed else "")
+          + " | note |")
+    print("|---|---|---|---|" + "---|" * len(modes) * (2 if speed else 1) + ("---|" if speed else "") + "---|")
     for r in rows:
         print(f"| {r['name']} | {r['dtype']} | {r.get('kiln_breaks', '-')}/{r['dynamo_breaks']} | {r.get('lowered', '-')} | "
               + " | ".join(str(r.get(m, "-")) for m in modes)
-              + ("".join(f" | {r.get('speed_' + m, '-')}" for m in modes) if speed else "") + f" | {r.get('note', '')} |")
+              + ("".join(f" | {r.get('speed_' + m, '-')}" for m in modes)
+                 + " | " + " / ".join(r.get("mem_" + m, "-") for m in ["eager", *modes]) if speed else "")
+              + f" | {r.get('note', '')} |")
 
 
 if __name__ == "__main__":

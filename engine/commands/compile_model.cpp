@@ -88,6 +88,7 @@ CompileResult compile_model(const model::Model& model, const std::vector<InputSp
       r.atol = std::max(r.atol, tol.atol);
       all_ok = all_ok && err.ok;
       if (r.mismatch.empty() && !err.problem.empty()) r.mismatch = err.problem;
+      r.eager_constant = (call == 0 || r.eager_constant) && floating_leaves_constant(ref);
       ++r.checks;
     }
   } catch (...) {
@@ -155,6 +156,9 @@ std::string compile_text(const CompileResult& r) {
   os << line;
   if (!r.precision.empty()) os << "  under " << r.precision << (r.tolerance > 1e-4 && r.tolerance < 1e-2 ? " (TF32 tolerance)" : "") << "\n";
   if (!r.mismatch.empty()) os << "  " << r.mismatch << "\n";
+  if (r.eager_constant)
+    os << "  WARNING: eager's outputs are constant on every checked call (untrained zero weights?): this check "
+          "cannot tell a right kernel from a wrong one; use weights that make the output depend on the input\n";
   os << "C++ compiler invocations: " << r.compiler_invocations << ", disk cache hits: " << r.cache_hits << "\n";
   return os.str();
 }
@@ -180,6 +184,7 @@ std::string compile_json(const CompileResult& r) {
   j["check"] = {{"calls", r.checks}, {"max_abs_error", r.max_abs_error}, {"max_rel_error", r.max_rel_error},
                 {"rtol", r.tolerance}, {"atol", r.atol}, {"ok", r.within_tolerance}, {"precision", r.precision}};
   if (!r.mismatch.empty()) j["check"]["mismatch"] = r.mismatch;
+  if (r.eager_constant) j["check"]["eager_constant"] = true;
   j["compiler_invocations"] = r.compiler_invocations;
   j["cache_hits"] = r.cache_hits;
   return safe_dump(j, 2);

@@ -33,6 +33,7 @@ struct CompileResult {
   double atol = 0;           // ... and atol, element-wise |a-b| <= atol + rtol |b|
   bool within_tolerance = false;
   std::string mismatch;      // why an output could not be compared (sizes, types), else ""
+  bool eager_constant = false;  // eager's floating outputs were constant on every call: the check is blind
   int checks = 0;            // calls checked (fresh random inputs each)
   std::string precision;     // float32_precision_text() the check ran under
   int compiler_invocations = 0;

@@ -121,6 +121,30 @@ bool all_ok(const std::vector<ValueDiff>& diffs) {
   return true;
 }
 
+namespace {
+// -1: no floating leaf; 0: some leaf varies; 1: every floating leaf is constant.
+int constant_leaves(const c10::IValue& v) {
+  auto merge = [](int a, int b) { return a < 0 ? b : b < 0 ? a : (a && b); };
+  if (v.isTensor()) {
+    const at::Tensor& t = v.toTensor();
+    if (!t.defined() || !t.is_floating_point()) return -1;
+    if (t.numel() == 0) return 1;
+    at::Tensor f = t.detach();
+    return (f.max().item<double>() == f.min().item<double>()) ? 1 : 0;
+  }
+  int out = -1;
+  if (v.isTuple())
+    for (const auto& e : v.toTupleRef().elements()) out = merge(out, constant_leaves(e));
+  else if (v.isTensorList())
+    for (const at::Tensor& t : v.toTensorList().vec()) out = merge(out, constant_leaves(c10::IValue(t)));
+  else if (v.isList())
+    for (const auto& e : v.toListRef()) out = merge(out, constant_leaves(e));
+  return out;
+}
+}  // namespace
+
+bool floating_leaves_constant(const c10::IValue& v) { return constant_leaves(v) == 1; }
+
 c10::IValue clone_value(const c10::IValue& v) {
   if (v.isTensor()) return v.toTensor().defined() ? c10::IValue(v.toTensor().clone()) : v;
   if (v.isTuple()) {

@@ -68,6 +68,12 @@ ValueError value_error(const std::vector<ValueDiff>& diffs);
 // compare_values under tolerance_for(expected), summarized.
 ValueError compare_to_eager(const c10::IValue& actual, const c10::IValue& expected, bool tf32 = false);
 
+// Whether every floating-point tensor leaf of v holds one value throughout (all zeros, say), so that
+// a comparison with it cannot tell a right kernel from a wrong one: untrained weights that a model
+// family initializes to zeros (torchvision's ViT head) make the whole output constant. False when v
+// has no floating leaf.
+bool floating_leaves_constant(const c10::IValue& v);
+
 // Tensors (also inside lists and tuples) copied, so in-place ops run later cannot change them.
 c10::IValue clone_value(const c10::IValue& v);
 

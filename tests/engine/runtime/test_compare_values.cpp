@@ -64,3 +64,17 @@ TEST(CompareValues, SixteenBitToleranceIsUnitsInTheLastPlace) {
     EXPECT_FALSE(runtime::compare_to_eager(far.to(dtype), eager).ok) << dtype;
   }
 }
+
+TEST(CompareValues, ConstantEagerOutputsAreNamedBlind) {
+  // An untrained head of zeros makes every output 0: nothing compared against it can fail.
+  EXPECT_TRUE(runtime::floating_leaves_constant(c10::IValue(torch::zeros({2, 10}))));
+  EXPECT_TRUE(runtime::floating_leaves_constant(c10::IValue(torch::full({3}, 1.5))));
+  EXPECT_FALSE(runtime::floating_leaves_constant(c10::IValue(torch::randn({2, 10}))));
+  // Containers: constant only when every floating leaf is; integer leaves do not count.
+  auto mixed = c10::ivalue::Tuple::create({c10::IValue(torch::zeros({2})), c10::IValue(torch::randn({4}))});
+  EXPECT_FALSE(runtime::floating_leaves_constant(c10::IValue(mixed)));
+  auto zeros = c10::ivalue::Tuple::create({c10::IValue(torch::zeros({2})), c10::IValue(torch::arange(4))});
+  EXPECT_TRUE(runtime::floating_leaves_constant(c10::IValue(zeros)));
+  EXPECT_FALSE(runtime::floating_leaves_constant(c10::IValue(torch::arange(4))));
+  EXPECT_FALSE(runtime::floating_leaves_constant(c10::IValue(int64_t{3})));
+}
