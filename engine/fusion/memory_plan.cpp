@@ -59,7 +59,7 @@ const PlannedBuffer* MemoryPlan::buffer_of(int comp) const {
   return nullptr;
 }
 
-MemoryPlan plan_memory(const FusedProgram& p) {
+MemoryPlan plan_memory(const FusedProgram& p, bool gemm_epilogues) {
   const auto& comps = p.program.comps;
   const int steps = static_cast<int>(p.steps.size());
   MemoryPlan plan;
@@ -80,7 +80,8 @@ MemoryPlan plan_memory(const FusedProgram& p) {
       const auto& k = p.kernels[static_cast<size_t>(step.index)];
       // A kernel right after an extern may be launched from inside it (a GEMM epilogue): its
       // buffers exist from the extern's step on.
-      const bool after_extern = s > 0 && p.steps[static_cast<size_t>(s - 1)].kind == Step::Kind::Extern;
+      const bool after_extern =
+          gemm_epilogues && s > 0 && p.steps[static_cast<size_t>(s - 1)].kind == Step::Kind::Extern;
       for (int c : k.comps) {
         if (!p.realized[static_cast<size_t>(c)]) continue;
         written(c, after_extern ? s - 1 : s, s);
@@ -173,12 +174,17 @@ MemoryPlan plan_memory(const FusedProgram& p) {
     if (!b.output) plan.free_after[static_cast<size_t>(b.last)].push_back(b.comp);
   }
   plan.slots = static_cast<int>(slots.size());
-  // A buffer's memory is handed on only when a later buffer of its slot will take it; otherwise it
-  // goes back to the allocator at its last use.
+  // A buffer's memory is handed on only when the next buffer of its slot is one the runtime makes
+  // (an extern's result comes from the extern) and is made right after this one's last use: held
+  // across a later step, the memory would count in that step's peak, where eager has freed it.
+  // Otherwise it goes back to the allocator at its last use (the caching allocator reuses it).
   for (size_t i = 0; i < plan.buffers.size(); ++i)
     for (size_t j = i + 1; j < plan.buffers.size(); ++j)
       if (plan.buffers[j].slot == plan.buffers[i].slot) {
-        plan.buffers[i].handed_on = true;
+        const auto kind = comps[static_cast<size_t>(plan.buffers[j].comp)].kind;
+        const bool made_by_runtime = kind == lowering::Comp::Kind::Pointwise || kind == lowering::Comp::Kind::Reduction;
+        plan.buffers[i].handed_on = made_by_runtime && !plan.buffers[i].output &&
+                                    plan.buffers[j].first == plan.buffers[i].last + 1;
         break;
       }
   return plan;
@@ -197,32 +203,26 @@ int64_t buffer_bytes(const LoopProgram& program, int c, const std::map<std::stri
 
 PlannedPeak planned_peak(const FusedProgram& p, const MemoryPlan& plan, const std::map<std::string, int64_t>& bindings) {
   PlannedPeak out;
-  std::map<int, int64_t> slot_bytes;  // a slot holds its largest buffer (equal shapes: equal bytes)
+  // A buffer holds its bytes from its creation to its last use; memory handed on goes straight to
+  // the next buffer of the slot (made at the very next step), and a result written in place over a
+  // buffer that dies in that kernel shares its memory there.
+  std::vector<int64_t> sizes;
   for (const auto& b : plan.buffers) {
     const int64_t bytes = buffer_bytes(p.program, b.comp, bindings);
     if (bytes < 0) return {-1, -1, -1};
     out.unplanned += bytes;
-    slot_bytes[b.slot] = std::max(slot_bytes[b.slot], bytes);
-  }
-  // A slot holds memory from its first buffer's creation to its last buffer's last use when its
-  // buffers hand the memory on; a lone buffer only over its own lifetime.
-  std::map<int, std::pair<int, int>> held;
-  for (const auto& b : plan.buffers) {
-    auto [it, fresh] = held.try_emplace(b.slot, b.first, b.last);
-    if (!fresh) {
-      it->second.first = std::min(it->second.first, b.first);
-      it->second.second = std::max(it->second.second, b.last);
-    }
+    sizes.push_back(bytes);
   }
   for (size_t s = 0; s < p.steps.size(); ++s) {
-    std::set<int> live_slots;
-    for (const auto& [slot, span] : held)
-      if (span.first <= static_cast<int>(s) && static_cast<int>(s) <= span.second) live_slots.insert(slot);
+    const int step = static_cast<int>(s);
     int64_t live = 0;
-    for (int sl : live_slots) live += slot_bytes[sl];
+    for (size_t i = 0; i < plan.buffers.size(); ++i) {
+      const auto& b = plan.buffers[i];
+      if (b.first <= step && step <= b.last && !(b.in_place_of >= 0 && b.first == step)) live += sizes[i];
+    }
     if (live > out.peak) {
       out.peak = live;
-      out.step = static_cast<int>(s);
+      out.step = step;
     }
   }
   return out;

@@ -33,7 +33,7 @@ struct PlannedBuffer {
   int first = -1, last = -1;
   bool output = false;
   int slot = -1;
-  bool handed_on = false;  // a later buffer of its slot takes its memory (kept from its last use until then)
+  bool handed_on = false;  // the next buffer of its slot, made at the very next step, takes its memory
   int in_place_of = -1;    // a pointwise result written over this buffer it reads, which dies there
 };
 
@@ -46,7 +46,10 @@ struct MemoryPlan {
   const PlannedBuffer* buffer_of(int comp) const;
 };
 
-MemoryPlan plan_memory(const FusedProgram& p);
+// gemm_epilogues: a kernel right after an extern may be launched from inside it (max-autotune's GEMM
+// template runs it as its epilogue), so its buffers are made before that extern; otherwise each
+// buffer is made just before the step that writes it.
+MemoryPlan plan_memory(const FusedProgram& p, bool gemm_epilogues = false);
 
 // Bytes of computation c's buffer, or -1 when a size is unknown under `bindings`.
 int64_t buffer_bytes(const LoopProgram& program, int c, const std::map<std::string, int64_t>& bindings);

@@ -52,7 +52,7 @@ void schedule(State& s) {
 }
 
 void plan(State& s) {
-  s.out.plan = fusion::plan_memory(s.out.fused);
+  s.out.plan = fusion::plan_memory(s.out.fused, s.options.gemm_epilogues);
   // No bindings: symbolic sizes are unknown at compile time ("-" in the byte counts).
   s.dump(kMemoryPlan, fusion::memory_plan_text(s.out.fused, s.out.plan));
 }

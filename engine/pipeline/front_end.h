@@ -29,6 +29,7 @@ namespace kiln::pipeline {
 struct FrontEndOptions {
   bool fuse = true;            // false: one kernel per computation (aot_eager)
   bool channels_last = false;  // store convolution chains NHWC
+  bool gemm_epilogues = false; // a GEMM may run the kernel after it (max-autotune on the GPU): plan its buffers early
 };
 
 struct FrontEnd {

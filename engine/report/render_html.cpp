@@ -11,6 +11,7 @@
 #include "engine/report/gpu_kernel_stats.h"
 #include "engine/report/observations.h"
 #include "engine/report/html_text.h"
+#include "engine/report/memory_view.h"
 #include "engine/report/number_text.h"
 #include "engine/report/recompile_history.h"
 #include "engine/report/svg_speedup_chart.h"
@@ -34,7 +35,7 @@ padding:10px;border-radius:6px;overflow:auto;max-height:420px}.muted{color:#6474
 font-size:12px;margin-right:6px}details{margin:4px 0}summary{cursor:pointer}.svgbox{overflow:auto}
 svg text{font:11px system-ui,sans-serif;fill:#334155}svg .muted{fill:#94a3b8}svg .ref{stroke:#64748b;stroke-dasharray:4 3}
 .bar-faster{fill:#16a34a}.bar-slower{fill:#f97316}.lane{fill:#f8fafc;stroke:#e2e8f0}.axis,.tick{stroke:#cbd5e1}
-.lane-label{fill:#0f172a;font-weight:600}.span-label{fill:#fff;font-size:10px}.fold{fill:#94a3b8}.instant{fill:#0f172a}
+.lane-label{fill:#0f172a;font-weight:600}.span-label{fill:#fff;font-size:10px}.fold{fill:#94a3b8}.instant{fill:#0f172a}.memory{fill:#c4b5fd;stroke:#7c3aed;stroke-width:1}.peak{fill:#dc2626}
 .c-region{fill:#93c5fd}.c-kernel{fill:#f59e0b}.c-guard{fill:#a78bfa}.c-interp{fill:#f472b6}.c-compile{fill:#64748b}
 .verdict{border-left:4px solid #2563eb}.verdict-line{font-size:15px;margin:0 0 8px}
 .c-cpuop{fill:#60a5fa}.c-memcpy{fill:#34d399}.c-other0{fill:#2dd4bf}.c-other1{fill:#fb7185}.c-other2{fill:#a3e635}
@@ -299,6 +300,38 @@ void kernels(std::ostringstream& os, const session::Session& s) {
   os << "</table></section>";
 }
 
+// What was live at each run's memory peak, per owner: the graph node behind a Kiln buffer or
+// extern, eager's top-level op, or what the run kept from before the traced window.
+void memory_at_peak(std::ostringstream& os, const session::Session& s) {
+  bool any = false;
+  std::ostringstream body;
+  for (const auto& r : s.runs) {
+    std::vector<session::TimelineEvent> ev;
+    for (const auto& e : s.timeline)
+      if (e.run == r.id && is_memory_event(e)) ev.push_back(e);
+    for (const auto& lane : memory_lanes(ev)) {
+      if (lane.at_peak.empty()) continue;
+      any = true;
+      body << "<h3>" << esc(r.mode) << " / " << esc(r.backend) << " &middot; " << esc(lane.lane) << ": peak "
+           << bytes(lane.peak_bytes) << "</h3><table><tr><th>owner</th><th>bytes</th><th>share</th></tr>";
+      size_t shown = 0;
+      for (const auto& [owner, b] : lane.at_peak) {
+        if (++shown > 12) break;
+        body << "<tr><td>" << esc(owner) << "</td><td class=num>" << bytes(b) << "</td><td class=num>"
+             << (lane.peak_bytes > 0 ? percent(static_cast<double>(b) / static_cast<double>(lane.peak_bytes)) : "-")
+             << "</td></tr>";
+      }
+      if (lane.at_peak.size() > 12) body << "<tr><td class=muted>" << lane.at_peak.size() - 12 << " more</td><td></td><td></td></tr>";
+      body << "</table>";
+    }
+  }
+  if (!any) return;
+  os << "<section><h2>Memory at the peak</h2><p class=muted>Bytes allocated during the traced iterations and live "
+        "at their highest point (weights excluded), by owner: <i>buffer</i> and <i>extern</i> name the graph node "
+        "whose value Kiln keeps there; <i>aten::</i> rows are eager's top-level ops.</p>"
+     << body.str() << "</section>";
+}
+
 // Every run's timeline on one axis: the same time per pixel, so runs compare by eye.
 void timelines(std::ostringstream& os, const session::Session& s) {
   std::map<int, std::pair<int64_t, int64_t>> extent;  // run → (first start, last end)
@@ -346,6 +379,7 @@ std::string render_html(const session::Session& s) {
   runs(os, s);
   regions(os, s);
   kernels(os, s);
+  memory_at_peak(os, s);
   timelines(os, s);
   summary(os, s);
   if (!s.import_notes.empty()) {

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/base/json_text.h"
+#include "engine/report/memory_view.h"
 
 namespace kiln::report {
 
@@ -139,6 +140,20 @@ std::string render_json(const Session& s) {
                         {"reason", f.reason}};
   });
   j["runs"] = list(s.runs, run_json);
+  // Per run: what was live at its memory peak, by owner (report/memory_view.h).
+  for (size_t i = 0; i < s.runs.size(); ++i) {
+    std::vector<TimelineEvent> ev;
+    for (const auto& e : s.timeline)
+      if (e.run == s.runs[i].id && is_memory_event(e)) ev.push_back(e);
+    ordered_json lanes = ordered_json::array();
+    for (const auto& lane : memory_lanes(ev)) {
+      ordered_json live = ordered_json::array();
+      for (const auto& [owner, b] : lane.at_peak) live.push_back({{"owner", owner}, {"bytes", b}});
+      lanes.push_back({{"lane", lane.lane}, {"peak_bytes", lane.peak_bytes}, {"peak_ns", lane.peak_ns},
+                       {"samples", lane.points.size()}, {"live_at_peak", live}});
+    }
+    j["runs"][i]["memory"] = lanes;
+  }
   j["timeline"] = list(s.timeline, timeline_json);
   j["import_notes"] = list(s.import_notes, [](const ImportNote& n) {
     return ordered_json{{"source", n.source}, {"what", n.what}, {"count", n.count}, {"example", n.example}};

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "engine/report/html_text.h"
+#include "engine/report/memory_view.h"
 #include "engine/report/number_text.h"
 
 namespace kiln::report {
@@ -19,6 +20,7 @@ constexpr int kRowHeight = 16;
 constexpr int kMaxRows = 8;  // deeper nesting is drawn in the last row
 constexpr int kAxisHeight = 24;
 constexpr int kLaneGap = 6;
+constexpr int kMemoryHeight = 40;  // a memory lane: bytes live as a step curve
 
 const char* category_class(const std::string& category) {
   static const std::map<std::string, const char*> known = {
@@ -46,6 +48,7 @@ std::vector<Lane> lay_out(const std::vector<session::TimelineEvent>& events) {
   std::vector<Lane> lanes;
   std::map<std::string, size_t> index;
   for (const auto& e : events) {
+    if (is_memory_event(e)) continue;  // drawn as a curve (memory_curve)
     auto [it, inserted] = index.emplace(e.lane, lanes.size());
     if (inserted) lanes.push_back(Lane{e.lane, {}, 1});
     lanes[it->second].items.push_back({&e, 0});
@@ -65,6 +68,37 @@ std::vector<Lane> lay_out(const std::vector<session::TimelineEvent>& events) {
     }
   }
   return lanes;
+}
+
+// One memory lane: bytes live as a step curve scaled to the lane's peak, the peak marked, with
+// what was live there in its tooltip.
+void memory_curve(std::ostringstream& os, const MemoryLane& lane, int y, int width,
+                  const std::function<double(int64_t)>& x_of) {
+  os << "<rect class=\"lane\" x=\"0\" y=\"" << y << "\" width=\"" << width << "\" height=\"" << kMemoryHeight
+     << "\"/><text class=\"lane-label\" x=\"4\" y=\"" << y + 12 << "\">" << html_escape(lane.lane)
+     << "</text><text class=\"axis\" x=\"4\" y=\"" << y + 26 << "\">peak " << bytes(lane.peak_bytes) << "</text>\n";
+  if (lane.peak_bytes <= 0 || lane.points.empty()) return;
+  const double base = y + kMemoryHeight - 2;
+  auto y_of = [&](int64_t b) { return base - (kMemoryHeight - 6) * static_cast<double>(b) / lane.peak_bytes; };
+  os << "<path class=\"memory\" d=\"M" << fixed(x_of(lane.points.front().first), 2) << " " << fixed(base, 1);
+  double prev_y = base;
+  for (const auto& [t, b] : lane.points) {
+    double x = x_of(t), yy = y_of(std::max<int64_t>(0, b));
+    os << " H" << fixed(x, 2);
+    if (yy != prev_y) os << " V" << fixed(yy, 1);
+    prev_y = yy;
+  }
+  os << " H" << fixed(x_of(lane.points.back().first), 2) << " V" << fixed(base, 1) << " Z\"><title>"
+     << html_escape(lane.lane) << ": bytes live over the traced iterations (peak " << bytes(lane.peak_bytes)
+     << ")</title></path>\n";
+  std::string live;
+  for (size_t i = 0; i < lane.at_peak.size() && i < 8; ++i)
+    live += "\n" + bytes(lane.at_peak[i].second) + "  " + lane.at_peak[i].first;
+  if (lane.at_peak.size() > 8) live += "\n(" + std::to_string(lane.at_peak.size() - 8) + " more)";
+  const double px = x_of(lane.peak_ns);
+  os << "<rect class=\"peak\" x=\"" << fixed(px - 1, 2) << "\" y=\"" << y + 2 << "\" width=\"2\" height=\""
+     << kMemoryHeight - 4 << "\"><title>" << html_escape("peak " + bytes(lane.peak_bytes) + (live.empty() ? "" : ", live:" + live))
+     << "</title></rect>\n";
 }
 
 std::string span_title(const session::TimelineEvent& e) {
@@ -100,8 +134,10 @@ std::string timeline_svg(const std::vector<session::TimelineEvent>& events, int6
   auto x_of = [&](int64_t t) { return kLabelWidth + (t - t0) * scale; };
 
   auto lanes = lay_out(events);
+  auto memory = memory_lanes(events);
   int height = kAxisHeight;
   for (const auto& l : lanes) height += l.rows * kRowHeight + kLaneGap;
+  height += static_cast<int>(memory.size()) * (kMemoryHeight + kLaneGap);
   int width = kLabelWidth + kPlotWidth + 10;
   os << "<svg class=\"timeline\" width=\"" << width << "\" height=\"" << height << "\" viewBox=\"0 0 " << width << " "
      << height << "\" role=\"img\" aria-label=\"timeline\">\n";
@@ -183,6 +219,10 @@ std::string timeline_svg(const std::vector<session::TimelineEvent>& events, int6
     }
     for (int row = 0; row < lane.rows; ++row) flush(row);
     y += lane_h + kLaneGap;
+  }
+  for (const auto& lane : memory) {
+    memory_curve(os, lane, y, width, x_of);
+    y += kMemoryHeight + kLaneGap;
   }
   os << "</svg>\n";
   return os.str();

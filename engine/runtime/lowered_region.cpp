@@ -8,6 +8,7 @@
 #include "engine/base/error.h"
 #include "engine/capture/torch_meta.h"
 #include "engine/profile/host_trace.h"
+#include "engine/runtime/memory_tracker.h"
 
 namespace kiln::runtime {
 
@@ -57,7 +58,8 @@ at::Tensor LoweredRegionFn::constant_in_layout(size_t comp, const at::Tensor& va
 
 LoweredRegionFn::LoweredRegionFn(const capture::SpecializedRegion& entry, const capture::RegionStatic& region,
                                  lowering::LoweredRegion lowered, fusion::FusedProgram fused,
-                                 std::vector<KernelCall> kernels, std::shared_ptr<void> keep_alive)
+                                 std::vector<KernelCall> kernels, std::shared_ptr<void> keep_alive,
+                                 std::optional<fusion::MemoryPlan> plan)
     : graph_nodes_(entry.graph_nodes),
       name_of_(entry.name_of),
       inputs_(entry.inputs),
@@ -65,7 +67,7 @@ LoweredRegionFn::LoweredRegionFn(const capture::SpecializedRegion& entry, const 
       region_outputs_(region.outputs),
       lowered_(std::move(lowered)),
       fused_(std::move(fused)),
-      plan_(fusion::plan_memory(fused_)),
+      plan_(plan ? std::move(*plan) : fusion::plan_memory(fused_)),
       kernels_(std::move(kernels)),
       keep_alive_(std::move(keep_alive)),
       compile_id_(entry.info.compile_id) {
@@ -225,16 +227,22 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
           r.storage().use_count() == 1 && r.use_count() == 1) {
         bufs[static_cast<size_t>(c)] = r;
         refresh(static_cast<size_t>(c));
+        relabel_memory(r.storage().data(), "buffer", &comp.name);
         return;
       }
     }
     if (planned && planned->slot >= 0) {
       at::Tensor& spare = free_slot[static_cast<size_t>(planned->slot)];
-      if (spare.defined() && spare.scalar_type() == st && spare.sizes().vec() == sizes && spare.strides().vec() == strides)
+      if (spare.defined() && spare.scalar_type() == st && spare.sizes().vec() == sizes && spare.strides().vec() == strides) {
         t = std::move(spare);
+        relabel_memory(t.storage().data(), "buffer", &comp.name);
+      }
       spare = at::Tensor();
     }
-    if (!t.defined()) t = at::empty_strided(sizes, strides, at::TensorOptions().dtype(st).device(device));
+    if (!t.defined()) {
+      MemoryOwner owner("buffer", &comp.name);  // the graph node whose value it holds
+      t = at::empty_strided(sizes, strides, at::TensorOptions().dtype(st).device(device));
+    }
     if (poison_ || probe) {
       if (st == at::kBool) t.fill_(true);
       else if (at::isIntegralType(st, false)) t.fill_(int64_t(0x5a5a5a5a));
@@ -292,6 +300,7 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
     at::Tensor out;
     {
       profile::Span span("extern", comp.target, compile_id_);
+      MemoryOwner owner("extern", &comp.name);  // its result and workspace belong to its node
       ExternContext cx;
       cx.ptrs = ptrs.data();
       cx.scalars = scalars.data();
@@ -299,7 +308,7 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
       cx.bufs = &bufs;
       if (s + 1 < fused_.steps.size() && fused_.steps[s + 1].kind == fusion::Step::Kind::Kernel) {
         cx.next_kernel = fused_.steps[s + 1].index;
-        make_for_step(s + 1);  // the extern may launch it (a GEMM epilogue): its buffers must exist
+        if (extern_hook_) make_for_step(s + 1);  // the hook may launch it (a GEMM epilogue): its buffers must exist
         cx.launch_next = [&, k = cx.next_kernel] {
           profile::Span kspan("kernel", fused_.kernels[k].name, compile_id_, fused_.kernels[k].name);
           kernels_[k](ptrs.data(), scalars.data(), syms.data());
@@ -309,7 +318,10 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
         out = interp.exec_node(n, env).at(0).toTensor();
       if (cx.next_kernel_done) skip = s + 1;
     }
-    out = to_layout(out, comp.layout);
+    {
+      MemoryOwner owner("extern", &comp.name);
+      out = to_layout(out, comp.layout);
+    }
     auto expect = eval_sizes(comp.sizes);
     if (out.sizes().vec() != expect)
       throw Error("kiln backend: " + comp.target + " returned sizes " + c10::str(out.sizes()) + ", lowering expected " +

@@ -2,6 +2,8 @@
 // buffers LibTorch allocates, extern and fallback calls through LibTorch's own ops.
 #pragma once
 
+#include <optional>
+
 #include <functional>
 #include <map>
 #include <unordered_map>
@@ -30,7 +32,7 @@ class LoweredRegionFn : public CompiledFn {
  public:
   LoweredRegionFn(const capture::SpecializedRegion& entry, const capture::RegionStatic& region,
                   lowering::LoweredRegion lowered, fusion::FusedProgram fused, std::vector<KernelCall> kernels,
-                  std::shared_ptr<void> keep_alive);
+                  std::shared_ptr<void> keep_alive, std::optional<fusion::MemoryPlan> plan = std::nullopt);
   void run(capture::Interpreter& interp, capture::Interpreter::Env& env) override;
   // One run under a probe; the buffers kernels write start poisoned (NaN, bools true).
   void run_probed(capture::Interpreter& interp, capture::Interpreter::Env& env, StepProbe& probe);

@@ -4,7 +4,9 @@
 #include <c10/util/ThreadLocalDebugInfo.h>
 #include <torch/version.h>
 
+#include <algorithm>
 #include <mutex>
+#include <unordered_map>
 
 namespace kiln::runtime {
 
@@ -13,9 +15,43 @@ struct MemoryTracker::State {
   std::map<std::string, int64_t> live, peak;
   bool samples = false;
   std::vector<MemorySample> kept;
+  // The window (while samples are kept): each block allocated in it with its owner; per device,
+  // what was live before it and not freed since, and the highest point with its live set.
+  struct Block {
+    std::string device;
+    int64_t bytes = 0;
+    std::string owner;
+  };
+  std::unordered_map<void*, Block> blocks;
+  std::map<std::string, int64_t> before;
+  std::map<std::string, PeakView> window_peak;
+
+  std::vector<LiveBytes> live_set(const std::string& device) const {
+    std::map<std::string, int64_t> by_owner;
+    for (const auto& [ptr, b] : blocks)
+      if (b.device == device) by_owner[b.owner] += b.bytes;
+    auto it = before.find(device);
+    if (it != before.end() && it->second != 0) by_owner[kLiveBeforeWindow] += it->second;
+    std::vector<LiveBytes> out;
+    for (auto& [owner, bytes] : by_owner) out.push_back({owner, bytes});
+    std::stable_sort(out.begin(), out.end(), [](const LiveBytes& a, const LiveBytes& b) { return a.bytes > b.bytes; });
+    return out;
+  }
 };
 
 namespace {
+
+struct OwnerEntry {
+  const char* kind;
+  const std::string* name;
+};
+thread_local std::vector<OwnerEntry> t_owners;
+
+std::string current_owner() {
+  if (t_owners.empty()) return "outside any op (inputs, copies between runs)";
+  const auto& o = t_owners.front();  // the outermost: a top-level op, a Kiln buffer or extern
+  return o.name ? std::string(o.kind) + " " + *o.name : std::string(o.kind);
+}
 
 #if TORCH_VERSION_MAJOR >= 2
 using Total = size_t;
@@ -27,14 +63,36 @@ class Reporter : public c10::MemoryReportingInfoBase {
  public:
   explicit Reporter(std::shared_ptr<MemoryTracker::State> s) : s_(std::move(s)) {}
   bool memoryProfilingEnabled() const override { return true; }
-  void reportMemoryUsage(void*, int64_t alloc_size, Total, Total, c10::Device device) override {
+  // A block reused for another value (a memory-plan slot, an in-place result) now belongs to it.
+  void relabel(const void* ptr, std::string owner) {
+    std::lock_guard<std::mutex> lock(s_->mutex);
+    if (!s_->samples) return;
+    auto it = s_->blocks.find(const_cast<void*>(ptr));
+    if (it != s_->blocks.end()) it->second.owner = std::move(owner);
+  }
+  void reportMemoryUsage(void* ptr, int64_t alloc_size, Total, Total, c10::Device device) override {
     const std::string d = device.str();
     std::lock_guard<std::mutex> lock(s_->mutex);
     int64_t& live = s_->live[d];
     live += alloc_size;  // negative for a free
     int64_t& peak = s_->peak[d];
     if (live > peak) peak = live;
-    if (s_->samples) s_->kept.push_back({std::chrono::steady_clock::now(), d, live});
+    if (!s_->samples) return;
+    const auto now = std::chrono::steady_clock::now();
+    s_->kept.push_back({now, d, live});
+    if (alloc_size > 0) {
+      s_->blocks[ptr] = {d, alloc_size, current_owner()};
+    } else {
+      auto it = s_->blocks.find(ptr);
+      if (it != s_->blocks.end()) s_->blocks.erase(it);
+      else s_->before[d] += alloc_size;  // a block from before the window
+    }
+    PeakView& wp = s_->window_peak[d];
+    if (live > wp.bytes) {
+      wp.at = now;
+      wp.bytes = live;
+      wp.live = s_->live_set(d);
+    }
   }
 
  private:
@@ -67,7 +125,36 @@ int64_t MemoryTracker::live_bytes(const std::string& device) const {
 
 void MemoryTracker::keep_samples(bool on) {
   std::lock_guard<std::mutex> lock(state_->mutex);
+  if (on && !state_->samples) {
+    state_->blocks.clear();
+    state_->before = state_->live;
+    state_->window_peak.clear();
+    for (const auto& [d, bytes] : state_->live) {
+      PeakView& wp = state_->window_peak[d];
+      wp.at = std::chrono::steady_clock::now();
+      wp.bytes = bytes;
+      wp.live = state_->live_set(d);
+    }
+  }
   state_->samples = on;
+}
+
+PeakView MemoryTracker::peak_live(const std::string& device) const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  auto it = state_->window_peak.find(device);
+  return it == state_->window_peak.end() ? PeakView{} : it->second;
+}
+
+void relabel_memory(const void* ptr, const char* kind, const std::string* name) {
+  auto* reporter = dynamic_cast<Reporter*>(c10::ThreadLocalDebugInfo::get(c10::DebugInfoKind::PROFILER_STATE));
+  if (reporter && ptr) reporter->relabel(ptr, name ? std::string(kind) + " " + *name : std::string(kind));
+}
+
+MemoryOwner::MemoryOwner(const char* kind, const std::string* name) { t_owners.push_back({kind, name}); }
+MemoryOwner::~MemoryOwner() { t_owners.pop_back(); }
+void push_memory_owner(const char* kind, const std::string* name) { t_owners.push_back({kind, name}); }
+void pop_memory_owner() {
+  if (!t_owners.empty()) t_owners.pop_back();
 }
 
 std::vector<MemorySample> MemoryTracker::take_samples() {

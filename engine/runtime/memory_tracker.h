@@ -7,6 +7,12 @@
 //         allocated before it, such as weights, is not counted); samples (when asked for) hold the
 //         bytes live after every allocation and free, with a steady-clock time, for a memory lane.
 //   Thread-local: allocations of other threads are not seen (Kiln's own kernels allocate nothing).
+//
+// Owners: while samples are kept, every allocation is booked to the outermost MemoryOwner alive on
+// the thread (a Kiln buffer and the graph node it holds, an extern's node, eager's top-level op);
+// peak_live(device) is then what was live at the highest point of that window, summed per owner,
+// with what was already live when the window opened (weights excluded: graph pools, caches, a
+// previous output) as one entry of its own.
 #pragma once
 
 #include <chrono>
@@ -26,6 +32,35 @@ struct MemorySample {
   int64_t live = 0;    // bytes allocated since the tracker started, still live
 };
 
+// Names the owner of the allocations made while it lives: `kind` + `name` ("buffer " + a graph node's
+// name). Both must outlive the scope; nothing is copied unless an allocation is booked.
+class MemoryOwner : NonCopyable {
+ public:
+  MemoryOwner(const char* kind, const std::string* name = nullptr);
+  ~MemoryOwner();
+};
+// The same for callbacks that cannot hold a scope (op start and end): push and pop in pairs.
+void push_memory_owner(const char* kind, const std::string* name = nullptr);
+void pop_memory_owner();
+// The block at ptr, allocated earlier, now holds another value (a memory-plan slot handed over, a
+// result written in place): later peaks book it to that owner. No tracker window open: nothing.
+void relabel_memory(const void* ptr, const char* kind, const std::string* name);
+
+struct LiveBytes {
+  std::string owner;
+  int64_t bytes = 0;
+};
+
+// What was live at a window's peak: the time and bytes of the peak, and the bytes per owner
+// (largest first; they sum to `bytes`).
+struct PeakView {
+  std::chrono::steady_clock::time_point at;
+  int64_t bytes = 0;
+  std::vector<LiveBytes> live;
+};
+
+inline const char* const kLiveBeforeWindow = "live before the traced window (graph pools, caches, kept outputs)";
+
 class MemoryTracker : NonCopyable {
  public:
   MemoryTracker();
@@ -33,8 +68,11 @@ class MemoryTracker : NonCopyable {
 
   int64_t peak_bytes(const std::string& device) const;
   int64_t live_bytes(const std::string& device) const;
+  // on: a new window starts (samples, owners and its peak); off: it ends.
   void keep_samples(bool on);
   std::vector<MemorySample> take_samples();
+  // The peak of the last window on `device` (bytes 0 when nothing was allocated there).
+  PeakView peak_live(const std::string& device) const;
   void reset_peak();  // the peak starts again from what is live now
 
   struct State;

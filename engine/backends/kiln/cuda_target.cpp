@@ -176,7 +176,8 @@ std::unique_ptr<runtime::CompiledFn> CudaTarget::make_region_fn(const capture::S
     if (!convs.empty() && e.rfind("aten::conv", 0) == 0) e += " (cuDNN benchmark mode: algorithm chosen by timing)";
   auto region_fn = std::make_unique<runtime::LoweredRegionFn>(entry, region, std::move(code.front.lowered),
                                                               std::move(code.front.fused),
-                                                              std::move(code.loaded.calls), code.loaded.keep);
+                                                              std::move(code.loaded.calls), code.loaded.keep,
+                                                              std::move(code.front.plan));
   if (gemms || !convs.empty())
     region_fn->set_extern_hook([gemms, convs](size_t comp, const torch::jit::Node* n, capture::Interpreter::Env& env,
                                               capture::Interpreter& interp, at::Tensor& out,

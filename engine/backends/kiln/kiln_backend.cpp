@@ -33,6 +33,7 @@ class KilnBackend : public runtime::Backend {
     pipeline::FrontEndOptions fe;
     fe.fuse = fuse_;
     fe.channels_last = options.conv_layout == "channels-last" || (options.conv_layout == "auto" && on_gpu);
+    fe.gemm_epilogues = on_gpu && options.mode == "max-autotune";
 #if KILN_WITH_CUDA
     if (on_gpu) {
       CudaTarget target(options);
@@ -50,7 +51,7 @@ class KilnBackend : public runtime::Backend {
     if (!code) return nullptr;
     return std::make_unique<runtime::LoweredRegionFn>(entry, region, std::move(code->front.lowered),
                                                       std::move(code->front.fused), std::move(code->loaded.calls),
-                                                      code->loaded.keep);
+                                                      code->loaded.keep, std::move(code->front.plan));
   }
 
  private:

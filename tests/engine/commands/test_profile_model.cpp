@@ -130,3 +130,46 @@ TEST(CapturedRuntime, AFailureNamesTheSourceLineWhereItHappened) {
     EXPECT_NE(what.find("torch.relu(self.l1(x))"), std::string::npos) << what;
   }
 }
+
+// Memory planning: on the CPU examples and corpus miniatures, Kiln's default mode peaks no higher
+// than eager (bytes allocated during the traced iterations, weights excluded), and each run keeps
+// its memory lane and what was live at its peak, owners summing to the peak.
+TEST(ProfileModel, DefaultModePeaksNoHigherThanEagerAndKeepsItsPeakView) {
+  struct Case {
+    std::string path, input;
+  };
+  const std::vector<Case> cases = {{test::example("block.pt"), "2x16x64"},
+                                   {test::example("tiny_resnet.pt"), "2x3x16x16"},
+                                   {test::data("corpus/resnet18.pt"), "2x3x32x32"},
+                                   {test::data("corpus/mobilenet_v3_small.pt"), "2x3x32x32"},
+                                   {test::data("corpus/convnext_tiny.pt"), "2x3x32x32"},
+                                   {test::data("corpus/gpt2_embeds.pt"), "2x8x32"}};
+  for (const auto& c : cases) {
+    auto m = model::load_model(c.path);
+    runtime::ProfileOptions o;
+    o.modes = {"eager", "default"};
+    o.iters = 3;
+    o.device = "cpu";
+    std::string out = test::temp_dir() + "/profile_memory.kiln";
+    std::filesystem::remove(out);
+    auto s = runtime::profile_model(m, {parse_input_spec(c.input)}, o, out);
+    const auto* eager = find_run(s, "eager", "eager");
+    const auto* kiln = find_run(s, "default", "kiln");
+    ASSERT_TRUE(eager && kiln) << c.path;
+    ASSERT_EQ(kiln->status, "ok") << c.path;
+    EXPECT_GT(eager->peak_memory_bytes, 0) << c.path;
+    EXPECT_LE(kiln->peak_memory_bytes, eager->peak_memory_bytes) << c.path;
+    for (const auto* r : {eager, kiln}) {
+      int64_t at_peak = 0;
+      int samples = 0;
+      for (const auto& e : s.timeline) {
+        if (e.run != r->id || e.lane != "memory cpu") continue;
+        if (e.category == "memory") ++samples;
+        if (e.category == "memory peak") at_peak += std::stoll(e.args_json.substr(e.args_json.find(':') + 1));
+      }
+      EXPECT_GT(samples, 0) << c.path << " " << r->mode;
+      // The window's peak is the steady state's (the same iterations, traced).
+      EXPECT_EQ(at_peak, r->peak_memory_bytes) << c.path << " " << r->mode;
+    }
+  }
+}

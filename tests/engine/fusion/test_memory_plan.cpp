@@ -14,12 +14,14 @@ using namespace kiln;
 
 namespace {
 
-pipeline::FrontEnd front_end_of(const char* model, const char* input, bool channels_last = false) {
+pipeline::FrontEnd front_end_of(const char* model, const char* input, bool channels_last = false,
+                                bool gemm_epilogues = false) {
   auto cm = test::compile_example(model, input);
   auto regions = cm.rt->regions();
   runtime::RegionArtifacts art;
   pipeline::FrontEndOptions o;
   o.channels_last = channels_last;
+  o.gemm_epilogues = gemm_epilogues;
   return pipeline::run_front_end(regions.at(0).entries.at(0).graph, o, art);
 }
 
@@ -63,6 +65,19 @@ void expect_sound(const pipeline::FrontEnd& f, const std::string& what) {
   }
   for (auto [c, n] : made) EXPECT_EQ(n, 1) << what << ": comp " << c;
   for (auto [c, n] : freed) EXPECT_EQ(n, 1) << what << ": comp " << c;
+  // Memory is handed on only straight to the next buffer of the slot, one the runtime makes: held
+  // across a step it would add to that step's peak.
+  for (size_t i = 0; i < plan.buffers.size(); ++i) {
+    const auto& a = plan.buffers[i];
+    if (!a.handed_on) continue;
+    const fusion::PlannedBuffer* next = nullptr;
+    for (size_t j = i + 1; j < plan.buffers.size() && !next; ++j)
+      if (plan.buffers[j].slot == a.slot) next = &plan.buffers[j];
+    ASSERT_NE(next, nullptr) << what;
+    EXPECT_EQ(next->first, a.last + 1) << what << ": comp " << a.comp << " held from step " << a.last;
+    const auto kind = f.fused.program.comps[static_cast<size_t>(next->comp)].kind;
+    EXPECT_TRUE(kind == lowering::Comp::Kind::Pointwise || kind == lowering::Comp::Kind::Reduction) << what;
+  }
   auto peak = fusion::planned_peak(f.fused, plan, {});
   EXPECT_GT(peak.peak, 0) << what;
   EXPECT_LE(peak.peak, peak.unplanned) << what;
@@ -75,6 +90,32 @@ TEST(MemoryPlan, ExamplesPlanSoundly) {
   expect_sound(front_end_of("block.pt", "2x16x64"), "block");
   expect_sound(front_end_of("tiny_resnet.pt", "2x3x16x16"), "tiny_resnet");
   expect_sound(front_end_of("tiny_resnet.pt", "2x3x16x16", true), "tiny_resnet channels-last");
+  expect_sound(front_end_of("block.pt", "2x16x64", false, true), "block with GEMM epilogues");
+}
+
+TEST(MemoryPlan, AKernelAfterAnExternIsMadeEarlyOnlyWhenAGemmMayRunIt) {
+  // Without GEMM epilogues every buffer is made just before the step that writes it; with them
+  // (max-autotune on the GPU) a kernel right after an extern has its buffers before that extern.
+  auto plain = front_end_of("block.pt", "2x16x64");
+  auto early = front_end_of("block.pt", "2x16x64", false, true);
+  int moved = 0;
+  for (size_t s = 0; s < plain.fused.steps.size(); ++s) {
+    const auto& step = plain.fused.steps[s];
+    if (step.kind != fusion::Step::Kind::Kernel) continue;
+    for (int c : plain.fused.kernels[static_cast<size_t>(step.index)].comps) {
+      const auto* b = plain.plan.buffer_of(c);
+      if (!b) continue;
+      EXPECT_EQ(b->first, static_cast<int>(s)) << "comp " << c;
+      const auto* e = early.plan.buffer_of(c);
+      ASSERT_NE(e, nullptr);
+      if (s > 0 && plain.fused.steps[s - 1].kind == fusion::Step::Kind::Extern) {
+        EXPECT_EQ(e->first, static_cast<int>(s) - 1) << "comp " << c;
+        ++moved;
+      }
+    }
+  }
+  EXPECT_GT(moved, 0) << "block has kernels right after its linears";
+  EXPECT_LE(fusion::planned_peak(plain.fused, plain.plan, {}).peak, fusion::planned_peak(early.fused, early.plan, {}).peak);
 }
 
 TEST(MemoryPlan, ReuseLowersThePlannedPeak) {

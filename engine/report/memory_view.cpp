@@ -1,0 +1,55 @@
+#include "engine/report/memory_view.h"
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+
+namespace kiln::report {
+
+bool is_memory_event(const session::TimelineEvent& e) {
+  return (e.category == "memory" || e.category == "memory peak") && e.lane.rfind("memory ", 0) == 0;
+}
+
+int64_t bytes_of(const session::TimelineEvent& e) {
+  // Sessions come from other people: a missing or odd "bytes" is 0, never an exception.
+  auto j = nlohmann::json::parse(e.args_json, nullptr, false);
+  if (!j.is_object()) return 0;
+  auto it = j.find("bytes");
+  if (it == j.end() || !it->is_number_integer()) return 0;
+  return it->get<int64_t>();
+}
+
+std::vector<MemoryLane> memory_lanes(const std::vector<session::TimelineEvent>& events) {
+  std::vector<MemoryLane> lanes;
+  std::map<std::string, size_t> index;
+  for (const auto& e : events) {
+    if (!is_memory_event(e)) continue;
+    auto [it, fresh] = index.emplace(e.lane, lanes.size());
+    if (fresh) lanes.push_back(MemoryLane{e.lane, {}, 0, 0, {}});
+    MemoryLane& lane = lanes[it->second];
+    const int64_t b = bytes_of(e);
+    if (e.category == "memory") {
+      lane.points.push_back({e.start_ns, b});
+    } else {
+      lane.at_peak.push_back({e.name, b});
+      lane.peak_ns = e.start_ns;
+    }
+  }
+  for (auto& lane : lanes) {
+    std::stable_sort(lane.points.begin(), lane.points.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::stable_sort(lane.at_peak.begin(), lane.at_peak.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    int64_t recorded = 0;
+    for (const auto& [owner, b] : lane.at_peak) recorded += b;
+    lane.peak_bytes = recorded;
+    for (const auto& [t, b] : lane.points)
+      if (b > lane.peak_bytes) {
+        lane.peak_bytes = b;
+        if (lane.at_peak.empty()) lane.peak_ns = t;
+      }
+  }
+  return lanes;
+}
+
+}  // namespace kiln::report

@@ -1,0 +1,34 @@
+// A run's memory, read back from its timeline (written by kiln profile's memory tracker): the bytes
+// live over the traced window per device, its peak, and what was live at the peak, per owner (a Kiln
+// buffer or extern and the graph node it holds, an eager top-level op, or what was live before the
+// window: CUDA-graph pools, caches, a kept output). Used by the HTML timeline, the report's
+// "Memory at the peak" tables, the JSON report and the workbench's timeline.
+//
+// memory_lanes(events): one lane per "memory <device>" lane of the events (order of appearance);
+//   points in time order; at_peak largest first. No memory events: an empty list.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/session/session.h"
+
+namespace kiln::report {
+
+struct MemoryLane {
+  std::string lane;                                  // "memory cuda:0"
+  std::vector<std::pair<int64_t, int64_t>> points;   // (start_ns, bytes live after it)
+  int64_t peak_bytes = 0;                            // the highest point (of the points and the peak record)
+  int64_t peak_ns = 0;
+  std::vector<std::pair<std::string, int64_t>> at_peak;  // owner, bytes
+};
+
+bool is_memory_event(const session::TimelineEvent& e);
+std::vector<MemoryLane> memory_lanes(const std::vector<session::TimelineEvent>& events);
+
+// The "bytes" of a memory event (0 when absent or not an integer).
+int64_t bytes_of(const session::TimelineEvent& e);
+
+}  // namespace kiln::report

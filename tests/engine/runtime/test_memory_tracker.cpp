@@ -1,0 +1,78 @@
+// The memory tracker books every allocation of a traced window to its owner and keeps what was live
+// at the window's peak; reused blocks move to their new owner.
+#include "engine/runtime/memory_tracker.h"
+
+#include <gtest/gtest.h>
+
+#include <torch/torch.h>
+
+using namespace kiln;
+
+namespace {
+
+int64_t owned(const runtime::PeakView& v, const std::string& owner) {
+  for (const auto& l : v.live)
+    if (l.owner == owner) return l.bytes;
+  return 0;
+}
+
+}  // namespace
+
+TEST(MemoryTracker, ThePeakIsBookedToTheOutermostOwnerAndSumsToThePeak) {
+  runtime::MemoryTracker tracker;
+  at::Tensor kept = torch::empty({1024}, torch::kFloat);  // live before the window: 4 KiB
+  tracker.keep_samples(true);
+  const std::string a = "x_1", b = "x_2";
+  at::Tensor first, second;
+  {
+    runtime::MemoryOwner owner("buffer", &a);
+    runtime::MemoryOwner inner("aten::empty");  // inner owners do not take the booking
+    first = torch::empty({2048}, torch::kFloat);  // 8 KiB
+  }
+  {
+    runtime::MemoryOwner owner("extern", &b);
+    second = torch::empty({4096}, torch::kFloat);  // 16 KiB
+  }
+  second = at::Tensor();  // freed: the peak stays where it was
+  at::Tensor third = torch::empty({256}, torch::kFloat);
+  tracker.keep_samples(false);
+
+  auto peak = tracker.peak_live("cpu");
+  EXPECT_EQ(peak.bytes, tracker.peak_bytes("cpu"));
+  EXPECT_EQ(peak.bytes, (1024 + 2048 + 4096) * 4);
+  EXPECT_EQ(owned(peak, "buffer x_1"), 2048 * 4);
+  EXPECT_EQ(owned(peak, "extern x_2"), 4096 * 4);
+  EXPECT_EQ(owned(peak, runtime::kLiveBeforeWindow), 1024 * 4);
+  int64_t sum = 0;
+  for (const auto& l : peak.live) sum += l.bytes;
+  EXPECT_EQ(sum, peak.bytes);
+  ASSERT_FALSE(peak.live.empty());
+  EXPECT_EQ(peak.live.front().owner, "extern x_2") << "largest first";
+  EXPECT_FALSE(tracker.take_samples().empty());
+}
+
+TEST(MemoryTracker, AReusedBlockBelongsToItsNewOwner) {
+  runtime::MemoryTracker tracker;
+  tracker.keep_samples(true);
+  const std::string a = "relu", b = "add";
+  at::Tensor t;
+  {
+    runtime::MemoryOwner owner("buffer", &a);
+    t = torch::empty({512}, torch::kFloat);
+  }
+  runtime::relabel_memory(t.storage().data(), "buffer", &b);  // the slot handed on to `add`
+  at::Tensor grow = torch::empty({16}, torch::kFloat);         // a new peak after the hand-over
+  tracker.keep_samples(false);
+  auto peak = tracker.peak_live("cpu");
+  EXPECT_EQ(owned(peak, "buffer add"), 512 * 4);
+  EXPECT_EQ(owned(peak, "buffer relu"), 0);
+}
+
+TEST(MemoryTracker, NoWindowNoOwners) {
+  runtime::MemoryTracker tracker;
+  at::Tensor t = torch::empty({100}, torch::kFloat);
+  EXPECT_EQ(tracker.peak_live("cpu").bytes, 0);
+  EXPECT_TRUE(tracker.peak_live("cpu").live.empty());
+  EXPECT_EQ(tracker.peak_bytes("cpu"), 400);
+  runtime::relabel_memory(t.storage().data(), "buffer", nullptr);  // no window: nothing happens
+}
