@@ -6,6 +6,8 @@
 #include "engine/report/break_groups.h"
 #include "engine/report/gpu_kernel_stats.h"
 #include "engine/report/graphviz_svg.h"
+#include "engine/report/memory_view.h"
+#include "engine/report/number_text.h"
 #include "engine/report/observations.h"
 #include "engine/report/recompile_history.h"
 #include "engine/report/render_chrome_trace.h"

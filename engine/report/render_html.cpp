@@ -35,7 +35,7 @@ padding:10px;border-radius:6px;overflow:auto;max-height:420px}.muted{color:#6474
 font-size:12px;margin-right:6px}details{margin:4px 0}summary{cursor:pointer}.svgbox{overflow:auto}
 svg text{font:11px system-ui,sans-serif;fill:#334155}svg .muted{fill:#94a3b8}svg .ref{stroke:#64748b;stroke-dasharray:4 3}
 .bar-faster{fill:#16a34a}.bar-slower{fill:#f97316}.lane{fill:#f8fafc;stroke:#e2e8f0}.axis,.tick{stroke:#cbd5e1}
-.lane-label{fill:#0f172a;font-weight:600}.span-label{fill:#fff;font-size:10px}.fold{fill:#94a3b8}.instant{fill:#0f172a}.memory{fill:#c4b5fd;stroke:#7c3aed;stroke-width:1}.peak{fill:#dc2626}
+.lane-label{fill:#0f172a;font-weight:600}.span-label{fill:#fff;font-size:10px}.fold{fill:#94a3b8}.instant{fill:#0f172a}.memory{fill:#c4b5fd;stroke:#7c3aed;stroke-width:1}.peak{fill:#dc2626}.mem-peak{fill:#475569;font-size:11px}
 .c-region{fill:#93c5fd}.c-kernel{fill:#f59e0b}.c-guard{fill:#a78bfa}.c-interp{fill:#f472b6}.c-compile{fill:#64748b}
 .verdict{border-left:4px solid #2563eb}.verdict-line{font-size:15px;margin:0 0 8px}
 .c-cpuop{fill:#60a5fa}.c-memcpy{fill:#34d399}.c-other0{fill:#2dd4bf}.c-other1{fill:#fb7185}.c-other2{fill:#a3e635}

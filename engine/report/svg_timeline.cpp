@@ -76,7 +76,7 @@ void memory_curve(std::ostringstream& os, const MemoryLane& lane, int y, int wid
                   const std::function<double(int64_t)>& x_of) {
   os << "<rect class=\"lane\" x=\"0\" y=\"" << y << "\" width=\"" << width << "\" height=\"" << kMemoryHeight
      << "\"/><text class=\"lane-label\" x=\"4\" y=\"" << y + 12 << "\">" << html_escape(lane.lane)
-     << "</text><text class=\"axis\" x=\"4\" y=\"" << y + 26 << "\">peak " << bytes(lane.peak_bytes) << "</text>\n";
+     << "</text><text class=\"mem-peak\" x=\"4\" y=\"" << y + 26 << "\">peak " << bytes(lane.peak_bytes) << "</text>\n";
   if (lane.peak_bytes <= 0 || lane.points.empty()) return;
   const double base = y + kMemoryHeight - 2;
   auto y_of = [&](int64_t b) { return base - (kMemoryHeight - 6) * static_cast<double>(b) / lane.peak_bytes; };

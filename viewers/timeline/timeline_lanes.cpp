@@ -1,5 +1,7 @@
 #include "viewers/timeline/timeline_lanes.h"
 
+#include "engine/api/report.h"
+
 #include <algorithm>
 #include <map>
 #include <unordered_map>
@@ -52,9 +54,14 @@ TimelineData pack_timeline(const session::Session& s) {
     else o->second = std::min(o->second, e.start_ns);
   }
   bool first = true;
+  std::map<int, std::vector<session::TimelineEvent>> memory_of;  // per run: drawn as curves below
   for (size_t i = 0; i < s.timeline.size(); ++i) {
     const auto& e = s.timeline[i];
     if (e.category == "profiler") continue;  // run metadata, not time
+    if (report::is_memory_event(e)) {
+      memory_of[e.run].push_back(e);
+      continue;
+    }
     auto key = std::make_pair(e.run, e.lane);
     auto it = lane_of.find(key);
     if (it == lane_of.end()) {
@@ -76,6 +83,23 @@ TimelineData pack_timeline(const session::Session& s) {
     d.end = first ? p.start + p.dur : std::max(d.end, p.start + p.dur);
     first = false;
   }
+  for (auto& [run, events] : memory_of)
+    for (const auto& m : report::memory_lanes(events)) {
+      TimelineLane lane;
+      lane.title = m.lane + " · peak " + report::bytes(m.peak_bytes);
+      lane.run = run;
+      const int64_t o = origin[run];
+      for (const auto& [t, bytes] : m.points) lane.memory.push_back({t - o, bytes});
+      lane.memory_peak = m.peak_bytes;
+      lane.memory_peak_at = m.peak_ns - o;
+      lane.at_peak = m.at_peak;
+      if (!lane.memory.empty()) {
+        d.start = first ? lane.memory.front().first : std::min(d.start, lane.memory.front().first);
+        d.end = first ? lane.memory.back().first : std::max(d.end, lane.memory.back().first);
+        first = false;
+      }
+      block(run).lanes.push_back(std::move(lane));
+    }
   for (auto& b : d.blocks) b.origin = origin[b.run];
   std::stable_sort(d.blocks.begin(), d.blocks.end(), [](const TimelineBlock& a, const TimelineBlock& b) {
     return (a.run < 0 ? -1 : a.run) < (b.run < 0 ? -1 : b.run);
@@ -88,6 +112,10 @@ TimelineData pack_timeline(const session::Session& s) {
     });
     std::vector<TimelineLane> rows;
     for (auto& l : b.lanes) {
+      if (l.is_memory()) {  // one row: a curve, no nesting
+        rows.push_back(std::move(l));
+        continue;
+      }
       // Longer first at equal starts: the enclosing event takes the shallower row.
       std::stable_sort(l.events.begin(), l.events.end(), [](const PackedEvent& a, const PackedEvent& b) {
         return a.start != b.start ? a.start < b.start : a.dur > b.dur;

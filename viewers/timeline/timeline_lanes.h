@@ -32,6 +32,12 @@ struct TimelineLane {
   int depth = 0;      // 0: the lane's first row
   std::vector<PackedEvent> events;  // sorted by start
   int64_t max_dur = 0;              // the longest event (bounds the binary search)
+  // A memory lane ("memory cuda:0") has no events: bytes live over time (ns since the block's
+  // origin) drawn as a curve, and what was live at its peak (report/memory_view.h).
+  std::vector<std::pair<int64_t, int64_t>> memory;
+  int64_t memory_peak = 0, memory_peak_at = 0;
+  std::vector<std::pair<std::string, int64_t>> at_peak;
+  bool is_memory() const { return !memory.empty() || memory_peak > 0; }
 };
 
 struct TimelineBlock {

@@ -4,6 +4,7 @@
 #include <QKeyEvent>
 #include <QLabel>
 #include <QPainter>
+#include <QPainterPath>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QScrollBar>
@@ -14,6 +15,7 @@
 #include <functional>
 #include <set>
 
+#include "engine/api/report.h"
 #include "viewers/timeline/timeline_ruler.h"
 
 namespace kiln::viewers {
@@ -141,6 +143,11 @@ void TimelineCanvas::renderTo(QPainter& p, int width, int y_to, int y_from) {
       }
       p.save();
       p.setClipRect(kLabelWidth, y, width - kLabelWidth, kRowHeight);
+      if (lane.is_memory()) {
+        paintMemory(p, lane, y);
+        p.restore();
+        continue;
+      }
       for (const auto& item : visible_items(lane, geometry_, area, mark_)) {
         const auto& e = lane.events[item.first];
         QRectF r(kLabelWidth + item.x0, y + 2, std::max(1.0, item.x1 - item.x0), kRowHeight - 4);
@@ -181,6 +188,29 @@ void TimelineCanvas::renderTo(QPainter& p, int width, int y_to, int y_from) {
   }
   p.setPen(QColor(200, 200, 210));
   p.drawLine(kLabelWidth - 1, y_from, kLabelWidth - 1, y_to);
+}
+
+// Bytes live as a filled step curve scaled to the lane's peak; the peak marked in red.
+void TimelineCanvas::paintMemory(QPainter& p, const TimelineLane& lane, int y) const {
+  if (lane.memory_peak <= 0 || lane.memory.empty()) return;
+  const double base = y + kRowHeight - 1, h = kRowHeight - 3;
+  auto x_of = [&](int64_t t) { return kLabelWidth + geometry_.x_of(static_cast<double>(t)); };
+  auto y_of = [&](int64_t b) { return base - h * static_cast<double>(std::max<int64_t>(0, b)) / lane.memory_peak; };
+  QPainterPath path(QPointF(x_of(lane.memory.front().first), base));
+  double prev = base;
+  for (const auto& [t, b] : lane.memory) {
+    const double x = x_of(t);
+    path.lineTo(x, prev);
+    prev = y_of(b);
+    path.lineTo(x, prev);
+  }
+  path.lineTo(x_of(lane.memory.back().first), base);
+  path.closeSubpath();
+  p.setRenderHint(QPainter::Antialiasing, false);
+  p.setPen(QPen(QColor(124, 58, 237), 1));
+  p.setBrush(QColor(196, 181, 253));
+  p.drawPath(path);
+  p.fillRect(QRectF(x_of(lane.memory_peak_at) - 1, y + 1, 2, kRowHeight - 2), QColor(220, 38, 38));
 }
 
 void TimelineCanvas::paintEvent(QPaintEvent* e) {
@@ -283,6 +313,10 @@ void TimelineCanvas::mouseMoveEvent(QMouseEvent* e) {
   }
   Hit h = hitAt(e->pos());
   const auto* s = ctx_->session();
+  if (h.block >= 0 && h.lane >= 0 && data_.blocks[h.block].lanes[h.lane].is_memory()) {
+    QToolTip::showText(e->globalPosition().toPoint(), memoryTip(data_.blocks[h.block].lanes[h.lane], e->pos().x()), this);
+    return;
+  }
   if (h.event < 0) {
     QToolTip::hideText();
     return;
@@ -303,6 +337,24 @@ void TimelineCanvas::mouseMoveEvent(QMouseEvent* e) {
           " · " + duration(pe.dur);
   }
   QToolTip::showText(e->globalPosition().toPoint(), tip, this);
+}
+
+// Bytes live at the pointer, the lane's peak and what was live there, largest first.
+QString TimelineCanvas::memoryTip(const TimelineLane& lane, int px) const {
+  const double t = geometry_.t_of(px - kLabelWidth);
+  int64_t now = 0;
+  for (const auto& [at, b] : lane.memory) {
+    if (static_cast<double>(at) > t) break;
+    now = b;
+  }
+  QString tip = QString::fromStdString(lane.title) + "\n" + QString::fromStdString(report::bytes(now)) +
+                " live here; peak " + QString::fromStdString(report::bytes(lane.memory_peak));
+  if (!lane.at_peak.empty()) tip += ", live at the peak:";
+  for (size_t i = 0; i < lane.at_peak.size() && i < 12; ++i)
+    tip += "\n  " + QString::fromStdString(report::bytes(lane.at_peak[i].second)) + "  " +
+           QString::fromStdString(lane.at_peak[i].first);
+  if (lane.at_peak.size() > 12) tip += QString("\n  (%1 more)").arg(lane.at_peak.size() - 12);
+  return tip;
 }
 
 void TimelineCanvas::mouseReleaseEvent(QMouseEvent* e) {

@@ -5,6 +5,7 @@
 // outlined, and a kernel selected elsewhere is scrolled into view.
 #pragma once
 
+#include <QPainter>
 #include <QTimer>
 #include <QWidget>
 
@@ -32,6 +33,8 @@ class TimelineCanvas : public QWidget {
     int block = -1, lane = -1, event = -1, count = 0;
   };
   Hit hitAt(QPoint p) const;
+  void paintMemory(QPainter& p, const TimelineLane& lane, int y) const;
+  QString memoryTip(const TimelineLane& lane, int px) const;
   QPoint pointOf(int block, int lane, int event) const;  // centre of an event's bar
   // Scrolls to the first event of `kernel` (of region `compile_id` when given) in run `run` (any
   // run when -1); `at` receives the event's centre. False if there is none.

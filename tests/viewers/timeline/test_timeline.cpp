@@ -302,3 +302,46 @@ TEST(TimelinePanel, KernelEventsInsideFoldsAreMarked) {
   }
   EXPECT_TRUE(orange);
 }
+
+TEST(TimelineLanes, AMemoryLaneIsACurveWithItsPeakNotEvents) {
+  auto s = two_run_session();
+  auto sample = [](int64_t at, int64_t bytes) {
+    auto e = test::timeline_event(1, "memory cuda:0", "memory", "allocated", at, 0);
+    e.args_json = "{\"bytes\": " + std::to_string(bytes) + "}";
+    return e;
+  };
+  s->timeline.push_back(sample(1020000, 1 << 20));
+  s->timeline.push_back(sample(1005000, 2 << 20));
+  auto peak = test::timeline_event(1, "memory cuda:0", "memory peak", "buffer relu", 1005000, 0);
+  peak.args_json = "{\"bytes\": 2097152}";
+  s->timeline.push_back(peak);
+  auto d = pack_timeline(*s);
+  const TimelineLane* memory = nullptr;
+  for (const auto& b : d.blocks)
+    for (const auto& l : b.lanes)
+      if (l.is_memory()) memory = &l;
+  ASSERT_NE(memory, nullptr);
+  EXPECT_EQ(memory->run, 1);
+  EXPECT_EQ(memory->title, "memory cuda:0 · peak 2.0 MiB");
+  EXPECT_TRUE(memory->events.empty());
+  ASSERT_EQ(memory->memory.size(), 2u);
+  EXPECT_EQ(memory->memory[0], (std::pair<int64_t, int64_t>{5000, 2 << 20})) << "time order, from the block's origin";
+  EXPECT_EQ(memory->memory_peak, 2 << 20);
+  EXPECT_EQ(memory->memory_peak_at, 5000);
+  ASSERT_EQ(memory->at_peak.size(), 1u);
+  EXPECT_EQ(memory->at_peak[0].first, "buffer relu");
+
+  // Drawn: the panel paints the curve without crashing and in the curve's colour.
+  test::PanelOn<TimelinePanel> shown(900, 400, s);
+  auto& [ctx, panel] = shown;
+  QApplication::processEvents();
+  QImage img(900, 400, QImage::Format_ARGB32);
+  img.fill(Qt::white);
+  QPainter p(&img);
+  panel.render(&p);
+  p.end();
+  bool purple = false;
+  for (int y = 0; y < img.height() && !purple; ++y)
+    for (int x = 0; x < img.width() && !purple; ++x) purple = img.pixelColor(x, y) == QColor(196, 181, 253);
+  EXPECT_TRUE(purple) << "the memory curve's fill";
+}
