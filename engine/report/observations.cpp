@@ -1,5 +1,7 @@
 #include "engine/report/observations.h"
 
+#include "engine/report/memory_view.h"
+#include "engine/report/number_text.h"
 #include "engine/report/recompile_history.h"
 
 #include <cmath>
@@ -101,10 +103,19 @@ std::vector<std::string> observations(const session::Session& s) {
     for (const auto& r : s.runs) {
       if (!is_ok(r) || r.mode == "eager" || r.peak_memory_bytes <= 0) continue;
       const double ratio = static_cast<double>(r.peak_memory_bytes) / static_cast<double>(eager->peak_memory_bytes);
-      if (ratio > 1.05)
-        out.push_back(run_name(r) + " peaks at " + fmt("%.1f", static_cast<double>(r.peak_memory_bytes) / (1 << 20)) +
-                      " MiB of memory, " + fmt("%.0f", 100 * (ratio - 1)) + " % above eager's " +
-                      fmt("%.1f", static_cast<double>(eager->peak_memory_bytes) / (1 << 20)) + " MiB");
+      if (ratio <= 1.05) continue;
+      // The largest owners at that run's peak (report/memory_view.h), when the session kept them.
+      std::vector<session::TimelineEvent> ev;
+      for (const auto& e : s.timeline)
+        if (e.run == r.id && is_memory_event(e) && e.category == "memory peak") ev.push_back(e);
+      std::string largest;
+      for (const auto& lane : memory_lanes(ev))
+        for (size_t i = 0; i < lane.at_peak.size() && i < 3; ++i)
+          largest += (largest.empty() ? "" : ", ") + lane.at_peak[i].first + " " + bytes(lane.at_peak[i].second);
+      out.push_back(run_name(r) + " peaks at " + fmt("%.1f", static_cast<double>(r.peak_memory_bytes) / (1 << 20)) +
+                    " MiB of memory, " + fmt("%.0f", 100 * (ratio - 1)) + " % above eager's " +
+                    fmt("%.1f", static_cast<double>(eager->peak_memory_bytes) / (1 << 20)) + " MiB" +
+                    (largest.empty() ? "" : "; largest at its peak: " + largest));
     }
   const session::Run* def = find_run(s, "default", true);
   const session::Run* ro = find_run(s, "reduce-overhead", true);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "engine/report/observations.h"
 #include "engine/report/render_html.h"
 #include "engine/report/render_json.h"
 #include "engine/report/svg_timeline.h"
@@ -83,6 +84,13 @@ TEST(MemoryView, ReportsShowWhatWasLiveAtThePeak) {
   EXPECT_NE(html.find("extern linear_1"), std::string::npos);
   EXPECT_NE(html.find("buffer &lt;script&gt;x&lt;/script&gt;"), std::string::npos);
   EXPECT_EQ(html.find("<script>"), std::string::npos);
+
+  // The observation that a mode peaks above eager names what was largest at that peak.
+  bool named = false;
+  for (const auto& o : report::observations(s))
+    named |= o.find("peaks at 4.0 MiB") != std::string::npos &&
+             o.find("largest at its peak: buffer <script>x</script> 3.0 MiB, extern linear_1 1.0 MiB") != std::string::npos;
+  EXPECT_TRUE(named);
 
   auto j = nlohmann::json::parse(report::render_json(s));
   ASSERT_EQ(j["runs"].size(), 2u);
