@@ -14,6 +14,10 @@
 #include "tests/support/scripted_models.h"
 #if KILN_WITH_CUDA
 #include "engine/runtime/cuda/cuda_driver.h"
+#if KILN_TORCH_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
+#endif
 #include "engine/runtime/cuda/gemm_tuner.h"
 #endif
 
@@ -150,6 +154,44 @@ TEST(GpuBackend, ReduceOverheadMatchesEagerAndReplaysGraphs) {
   EXPECT_GE(replayed, 3);
   EXPECT_GE(new_shape, 1);  // the dynamic entry re-records for 32x64 after 16x64
 }
+
+#if KILN_TORCH_CUDA
+TEST(GpuBackend, ReduceOverheadGraphsOfNewShapesShareOnePoolAndStayBounded) {
+  REQUIRE_GPU();
+  // A dynamic batch re-records a CUDA graph per new shape: 20 shapes. With one pool per region the
+  // pool grows to the largest graph's needs; a private pool per graph would add a 2 MiB segment
+  // (at least) for each. At most 16 graphs are kept, the one used longest ago dropped.
+  auto m = model::load_model(test::example("small_mlp.pt"), "cuda");
+  auto o = kiln_options("reduce-overhead");
+  o.dynamic = true;
+  runtime::CapturedRuntime rt(m, o);
+  auto reserved = [] {
+    c10::cuda::device_synchronize();
+    return c10::cuda::CUDACachingAllocator::getDeviceStats(c10::cuda::current_device()).reserved_bytes[0].current;
+  };
+  for (int b = 2; b <= 5; ++b) rt.run({cuda_input(std::to_string(b) + "x64")});  // 1 may specialize
+  const int64_t before = reserved();
+  torch::NoGradGuard g;
+  for (int b = 6; b <= 25; ++b) {
+    auto x = cuda_input(std::to_string(b) + "x64");
+    auto out = rt.run({x})[0].toTensor().clone();
+    auto again = rt.run({x})[0].toTensor();  // a replay of the graph just recorded
+    auto ref = const_cast<torch::jit::Module&>(m.impl->module).forward({x}).toTensor();
+    EXPECT_LE(rel_error(out, ref), 1e-4) << b;
+    EXPECT_LE(rel_error(again, ref), 1e-4) << b;
+  }
+  const int64_t growth = reserved() - before;
+  EXPECT_LT(growth, 8 << 20) << "20 new shapes grew the reserved memory by " << growth << " bytes";
+  int recorded = 0, dropped = 0;
+  for (const auto& e : rt.events()) {
+    if (e.kind != capture::Event::Kind::CudaGraph) continue;
+    recorded += e.message.find("recorded") != std::string::npos;
+    dropped += e.message.find("dropped") != std::string::npos;
+  }
+  EXPECT_EQ(recorded, 24);
+  EXPECT_EQ(dropped, 24 - 16);
+}
+#endif
 
 TEST(GpuBackend, MaxAutotuneMatchesEagerAndStoresCandidates) {
   REQUIRE_GPU();

@@ -31,7 +31,7 @@ class CudaGraphsBackend : public runtime::Backend {
                                                const runtime::BackendOptions&, runtime::RegionArtifacts& art) override {
     art.stages.push_back({"00_captured.txt", ir::to_readable(entry.info.graph)});
 #if KILN_WITH_CUDA
-    return runtime::make_cuda_graph_fn(runtime::make_trace_fn(entry), region.inputs, region.outputs);
+    return runtime::make_cuda_graph_fn(runtime::make_trace_fn(entry), region.inputs, region.outputs, &region);
 #else
     (void)region;
     art.note = "this Kiln was built without the CUDA toolkit; region runs eagerly";

@@ -199,7 +199,7 @@ std::unique_ptr<runtime::CompiledFn> CudaTarget::make_region_fn(const capture::S
     });
   std::unique_ptr<runtime::CompiledFn> fn = std::move(region_fn);
   if (options_.mode == "reduce-overhead" || autotune)
-    fn = runtime::make_cuda_graph_fn(std::move(fn), region.inputs, region.outputs);
+    fn = runtime::make_cuda_graph_fn(std::move(fn), region.inputs, region.outputs, &region);
   return std::make_unique<AutotuneReport>(std::move(fn), set_, gemms);
 }
 

@@ -1,5 +1,7 @@
 #include "engine/runtime/cuda/cuda_graph_fn.h"
 
+#include <mutex>
+
 #include "engine/base/error.h"
 
 #if KILN_TORCH_CUDA
@@ -24,11 +26,21 @@ class TraceFn : public CompiledFn {
 
 #if KILN_TORCH_CUDA
 
+// One pool id per region, for all its entries' graphs.
+c10::cuda::MempoolId_t region_pool(const void* region_key) {
+  static std::mutex mutex;
+  static std::map<const void*, c10::cuda::MempoolId_t> pools;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = pools.find(region_key);
+  if (it == pools.end()) it = pools.emplace(region_key, at::cuda::graph_pool_handle()).first;
+  return it->second;
+}
+
 class CudaGraphFn : public CompiledFn {
  public:
   CudaGraphFn(std::unique_ptr<CompiledFn> inner, std::vector<const torch::jit::Value*> inputs,
-              std::vector<const torch::jit::Value*> outputs)
-      : inner_(std::move(inner)), inputs_(std::move(inputs)), outputs_(std::move(outputs)) {}
+              std::vector<const torch::jit::Value*> outputs, c10::cuda::MempoolId_t pool)
+      : inner_(std::move(inner)), inputs_(std::move(inputs)), outputs_(std::move(outputs)), pool_(pool) {}
 
   void run(capture::Interpreter& interp, capture::Interpreter::Env& env) override {
     std::vector<c10::IValue> in;
@@ -50,6 +62,15 @@ class CudaGraphFn : public CompiledFn {
       return;
     }
     auto it = graphs_.find(key);
+    if (it == graphs_.end() && graphs_.size() >= kMaxGraphs) {
+      // Bounded: the graph used longest ago goes; its memory stays in the region's pool for the next.
+      auto oldest = graphs_.begin();
+      for (auto g = graphs_.begin(); g != graphs_.end(); ++g)
+        if (g->second.last_use < oldest->second.last_use) oldest = g;
+      graphs_.erase(oldest);
+      log_.push_back("dropped the CUDA graph used longest ago (" + std::to_string(kMaxGraphs) +
+                     " input shapes kept per region)");
+    }
     if (it == graphs_.end()) {
       // Warm up outside capture (allocations, autotuning, lazy module loads), then record.
       inner_->run(interp, env);
@@ -64,7 +85,11 @@ class CudaGraphFn : public CompiledFn {
         c10::cuda::CUDAStreamGuard guard(side);
         for (size_t i = 0; i < inputs_.size(); ++i) env[inputs_[i]] = rec.static_inputs[i];
         rec.graph = std::make_unique<at::cuda::CUDAGraph>();
-        rec.graph->capture_begin();
+        // Every graph of the region allocates from one pool (PyTorch's graph pools): a region runs
+        // one of its graphs at a time and its outputs are valid until its next call, so a graph
+        // may reuse the memory another freed during its capture; re-recording for new shapes
+        // grows the pool to the largest graph's needs, not the sum.
+        rec.graph->capture_begin(pool_);
         inner_->run(interp, env);
         rec.graph->capture_end();
         for (const auto* v : outputs_) rec.static_outputs.push_back(capture::lookup(env, v));
@@ -76,6 +101,7 @@ class CudaGraphFn : public CompiledFn {
       it = graphs_.emplace(key, std::move(rec)).first;
     }
     auto& rec = it->second;
+    rec.last_use = ++clock_;
     for (size_t i = 0; i < inputs_.size(); ++i) {
       if (!in[i].isTensor()) continue;
       const auto& t = in[i].toTensor();
@@ -101,12 +127,16 @@ class CudaGraphFn : public CompiledFn {
     std::unique_ptr<at::cuda::CUDAGraph> graph;
     std::vector<c10::IValue> static_inputs;
     std::vector<c10::IValue> static_outputs;
+    uint64_t last_use = 0;
   };
+  static constexpr size_t kMaxGraphs = 16;
   std::unique_ptr<CompiledFn> inner_;
   std::vector<const torch::jit::Value*> inputs_, outputs_;
   std::map<std::string, Recorded> graphs_;
   std::vector<std::string> log_;
   int64_t replays_ = 0;
+  c10::cuda::MempoolId_t pool_;
+  uint64_t clock_ = 0;
 };
 
 #endif
@@ -117,13 +147,15 @@ std::unique_ptr<CompiledFn> make_trace_fn(const capture::SpecializedRegion& entr
 
 std::unique_ptr<CompiledFn> make_cuda_graph_fn(std::unique_ptr<CompiledFn> inner,
                                                std::vector<const torch::jit::Value*> inputs,
-                                               std::vector<const torch::jit::Value*> outputs) {
+                                               std::vector<const torch::jit::Value*> outputs, const void* region_key) {
 #if KILN_TORCH_CUDA
-  return std::make_unique<CudaGraphFn>(std::move(inner), std::move(inputs), std::move(outputs));
+  return std::make_unique<CudaGraphFn>(std::move(inner), std::move(inputs), std::move(outputs),
+                                       region_pool(region_key));
 #else
   (void)inner;
   (void)inputs;
   (void)outputs;
+  (void)region_key;
   throw Error("CUDA graphs need a LibTorch built with CUDA (this one is CPU only)");
 #endif
 }

@@ -1,6 +1,10 @@
 // reduce-overhead: a region's compiled callable captured once into a CUDA graph with static input
 // and output buffers (inputs copied in when the caller's tensors differ), replayed after that, and
-// re-recorded when shapes change. Every record, replay and skip is logged with its reason.
+// re-recorded when shapes change (at most 16 shapes kept, the one used longest ago dropped). Every
+// graph of one region, across its entries, allocates from one memory pool (region_key names the
+// region): the region runs one graph at a time and its outputs hold until its next call, so new
+// shapes grow the pool to the largest graph's needs instead of adding a pool each. Every record,
+// replay, drop and skip is logged with its reason.
 #pragma once
 
 #include <map>
@@ -12,10 +16,11 @@
 
 namespace kiln::runtime {
 
-// inner: the callable to capture. inputs/outputs: the region's values.
+// inner: the callable to capture. inputs/outputs: the region's values. region_key: the region's
+// identity (its RegionStatic), shared by its entries.
 std::unique_ptr<CompiledFn> make_cuda_graph_fn(std::unique_ptr<CompiledFn> inner,
                                                std::vector<const torch::jit::Value*> inputs,
-                                               std::vector<const torch::jit::Value*> outputs);
+                                               std::vector<const torch::jit::Value*> outputs, const void* region_key);
 
 // The captured trace replayed op by op (the eager ops of a region), as a callable: what the
 // cudagraphs backend captures.
