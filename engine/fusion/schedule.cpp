@@ -102,7 +102,10 @@ FusedProgram schedule(const LoopProgram& input, const FusionOptions& options) {
     if (users[i].empty()) continue;  // dead
     bool extern_user = false;
     for (int u : users[i]) extern_user |= !computes(comps[u]);
-    bool cheap = c.is_view || lowering::ve_size(c.body) <= 3;
+    // Cheap to recompute in each consumer: judged on what inlining would copy there (its own body
+    // with every input it inlines substituted), not on its own body alone: a residual stream of
+    // adds, each cheap by itself, would otherwise be recomputed from its start in every layer.
+    bool cheap = lowering::ve_size(inlined[i]) <= 3;
     std::string why;
     if (!options.fuse) why = "fusion disabled";
     else if (extern_user) why = "extern boundary: an extern call reads it, so it is written to a buffer";
