@@ -27,7 +27,7 @@ def run(cmd, log, timeout):
         out = out.decode() if isinstance(out, bytes) else out
         err = err.decode() if isinstance(err, bytes) else err
     with open(log, "w") as f:
-        f.write(" ".join(cmd) + "\n--- stdout\n" + out + "\n--- stderr\n" + err)
+        f.write(" ".join(cmd) + "\n--- stdout\n" + out + "\n--- stderr\n" + err + f"\n--- exit status {rc}\n")
     return rc, out, err, time.time() - t0
 
 
@@ -35,7 +35,7 @@ def first_error(err):
     for line in err.splitlines():
         if "error" in line.lower():
             return line.strip()[:160]
-    return err.strip().splitlines()[-1][:160] if err.strip() else ""
+    return err.strip().splitlines()[-1][:160] if err.strip() else "no message on stderr"
 
 
 def input_specs(m):
@@ -86,7 +86,7 @@ def main():
                 row["kiln_breaks"] = "bad json"
         else:
             row["kiln_breaks"] = "fail"
-            row["note"] = "explain: " + first_error(e)
+            row["note"] = f"explain (exit status {rc}): " + first_error(e)
         for mode in (modes[:1] if "--profile" in sys.argv else modes):
             rc, o, e, secs = run([kiln, "compile", model, *ins, "--device", device, "--mode", mode, "--checks", "2", "--json"],
                                  os.path.join(out, f"{name}.{mode}.log"), timeout)

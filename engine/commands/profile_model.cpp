@@ -2,6 +2,7 @@
 
 #include <ATen/record_function.h>
 #if KILN_TORCH_CUDA
+#include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 #endif
@@ -485,6 +486,15 @@ session::Session profile_model(const model::Model& cpu_model, const std::vector<
   double eager_ms = 0;
   for (const auto& [mode, backend] : plan) {
     if (progress) progress(mode + " / " + backend, done, static_cast<int>(plan.size()));
+#if KILN_TORCH_CUDA
+    // Each run pays for its own cuBLAS workspaces (32 MiB per stream on an H100): the ones an earlier
+    // run made would otherwise count in every later run's peak. The earlier runs' runtimes (and CUDA
+    // graphs) are gone by now.
+    if (setup.gpu) {
+      c10::cuda::device_synchronize();
+      at::cuda::clearCublasWorkspaces();
+    }
+#endif
     // Started before the run's runtime is made: what it keeps between calls counts toward its peak.
     MemoryTracker memory;
     setup.memory = &memory;

@@ -11,6 +11,7 @@
 #include "engine/report/compile_table.h"
 #include "engine/report/gpu_kernel_stats.h"
 #include "engine/report/markdown_text.h"
+#include "engine/report/memory_view.h"
 #include "engine/report/observations.h"
 #include "engine/report/number_text.h"
 #include "engine/report/recompile_history.h"
@@ -153,6 +154,36 @@ void modes(std::ostream& os, const Session& s) {
        << ms(r.host_overhead_ms) << " | " << (r.peak_memory_bytes > 0 ? bytes(r.peak_memory_bytes) : "-") << " | "
        << measured_error(r.max_abs_error, ok) << " | " << measured_error(r.max_rel_error, ok) << " |\n";
   }
+}
+
+// What was live at each run's memory peak: its five largest owners (all of them in the JSON report).
+void memory_at_peak(std::ostream& os, const Session& s) {
+  std::ostringstream body;
+  int rows = 0;
+  for (const auto& r : s.runs) {
+    if (rows >= 30) {
+      body << "| … | | | more runs in the JSON report |\n";
+      break;
+    }
+    std::vector<TimelineEvent> ev;
+    for (const auto& e : s.timeline)
+      if (e.run == r.id && is_memory_event(e) && e.category == "memory peak") ev.push_back(e);
+    for (const auto& lane : memory_lanes(ev)) {
+      if (lane.at_peak.empty()) continue;
+      ++rows;
+      body << "| " << md(r.mode) << " / " << or_dash(r.backend) << " | " << md(lane.lane.substr(7)) << " | "
+           << bytes(lane.peak_bytes) << " | ";
+      for (size_t i = 0; i < lane.at_peak.size() && i < 5; ++i)
+        body << (i ? ", " : "") << md(cut(lane.at_peak[i].first, 80)) << " " << bytes(lane.at_peak[i].second);
+      if (lane.at_peak.size() > 5) body << ", " << lane.at_peak.size() - 5 << " more";
+      body << " |\n";
+    }
+  }
+  if (body.str().empty()) return;
+  os << "\n## Memory at the peak\n\nAllocated during the traced iterations and live at their highest point (weights "
+        "excluded); *buffer* and *extern* name the graph node Kiln keeps there, *aten::* rows are eager's ops.\n\n"
+        "| run | device | peak | largest owners at the peak |\n|---|---|--:|---|\n"
+     << body.str();
 }
 
 void graph_breaks(std::ostream& os, const Session& s) {
@@ -417,6 +448,7 @@ std::string render_markdown(const Session& s) {
   summary(os, s);
   environment(os, s);
   modes(os, s);
+  memory_at_peak(os, s);
   graph_breaks(os, s);
   recompiles(os, s);
   guards(os, s);

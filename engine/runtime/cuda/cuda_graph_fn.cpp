@@ -36,6 +36,19 @@ c10::cuda::MempoolId_t region_pool(const void* region_key) {
   return it->second;
 }
 
+// One side stream per device for every capture: cuBLAS keeps a workspace per (handle, stream), and
+// one made while capturing stays in the capturing pool; a fresh pool stream per capture (they
+// rotate through 32) left a 32 MiB workspace behind for each of them.
+c10::cuda::CUDAStream capture_stream() {
+  static std::mutex mutex;
+  static std::map<c10::DeviceIndex, c10::cuda::CUDAStream> streams;
+  std::lock_guard<std::mutex> lock(mutex);
+  const auto device = c10::cuda::current_device();
+  auto it = streams.find(device);
+  if (it == streams.end()) it = streams.emplace(device, at::cuda::getStreamFromPool(false, device)).first;
+  return it->second;
+}
+
 class CudaGraphFn : public CompiledFn {
  public:
   CudaGraphFn(std::unique_ptr<CompiledFn> inner, std::vector<const torch::jit::Value*> inputs,
@@ -72,17 +85,18 @@ class CudaGraphFn : public CompiledFn {
                      " input shapes kept per region)");
     }
     if (it == graphs_.end()) {
-      // Warm up outside capture (allocations, autotuning, lazy module loads), then record.
-      inner_->run(interp, env);
+      // Warm up outside capture (allocations, autotuning, lazy module loads), then record, both on
+      // the capture stream: its cuBLAS workspace is made by the warm-up, outside the graph's pool.
       Recorded rec;
       for (const auto& iv : in) rec.static_inputs.push_back(iv.isTensor() ? c10::IValue(iv.toTensor().clone()) : iv);
-      auto side = at::cuda::getStreamFromPool();
+      auto side = capture_stream();
       auto main = at::cuda::getCurrentCUDAStream();
       at::cuda::CUDAEvent ready;
       ready.record(main);
       ready.block(side);
       {
         c10::cuda::CUDAStreamGuard guard(side);
+        inner_->run(interp, env);
         for (size_t i = 0; i < inputs_.size(); ++i) env[inputs_[i]] = rec.static_inputs[i];
         rec.graph = std::make_unique<at::cuda::CUDAGraph>();
         // Every graph of the region allocates from one pool (PyTorch's graph pools): a region runs

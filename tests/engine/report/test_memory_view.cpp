@@ -8,6 +8,7 @@
 #include "engine/report/observations.h"
 #include "engine/report/render_html.h"
 #include "engine/report/render_json.h"
+#include "engine/report/render_markdown.h"
 #include "engine/report/svg_timeline.h"
 #include "tests/support/session_builders.h"
 
@@ -91,6 +92,12 @@ TEST(MemoryView, ReportsShowWhatWasLiveAtThePeak) {
     named |= o.find("peaks at 4.0 MiB") != std::string::npos &&
              o.find("largest at its peak: buffer <script>x</script> 3.0 MiB, extern linear_1 1.0 MiB") != std::string::npos;
   EXPECT_TRUE(named);
+
+  std::string md = report::render_markdown(s);
+  EXPECT_NE(md.find("## Memory at the peak"), std::string::npos);
+  EXPECT_NE(md.find("| default / kiln | cuda:0 | 4.0 MiB | buffer &lt;script&gt;x&lt;/script&gt; 3.0 MiB, extern linear\\_1 1.0 MiB |"),
+            std::string::npos)
+      << md;
 
   auto j = nlohmann::json::parse(report::render_json(s));
   ASSERT_EQ(j["runs"].size(), 2u);
