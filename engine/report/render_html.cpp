@@ -326,9 +326,10 @@ void memory_at_peak(std::ostringstream& os, const session::Session& s) {
     }
   }
   if (!any) return;
-  os << "<section><h2>Memory at the peak</h2><p class=muted>Bytes allocated during the traced iterations and live "
-        "at their highest point (weights excluded), by owner: <i>buffer</i> and <i>extern</i> name the graph node "
-        "whose value Kiln keeps there; <i>aten::</i> rows are eager's top-level ops.</p>"
+  os << "<section><h2>Memory at the peak</h2><p class=muted>Bytes the run allocated (weights excluded) and still "
+        "held at the highest point of its traced iterations, by owner: <i>buffer</i> and <i>extern</i> name the "
+        "graph node whose value Kiln keeps there, <i>layout copy of</i> a weight kept in the layout Kiln's kernels "
+        "want, <i>CUDA graph</i> rows reduce-overhead's pools; <i>aten::</i> rows are eager's top-level ops.</p>"
      << body.str() << "</section>";
 }
 

@@ -180,8 +180,10 @@ void memory_at_peak(std::ostream& os, const Session& s) {
     }
   }
   if (body.str().empty()) return;
-  os << "\n## Memory at the peak\n\nAllocated during the traced iterations and live at their highest point (weights "
-        "excluded); *buffer* and *extern* name the graph node Kiln keeps there, *aten::* rows are eager's ops.\n\n"
+  os << "\n## Memory at the peak\n\nWhat each run allocated (weights excluded) and still held at the highest point "
+        "of its traced iterations: *buffer* and *extern* name the graph node Kiln keeps there, *layout copy of* a "
+        "weight in the layout Kiln's kernels want, *CUDA graph* rows reduce-overhead's pools, *aten::* rows eager's "
+        "ops.\n\n"
         "| run | device | peak | largest owners at the peak |\n|---|---|--:|---|\n"
      << body.str();
 }

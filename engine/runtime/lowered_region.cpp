@@ -52,6 +52,7 @@ at::Tensor LoweredRegionFn::constant_in_layout(size_t comp, const at::Tensor& va
   if (slot.source.defined() && slot.source.is_same(value) && slot.version == value._version()) return slot.converted;
   slot.source = value;
   slot.version = value._version();
+  MemoryOwner owner("layout copy of", &fused_.program.comps[comp].name);  // kept with the region
   slot.converted = to_layout(value, layout);
   return slot.converted;
 }

@@ -23,7 +23,7 @@ struct MemoryTracker::State {
     std::string owner;
   };
   std::unordered_map<void*, Block> blocks;
-  std::map<std::string, int64_t> before;
+  std::map<std::string, int64_t> before;  // frees of blocks allocated before the tracker (negative)
   std::map<std::string, PeakView> window_peak;
 
   std::vector<LiveBytes> live_set(const std::string& device) const {
@@ -31,7 +31,7 @@ struct MemoryTracker::State {
     for (const auto& [ptr, b] : blocks)
       if (b.device == device) by_owner[b.owner] += b.bytes;
     auto it = before.find(device);
-    if (it != before.end() && it->second != 0) by_owner[kLiveBeforeWindow] += it->second;
+    if (it != before.end() && it->second != 0) by_owner[kFreedFromBefore] += it->second;
     std::vector<LiveBytes> out;
     for (auto& [owner, bytes] : by_owner) out.push_back({owner, bytes});
     std::stable_sort(out.begin(), out.end(), [](const LiveBytes& a, const LiveBytes& b) { return a.bytes > b.bytes; });
@@ -48,7 +48,7 @@ struct OwnerEntry {
 thread_local std::vector<OwnerEntry> t_owners;
 
 std::string current_owner() {
-  if (t_owners.empty()) return "outside any op (inputs, copies between runs)";
+  if (t_owners.empty()) return "outside any op (inputs, the model's outputs kept between calls)";
   const auto& o = t_owners.front();  // the outermost: a top-level op, a Kiln buffer or extern
   return o.name ? std::string(o.kind) + " " + *o.name : std::string(o.kind);
 }
@@ -66,7 +66,6 @@ class Reporter : public c10::MemoryReportingInfoBase {
   // A block reused for another value (a memory-plan slot, an in-place result) now belongs to it.
   void relabel(const void* ptr, std::string owner) {
     std::lock_guard<std::mutex> lock(s_->mutex);
-    if (!s_->samples) return;
     auto it = s_->blocks.find(const_cast<void*>(ptr));
     if (it != s_->blocks.end()) it->second.owner = std::move(owner);
   }
@@ -77,16 +76,18 @@ class Reporter : public c10::MemoryReportingInfoBase {
     live += alloc_size;  // negative for a free
     int64_t& peak = s_->peak[d];
     if (live > peak) peak = live;
-    if (!s_->samples) return;
-    const auto now = std::chrono::steady_clock::now();
-    s_->kept.push_back({now, d, live});
+    // Every block allocated while the tracker lives is booked to its owner; a free of a block from
+    // before the tracker (untracked) is counted apart.
     if (alloc_size > 0) {
       s_->blocks[ptr] = {d, alloc_size, current_owner()};
     } else {
       auto it = s_->blocks.find(ptr);
       if (it != s_->blocks.end()) s_->blocks.erase(it);
-      else s_->before[d] += alloc_size;  // a block from before the window
+      else s_->before[d] += alloc_size;
     }
+    if (!s_->samples) return;
+    const auto now = std::chrono::steady_clock::now();
+    s_->kept.push_back({now, d, live});
     PeakView& wp = s_->window_peak[d];
     if (live > wp.bytes) {
       wp.at = now;
@@ -126,8 +127,6 @@ int64_t MemoryTracker::live_bytes(const std::string& device) const {
 void MemoryTracker::keep_samples(bool on) {
   std::lock_guard<std::mutex> lock(state_->mutex);
   if (on && !state_->samples) {
-    state_->blocks.clear();
-    state_->before = state_->live;
     state_->window_peak.clear();
     for (const auto& [d, bytes] : state_->live) {
       PeakView& wp = state_->window_peak[d];

@@ -8,11 +8,11 @@
 //         bytes live after every allocation and free, with a steady-clock time, for a memory lane.
 //   Thread-local: allocations of other threads are not seen (Kiln's own kernels allocate nothing).
 //
-// Owners: while samples are kept, every allocation is booked to the outermost MemoryOwner alive on
-// the thread (a Kiln buffer and the graph node it holds, an extern's node, eager's top-level op);
-// peak_live(device) is then what was live at the highest point of that window, summed per owner,
-// with what was already live when the window opened (weights excluded: graph pools, caches, a
-// previous output) as one entry of its own.
+// Owners: every allocation while the tracker lives is booked to the outermost MemoryOwner alive on
+// the thread (a Kiln buffer and the graph node it holds, an extern's node, a weight's layout copy,
+// a CUDA graph's pool, eager's top-level op); peak_live(device) is what was live at the highest
+// point of the last window (samples kept), summed per owner. Memory allocated before the tracker
+// (the weights) is not counted; frees of it show as one negative entry.
 #pragma once
 
 #include <chrono>
@@ -59,7 +59,7 @@ struct PeakView {
   std::vector<LiveBytes> live;
 };
 
-inline const char* const kLiveBeforeWindow = "live before the traced window (graph pools, caches, kept outputs)";
+inline const char* const kFreedFromBefore = "freed, allocated before the run";
 
 class MemoryTracker : NonCopyable {
  public:

@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "engine/base/error.h"
+#include "engine/runtime/memory_tracker.h"
 
 #if KILN_TORCH_CUDA
 #include <ATen/cuda/CUDAContext.h>
@@ -88,7 +89,10 @@ class CudaGraphFn : public CompiledFn {
       // Warm up outside capture (allocations, autotuning, lazy module loads), then record, both on
       // the capture stream: its cuBLAS workspace is made by the warm-up, outside the graph's pool.
       Recorded rec;
-      for (const auto& iv : in) rec.static_inputs.push_back(iv.isTensor() ? c10::IValue(iv.toTensor().clone()) : iv);
+      {
+        MemoryOwner owner("CUDA graph static inputs");
+        for (const auto& iv : in) rec.static_inputs.push_back(iv.isTensor() ? c10::IValue(iv.toTensor().clone()) : iv);
+      }
       auto side = capture_stream();
       auto main = at::cuda::getCurrentCUDAStream();
       at::cuda::CUDAEvent ready;
@@ -103,6 +107,7 @@ class CudaGraphFn : public CompiledFn {
         // one of its graphs at a time and its outputs are valid until its next call, so a graph
         // may reuse the memory another freed during its capture; re-recording for new shapes
         // grows the pool to the largest graph's needs, not the sum.
+        MemoryOwner owner("CUDA graph pool (its buffers and outputs)");
         rec.graph->capture_begin(pool_);
         inner_->run(interp, env);
         rec.graph->capture_end();
