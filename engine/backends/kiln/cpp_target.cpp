@@ -5,6 +5,18 @@
 
 namespace kiln::backends {
 
+namespace {
+
+class CppTarget : public pipeline::Target {
+ public:
+  const char* language() const override { return "cpp"; }
+  const pipeline::Stage& kernels_stage() const override { return pipeline::kKernelsCpp; }
+  std::string emit(const fusion::FusedProgram& fused, const std::vector<codegen::NodeNote>& notes,
+                   std::vector<codegen::KernelSpan>& spans) override;
+  pipeline::Loaded compile(const std::string& source, const fusion::FusedProgram& fused) override;
+  void describe(const fusion::FusedKernel& kernel, records::Kernel& record) const override;
+};
+
 std::string CppTarget::emit(const fusion::FusedProgram& fused, const std::vector<codegen::NodeNote>& notes,
                             std::vector<codegen::KernelSpan>& spans) {
   return codegen::emit_cpp(fused, notes, &spans);
@@ -29,5 +41,9 @@ void CppTarget::describe(const fusion::FusedKernel& kernel, records::Kernel& rec
   record.launch_config = kernel.kind == fusion::FusedKernel::Kind::Row ? "row kernel, OpenMP over rows"
                                                                        : "pointwise, OpenMP over the outer loop";
 }
+
+}  // namespace
+
+std::unique_ptr<pipeline::Target> make_cpp_target() { return std::make_unique<CppTarget>(); }
 
 }  // namespace kiln::backends

@@ -46,8 +46,8 @@ class KilnBackend : public runtime::Backend {
       return nullptr;
     }
 #endif
-    CppTarget target;
-    auto code = compile_or_note(graph, entry, fe, target, art);
+    auto target = make_cpp_target();
+    auto code = compile_or_note(graph, entry, fe, *target, art);
     if (!code) return nullptr;
     return std::make_unique<runtime::LoweredRegionFn>(entry, region, std::move(code->front.lowered),
                                                       std::move(code->front.fused), std::move(code->loaded.calls),

@@ -55,20 +55,26 @@ const session::Run* find_run(const session::Session& s, const std::string& mode,
   return nullptr;
 }
 
+// kiln profile on the CPU, eager and default (and `backends`), into the session file `out`.
+session::Session profile_on_cpu(const std::string& model_path, const std::string& input, const std::string& out,
+                                std::vector<std::string> backends = {}, int iters = 3) {
+  auto m = model::load_model(model_path);
+  runtime::ProfileOptions o;
+  o.modes = {"eager", "default"};
+  if (!backends.empty()) o.backends = std::move(backends);
+  o.iters = iters;
+  o.device = "cpu";
+  std::filesystem::remove(out);
+  return runtime::profile_model(m, {parse_input_spec(input)}, o, out);
+}
+
 }  // namespace
 
 TEST(ProfileModel, AFailedBackendIsARunRowAndTheOtherRunsGoOn) {
   runtime::register_backend("test_failing_compile", [] { return std::make_unique<FailingCompileBackend>(); });
   runtime::register_backend("test_failing_run", [] { return std::make_unique<FailingRunBackend>(); });
-  auto m = model::load_model(test::example("small_mlp.pt"));
-  runtime::ProfileOptions o;
-  o.modes = {"eager", "default"};
-  o.backends = {"test_failing_compile", "test_failing_run"};
-  o.iters = 3;
-  o.device = "cpu";
-  std::string out = test::temp_dir() + "/profile_failures.kiln";
-  std::filesystem::remove(out);
-  auto s = runtime::profile_model(m, {parse_input_spec("4x64")}, o, out);
+  const std::string out = test::temp_dir() + "/profile_failures.kiln";
+  auto s = profile_on_cpu(test::example("small_mlp.pt"), "4x64", out, {"test_failing_compile", "test_failing_run"});
   ASSERT_EQ(s.runs.size(), 4u);
   ASSERT_NE(find_run(s, "eager", "eager"), nullptr);
   EXPECT_EQ(find_run(s, "eager", "eager")->status, "ok");
@@ -95,14 +101,9 @@ TEST(ProfileModel, AFailedBackendIsARunRowAndTheOtherRunsGoOn) {
 }
 
 TEST(ProfileModel, AModelThatFailsEagerlyStillGetsASessionWithTheError) {
-  auto m = model::load_model(test::example("small_mlp.pt"));
-  runtime::ProfileOptions o;
-  o.modes = {"eager", "default"};
-  o.iters = 2;
-  o.device = "cpu";
-  std::string out = test::temp_dir() + "/profile_eager_fails.kiln";
-  std::filesystem::remove(out);
-  auto s = runtime::profile_model(m, {parse_input_spec("4x63")}, o, out);  // small_mlp wants 64 features
+  // small_mlp wants 64 features
+  const std::string out = test::temp_dir() + "/profile_eager_fails.kiln";
+  auto s = profile_on_cpu(test::example("small_mlp.pt"), "4x63", out, {}, 2);
   ASSERT_EQ(s.runs.size(), 2u);
   EXPECT_EQ(s.runs[0].mode, "eager");
   EXPECT_EQ(s.runs[0].status.rfind("failed: ", 0), 0u) << s.runs[0].status;
@@ -145,14 +146,7 @@ TEST(ProfileModel, DefaultModePeaksNoHigherThanEagerAndKeepsItsPeakView) {
                                    {test::data("corpus/convnext_tiny.pt"), "2x3x32x32"},
                                    {test::data("corpus/gpt2_embeds.pt"), "2x8x32"}};
   for (const auto& c : cases) {
-    auto m = model::load_model(c.path);
-    runtime::ProfileOptions o;
-    o.modes = {"eager", "default"};
-    o.iters = 3;
-    o.device = "cpu";
-    std::string out = test::temp_dir() + "/profile_memory.kiln";
-    std::filesystem::remove(out);
-    auto s = runtime::profile_model(m, {parse_input_spec(c.input)}, o, out);
+    auto s = profile_on_cpu(c.path, c.input, test::temp_dir() + "/profile_memory.kiln");
     const auto* eager = find_run(s, "eager", "eager");
     const auto* kiln = find_run(s, "default", "kiln");
     ASSERT_TRUE(eager && kiln) << c.path;
