@@ -6,6 +6,29 @@
 
 namespace kiln::report {
 
+std::vector<std::pair<std::string, int64_t>> folded_at_peak(const MemoryLane& lane) {
+  static const std::string kCopy = "layout copy of ";
+  std::vector<std::pair<std::string, int64_t>> out;
+  int copies = 0;
+  int64_t copied = 0;
+  for (const auto& [owner, b] : lane.at_peak) {
+    if (owner.rfind(kCopy, 0) == 0) {
+      ++copies;
+      copied += b;
+    } else {
+      out.push_back({owner, b});
+    }
+  }
+  if (copies == 1) {
+    for (const auto& e : lane.at_peak)
+      if (e.first.rfind(kCopy, 0) == 0) out.push_back(e);
+  } else if (copies > 1) {
+    out.push_back({"layout copies of " + std::to_string(copies) + " weights", copied});
+  }
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  return out;
+}
+
 bool is_memory_event(const session::TimelineEvent& e) {
   return (e.category == "memory" || e.category == "memory peak") && e.lane.rfind("memory ", 0) == 0;
 }

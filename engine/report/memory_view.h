@@ -25,6 +25,10 @@ struct MemoryLane {
   std::vector<std::pair<std::string, int64_t>> at_peak;  // owner, bytes
 };
 
+// at_peak with every "layout copy of <weight>" folded into one "layout copies of N weights" entry
+// (a convolution network has one per weight), largest first: what the reports table.
+std::vector<std::pair<std::string, int64_t>> folded_at_peak(const MemoryLane& lane);
+
 bool is_memory_event(const session::TimelineEvent& e);
 std::vector<MemoryLane> memory_lanes(const std::vector<session::TimelineEvent>& events);
 

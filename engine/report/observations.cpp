@@ -109,9 +109,11 @@ std::vector<std::string> observations(const session::Session& s) {
       for (const auto& e : s.timeline)
         if (e.run == r.id && is_memory_event(e) && e.category == "memory peak") ev.push_back(e);
       std::string largest;
-      for (const auto& lane : memory_lanes(ev))
-        for (size_t i = 0; i < lane.at_peak.size() && i < 3; ++i)
-          largest += (largest.empty() ? "" : ", ") + lane.at_peak[i].first + " " + bytes(lane.at_peak[i].second);
+      for (const auto& lane : memory_lanes(ev)) {
+        const auto owners = folded_at_peak(lane);
+        for (size_t i = 0; i < owners.size() && i < 3; ++i)
+          largest += (largest.empty() ? "" : ", ") + owners[i].first + " " + bytes(owners[i].second);
+      }
       out.push_back(run_name(r) + " peaks at " + fmt("%.1f", static_cast<double>(r.peak_memory_bytes) / (1 << 20)) +
                     " MiB of memory, " + fmt("%.0f", 100 * (ratio - 1)) + " % above eager's " +
                     fmt("%.1f", static_cast<double>(eager->peak_memory_bytes) / (1 << 20)) + " MiB" +

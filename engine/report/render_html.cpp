@@ -315,13 +315,14 @@ void memory_at_peak(std::ostringstream& os, const session::Session& s) {
       body << "<h3>" << esc(r.mode) << " / " << esc(r.backend) << " &middot; " << esc(lane.lane) << ": peak "
            << bytes(lane.peak_bytes) << "</h3><table><tr><th>owner</th><th>bytes</th><th>share</th></tr>";
       size_t shown = 0;
-      for (const auto& [owner, b] : lane.at_peak) {
+      const auto owners = folded_at_peak(lane);
+      for (const auto& [owner, b] : owners) {
         if (++shown > 12) break;
         body << "<tr><td>" << esc(owner) << "</td><td class=num>" << bytes(b) << "</td><td class=num>"
              << (lane.peak_bytes > 0 ? percent(static_cast<double>(b) / static_cast<double>(lane.peak_bytes)) : "-")
              << "</td></tr>";
       }
-      if (lane.at_peak.size() > 12) body << "<tr><td class=muted>" << lane.at_peak.size() - 12 << " more</td><td></td><td></td></tr>";
+      if (owners.size() > 12) body << "<tr><td class=muted>" << owners.size() - 12 << " more</td><td></td><td></td></tr>";
       body << "</table>";
     }
   }

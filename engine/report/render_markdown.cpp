@@ -173,9 +173,10 @@ void memory_at_peak(std::ostream& os, const Session& s) {
       ++rows;
       body << "| " << md(r.mode) << " / " << or_dash(r.backend) << " | " << md(lane.lane.substr(7)) << " | "
            << bytes(lane.peak_bytes) << " | ";
-      for (size_t i = 0; i < lane.at_peak.size() && i < 5; ++i)
-        body << (i ? ", " : "") << md(cut(lane.at_peak[i].first, 80)) << " " << bytes(lane.at_peak[i].second);
-      if (lane.at_peak.size() > 5) body << ", " << lane.at_peak.size() - 5 << " more";
+      const auto owners = folded_at_peak(lane);
+      for (size_t i = 0; i < owners.size() && i < 5; ++i)
+        body << (i ? ", " : "") << md(cut(owners[i].first, 80)) << " " << bytes(owners[i].second);
+      if (owners.size() > 5) body << ", " << owners.size() - 5 << " more";
       body << " |\n";
     }
   }

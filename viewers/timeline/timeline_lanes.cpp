@@ -92,7 +92,7 @@ TimelineData pack_timeline(const session::Session& s) {
       for (const auto& [t, bytes] : m.points) lane.memory.push_back({t - o, bytes});
       lane.memory_peak = m.peak_bytes;
       lane.memory_peak_at = m.peak_ns - o;
-      lane.at_peak = m.at_peak;
+      lane.at_peak = report::folded_at_peak(m);  // a weight's layout copies as one entry
       if (!lane.memory.empty()) {
         d.start = first ? lane.memory.front().first : std::min(d.start, lane.memory.front().first);
         d.end = first ? lane.memory.back().first : std::max(d.end, lane.memory.back().first);

@@ -109,3 +109,19 @@ TEST(MemoryView, ReportsShowWhatWasLiveAtThePeak) {
   EXPECT_EQ(m["live_at_peak"][0]["owner"], "buffer <script>x</script>");
   EXPECT_EQ(m["live_at_peak"][1]["bytes"], 1 << 20);
 }
+
+TEST(MemoryView, LayoutCopiesOfWeightsFoldIntoOneEntry) {
+  report::MemoryLane lane;
+  lane.at_peak = {{"extern x_1", 5 << 20}, {"layout copy of conv1_weight", 3 << 20},
+                  {"layout copy of conv2_weight", 2 << 20}, {"buffer relu", 1 << 20}};
+  auto folded = report::folded_at_peak(lane);
+  ASSERT_EQ(folded.size(), 3u);
+  EXPECT_EQ(folded[0], (std::pair<std::string, int64_t>{"extern x_1", 5 << 20}));
+  EXPECT_EQ(folded[1], (std::pair<std::string, int64_t>{"layout copies of 2 weights", 5 << 20}));
+  EXPECT_EQ(folded[2].first, "buffer relu");
+  lane.at_peak.pop_back();
+  lane.at_peak.erase(lane.at_peak.begin() + 2);  // one copy left: kept by its name
+  folded = report::folded_at_peak(lane);
+  ASSERT_EQ(folded.size(), 2u);
+  EXPECT_EQ(folded[1].first, "layout copy of conv1_weight");
+}
