@@ -510,7 +510,11 @@ session::Session profile_model(const model::Model& cpu_model, const std::vector<
         eager_ms = m.run.latency.median_ms;
       } else if (auto peer = runtime::make_backend(backend); peer->whole_model()) {
         // A peer that compiles the module itself (torchscript): its compiler's time, then its calls.
-        auto compiled = peer->compile_model(model, device);
+        std::unique_ptr<runtime::CompiledModel> compiled;
+        {
+          MemoryOwner owner("the peer's compiled module (its frozen weights and constants)");
+          compiled = peer->compile_model(model, device);
+        }
         if (!compiled) throw Error("backend '" + backend + "' compiled nothing");
         m = measure(mode, backend, [&] { return compiled->forward(args).toTensor(); }, reference, setup);
         m.run.compile_cold_ms = compiled->compile_ms;
