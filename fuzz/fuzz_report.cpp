@@ -1,9 +1,11 @@
 // libFuzzer target: the HTML and Markdown renderers on a session whose text fields come from the
-// input (model path, break reason and source line, kernel source, graph text). Findings besides
+// input (model path, break reason and source line, kernel source, a memory owner and a memory
+// event's args as the session stores them). Findings besides
 // crashes: markup that escapes into the HTML, raw control characters in the Markdown.
 #include <algorithm>
 #include <cctype>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "engine/report/render_html.h"
@@ -26,7 +28,7 @@ std::vector<std::string> fields(const uint8_t* data, size_t size, size_t n) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  auto f = fields(data, size, 6);
+  auto f = fields(data, size, 8);
   kiln::session::Session s;
   s.model.path = f[0];
   s.origin = f[1];
@@ -39,6 +41,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   k.name = "k0";
   k.source = f[5];
   s.kernels.push_back(k);
+  kiln::session::Run r;
+  r.id = 0;
+  r.mode = "default";
+  r.backend = "kiln";
+  s.runs.push_back(r);
+  // A run's memory lane and what was live at its peak (report/memory_view reads them back).
+  for (const auto& [category, name, args] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"memory", "allocated", f[7]}, {"memory", "allocated", "{\"bytes\": 4096}"},
+           {"memory peak", f[6], f[7]}, {"memory peak", f[6] + "x", "{\"bytes\": 2048}"}}) {
+    kiln::session::TimelineEvent e;
+    e.run = 0;
+    e.lane = "memory " + f[1];
+    e.category = category;
+    e.name = name;
+    e.args_json = args;
+    s.timeline.push_back(e);
+  }
   std::string html = kiln::report::render_html(s);
   std::string lower = html;
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
