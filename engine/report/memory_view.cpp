@@ -42,6 +42,13 @@ int64_t bytes_of(const session::TimelineEvent& e) {
   return it->get<int64_t>();
 }
 
+std::vector<MemoryLane> memory_lanes_of_run(const session::Session& s, int run) {
+  std::vector<session::TimelineEvent> events;
+  for (const auto& e : s.timeline)
+    if (e.run == run && is_memory_event(e)) events.push_back(e);
+  return memory_lanes(events);
+}
+
 std::vector<MemoryLane> memory_lanes(const std::vector<session::TimelineEvent>& events) {
   std::vector<MemoryLane> lanes;
   std::map<std::string, size_t> index;

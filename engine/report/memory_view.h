@@ -31,6 +31,8 @@ std::vector<std::pair<std::string, int64_t>> folded_at_peak(const MemoryLane& la
 
 bool is_memory_event(const session::TimelineEvent& e);
 std::vector<MemoryLane> memory_lanes(const std::vector<session::TimelineEvent>& events);
+// The memory lanes of run `run` of a session (what every report reads).
+std::vector<MemoryLane> memory_lanes_of_run(const session::Session& s, int run);
 
 // The "bytes" of a memory event (0 when absent or not an integer).
 int64_t bytes_of(const session::TimelineEvent& e);

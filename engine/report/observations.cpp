@@ -105,11 +105,8 @@ std::vector<std::string> observations(const session::Session& s) {
       const double ratio = static_cast<double>(r.peak_memory_bytes) / static_cast<double>(eager->peak_memory_bytes);
       if (ratio <= 1.05) continue;
       // The largest owners at that run's peak (report/memory_view.h), when the session kept them.
-      std::vector<session::TimelineEvent> ev;
-      for (const auto& e : s.timeline)
-        if (e.run == r.id && is_memory_event(e) && e.category == "memory peak") ev.push_back(e);
       std::string largest;
-      for (const auto& lane : memory_lanes(ev)) {
+      for (const auto& lane : memory_lanes_of_run(s, r.id)) {
         const auto owners = folded_at_peak(lane);
         for (size_t i = 0; i < owners.size() && i < 3; ++i)
           largest += (largest.empty() ? "" : ", ") + owners[i].first + " " + bytes(owners[i].second);

@@ -306,10 +306,7 @@ void memory_at_peak(std::ostringstream& os, const session::Session& s) {
   bool any = false;
   std::ostringstream body;
   for (const auto& r : s.runs) {
-    std::vector<session::TimelineEvent> ev;
-    for (const auto& e : s.timeline)
-      if (e.run == r.id && is_memory_event(e)) ev.push_back(e);
-    for (const auto& lane : memory_lanes(ev)) {
+    for (const auto& lane : memory_lanes_of_run(s, r.id)) {
       if (lane.at_peak.empty()) continue;
       any = true;
       body << "<h3>" << esc(r.mode) << " / " << esc(r.backend) << " &middot; " << esc(lane.lane) << ": peak "

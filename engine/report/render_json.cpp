@@ -142,11 +142,8 @@ std::string render_json(const Session& s) {
   j["runs"] = list(s.runs, run_json);
   // Per run: what was live at its memory peak, by owner (report/memory_view.h).
   for (size_t i = 0; i < s.runs.size(); ++i) {
-    std::vector<TimelineEvent> ev;
-    for (const auto& e : s.timeline)
-      if (e.run == s.runs[i].id && is_memory_event(e)) ev.push_back(e);
     ordered_json lanes = ordered_json::array();
-    for (const auto& lane : memory_lanes(ev)) {
+    for (const auto& lane : memory_lanes_of_run(s, s.runs[i].id)) {
       ordered_json live = ordered_json::array();
       for (const auto& [owner, b] : lane.at_peak) live.push_back({{"owner", owner}, {"bytes", b}});
       lanes.push_back({{"lane", lane.lane}, {"peak_bytes", lane.peak_bytes}, {"peak_ns", lane.peak_ns},

@@ -165,10 +165,7 @@ void memory_at_peak(std::ostream& os, const Session& s) {
       body << "| … | | | more runs in the JSON report |\n";
       break;
     }
-    std::vector<TimelineEvent> ev;
-    for (const auto& e : s.timeline)
-      if (e.run == r.id && is_memory_event(e) && e.category == "memory peak") ev.push_back(e);
-    for (const auto& lane : memory_lanes(ev)) {
+    for (const auto& lane : memory_lanes_of_run(s, r.id)) {
       if (lane.at_peak.empty()) continue;
       ++rows;
       body << "| " << md(r.mode) << " / " << or_dash(r.backend) << " | " << md(lane.lane.substr(7)) << " | "

@@ -10,6 +10,7 @@
 #include "engine/base/error.h"
 #include "engine/runtime/backend.h"
 #include "engine/capture/specialize.h"
+#include "engine/report/memory_view.h"
 #include "engine/runtime/captured_runtime.h"
 #include "engine/runtime/example_inputs.h"
 #include "engine/session/store.h"
@@ -159,7 +160,7 @@ TEST(ProfileModel, DefaultModePeaksNoHigherThanEagerAndKeepsItsPeakView) {
       for (const auto& e : s.timeline) {
         if (e.run != r->id || e.lane != "memory cpu") continue;
         if (e.category == "memory") ++samples;
-        if (e.category == "memory peak") at_peak += std::stoll(e.args_json.substr(e.args_json.find(':') + 1));
+        if (e.category == "memory peak") at_peak += report::bytes_of(e);
       }
       EXPECT_GT(samples, 0) << c.path << " " << r->mode;
       // The window's peak is the steady state's (the same iterations, traced).
