@@ -151,27 +151,6 @@ void reset_peak_memory(bool) {}
 int64_t peak_memory(bool gpu, const MemoryTracker* memory) { return !gpu && memory ? memory->peak_bytes("cpu") : 0; }
 #endif
 
-// At most ~4000 memory samples per run: beyond that, per stretch of consecutive samples on one device
-// the lowest and the highest (in time order), so the lane keeps its shape and its peak.
-std::vector<MemorySample> thin_samples(std::vector<MemorySample> samples) {
-  constexpr size_t kMax = 4000;
-  if (samples.size() <= kMax) return samples;
-  const size_t stretch = (samples.size() + kMax / 2 - 1) / (kMax / 2);
-  std::vector<MemorySample> out;
-  for (size_t b = 0; b < samples.size(); b += stretch) {
-    size_t e = std::min(samples.size(), b + stretch);
-    size_t lo = b, hi = b;
-    for (size_t i = b; i < e; ++i) {
-      if (samples[i].device != samples[b].device) continue;
-      if (samples[i].live < samples[lo].live) lo = i;
-      if (samples[i].live > samples[hi].live) hi = i;
-    }
-    out.push_back(samples[std::min(lo, hi)]);
-    if (lo != hi) out.push_back(samples[std::max(lo, hi)]);
-  }
-  return out;
-}
-
 // Times fn: first call, steady state, a traced window (host spans, LibTorch ops and, on a GPU,
 // CUPTI device records). `reference` is eager's output, for the error columns.
 Measured measure(const std::string& mode, const std::string& backend, const std::function<at::Tensor()>& fn,
@@ -244,7 +223,7 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
   if (setup.memory) {
     // The memory lane: bytes live (allocated since the run started) after each allocation and free.
     setup.memory->keep_samples(false);
-    for (const auto& sample : thin_samples(setup.memory->take_samples())) {
+    for (const auto& sample : setup.memory->take_samples(4000)) {  // a lane's shape, not every allocation
       session::TimelineEvent e;
       e.lane = "memory " + sample.device;
       e.name = "allocated";
@@ -255,14 +234,7 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
     }
     // What was live at the window's highest point, per owner (report/memory_view.h reads it back).
     const std::string device = m.run.device;
-    PeakView peak = setup.memory->peak_live(device);
-    constexpr size_t kOwnersKept = 40;  // the largest; the rest summed into one entry
-    if (peak.live.size() > kOwnersKept) {
-      LiveBytes rest{std::to_string(peak.live.size() - kOwnersKept + 1) + " other owners", 0};
-      for (size_t i = kOwnersKept - 1; i < peak.live.size(); ++i) rest.bytes += peak.live[i].bytes;
-      peak.live.resize(kOwnersKept - 1);
-      peak.live.push_back(std::move(rest));
-    }
+    const PeakView peak = setup.memory->peak_live(device, 40);  // the largest 39, the rest summed
     for (const auto& l : peak.live) {
       session::TimelineEvent e;
       e.lane = "memory " + device;

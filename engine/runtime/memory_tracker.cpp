@@ -138,10 +138,20 @@ void MemoryTracker::keep_samples(bool on) {
   state_->samples = on;
 }
 
-PeakView MemoryTracker::peak_live(const std::string& device) const {
-  std::lock_guard<std::mutex> lock(state_->mutex);
-  auto it = state_->window_peak.find(device);
-  return it == state_->window_peak.end() ? PeakView{} : it->second;
+PeakView MemoryTracker::peak_live(const std::string& device, size_t max_owners) const {
+  PeakView peak;
+  {
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    auto it = state_->window_peak.find(device);
+    if (it != state_->window_peak.end()) peak = it->second;
+  }
+  if (max_owners >= 1 && peak.live.size() > max_owners) {
+    LiveBytes rest{std::to_string(peak.live.size() - max_owners + 1) + " other owners", 0};
+    for (size_t i = max_owners - 1; i < peak.live.size(); ++i) rest.bytes += peak.live[i].bytes;
+    peak.live.resize(max_owners - 1);
+    peak.live.push_back(std::move(rest));
+  }
+  return peak;
 }
 
 void relabel_memory(const void* ptr, const char* kind, const std::string* name) {
@@ -156,9 +166,37 @@ void pop_memory_owner() {
   if (!t_owners.empty()) t_owners.pop_back();
 }
 
-std::vector<MemorySample> MemoryTracker::take_samples() {
-  std::lock_guard<std::mutex> lock(state_->mutex);
-  return std::move(state_->kept);
+std::vector<MemorySample> MemoryTracker::take_samples(size_t at_most) {
+  std::vector<MemorySample> all;
+  {
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    all = std::move(state_->kept);
+    state_->kept.clear();
+  }
+  std::map<std::string, std::vector<size_t>> by_device;  // indices, in time order
+  for (size_t i = 0; i < all.size(); ++i) by_device[all[i].device].push_back(i);
+  std::vector<size_t> keep;
+  for (const auto& [device, idx] : by_device) {
+    if (idx.size() <= at_most || at_most < 2) {
+      keep.insert(keep.end(), idx.begin(), idx.end());
+      continue;
+    }
+    const size_t stretch = (idx.size() + at_most / 2 - 1) / (at_most / 2);
+    for (size_t b = 0; b < idx.size(); b += stretch) {
+      size_t lo = idx[b], hi = idx[b];
+      for (size_t j = b; j < std::min(idx.size(), b + stretch); ++j) {
+        if (all[idx[j]].live < all[lo].live) lo = idx[j];
+        if (all[idx[j]].live > all[hi].live) hi = idx[j];
+      }
+      keep.push_back(std::min(lo, hi));
+      if (lo != hi) keep.push_back(std::max(lo, hi));
+    }
+  }
+  std::sort(keep.begin(), keep.end());
+  std::vector<MemorySample> out;
+  out.reserve(keep.size());
+  for (size_t i : keep) out.push_back(all[i]);
+  return out;
 }
 
 void MemoryTracker::reset_peak() {

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -70,9 +71,12 @@ class MemoryTracker : NonCopyable {
   int64_t live_bytes(const std::string& device) const;
   // on: a new window starts (samples, owners and its peak); off: it ends.
   void keep_samples(bool on);
-  std::vector<MemorySample> take_samples();
-  // The peak of the last window on `device` (bytes 0 when nothing was allocated there).
-  PeakView peak_live(const std::string& device) const;
+  // The samples kept so far, in time order. Beyond `at_most` per device, each stretch of a device's
+  // consecutive samples keeps its lowest and highest, so the lane keeps its shape and its peak.
+  std::vector<MemorySample> take_samples(size_t at_most = SIZE_MAX);
+  // The peak of the last window on `device` (bytes 0 when nothing was allocated there); beyond
+  // `max_owners`, the smallest owners are summed into one "N other owners" entry.
+  PeakView peak_live(const std::string& device, size_t max_owners = SIZE_MAX) const;
   void reset_peak();  // the peak starts again from what is live now
 
   struct State;

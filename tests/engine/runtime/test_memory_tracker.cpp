@@ -99,3 +99,35 @@ TEST(MemoryTracker, NoWindowNoOwners) {
   EXPECT_EQ(tracker.peak_bytes("cpu"), 400);
   runtime::relabel_memory(t.storage().data(), "buffer", nullptr);  // no window: nothing happens
 }
+
+TEST(MemoryTracker, SamplesThinPerDeviceKeepingThePeakAndOwnersAreCapped) {
+  runtime::MemoryTracker tracker;
+  tracker.keep_samples(true);
+  std::vector<std::string> names;
+  for (int i = 0; i < 60; ++i) names.push_back("n" + std::to_string(i));
+  std::vector<at::Tensor> held;
+  for (int i = 0; i < 60; ++i) {
+    runtime::MemoryOwner owner("buffer", &names[static_cast<size_t>(i)]);
+    held.push_back(torch::empty({16 * (i + 1)}, torch::kFloat));  // owners of different sizes
+  }
+  for (int i = 0; i < 200; ++i) at::Tensor t = torch::empty({8}, torch::kFloat);  // up and down
+  tracker.keep_samples(false);
+  auto peak = tracker.peak_live("cpu", 10);
+  ASSERT_EQ(peak.live.size(), 10u);
+  // 60 buffers and the temporaries' owner were live at the peak: 9 kept, 52 summed.
+  EXPECT_EQ(peak.live.back().owner, "52 other owners");
+  int64_t sum = 0;
+  for (const auto& l : peak.live) sum += l.bytes;
+  EXPECT_EQ(sum, peak.bytes) << "the capped entries still sum to the peak";
+
+  auto samples = tracker.take_samples(40);
+  EXPECT_LE(samples.size(), 42u);
+  EXPECT_GE(samples.size(), 20u);
+  int64_t highest = 0;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    highest = std::max(highest, samples[i].live);
+    if (i) EXPECT_LE(samples[i - 1].at, samples[i].at) << "time order";
+  }
+  EXPECT_EQ(highest, tracker.peak_bytes("cpu")) << "thinning keeps the highest sample";
+  EXPECT_TRUE(tracker.take_samples().empty()) << "taken";
+}
