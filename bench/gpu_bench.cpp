@@ -1,8 +1,20 @@
-// GPU benchmark (the lent H100): LibTorch eager vs Kiln default / reduce-overhead / max-autotune and
-// the cudagraphs peer, with Inductor's numbers (bench/gpu/inductor_peer.py, same models and inputs)
-// side by side. Steady state: CUDA events, median of 100 after warm-up. Compile: cold (empty kernel
-// cache) and warm (disk cache hit), in seconds. Also the pointwise chain's achieved bandwidth at 1e8
-// elements against a device-to-device copy. TF32 on for matmul and convolution, as in the peer run.
+// The fair GPU benchmark's C++ side (the lent H100): one model per process, measured in the same
+// machine call as its peers (bench/gpu/peer_bench.py wrote DIR/NAME.pt, DIR/NAME.peer.json and
+// DIR/NAME.aoti.pt2 just before):
+//
+//   kiln_gpu_bench DIR NAME OUT.json      LibTorch eager, Kiln default / reduce-overhead / max-autotune and
+//                                        AOTInductor's package run from C++, each: per-call time (CUDA events
+//                                        around one call, synchronized, median of 100 after 10 warm-up calls,
+//                                        the method the Python peers use), device time per iteration (sum of
+//                                        kernel, memcpy and memset durations from CUPTI over 20 iterations),
+//                                        error against eager under Kiln's tolerance rule; Kiln's cold (empty
+//                                        kernel cache) and warm (disk cache hit) compile; and what CUPTI tracing
+//                                        adds to Kiln default's per-call median (traced / untraced - 1)
+//   kiln_gpu_bench DIR bandwidth OUT.json the pointwise chain's achieved bandwidth at 1e8 elements against a
+//                                        device-to-device copy (DIR/pointwise_1e4.pt, DIR/affine.pt)
+//
+// The float32 matmul precision and cuDNN's TF32 setting are read from the peer's JSON and applied
+// here, so both sides compute at the same precision. bench/gpu/fair_table.py prints the tables.
 #include <torch/script.h>
 
 #include <execinfo.h>
@@ -20,18 +32,28 @@
 #include <sstream>
 
 #include "engine/backends/builtin.h"
+#include "engine/base/error.h"
 #include "engine/model/model_impl.h"
 #include "engine/runtime/captured_runtime.h"
+#include "engine/runtime/compare_values.h"
 #include "engine/runtime/example_inputs.h"
+#include "engine/runtime/float_precision.h"
 #if KILN_TORCH_CUDA
 #include <ATen/Context.h>
-#include <c10/cuda/CUDAFunctions.h>
 #include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAFunctions.h>
+
+#include "engine/profile/cuda/cupti_trace.h"
 #include "engine/runtime/cuda/cuda_driver.h"
+#if __has_include(<torch/csrc/inductor/aoti_package/model_package_loader.h>)
+#include <torch/csrc/inductor/aoti_package/model_package_loader.h>
+#define KILN_HAVE_AOTI 1
+#endif
 #endif
 
 using namespace kiln;
 using Clock = std::chrono::steady_clock;
+using nlohmann::json;
 
 #if KILN_TORCH_CUDA
 namespace {
@@ -57,6 +79,8 @@ void step(const std::string& what) {
   std::fflush(stderr);
 }
 
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
 double steady_ms(const std::function<void()>& fn, int iters = 100) {
   for (int i = 0; i < 10; ++i) fn();
   c10::cuda::device_synchronize();
@@ -72,42 +96,131 @@ double steady_ms(const std::function<void()>& fn, int iters = 100) {
   return t[t.size() / 2];
 }
 
-struct KilnMode {
-  double ms = 0, cold_s = 0, warm_s = 0, err = 0;
-  std::string note;
-};
+// Device time per iteration: kernels, copies and sets CUPTI recorded over `iters` calls.
+double device_ms(const std::function<void()>& fn, int iters = 20) {
+  fn();
+  c10::cuda::device_synchronize();
+  profile::CuptiTrace trace(Clock::now());
+  for (int i = 0; i < iters; ++i) fn();
+  c10::cuda::device_synchronize();
+  auto records = trace.stop();
+  if (!records.error.empty()) throw Error("CUPTI: " + records.error);
+  int64_t ns = 0;
+  for (const auto& r : records.records)
+    if (r.kind == profile::GpuActivityKind::Kernel || r.kind == profile::GpuActivityKind::Memcpy ||
+        r.kind == profile::GpuActivityKind::Memset)
+      ns += r.end_ns - r.start_ns;
+  return ns / 1e6 / iters;
+}
 
-KilnMode run_kiln(const model::Model& m, const at::Tensor& x, const at::Tensor& ref, const std::string& backend,
-                  const std::string& mode, const std::string& cache_root) {
-  KilnMode r;
-  step(backend + "/" + mode + ": cold compile");
-  std::string cache = cache_root + "/" + backend + "-" + mode;
-  ::setenv("KILN_CACHE_DIR", cache.c_str(), 1);
-  capture::CompileOptions o;
-  o.backend = backend;
-  o.mode = mode;
-  // KILN_CONV_LAYOUT=contiguous measures the convolution chains without channels-last (A/B).
-  if (const char* layout = std::getenv("KILN_CONV_LAYOUT"); layout && *layout) o.conv_layout = layout;
-  std::ostringstream printed;
-  auto t0 = Clock::now();
-  auto cold = std::make_unique<runtime::CapturedRuntime>(m, o);
-  cold->run({x}, &printed);
+// The per-call median with CUPTI tracing on, as `kiln profile` traces a run.
+double traced_ms(const std::function<void()>& fn) {
   c10::cuda::device_synchronize();
-  r.cold_s = std::chrono::duration<double>(Clock::now() - t0).count();
-  cold.reset();
-  step(backend + "/" + mode + ": warm compile");
-  auto t1 = Clock::now();
-  runtime::CapturedRuntime warm(m, o);
-  auto out = warm.run({x}, &printed)[0].toTensor();
-  c10::cuda::device_synchronize();
-  r.warm_s = std::chrono::duration<double>(Clock::now() - t1).count();
-  r.err = ((out.to(at::kDouble) - ref.to(at::kDouble)).abs().max() / ref.to(at::kDouble).abs().max()).item<double>();
-  step(backend + "/" + mode + ": steady state");
-  r.ms = steady_ms([&] { warm.run({x}, &printed); });
-  for (const auto& info : warm.regions())
-    for (const auto& a : warm.artifacts(info.index))
-      if (!a.note.empty()) r.note = a.note;
+  profile::CuptiTrace trace(Clock::now());
+  double ms = steady_ms(fn);
+  trace.stop();
+  return ms;
+}
+
+c10::IValue first_output(const std::vector<c10::IValue>& outs) { return outs.empty() ? c10::IValue() : outs[0]; }
+
+json error_of(const c10::IValue& out, const c10::IValue& ref, bool tf32) {
+  auto e = runtime::compare_to_eager(out, ref, tf32);
+  return {{"rel_err", e.max_rel}, {"ok", e.ok}, {"problem", e.problem}};
+}
+
+json run_kiln(const model::Model& m, const std::vector<at::Tensor>& x, const c10::IValue& ref, bool tf32,
+              const std::string& mode, const std::string& cache_root) {
+  json r;
+  try {
+    step("kiln " + mode + ": cold compile");
+    std::string cache = cache_root + "/" + mode;
+    ::setenv("KILN_CACHE_DIR", cache.c_str(), 1);
+    capture::CompileOptions o;
+    o.backend = "kiln";
+    o.mode = mode;
+    std::ostringstream printed;
+    auto t0 = Clock::now();
+    auto cold = std::make_unique<runtime::CapturedRuntime>(m, o);
+    cold->run(x, &printed);
+    c10::cuda::device_synchronize();
+    r["cold_s"] = seconds_since(t0);
+    cold.reset();
+    step("kiln " + mode + ": warm compile");
+    auto t1 = Clock::now();
+    runtime::CapturedRuntime warm(m, o);
+    auto out = first_output(warm.run(x, &printed));
+    c10::cuda::device_synchronize();
+    r["warm_s"] = seconds_since(t1);
+    r.update(error_of(out, ref, tf32));
+    step("kiln " + mode + ": steady state");
+    auto call = [&] { warm.run(x, &printed); };
+    r["ms"] = steady_ms(call);
+    r["device_ms"] = device_ms(call);
+    if (mode == "default") r["traced_ms"] = traced_ms(call);
+    for (const auto& info : warm.regions())
+      for (const auto& a : warm.artifacts(info.index))
+        if (!a.note.empty()) r["note"] = a.note;
+  } catch (const std::exception& e) {
+    r["error"] = std::string(e.what()).substr(0, 400);
+  }
   return r;
+}
+
+json run_aoti(const std::string& package, const std::vector<at::Tensor>& x, const c10::IValue& ref, bool tf32) {
+  json r;
+  if (!std::filesystem::exists(package)) {
+    r["error"] = "no package (see the peer's .aoti.json)";
+    return r;
+  }
+#if KILN_HAVE_AOTI
+  try {
+    step("AOTInductor: load " + package);
+    auto t0 = Clock::now();
+    torch::inductor::AOTIModelPackageLoader loader(package);
+    r["load_s"] = seconds_since(t0);
+    auto outs = loader.run(x);
+    c10::cuda::device_synchronize();
+    if (outs.empty()) throw Error("the package returned no outputs");
+    r.update(error_of(outs[0], ref, tf32));
+    auto call = [&] { loader.run(x); };
+    r["ms"] = steady_ms(call);
+    r["device_ms"] = device_ms(call);
+  } catch (const std::exception& e) {
+    r["error"] = std::string(e.what()).substr(0, 400);
+  }
+#else
+  r["error"] = "this LibTorch has no AOTInductor package loader";
+#endif
+  return r;
+}
+
+json bandwidth(const std::string& dir) {
+  json all;
+  auto x = runtime::make_inputs({parse_input_spec("100000000")})[0].to(torch::kCUDA);
+  auto y = at::empty_like(x);
+  double copy_ms = steady_ms([&] { y.copy_(x); }, 50);
+  double bytes = 2.0 * 4 * 1e8;
+  all["copy_ms"] = copy_ms;
+  all["copy_gbs"] = bytes / copy_ms / 1e6;
+  for (const char* probe : {"pointwise_1e4", "affine"}) {
+    std::string file = dir + "/" + probe + ".pt";
+    if (!std::filesystem::exists(file)) continue;
+    step(std::string("bandwidth: ") + probe);
+    auto m = model::load_model(file, "cuda");
+    capture::CompileOptions o;
+    o.backend = "kiln";
+    o.dynamic = false;
+    runtime::CapturedRuntime rt(m, o);
+    auto out = rt.run({x})[0].toTensor();
+    auto& module = const_cast<torch::jit::Module&>(m.impl->module);
+    auto ref = runtime::eager_call(module, {x}).toTensor();
+    double err = ((out.to(at::kDouble) - ref.to(at::kDouble)).abs().max() / ref.to(at::kDouble).abs().max()).item<double>();
+    double k_ms = steady_ms([&] { rt.run({x}); }, 50);
+    double e_ms = steady_ms([&] { runtime::eager_call(module, {x}); }, 20);
+    all[probe] = {{"kiln_ms", k_ms}, {"kiln_gbs", bytes / k_ms / 1e6}, {"eager_ms", e_ms}, {"rel_err", err}};
+  }
+  return all;
 }
 
 }  // namespace
@@ -116,134 +229,67 @@ KilnMode run_kiln(const model::Model& m, const at::Tensor& x, const at::Tensor& 
 int main(int argc, char** argv) {
   kiln::backends::register_builtin_backends();
 #if !KILN_TORCH_CUDA
+  (void)argc;
+  (void)argv;
   std::printf("kiln_gpu_bench: this build's LibTorch has no CUDA; run it on the GPU machine (scripts/device-run)\n");
   return 0;
 #else
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: kiln_gpu_bench MODELS_DIR [inductor.json] [out.json] [only-model]\n");
+  if (argc < 4) {
+    std::fprintf(stderr, "usage: kiln_gpu_bench DIR NAME|bandwidth OUT.json\n");
     return 2;
   }
-  std::string dir = argv[1];
-  nlohmann::json inductor = nlohmann::json::object();
-  if (argc > 2 && std::filesystem::exists(argv[2])) inductor = nlohmann::json::parse(std::ifstream(argv[2]));
-  step("start");
+  std::string dir = argv[1], name = argv[2], out_path = argv[3];
   ::signal(SIGSEGV, on_crash);
   ::signal(SIGABRT, on_crash);
-  at::globalContext().setAllowTF32CuBLAS(true);
-  at::globalContext().setAllowTF32CuDNN(true);
-  struct Case {
-    const char* name;
-    const char* shape;
-  };
-  std::vector<Case> cases = {{"pointwise_1e4", "10000"},        {"pointwise_1e7", "10000000"},
-                             {"mlp_b64", "64x1024"},             {"encoder_b8", "8x128x512"},
-                             {"resnet18_b1", "1x3x224x224"},     {"resnet18_b32", "32x3x224x224"}};
-  // A fresh kernel cache per process (cold compiles stay cold); removed without throwing at the end.
-  std::string cache_root =
-      (std::filesystem::temp_directory_path() / ("kiln-gpu-bench-" + std::to_string(::getpid()))).string();
-  step("kernel cache in " + cache_root);
-  nlohmann::json all;
-  std::ostringstream table;
-  char line[512];
-  std::snprintf(line, sizeof line, "| %-13s | %7s | %7s | %7s | %7s | %7s | %9s | %7s | %9s | %9s | %9s |\n", "model", "eager",
-                "default", "red-ovh", "max-at", "cudagr", "inductor*", "K/I", "K cold s", "K warm s", "I cold s");
-  table << line << "|---|---|---|---|---|---|---|---|---|---|---|\n";
-  std::string only = argc > 4 ? argv[4] : "";
-  for (const auto& c : cases) {
-    if (!only.empty() && only != c.name) continue;
-    std::string path = dir + "/" + c.name + ".pt";
-    if (!std::filesystem::exists(path)) continue;
-    step(std::string(c.name) + ": load");
-    auto m = model::load_model(path, "cuda");
-    auto x = runtime::make_inputs({parse_input_spec(c.shape)})[0].to(torch::kCUDA);
-    torch::NoGradGuard g;
-    step(std::string(c.name) + ": eager");
-    auto& module = const_cast<torch::jit::Module&>(m.impl->module);
-    auto ref = runtime::eager_call(module, {x}).toTensor();
-    double eager = steady_ms([&] { runtime::eager_call(module, {x}); });
-    nlohmann::json j;
-    j["eager_ms"] = eager;
-    double best = 1e30, cold = 0, warm = 0;
-    for (const char* mode : {"default", "reduce-overhead", "max-autotune"}) {
-      auto r = run_kiln(m, x, ref, "kiln", mode, cache_root);
-      j[mode] = {{"ms", r.ms}, {"cold_s", r.cold_s}, {"warm_s", r.warm_s}, {"rel_err", r.err}, {"note", r.note}};
-      if (r.ms < best) {
-        best = r.ms;
-        cold = r.cold_s;
-        warm = r.warm_s;
-      }
-      std::fprintf(stderr, "%s %s: %.4f ms (err %.2g, cold %.1f s) %s\n", c.name, mode, r.ms, r.err, r.cold_s,
-                   r.note.c_str());
-      std::fflush(stderr);
-    }
-    auto cg = run_kiln(m, x, ref, "cudagraphs", "default", cache_root);
-    j["cudagraphs"] = {{"ms", cg.ms}, {"rel_err", cg.err}};
-    double ind_best = 0, ind_cold = 0;
-    if (inductor.contains(c.name)) {
-      ind_best = 1e30;
-      for (auto& [mode, v] : inductor[c.name].items())
-        if (v.is_object() && v["ms"].get<double>() < ind_best) {
-          ind_best = v["ms"].get<double>();
-          ind_cold = v["cold_s"].get<double>();
-        }
-    }
-    j["inductor_best_ms"] = ind_best;
-    all[c.name] = j;
-    std::snprintf(line, sizeof line, "| %-13s | %7.3f | %7.3f | %7.3f | %7.3f | %7.3f | %9.3f | %7.2f | %9.2f | %9.2f | %9.1f |\n",
-                  c.name, eager, j["default"]["ms"].get<double>(), j["reduce-overhead"]["ms"].get<double>(),
-                  j["max-autotune"]["ms"].get<double>(), cg.ms, ind_best, ind_best > 0 ? best / ind_best : 0.0, cold,
-                  warm, ind_cold);
-    table << line;
-  }
-  // Bandwidth at 1e8 elements against a device-to-device copy (bytes read + written): the pointwise
-  // chain (20 x (x + sin x): arithmetic-bound) and relu(x) * 2 + 1 (one read, one write: memory-bound).
-  if (only.empty() || only == "bandwidth") {
-    auto x = runtime::make_inputs({parse_input_spec("100000000")})[0].to(torch::kCUDA);
-    auto y = at::empty_like(x);
-    double copy_ms = steady_ms([&] { y.copy_(x); }, 50);
-    double bytes = 2.0 * 4 * 1e8;
-    std::snprintf(line, sizeof line, "\ndevice-to-device copy of 1e8 floats: %.3f ms = %.0f GB/s\n", copy_ms,
-                  bytes / copy_ms / 1e6);
-    table << line;
-    all["bandwidth"]["copy_ms"] = copy_ms;
-    for (const char* probe : {"pointwise_1e4", "affine"}) {
-      std::string file = dir + "/" + probe + ".pt";
-      if (!std::filesystem::exists(file)) continue;
-      step(std::string("bandwidth: ") + probe);
-      auto m = model::load_model(file, "cuda");
-      capture::CompileOptions o;
-      o.backend = "kiln";
-      o.dynamic = false;
-      runtime::CapturedRuntime rt(m, o);
-      auto out = rt.run({x})[0].toTensor();
-      auto& module = const_cast<torch::jit::Module&>(m.impl->module);
-      auto ref = runtime::eager_call(module, {x}).toTensor();
-      double err = ((out.to(at::kDouble) - ref.to(at::kDouble)).abs().max() / ref.to(at::kDouble).abs().max()).item<double>();
-      double k_ms = steady_ms([&] { rt.run({x}); }, 50);
-      double e_ms = steady_ms([&] { runtime::eager_call(module, {x}); }, 20);
-      const char* what = std::string(probe) == "affine" ? "relu(x) * 2 + 1" : "pointwise chain 20 x (x + sin x)";
-      std::snprintf(line, sizeof line,
-                    "%s at 1e8: Kiln %.3f ms = %.0f GB/s (%.0f%% of copy), eager %.3f ms, rel err %.1e\n", what, k_ms,
-                    bytes / k_ms / 1e6, 100.0 * copy_ms / k_ms, e_ms, err);
-      table << line;
-      all["bandwidth"][probe] = {{"kiln_ms", k_ms}, {"eager_ms", e_ms}, {"rel_err", err}};
-    }
-  }
-  if (argc > 3) std::ofstream(argv[3]) << all.dump(1);
-  if (!only.empty()) {  // one model per process (the recipe runs each under a timeout)
-    std::string t = table.str();
-    const std::string sep = "|---|---|---|---|---|---|---|---|---|---|---|\n";
-    std::printf("%s", t.substr(t.find(sep) + sep.size()).c_str());
+  json result;
+  result["name"] = name;
+  result["device"] = cuda::device_name();
+  if (name == "bandwidth") {
+    result["bandwidth"] = bandwidth(dir);
   } else {
-    std::printf("\nGPU benchmark (%s), steady-state ms (CUDA events, median of 100), K/I = Kiln best mode / Inductor "
-                "best mode (*inductor from bench/gpu/inductor_peer.py)\n%s",
-                cuda::device_name().c_str(), table.str().c_str());
+    std::string peer_path = dir + "/" + name + ".peer.json";
+    if (!std::filesystem::exists(peer_path)) {
+      std::fprintf(stderr, "kiln_gpu_bench: %s: not found (run bench/gpu/peer_bench.py compile first)\n",
+                   peer_path.c_str());
+      return 1;
+    }
+    json peer = json::parse(std::ifstream(peer_path));
+    std::string precision = peer.value("precision", "highest");
+    runtime::set_float32_matmul_precision(precision);
+    runtime::set_cudnn_allows_tf32(peer.value("cudnn_allow_tf32", true));
+    result["precision"] = runtime::float32_precision_text();
+    result["dtype"] = peer.value("dtype", "float32");
+    std::vector<InputSpec> specs;
+    for (const auto& s : peer["inputs"]) specs.push_back(parse_input_spec(s.get<std::string>()));
+    result["inputs"] = peer["inputs"];
+    std::string cache_root =
+        (std::filesystem::temp_directory_path() / ("kiln-gpu-bench-" + std::to_string(::getpid()))).string();
+    step(name + ": load (kernel cache " + cache_root + ")");
+    auto m = model::load_model(dir + "/" + name + ".pt", "cuda");
+    std::vector<at::Tensor> x;
+    for (auto& t : runtime::make_inputs(specs)) x.push_back(t.to(torch::kCUDA));
+    torch::NoGradGuard no_grad;
+    bool tf32 = runtime::tf32_in_effect(m);
+    result["tf32"] = tf32;
+    auto& module = const_cast<torch::jit::Module&>(m.impl->module);
+    std::vector<c10::IValue> args(x.begin(), x.end());
+    step(name + ": eager");
+    auto ref = runtime::clone_value(runtime::eager_call(module, args));
+    auto eager = [&] { runtime::eager_call(module, args); };
+    result["eager"] = {{"ms", steady_ms(eager)}, {"device_ms", device_ms(eager)}};
+    for (const char* mode : {"default", "reduce-overhead", "max-autotune"}) {
+      result["kiln"][mode] = run_kiln(m, x, ref, tf32, mode, cache_root);
+      std::fprintf(stderr, "%s kiln %s: %s\n", name.c_str(), mode, result["kiln"][mode].dump().c_str());
+    }
+    result["aoti"] = run_aoti(dir + "/" + name + ".aoti.pt2", x, ref, tf32);
+    std::fprintf(stderr, "%s aoti: %s\n", name.c_str(), result["aoti"].dump().c_str());
+    remove_tree(cache_root);
   }
+  std::ofstream(out_path) << result.dump(1);
   // Every result is written and flushed; leave without static destructors, which crash in
   // LibTorch's CUDA teardown after CUDA graph captures in this process (seen on the H100).
   std::fflush(stdout);
   std::fflush(stderr);
-  remove_tree(cache_root);
   std::_Exit(0);
 #endif
 }

@@ -5,6 +5,7 @@
 #include "engine/base/error.h"
 #include "engine/capture/guards.h"
 #include "engine/profile/host_trace.h"
+#include "engine/runtime/cuda/cuda_graph_fn.h"
 
 namespace kiln::runtime {
 
@@ -15,6 +16,16 @@ static capture::SourceFiles sources_for(const std::string& model_path) {
   fs::path dir = fs::path(model_path).parent_path();
   if (dir.empty()) dir = ".";
   return capture::SourceFiles({dir.string(), (dir / "src").string()});
+}
+
+// Whether a region called with these inputs will run as CUDA graphs: the modes that record them
+// (reduce-overhead, and max-autotune as in torch.compile) or the cudagraphs backend, on a GPU.
+static bool records_cuda_graphs(const capture::CompileOptions& o, const std::string& backend,
+                                const std::vector<c10::IValue>& inputs) {
+  if (o.mode != "reduce-overhead" && o.mode != "max-autotune" && backend != "cudagraphs") return false;
+  for (const auto& v : inputs)
+    if (v.isTensor() && v.toTensor().is_cuda()) return true;
+  return false;
 }
 
 CapturedRuntime::CapturedRuntime(const model::Model& model, capture::CompileOptions options)
@@ -189,8 +200,16 @@ void CapturedRuntime::run_region(int r, Env& env) {
   profile::Span capture_span("capture", "capture " + id, id);
   capture::SpecializedRegion entry;
   try {
-    entry = capture::specialize_region(region, cache.dynamic, interp_, env, options_.unroll_limit, sources_,
-                                       partition_.data_values);
+    auto specialize = [&] {
+      entry = capture::specialize_region(region, cache.dynamic, interp_, env, options_.unroll_limit, sources_,
+                                         partition_.data_values);
+    };
+    // A region whose calls will be CUDA graphs specializes on the stream they are captured on: its
+    // cuBLAS calls then share that stream's workspace instead of making one more on this stream.
+    if (records_cuda_graphs(options_, backend_->name(), inputs))
+      on_capture_stream(specialize);
+    else
+      specialize();
   } catch (const capture::UnrollLimitError& e) {
     // Too large to capture (a loop unrolled past the limit): report it loudly and run eagerly.
     event(Event::Kind::UnrollLimit, r, id, e.what());

@@ -50,6 +50,16 @@ c10::cuda::CUDAStream capture_stream() {
   return it->second;
 }
 
+// The caller's stream waits for what ran on the side stream, also when it threw.
+struct JoinStreams {
+  c10::cuda::CUDAStream side, main;
+  ~JoinStreams() {
+    at::cuda::CUDAEvent done;
+    done.record(side);
+    done.block(main);
+  }
+};
+
 class CudaGraphFn : public CompiledFn {
  public:
   CudaGraphFn(std::unique_ptr<CompiledFn> inner, std::vector<const torch::jit::Value*> inputs,
@@ -93,13 +103,7 @@ class CudaGraphFn : public CompiledFn {
         MemoryOwner owner("CUDA graph static inputs");
         for (const auto& iv : in) rec.static_inputs.push_back(iv.isTensor() ? c10::IValue(iv.toTensor().clone()) : iv);
       }
-      auto side = capture_stream();
-      auto main = at::cuda::getCurrentCUDAStream();
-      at::cuda::CUDAEvent ready;
-      ready.record(main);
-      ready.block(side);
-      {
-        c10::cuda::CUDAStreamGuard guard(side);
+      on_capture_stream([&] {
         inner_->run(interp, env);
         for (size_t i = 0; i < inputs_.size(); ++i) env[inputs_[i]] = rec.static_inputs[i];
         rec.graph = std::make_unique<at::cuda::CUDAGraph>();
@@ -112,10 +116,7 @@ class CudaGraphFn : public CompiledFn {
         inner_->run(interp, env);
         rec.graph->capture_end();
         for (const auto* v : outputs_) rec.static_outputs.push_back(capture::lookup(env, v));
-      }
-      at::cuda::CUDAEvent done;
-      done.record(side);
-      done.block(main);
+      });
       log_.push_back(std::string("recorded a CUDA graph (") + (graphs_.empty() ? "first call" : "new input shapes") + ")");
       it = graphs_.emplace(key, std::move(rec)).first;
     }
@@ -161,6 +162,21 @@ class CudaGraphFn : public CompiledFn {
 #endif
 
 }  // namespace
+
+void on_capture_stream(const std::function<void()>& f) {
+#if KILN_TORCH_CUDA
+  auto side = capture_stream();
+  auto main = at::cuda::getCurrentCUDAStream();
+  at::cuda::CUDAEvent ready;
+  ready.record(main);
+  ready.block(side);
+  JoinStreams join{side, main};
+  c10::cuda::CUDAStreamGuard guard(side);
+  f();
+#else
+  f();
+#endif
+}
 
 std::unique_ptr<CompiledFn> make_trace_fn(const capture::SpecializedRegion& entry) { return std::make_unique<TraceFn>(entry); }
 

@@ -7,6 +7,7 @@
 // replay, drop and skip is logged with its reason.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -21,6 +22,12 @@ namespace kiln::runtime {
 std::unique_ptr<CompiledFn> make_cuda_graph_fn(std::unique_ptr<CompiledFn> inner,
                                                std::vector<const torch::jit::Value*> inputs,
                                                std::vector<const torch::jit::Value*> outputs, const void* region_key);
+
+// Runs f with the current stream set to the one stream every CUDA graph of this device is warmed up
+// and captured on, ordered after the caller's stream's work and before its next. Work that precedes
+// a capture (the region's first, specializing run) goes there too, so cuBLAS makes one workspace
+// (per handle and stream) instead of a second one on the caller's stream. Without CUDA: f().
+void on_capture_stream(const std::function<void()>& f);
 
 // The captured trace replayed op by op (the eager ops of a region), as a callable: what the
 // cudagraphs backend captures.

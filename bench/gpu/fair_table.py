@@ -1,0 +1,117 @@
+"""Prints the fair benchmark's tables from one machine call's results.
+
+    python3 fair_table.py DIR NAME...
+
+DIR holds, per model, NAME.peer.json and NAME.aoti.json (bench/gpu/peer_bench.py) and NAME.kiln.json
+(kiln_gpu_bench), all written in the same call. Ratios compare like with like:
+  - Kiln's best mode (reduce-overhead or max-autotune: CUDA-graph replay) against Inductor's compiled
+    function replayed from a CUDA graph (no Python, no guards);
+  - Kiln default (C++, no CUDA graph) against AOTInductor's package run from C++;
+  - device time against device time (sum of kernel, copy and set durations per iteration).
+A ratio below 1 means Kiln is faster. Missing or failed measurements print as "-" with the error listed below.
+"""
+import json
+import os
+import sys
+
+
+def load(path):
+    try:
+        return json.load(open(path))
+    except (OSError, ValueError):
+        return {}
+
+
+def f(v, digits=3):
+    return "-" if v is None else f"{v:.{digits}f}"
+
+
+def ratio(a, b):
+    return None if a is None or b in (None, 0) else a / b
+
+
+def main():
+    d, names = sys.argv[1], sys.argv[2:]
+    rows, errors = [], []
+    precision = None
+    for name in names:
+        peer = load(os.path.join(d, name + ".peer.json"))
+        aoti_c = load(os.path.join(d, name + ".aoti.json"))
+        k = load(os.path.join(d, name + ".kiln.json"))
+        if not peer and not k:
+            errors.append(f"{name}: no results (the peer or the benchmark failed before writing; see the logs)")
+            continue
+        precision = precision or k.get("precision")
+        kiln = k.get("kiln", {})
+        ind = peer.get("inductor_default", {})
+        ind_ro = peer.get("inductor_reduce-overhead", {})
+        aoti = k.get("aoti", {})
+        for what, v in [("kiln " + m, kiln.get(m, {})) for m in ("default", "reduce-overhead", "max-autotune")] + \
+                [("inductor default", ind), ("inductor reduce-overhead", ind_ro), ("AOTInductor (C++)", aoti),
+                 ("AOTInductor compile", aoti_c)]:
+            if v.get("error"):
+                errors.append(f"{name} {what}: {v['error']}")
+            elif "ok" in v and not v["ok"]:
+                errors.append(f"{name} {what}: output outside tolerance (max rel {v.get('rel_err', 0):.2e})")
+        best_mode = min((m for m in ("reduce-overhead", "max-autotune") if kiln.get(m, {}).get("ms")),
+                        key=lambda m: kiln[m]["ms"], default=None)
+        best = kiln.get(best_mode, {}) if best_mode else {}
+        default = kiln.get("default", {})
+        overhead = ratio(default.get("traced_ms"), default.get("ms"))
+        rows.append({
+            "name": name, "dtype": k.get("dtype", peer.get("dtype", "?")),
+            "eager": k.get("eager", {}).get("ms"), "eager_py": peer.get("eager_py", {}).get("ms"),
+            "k_default": default.get("ms"), "aoti": aoti.get("ms"),
+            "k_ro": kiln.get("reduce-overhead", {}).get("ms"), "k_ma": kiln.get("max-autotune", {}).get("ms"),
+            "best_mode": best_mode, "k_best": best.get("ms"), "replay": ind.get("replay_ms"),
+            "i_call": ind.get("ms"), "i_ro_call": ind_ro.get("ms"),
+            "dev_eager": k.get("eager", {}).get("device_ms"), "dev_eager_py": peer.get("eager_py", {}).get("device_ms"),
+            "dev_default": default.get("device_ms"), "dev_best": best.get("device_ms"),
+            "dev_aoti": aoti.get("device_ms"), "dev_replay": ind.get("replay_device_ms"),
+            "k_cold": [kiln.get(m, {}).get("cold_s") for m in ("default", "reduce-overhead", "max-autotune")],
+            "k_warm": [kiln.get(m, {}).get("warm_s") for m in ("default", "reduce-overhead", "max-autotune")],
+            "i_cold": [ind.get("cold_s"), ind_ro.get("cold_s")], "i_warm": [ind.get("warm_s"), ind_ro.get("warm_s")],
+            "aoti_cold": aoti_c.get("cold_s"),
+            "err": [kiln.get(m, {}).get("rel_err") for m in ("default", "reduce-overhead", "max-autotune")] +
+                   [aoti.get("rel_err"), ind.get("rel_err")],
+            "overhead": None if overhead is None else overhead - 1,
+        })
+    print(f"\nFair benchmark ({precision or 'precision not recorded'}, the same on both sides); ms per call: "
+          "CUDA events around one synchronized call, median of 100. Ratios < 1: Kiln faster.")
+    print("| model | dtype | eager C++ | Kiln default | AOTI C++ | default/AOTI | Kiln r-o | Kiln m-a | "
+          "Inductor graph replay | best/replay | Inductor per call (Python) | Inductor r-o per call (Python) |")
+    print("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+    for r in rows:
+        print(f"| {r['name']} | {r['dtype']} | {f(r['eager'])} | {f(r['k_default'])} | {f(r['aoti'])} | "
+              f"{f(ratio(r['k_default'], r['aoti']), 2)} | {f(r['k_ro'])} | {f(r['k_ma'])} | {f(r['replay'])} | "
+              f"{f(ratio(r['k_best'], r['replay']), 2)} | {f(r['i_call'])} | {f(r['i_ro_call'])} |")
+    print("\nDevice time per iteration, ms (kernels + copies + sets; Kiln, eager and AOTI from CUPTI in C++, "
+          "Inductor and eager (Py) from torch.profiler)")
+    print("| model | eager (C++) | eager (Py) | Kiln default | AOTI | default/AOTI | Kiln best | Inductor replay | "
+          "best/Inductor | CUPTI overhead on Kiln default |")
+    print("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+    for r in rows:
+        oh = "-" if r["overhead"] is None else f"{100 * r['overhead']:+.1f} %"
+        print(f"| {r['name']} | {f(r['dev_eager'])} | {f(r['dev_eager_py'])} | {f(r['dev_default'])} | "
+              f"{f(r['dev_aoti'])} | {f(ratio(r['dev_default'], r['dev_aoti']), 2)} | {f(r['dev_best'])} | "
+              f"{f(r['dev_replay'])} | {f(ratio(r['dev_best'], r['dev_replay']), 2)} | {oh} |")
+    print("\nCompile seconds, cold (empty caches) / warm (disk caches), and max rel error against eager")
+    print("| model | Kiln default | Kiln r-o | Kiln m-a | Inductor default | Inductor r-o | AOTI (export + compile) | "
+          "cold K/I default | error Kiln d / r-o / m-a, AOTI, Inductor |")
+    print("|---|--:|--:|--:|--:|--:|--:|--:|---|")
+    for r in rows:
+        cw = lambda c, w: f"{f(c, 1)} / {f(w, 1)}"  # noqa: E731
+        errs = " / ".join("-" if e is None else f"{e:.1e}" for e in r["err"][:3]) + ", " + \
+            ", ".join("-" if e is None else f"{e:.1e}" for e in r["err"][3:])
+        print(f"| {r['name']} | {cw(r['k_cold'][0], r['k_warm'][0])} | {cw(r['k_cold'][1], r['k_warm'][1])} | "
+              f"{cw(r['k_cold'][2], r['k_warm'][2])} | {cw(r['i_cold'][0], r['i_warm'][0])} | "
+              f"{cw(r['i_cold'][1], r['i_warm'][1])} | {f(r['aoti_cold'], 1)} | "
+              f"{f(ratio(r['k_cold'][0], r['i_cold'][0]), 2)} | {errs} |")
+    if errors:
+        print("\nFailed or outside tolerance:")
+        for e in errors:
+            print("- " + e)
+
+
+if __name__ == "__main__":
+    main()
