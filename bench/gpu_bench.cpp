@@ -4,8 +4,8 @@
 //
 //   kiln_gpu_bench DIR NAME OUT.json      LibTorch eager, Kiln default / reduce-overhead / max-autotune and
 //                                        AOTInductor's package run from C++, each: per-call time (CUDA events
-//                                        around one call, synchronized, median of 100 after 10 warm-up calls,
-//                                        the method the Python peers use), device time per iteration (sum of
+//                                        around one call, synchronized, after 10 warm-up calls: the median of
+//                                        three blocks' medians of 100, the method the Python peers use), device time per iteration (sum of
 //                                        kernel, memcpy and memset durations from CUPTI over 20 iterations),
 //                                        error against eager under Kiln's tolerance rule; Kiln's cold (empty
 //                                        kernel cache) and warm (disk cache hit) compile; and what CUPTI tracing
@@ -81,19 +81,28 @@ void step(const std::string& what) {
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-double steady_ms(const std::function<void()>& fn, int iters = 100) {
+// Per-call time: CUDA events around one synchronized call, after 10 warm-up calls, in three blocks of
+// `iters`; the median of the block medians (the peers do the same). `spread` gets the largest block
+// median over the smallest minus 1: a difference under it is noise.
+double steady_ms(const std::function<void()>& fn, int iters = 100, double* spread = nullptr) {
   for (int i = 0; i < 10; ++i) fn();
   c10::cuda::device_synchronize();
   auto stream = static_cast<cuda::Stream>(at::cuda::getCurrentCUDAStream().stream());
-  std::vector<double> t;
-  for (int i = 0; i < iters; ++i) {
-    cuda::EventTimer timer(stream);
-    timer.start();
-    fn();
-    t.push_back(timer.stop_ms());
+  std::vector<double> blocks;
+  for (int b = 0; b < 3; ++b) {
+    std::vector<double> t;
+    for (int i = 0; i < iters; ++i) {
+      cuda::EventTimer timer(stream);
+      timer.start();
+      fn();
+      t.push_back(timer.stop_ms());
+    }
+    std::sort(t.begin(), t.end());
+    blocks.push_back(t[t.size() / 2]);
   }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  std::sort(blocks.begin(), blocks.end());
+  if (spread) *spread = blocks.back() / blocks.front() - 1;
+  return blocks[1];
 }
 
 // Device time per iteration: kernels, copies and sets CUPTI recorded over `iters` calls.
@@ -155,9 +164,15 @@ json run_kiln(const model::Model& m, const std::vector<at::Tensor>& x, const c10
     r.update(error_of(out, ref, tf32));
     step("kiln " + mode + ": steady state");
     auto call = [&] { warm.run(x, &printed); };
-    r["ms"] = steady_ms(call);
+    double spread = 0;
+    r["ms"] = steady_ms(call, 100, &spread);
+    r["spread"] = spread;
     r["device_ms"] = device_ms(call);
-    if (mode == "default") r["traced_ms"] = traced_ms(call);
+    if (mode == "default") {
+      r["traced_ms"] = traced_ms(call);
+      // Once more after tracing: a drift between the two untraced figures is the machine's, not CUPTI's.
+      r["ms_again"] = steady_ms(call);
+    }
     for (const auto& info : warm.regions())
       for (const auto& a : warm.artifacts(info.index))
         if (!a.note.empty()) r["note"] = a.note;
@@ -184,7 +199,9 @@ json run_aoti(const std::string& package, const std::vector<at::Tensor>& x, cons
     if (outs.empty()) throw Error("the package returned no outputs");
     r.update(error_of(outs[0], ref, tf32));
     auto call = [&] { loader.run(x); };
-    r["ms"] = steady_ms(call);
+    double spread = 0;
+    r["ms"] = steady_ms(call, 100, &spread);
+    r["spread"] = spread;
     r["device_ms"] = device_ms(call);
   } catch (const std::exception& e) {
     r["error"] = std::string(e.what()).substr(0, 400);
@@ -276,7 +293,9 @@ int main(int argc, char** argv) {
     step(name + ": eager");
     auto ref = runtime::clone_value(runtime::eager_call(module, args));
     auto eager = [&] { runtime::eager_call(module, args); };
-    result["eager"] = {{"ms", steady_ms(eager)}, {"device_ms", device_ms(eager)}};
+    double spread = 0;
+    double eager_ms = steady_ms(eager, 100, &spread);
+    result["eager"] = {{"ms", eager_ms}, {"spread", spread}, {"device_ms", device_ms(eager)}};
     for (const char* mode : {"default", "reduce-overhead", "max-autotune"}) {
       result["kiln"][mode] = run_kiln(m, x, ref, tf32, mode, cache_root);
       std::fprintf(stderr, "%s kiln %s: %s\n", name.c_str(), mode, result["kiln"][mode].dump().c_str());

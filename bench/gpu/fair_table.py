@@ -8,7 +8,8 @@ DIR holds, per model, NAME.peer.json and NAME.aoti.json (bench/gpu/peer_bench.py
     function replayed from a CUDA graph (no Python, no guards);
   - Kiln default (C++, no CUDA graph) against AOTInductor's package run from C++;
   - device time against device time (sum of kernel, copy and set durations per iteration).
-A ratio below 1 means Kiln is faster. Missing or failed measurements print as "-" with the error listed below.
+A ratio below 1 means Kiln is faster. "noise": the largest spread between the three blocks of one
+measurement in the row (largest block median / smallest - 1); ratios closer to 1 than that are not a difference. Missing or failed measurements print as "-" with the error listed below.
 """
 import json
 import os
@@ -57,7 +58,8 @@ def main():
                         key=lambda m: kiln[m]["ms"], default=None)
         best = kiln.get(best_mode, {}) if best_mode else {}
         default = kiln.get("default", {})
-        overhead = ratio(default.get("traced_ms"), default.get("ms"))
+        # Traced against the untraced median taken right after it (the one before may include drift).
+        overhead = ratio(default.get("traced_ms"), default.get("ms_again", default.get("ms")))
         rows.append({
             "name": name, "dtype": k.get("dtype", peer.get("dtype", "?")),
             "eager": k.get("eager", {}).get("ms"), "eager_py": peer.get("eager_py", {}).get("ms"),
@@ -75,16 +77,20 @@ def main():
             "err": [kiln.get(m, {}).get("rel_err") for m in ("default", "reduce-overhead", "max-autotune")] +
                    [aoti.get("rel_err"), ind.get("rel_err")],
             "overhead": None if overhead is None else overhead - 1,
+            "noise": max([v for v in [k.get("eager", {}).get("spread"), aoti.get("spread"), ind.get("replay_spread"),
+                                      ind.get("spread")] + [kiln.get(m, {}).get("spread") for m in kiln]
+                          if v is not None], default=None),
         })
     print(f"\nFair benchmark ({precision or 'precision not recorded'}, the same on both sides); ms per call: "
-          "CUDA events around one synchronized call, median of 100. Ratios < 1: Kiln faster.")
+          "CUDA events around one synchronized call, median of three blocks' medians of 100. Ratios < 1: Kiln faster.")
     print("| model | dtype | eager C++ | Kiln default | AOTI C++ | default/AOTI | Kiln r-o | Kiln m-a | "
-          "Inductor graph replay | best/replay | Inductor per call (Python) | Inductor r-o per call (Python) |")
-    print("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+          "Inductor graph replay | best/replay | Inductor per call (Python) | Inductor r-o per call (Python) | noise |")
+    print("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
     for r in rows:
+        noise = "-" if r["noise"] is None else f"{100 * r['noise']:.0f} %"
         print(f"| {r['name']} | {r['dtype']} | {f(r['eager'])} | {f(r['k_default'])} | {f(r['aoti'])} | "
               f"{f(ratio(r['k_default'], r['aoti']), 2)} | {f(r['k_ro'])} | {f(r['k_ma'])} | {f(r['replay'])} | "
-              f"{f(ratio(r['k_best'], r['replay']), 2)} | {f(r['i_call'])} | {f(r['i_ro_call'])} |")
+              f"{f(ratio(r['k_best'], r['replay']), 2)} | {f(r['i_call'])} | {f(r['i_ro_call'])} | {noise} |")
     print("\nDevice time per iteration, ms (kernels + copies + sets; Kiln, eager and AOTI from CUPTI in C++, "
           "Inductor and eager (Py) from torch.profiler)")
     print("| model | eager (C++) | eager (Py) | Kiln default | AOTI | default/AOTI | Kiln best | Inductor replay | "

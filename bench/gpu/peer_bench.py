@@ -11,7 +11,8 @@
 
 Each command runs in its own process with a fresh TORCHINDUCTOR_CACHE_DIR set by the caller, so "cold" is an
 empty cache; "warm" is a second compile after torch._dynamo.reset() that hits the on-disk caches. Per-call time:
-CUDA events around one call, synchronized, median of 100 after 10 warm-up calls (the method kiln_gpu_bench uses).
+CUDA events around one synchronized call after 10 warm-up calls, the median of three blocks' medians of 100
+(the method kiln_gpu_bench uses).
 Device time per iteration: the sum of the kernel, memcpy and memset durations in torch.profiler's trace over 20
 iterations, divided by 20. The float32 matmul precision is KILN_BENCH_PRECISION (default "highest", PyTorch's
 default); cuDNN keeps PyTorch's default (TF32 allowed): both are written into the JSON and applied by
@@ -60,19 +61,27 @@ def sync():
     torch.cuda.synchronize()
 
 
-def steady_ms(fn, iters=ITERS):
+def steady_ms(fn, iters=ITERS, spread=None):
+    """CUDA events around one synchronized call, after 10 warm-up calls, in three blocks of `iters`:
+    the median of the block medians (kiln_gpu_bench does the same); spread[0] = largest / smallest - 1."""
     for _ in range(10):
         fn()
     sync()
-    times = []
-    for _ in range(iters):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
-    return statistics.median(times)
+    blocks = []
+    for _ in range(3):
+        times = []
+        for _ in range(iters):
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            a.record()
+            fn()
+            b.record()
+            b.synchronize()
+            times.append(a.elapsed_time(b))
+        blocks.append(statistics.median(times))
+    blocks.sort()
+    if spread is not None:
+        spread.append(blocks[-1] / blocks[0] - 1)
+    return blocks[1]
 
 
 def device_ms(fn, iters=20):
@@ -153,7 +162,9 @@ def compile_peer(d, name):
     inputs = tuple(x.cuda() for x in inputs)
     with torch.no_grad():
         ref = m(*inputs)
-        r["eager_py"] = {"ms": steady_ms(lambda: m(*inputs)), "device_ms": device_ms(lambda: m(*inputs))}
+        sp = []
+        r["eager_py"] = {"ms": steady_ms(lambda: m(*inputs), spread=sp), "device_ms": device_ms(lambda: m(*inputs))}
+        r["eager_py"]["spread"] = sp[0]
         print(name, "eager", r["eager_py"], flush=True)
         for mode in MODES:
             e = {}
@@ -171,13 +182,17 @@ def compile_peer(d, name):
                 sync()
                 e["warm_s"] = time.perf_counter() - t0
                 e["rel_err"] = rel_error(out, ref)
-                e["ms"] = steady_ms(lambda: fn(*inputs))
+                sp = []
+                e["ms"] = steady_ms(lambda: fn(*inputs), spread=sp)
+                e["spread"] = sp[0]
                 if mode in ("default", "max-autotune-no-cudagraphs"):
                     g, gout = graph_replay(fn, inputs)
                     g.replay()
                     sync()
                     e["replay_rel_err"] = rel_error(gout, ref)
-                    e["replay_ms"] = steady_ms(g.replay)
+                    sp = []
+                    e["replay_ms"] = steady_ms(g.replay, spread=sp)
+                    e["replay_spread"] = sp[0]
                     e["replay_device_ms"] = device_ms(g.replay)
                     del g
                 else:
