@@ -210,7 +210,7 @@ def aoti_peer(d, name):
     torch.set_float32_matmul_precision(PRECISION)
     m = m.cuda()
     inputs = tuple(x.cuda() for x in inputs)
-    r = {"name": name}
+    r = {"name": name, "concurrent": bool(os.environ.get("KILN_AOTI_CONCURRENT"))}
     try:
         t0 = time.perf_counter()
         with torch.no_grad():
