@@ -8,6 +8,8 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include "engine/base/error.h"
 
@@ -178,10 +180,50 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, 
 }
 
 const CUpti_ActivityKind kKinds[] = {
-    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
-    CUPTI_ACTIVITY_KIND_RUNTIME,           CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
-    CUPTI_ACTIVITY_KIND_MARKER,
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,           CUPTI_ACTIVITY_KIND_MEMSET,
+    CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,   CUPTI_ACTIVITY_KIND_MARKER,
 };
+const CUpti_ActivityKind kApiKinds[] = {CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER};
+
+// Whether a runtime or driver call puts work on the device (a launch, a graph launch, a copy, a set)
+// or waits for it: the calls a device record's correlation id can name, and the ones the timeline
+// shows. Everything else LibTorch and the libraries call per op (device and stream queries, event
+// records, attribute reads) would cost a record each and attribute nothing.
+bool api_recorded(const std::string& name) {
+  for (const char* word : {"Launch", "Memcpy", "Memset", "Synchronize", "StreamWait"})
+    if (name.find(word) != std::string::npos) return true;
+  return false;
+}
+
+// Records of the calls api_recorded names only (CUPTI's per-call switches); every call when
+// KILN_CUPTI_ALL_API is set or the per-call switches are unavailable. Returns the kinds to disable at stop.
+std::vector<CUpti_ActivityKind> enable_api_records() {
+  const char* all = std::getenv("KILN_CUPTI_ALL_API");
+  if (!(all && *all)) {
+    bool ok = true;
+    for (uint32_t cbid = 1; ok && cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; ++cbid)
+      if (api_recorded(api_name(CUPTI_CB_DOMAIN_RUNTIME_API, cbid)))
+        ok = cuptiActivityEnableRuntimeApi(cbid, 1) == CUPTI_SUCCESS;
+    for (uint32_t cbid = 1; ok && cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid)
+      if (api_recorded(api_name(CUPTI_CB_DOMAIN_DRIVER_API, cbid)))
+        ok = cuptiActivityEnableDriverApi(cbid, 1) == CUPTI_SUCCESS;
+    if (ok) return {};
+  }
+  std::vector<CUpti_ActivityKind> enabled;
+  for (auto kind : kApiKinds) {
+    check(cuptiActivityEnable(kind), "cuptiActivityEnable");
+    enabled.push_back(kind);
+  }
+  return enabled;
+}
+
+void disable_api_records() {
+  for (auto kind : kApiKinds) cuptiActivityDisable(kind);
+  for (uint32_t cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; ++cbid)
+    if (api_recorded(api_name(CUPTI_CB_DOMAIN_RUNTIME_API, cbid))) cuptiActivityEnableRuntimeApi(cbid, 0);
+  for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid)
+    if (api_recorded(api_name(CUPTI_CB_DOMAIN_DRIVER_API, cbid))) cuptiActivityEnableDriverApi(cbid, 0);
+}
 
 // NVTX ranges reach CUPTI only through NVTX's injection hook, read once at the first NVTX call.
 void point_nvtx_at_cupti() {
@@ -235,6 +277,15 @@ CuptiTrace::CuptiTrace(std::chrono::steady_clock::time_point host_origin) {
       check(r, "cuptiActivityEnable");
     }
   }
+  try {
+    enable_api_records();
+  } catch (const Error&) {
+    for (auto k : kKinds) cuptiActivityDisable(k);
+    disable_api_records();
+    std::lock_guard<std::mutex> lock(c.mu);
+    c.active = false;
+    throw;
+  }
   running_ = true;
 }
 
@@ -243,6 +294,7 @@ GpuTrace CuptiTrace::stop() {
   if (!running_) return out;
   running_ = false;
   for (auto kind : kKinds) cuptiActivityDisable(kind);
+  disable_api_records();
   CUptiResult r = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   auto& c = collector();
   std::lock_guard<std::mutex> lock(c.mu);

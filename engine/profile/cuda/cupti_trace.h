@@ -1,6 +1,7 @@
 // CUPTI Activity API tracing: kernels (grid, block, registers, shared memory, stream, CUDA graph
-// node), memcpy/memset, runtime and driver calls, synchronization and NVTX ranges, with
-// correlation ids. The only file that includes cupti.h. One trace at a time per process (CUPTI's
+// node), memcpy/memset, the runtime and driver calls that launch, copy, set or wait (the ones a
+// device record's correlation id names; KILN_CUPTI_ALL_API=1 records every call), synchronization
+// and NVTX ranges, with correlation ids. The only file that includes cupti.h. One trace at a time per process (CUPTI's
 // activity buffers are process-wide); records come back on the host trace's clock.
 #pragma once
 
