@@ -43,6 +43,14 @@ struct GpuKernelSet {
   std::vector<size_t> variant;    // per kernel: index into info[k].variants
   std::vector<bool> tuned;
   std::vector<std::vector<records::AutotuneCandidate>> candidates;
+  // Per kernel, its last launch once tuned: repeated for the same work without looking it up again
+  // (the module's function by name, its thread limit from the driver, the grid).
+  struct Launch {
+    cuda::Function function = nullptr;
+    unsigned blocks = 0, threads = 0;
+    int64_t work = -1;
+  };
+  std::vector<Launch> last_launch;
 
   // Kernel k's module (the only one when the source was compiled whole).
   const cuda::Module& module(size_t k) const { return *modules.at(modules.size() == 1 ? 0 : k); }
