@@ -31,7 +31,8 @@ std::vector<int64_t> layout_strides(const std::vector<int64_t>& sizes, const std
 // t itself when it is stored densely along `layout` (strides of size-1 dims do not matter),
 // else a copy that is.
 at::Tensor to_layout(const at::Tensor& t, const std::vector<int>& layout) {
-  if (layout.empty() || static_cast<size_t>(t.dim()) != layout.size()) return t.contiguous();
+  // is_contiguous() reads a flag; contiguous() is a dispatched op even when it returns t.
+  if (layout.empty() || static_cast<size_t>(t.dim()) != layout.size()) return t.is_contiguous() ? t : t.contiguous();
   auto strides = layout_strides(t.sizes().vec(), layout);
   bool dense = true;
   for (int64_t d = 0; d < t.dim(); ++d)
@@ -46,7 +47,7 @@ at::Tensor to_layout(const at::Tensor& t, const std::vector<int>& layout) {
 
 at::Tensor LoweredRegionFn::constant_in_layout(size_t comp, const at::Tensor& value) {
   const auto& layout = fused_.program.comps[comp].layout;
-  if (layout.empty()) return value.contiguous();
+  if (layout.empty()) return value.is_contiguous() ? value : value.contiguous();
   // Parameters rarely change: convert once, again only when the tensor or its version does.
   auto& slot = layout_cache_[comp];
   if (slot.source.defined() && slot.source.is_same(value) && slot.version == value._version()) return slot.converted;
