@@ -17,5 +17,6 @@ Command add_report(CLI::App& app);
 Command add_trace(CLI::App& app);
 Command add_stats(CLI::App& app);
 Command add_import(CLI::App& app);
+Command add_diff(CLI::App& app);
 
 }  // namespace kiln::cli

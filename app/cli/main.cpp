@@ -1,4 +1,4 @@
-// kiln — the headless workbench: inspect, explain, compile, check, profile, report, import.
+// kiln — the headless workbench: inspect, explain, compile, check, profile, report, import, diff.
 #include <vector>
 
 #include "app/cli/commands.h"
@@ -14,7 +14,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   const std::vector<Command> commands = {add_inspect(app), add_explain(app), add_compile(app),
                                          add_check(app),   add_profile(app), add_report(app),
-                                         add_trace(app),   add_stats(app),   add_import(app)};
+                                         add_trace(app),   add_stats(app),   add_import(app),
+                                         add_diff(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -8,6 +8,7 @@
 #include "engine/base/error.h"
 #include "engine/commands/check_model.h"
 #include "engine/commands/compile_model.h"
+#include "engine/commands/diff.h"
 #include "engine/commands/explain.h"
 #include "engine/commands/inspect_model.h"
 #include "engine/commands/profile_model.h"
@@ -67,5 +68,12 @@ session::Session open_session(const std::string& path);
 // The run comparison as a text table (mode, backend, status, latency, speedup, error).
 std::string runs_table(const session::Session& s);
 void load_backend_plugin(const std::string& path);
+
+using DiffOptions = report::DiffOptions;
+using SessionDiff = report::SessionDiff;
+// Two runs compared (engine/commands/diff.h): each a .kiln session or anything `kiln import` takes.
+inline SessionDiff diff(const std::string& a, const std::string& b, const DiffOptions& options = {}) {
+  return commands::diff_inputs(a, b, options);
+}
 
 }  // namespace kiln::api

@@ -93,8 +93,8 @@ int find_run(const session::Session& s, const std::string& which) {
   throw Error("no run '" + which + "' (this session has: " + list + "; name a mode, MODE/BACKEND or a backend)");
 }
 
-KernelStats kernel_stats(const session::Session& s, int run) {
-  KernelStats out;
+KernelRecords kernel_records(const session::Session& s, int run) {
+  KernelRecords out;
   out.run = run;
   std::set<std::string> kiln_kernels;
   for (const auto& k : s.kernels) kiln_kernels.insert(k.name);
@@ -167,11 +167,16 @@ KernelStats kernel_stats(const session::Session& s, int run) {
     if (r.id == run)
       graph_replay = r.mode == "reduce-overhead" || r.backend == "cudagraphs" ||
                      (r.mode == "max-autotune" && r.backend == "kiln");
-  std::map<std::tuple<std::string, std::string, std::string>, KernelStat> rows;
   for (size_t i = 0; i < records.size(); ++i) {
     const auto& e = *records[i];
-    std::string by, kind, compile_id = e.compile_id;
+    KernelRecord rec;
+    rec.event = &e;
+    rec.compile_id = e.compile_id;
+    std::string& by = rec.launched_by;
+    std::string& kind = rec.launcher;
+    std::string& compile_id = rec.compile_id;
     if (out.time_source == "host") {
+      rec.span = &e;
       by = e.category == "extern" ? e.name : e.kernel;
       kind = e.category == "extern" ? "extern" : "kiln kernel";
     } else if (!e.kernel.empty()) {
@@ -179,7 +184,9 @@ KernelStats kernel_stats(const session::Session& s, int run) {
       kind = kiln_kernels.count(e.kernel) ? (from_kiln ? "kiln kernel" : "compiled kernel")
              : e.kernel.rfind("aten::", 0) == 0 ? "extern"
                                                 : "op";
+      rec.span = launcher_of[i];
     } else if (const auto* l = launcher_of[i]) {
+      rec.span = l;
       by = l->kernel.empty() ? l->name : l->kernel;
       kind = l->category == "kernel" ? (from_kiln ? "kiln kernel" : "compiled kernel")
              : l->category == "extern" ? "extern"
@@ -188,12 +195,27 @@ KernelStats kernel_stats(const session::Session& s, int run) {
     } else if (graph_replay) {
       kind = "CUDA graph replay";
     }
-    auto& r = rows[{e.name, by, compile_id}];
+    out.records.push_back(std::move(rec));
+  }
+  return out;
+}
+
+KernelStats kernel_stats(const session::Session& s, int run) {
+  KernelRecords recs = kernel_records(s, run);
+  KernelStats out;
+  out.run = run;
+  out.time_source = recs.time_source;
+  out.iterations = recs.iterations;
+  out.host = std::move(recs.host);
+  std::map<std::tuple<std::string, std::string, std::string>, KernelStat> rows;
+  for (const auto& rec : recs.records) {
+    const auto& e = *rec.event;
+    auto& r = rows[{e.name, rec.launched_by, rec.compile_id}];
     if (r.launches == 0) {
       r.name = e.name;
-      r.launched_by = by;
-      r.launcher = kind;
-      r.compile_id = compile_id;
+      r.launched_by = rec.launched_by;
+      r.launcher = rec.launcher;
+      r.compile_id = rec.compile_id;
       r.min_ns = e.dur_ns;
       r.max_ns = e.dur_ns;
     }

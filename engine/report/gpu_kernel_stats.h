@@ -53,6 +53,25 @@ struct KernelStats {
 
 KernelStats kernel_stats(const session::Session& s, int run);
 
+// The records kernel_stats sums, one by one, with what launched each: the analysis under it, for
+// views that group device time otherwise (by graph node, module or source line: module_time.h).
+// post: `records` holds every record kernel_stats counts, once, in timeline order; their durations
+//       add up to kernel_stats(s, run).total_ns. Pointers point into s.timeline.
+struct KernelRecord {
+  const session::TimelineEvent* event = nullptr;  // the device record (the host span on the CPU)
+  const session::TimelineEvent* span = nullptr;   // the host span that launched it (the record itself
+                                                  // on the CPU); null when none was found
+  std::string launched_by, launcher, compile_id;  // as in KernelStat
+};
+struct KernelRecords {
+  int run = -1;
+  std::string time_source;
+  int iterations = 1;
+  std::vector<KernelRecord> records;
+  std::vector<HostCost> host;
+};
+KernelRecords kernel_records(const session::Session& s, int run);
+
 // The summed time and launches per iteration of everything the Kiln kernel `k` launched on the
 // device (all rows whose launcher is k, in k's region or with no region); nullptr-like zero
 // launches when it did not run.
