@@ -192,3 +192,29 @@ TEST(Cli, SharedOptionsKeepEachCommandsDefaultsAndExitStatus) {
   }
   EXPECT_FALSE(std::filesystem::exists(session));
 }
+
+TEST(Cli, DiffTwoLogsInEveryFormat) {
+  std::string dir = test::temp_dir(), out;
+  const std::string a = test::data("traces/block_default.log"), b = test::data("traces/breaky_dynamic.log");
+  ASSERT_EQ(run_kiln("diff " + a + " " + b, out), 0) << out;
+  EXPECT_NE(out.find("# Kiln diff:"), std::string::npos) << out;
+  EXPECT_NE(out.find("## Time by model structure"), std::string::npos) << out;
+  ASSERT_EQ(run_kiln("diff " + a + " " + b + " --format json -o " + dir + "/d.json", out), 0) << out;
+  auto j = nlohmann::json::parse(test::read_file(dir + "/d.json"));
+  EXPECT_TRUE(j["breaks"].is_array());
+  EXPECT_FALSE(j["breaks"].empty());
+  ASSERT_EQ(run_kiln("diff " + a + " " + b + " --format html -o " + dir + "/d.html", out), 0) << out;
+  EXPECT_NE(test::read_file(dir + "/d.html").find("script-src 'none'"), std::string::npos);
+}
+
+TEST(Cli, DiffBadInputIsOneErrorNamingIt) {
+  std::string out;
+  EXPECT_EQ(run_kiln("diff /nonexistent/a.kiln " + test::data("traces/block_default.log"), out), 1) << out;
+  EXPECT_NE(out.find("kiln: error: /nonexistent/a.kiln: file not found"), std::string::npos) << out;
+  EXPECT_EQ(run_kiln("diff " + test::data("traces/block_default.log") + " " + test::data("traces/block_default.log") +
+                         " --format pdf",
+                     out),
+            1)
+      << out;
+  EXPECT_NE(out.find("--format 'pdf'"), std::string::npos) << out;
+}
