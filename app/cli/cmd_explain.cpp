@@ -1,5 +1,5 @@
 // kiln explain MODEL.pt --input 4x64 [--input 8x64 ...] [--json] [--dynamic auto|true|false] [--cache-limit N]
-//   [--fullgraph] [--disable]
+//   [--fullgraph] [--disable] [--cost [--cost-rounds N]]
 // Each --input is one forward call (models with several arguments: --input 4x64,4x64 is not a shape;
 // use --call "4x64 8x64" for one call with two arguments).
 #include <iostream>
@@ -21,6 +21,8 @@ struct ExplainArgs {
   bool fullgraph = false;
   bool disable = false;
   bool json = false;
+  bool cost = false;
+  int cost_rounds = 20;
 };
 
 int run(const ExplainArgs& a) {
@@ -35,7 +37,13 @@ int run(const ExplainArgs& a) {
   o.fullgraph = a.fullgraph;
   o.disable = a.disable;
   auto r = api::explain(a.model.path, calls, o);
-  std::cout << (a.json ? api::explain_json(r) + "\n" : api::explain_text(r));
+  if (a.cost) {
+    auto costs = runtime::measure_explain_costs(a.model.path, calls, o, a.cost_rounds);
+    std::cout << (a.json ? runtime::explain_json_with_costs(r, costs) + "\n"
+                         : api::explain_text(r) + runtime::explain_costs_text(costs));
+  } else {
+    std::cout << (a.json ? api::explain_json(r) + "\n" : api::explain_text(r));
+  }
   for (const auto& c : r.calls)
     if (!c.equal) return kExitOutputsDiffer;
   return 0;
@@ -57,6 +65,10 @@ Command add_explain(CLI::App& app) {
       ->capture_default_str();
   cmd.add_flag("--fullgraph", args.fullgraph, "Treat any graph break as an error");
   cmd.add_flag("--disable", args.disable, "Run eagerly (no capture), for A/B checks");
+  cmd.add_flag("--cost", args.cost,
+               "Measure what each graph break and each recompile costs, and rerun with dynamic=true when a "
+               "dimension kept changing");
+  cmd.add_option("--cost-rounds", args.cost_rounds, "Timed passes through the calls for --cost")->capture_default_str();
   add_json_flag(cmd, args.json);
   return command(run);
 }

@@ -4,6 +4,7 @@
 // Graphviz layout behind its lock). No LibTorch, no Qt.
 #pragma once
 
+#include "engine/report/break_costs.h"
 #include "engine/report/break_groups.h"
 #include "engine/report/gpu_kernel_stats.h"
 #include "engine/report/graphviz_svg.h"

@@ -47,3 +47,6 @@ std::string explain_text(const ExplainResult& r, bool timings = true);
 std::string explain_json(const ExplainResult& r);
 
 }  // namespace kiln::runtime
+
+// What each break and recompile costs, measured (kiln explain --cost).
+#include "engine/commands/explain_costs.h"

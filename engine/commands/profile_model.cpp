@@ -25,6 +25,7 @@
 #include "engine/ir/to_json.h"
 #include "engine/model/model_impl.h"
 #include "engine/profile/gpu_timeline.h"
+#include "engine/report/break_costs.h"
 #include "engine/profile/host_trace.h"
 #include "engine/pipeline/stages.h"
 #include "engine/runtime/captured_runtime.h"
@@ -547,6 +548,14 @@ session::Session profile_model(const model::Model& cpu_model, const std::vector<
     for (auto& e : m.timeline) {
       e.run = m.run.id;
       s.timeline.push_back(e);
+    }
+    // What each graph break cost in this run, from its traced iterations (report/break_costs.h).
+    if (m.run.status == "ok") {
+      auto costs = report::measure_break_costs(s.breaks, s.kernels, m.timeline, m.run.id);
+      if (!costs.empty()) {
+        writer.append_break_costs(costs);
+        s.break_costs.insert(s.break_costs.end(), costs.begin(), costs.end());
+      }
     }
     ++done;
   }

@@ -5,6 +5,7 @@
 #include <map>
 #include <sstream>
 
+#include "engine/report/break_costs.h"
 #include "engine/report/break_groups.h"
 #include "engine/report/compile_table.h"
 #include "engine/report/graphviz_svg.h"
@@ -172,14 +173,34 @@ void verdict_first(std::ostringstream& os, const session::Session& s) {
 
 void breaks(std::ostringstream& os, const session::Session& s) {
   os << "<section><h2>Graph breaks</h2>";
-  auto groups = group_breaks(s.breaks);
+  auto groups = ranked_break_groups(s);  // most costly first, where a run measured them
+  const auto costs = break_costs_of(s, shown_break_cost_run(s));
   if (groups.empty()) os << "<p class=ok>No graph breaks: every region was captured whole.</p>";
+  if (!costs.empty()) {
+    os << "<p class=muted>Cost per iteration, measured on the traced iterations of one run: the gap between the "
+          "regions a break separates (eager code in Kiln's interpreter included) and the guard checks of the next "
+          "region.</p><table><tr><th>#</th><th>break</th><th>line</th><th>cost</th><th>gap</th><th>interpreter</th>"
+          "<th>guards</th><th>share of step</th><th>pointwise kernels on both sides</th></tr>";
+    int n = 1;
+    for (const auto& g : groups) {
+      const auto* c = cost_of(costs, *g.first);
+      if (!c) continue;
+      os << "<tr><td>" << n++ << "</td><td>" << esc(c->break_id) << "</td><td>" << esc(g.first->info.loc.str())
+         << "</td><td>" << fixed(c->total_ms, 3) << " ms</td><td>" << fixed(c->gap_ms, 3) << " ms</td><td>"
+         << fixed(c->interpreter_ms, 3) << " ms</td><td>" << fixed(c->guard_ms, 3) << " ms</td><td>"
+         << percent(c->share) << "</td><td>"
+         << (c->fusion_pair.empty() ? std::string("-") : esc(c->fusion_pair) + " (" + fixed(c->fusion_pair_ms, 3) + " ms)")
+         << "</td></tr>";
+    }
+    os << "</table>";
+  }
   int i = 1;
   for (const auto& g : groups) {
     const auto& b = g.first->info;
+    const auto* c = cost_of(costs, *g.first);
     os << "<details open><summary><b>" << i++ << ". " << esc(b.id) << "</b> " << esc(b.reason) << " <span class=muted>at "
        << esc(b.loc.str()) << (b.module_path.empty() ? "" : " in " + esc(b.module_path)) << " &middot; hit " << g.hits
-       << "x</span></summary>";
+       << "x" << (c ? " &middot; costs " + esc(break_cost_text(*c)) : std::string()) << "</span></summary>";
     if (!b.loc.text.empty()) os << "<pre>" << b.loc.line << " | " << esc(b.loc.text) << "</pre>";
     if (!g.first->user_stack.empty()) {
       os << "<p class=muted>user stack:</p><pre>";

@@ -151,6 +151,25 @@ std::string render_json(const Session& s) {
     }
     j["runs"][i]["memory"] = lanes;
   }
+  // What each graph-break site cost per iteration, per run (report/break_costs.h), most costly first.
+  j["break_costs"] = list(s.break_costs, [](const BreakCost& c) {
+    return ordered_json{{"run", c.run},
+                        {"id", c.break_id},
+                        {"reason", c.reason},
+                        {"file", c.file},
+                        {"line", c.line},
+                        {"total_ms", c.total_ms},
+                        {"share", c.share},
+                        {"gap_ms", c.gap_ms},
+                        {"interpreter_ms", c.interpreter_ms},
+                        {"guard_ms", c.guard_ms},
+                        {"step_ms", c.step_ms},
+                        {"iterations", c.iterations},
+                        {"gaps", c.gaps},
+                        {"shared_gaps", c.shared_gaps},
+                        {"fusion_pair", c.fusion_pair},
+                        {"fusion_pair_ms", c.fusion_pair_ms}};
+  });
   j["timeline"] = list(s.timeline, timeline_json);
   j["import_notes"] = list(s.import_notes, [](const ImportNote& n) {
     return ordered_json{{"source", n.source}, {"what", n.what}, {"count", n.count}, {"example", n.example}};

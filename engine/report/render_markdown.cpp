@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "engine/base/control_chars.h"
+#include "engine/report/break_costs.h"
 #include "engine/report/break_groups.h"
 #include "engine/report/compile_table.h"
 #include "engine/report/gpu_kernel_stats.h"
@@ -187,7 +188,9 @@ void memory_at_peak(std::ostream& os, const Session& s) {
 }
 
 void graph_breaks(std::ostream& os, const Session& s) {
-  auto groups = group_breaks(s.breaks);
+  auto groups = ranked_break_groups(s);  // most costly first, where a run measured them
+  const int cost_run = shown_break_cost_run(s);
+  const auto costs = break_costs_of(s, cost_run);
   os << "\n## Graph breaks (" << s.breaks.size() << ", " << groups.size() << " unique)\n\n";
   if (groups.empty()) {
     os << "None: the model was captured without breaking.\n";
@@ -207,6 +210,13 @@ void graph_breaks(std::ostream& os, const Session& s) {
     if (g.sites > 1) os << ", " << g.sites << " sites";
     os << ")";
     if (!b.op.empty()) os << ", op " << code(b.op, false);
+    if (const auto* c = cost_of(costs, *g.first)) {
+      os << ", costs **" << break_cost_text(*c) << "** per iteration: gap " << fixed(c->gap_ms, 3)
+         << " ms (interpreter " << fixed(c->interpreter_ms, 3) << " ms), guards " << fixed(c->guard_ms, 3) << " ms";
+      if (!c->fusion_pair.empty())
+        os << "; pointwise kernels on both sides " << code(c->fusion_pair, false) << " (" << fixed(c->fusion_pair_ms, 3)
+           << " ms)";
+    }
     os << "\n";
     if (!b.loc.text.empty()) {
       std::string block = fenced(std::to_string(b.loc.line) + " | " + cut(b.loc.text, 300), "python");

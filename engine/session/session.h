@@ -19,7 +19,9 @@ using records::FusionDecision;
 using records::Kernel;
 using records::TimelineEvent;
 
-inline constexpr int kSchemaVersion = 1;
+// 2: break_costs. Files of schema 1 still open (they hold no break costs).
+inline constexpr int kSchemaVersion = 2;
+inline constexpr int kOldestSchemaVersion = 1;
 
 struct Environment {
   std::string kiln_version;
@@ -95,6 +97,31 @@ struct Run {
   double max_rel_error = 0;
 };
 
+// What one deduplicated graph-break site cost per iteration in one run, measured on the run's traced
+// host timeline (report/break_costs.h). The site is the key report::group_breaks uses: break id,
+// reason, file:line.
+struct BreakCost {
+  int run = -1;                // Run::id of the run measured
+  std::string break_id;        // "KB001"
+  std::string reason;
+  std::string file;
+  int line = 0;
+  int iterations = 0;          // traced iterations measured
+  int gaps = 0;                // gaps between regions per iteration that this site stands in
+  int shared_gaps = 0;         // of those, gaps that other sites stand in too (the time is split)
+  double gap_ms = 0;           // per iteration: from the end of the region before to the start of the next
+  double interpreter_ms = 0;   // per iteration: the part of the gap in Kiln's interpreter (eager code)
+  double guard_ms = 0;         // per iteration: guard checks of the region it resumes into
+  double total_ms = 0;         // gap_ms + guard_ms
+  double step_ms = 0;          // mean traced iteration
+  double share = 0;            // total_ms / step_ms
+  // The last generated kernel before the gap and the first after it, when both are pointwise: the
+  // pair a fusing compiler could make one kernel of if the regions were one (not checked further).
+  // Their measured time per iteration; not part of total_ms.
+  std::string fusion_pair;     // "k2_relu + k0_mul" (empty: none)
+  double fusion_pair_ms = 0;
+};
+
 // What an import could not take: counted, never fatal.
 struct ImportNote {
   std::string source;  // file name
@@ -115,6 +142,7 @@ struct Session {
   std::vector<FusionDecision> fusion;
   std::vector<Run> runs;
   std::vector<TimelineEvent> timeline;
+  std::vector<BreakCost> break_costs;  // per run, most costly first
   std::vector<ImportNote> import_notes;
   int rank = -1;  // imported distributed runs: the rank this session holds
 };

@@ -4,7 +4,7 @@
 // Errors name the file and say what is wrong in one line:
 //   "<path>: file not found", "<path>: not a Kiln session (not an SQLite database)",
 //   "<path>: not a Kiln session (no meta table)", "<path>: corrupt session file (...)",
-//   "<path>: written by schema 2; this Kiln reads schema 1", "<path>: cannot write session (...)".
+//   "<path>: written by schema 3; this Kiln reads schema 1 to 2", "<path>: cannot write session (...)".
 #include "engine/session/store.h"
 
 #include <unistd.h>
@@ -194,6 +194,7 @@ void save_session(const std::string& path, const Session& s) {
     write_header(db, s);
     for (size_t i = 0; i < s.runs.size(); ++i) write_run(db, s.runs[i], ids[i]);
     write_timeline(db, s.timeline);
+    write_break_costs(db, s.break_costs);
   });
 }
 
@@ -281,6 +282,14 @@ bool SessionWriter::record_autotune(const std::string& kernel, const std::string
     bool found = write_autotune(*impl_->db, kernel, compile_id, candidates);
     t.commit();
     return found;
+  });
+}
+
+void SessionWriter::append_break_costs(const std::vector<BreakCost>& costs) {
+  impl_->guarded([&] {
+    Transaction t(*impl_->db);
+    write_break_costs(*impl_->db, costs);
+    t.commit();
   });
 }
 

@@ -239,6 +239,34 @@ void read_runs(const Rows& rows, Session& s) {
   }
 }
 
+// Schema 1 files have no break_costs table: they hold no costs.
+void read_break_costs(const Rows& rows, Session& s) {
+  if (!rows.db.has_table("break_costs")) return;
+  auto st = rows.db.prepare(
+      "SELECT run, break_id, reason, file, line, iterations, gaps, shared_gaps, gap_ms, interpreter_ms, guard_ms, "
+      "total_ms, step_ms, share, fusion_pair, fusion_pair_ms FROM break_costs ORDER BY seq");
+  while (st->step()) {
+    BreakCost c;
+    c.run = static_cast<int>(st->column_int(0));
+    c.break_id = st->column_text(1);
+    c.reason = st->column_text(2);
+    c.file = st->column_text(3);
+    c.line = static_cast<int>(st->column_int(4));
+    c.iterations = static_cast<int>(st->column_int(5));
+    c.gaps = static_cast<int>(st->column_int(6));
+    c.shared_gaps = static_cast<int>(st->column_int(7));
+    c.gap_ms = st->column_double(8);
+    c.interpreter_ms = st->column_double(9);
+    c.guard_ms = st->column_double(10);
+    c.total_ms = st->column_double(11);
+    c.step_ms = st->column_double(12);
+    c.share = st->column_double(13);
+    c.fusion_pair = st->column_text(14);
+    c.fusion_pair_ms = st->column_double(15);
+    s.break_costs.push_back(std::move(c));
+  }
+}
+
 }  // namespace
 
 Session read_session(SqliteDb& db, const std::string& path) {
@@ -251,6 +279,7 @@ Session read_session(SqliteDb& db, const std::string& path) {
   read_kernels(rows, s);
   read_fusion_and_notes(rows, s);
   read_runs(rows, s);
+  read_break_costs(rows, s);
   return s;
 }
 

@@ -1,4 +1,4 @@
-// The .kiln schema (version 1). Rows keep their order through a `seq` column; nested lists and
+// The .kiln schema (version 2; version 1 had no break_costs table and is read as it is). Rows keep their order through a `seq` column; nested lists and
 // maps that are only ever read whole (guards, symbols, metrics, node lists, user stacks) are JSON
 // text. Every REAL column stores an IEEE double exactly; NULL in one means NaN.
 #include "engine/session/store_schema.h"
@@ -52,6 +52,10 @@ CREATE TABLE timeline (
   dur_ns INTEGER, compile_id TEXT, kernel TEXT, correlation INTEGER, args_json TEXT);
 CREATE INDEX timeline_by_run ON timeline (run, seq);
 CREATE TABLE import_notes (seq INTEGER PRIMARY KEY, source TEXT, what TEXT, count INTEGER, example TEXT);
+CREATE TABLE break_costs (
+  seq INTEGER PRIMARY KEY, run INTEGER NOT NULL, break_id TEXT, reason TEXT, file TEXT, line INTEGER,
+  iterations INTEGER, gaps INTEGER, shared_gaps INTEGER, gap_ms REAL, interpreter_ms REAL, guard_ms REAL,
+  total_ms REAL, step_ms REAL, share REAL, fusion_pair TEXT, fusion_pair_ms REAL);
 )sql";
 
 }  // namespace
@@ -79,9 +83,9 @@ void check_schema(SqliteDb& db, const std::string& path) {
   char* end = nullptr;
   long version = std::strtol(text.c_str(), &end, 10);
   if (text.empty() || *end != '\0') throw Error(path + ": not a Kiln session (schema_version '" + text + "')");
-  if (version != kSchemaVersion)
+  if (version < kOldestSchemaVersion || version > kSchemaVersion)
     throw Error(path + ": written by schema " + std::to_string(version) + "; this Kiln reads schema " +
-                std::to_string(kSchemaVersion));
+                std::to_string(kOldestSchemaVersion) + " to " + std::to_string(kSchemaVersion));
 }
 
 }  // namespace kiln::session

@@ -5,9 +5,10 @@
 //   post: WAL journal mode; every table exists; meta holds schema_version = kSchemaVersion,
 //         kiln_version and created_at.
 // check_schema(db, path)
-//   post: returns normally when db is a Kiln session of kSchemaVersion.
+//   post: returns normally when db is a Kiln session of schema kOldestSchemaVersion to kSchemaVersion
+//         (an older file lacks the tables added since; readers take those as empty).
 //   error: kiln::Error naming `path`: "not a Kiln session (no meta table)" or
-//          "written by schema N; this Kiln reads schema 1". SqliteError passes through.
+//          "written by schema N; this Kiln reads schema 1 to 2". SqliteError passes through.
 #pragma once
 
 #include <string>

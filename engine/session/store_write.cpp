@@ -108,6 +108,20 @@ void write_header(SqliteDb& db, const Session& s) {
   write_fusion_and_notes(db, s);
 }
 
+void write_break_costs(SqliteDb& db, const std::vector<BreakCost>& costs) {
+  auto st = db.prepare(
+      "INSERT INTO break_costs (seq, run, break_id, reason, file, line, iterations, gaps, shared_gaps, gap_ms, "
+      "interpreter_ms, guard_ms, total_ms, step_ms, share, fusion_pair, fusion_pair_ms) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  int64_t seq = next_seq(db, "break_costs");
+  for (const auto& c : costs) {
+    st->bind(1, seq++).bind(2, c.run).bind(3, c.break_id).bind(4, c.reason).bind(5, c.file).bind(6, c.line);
+    st->bind(7, c.iterations).bind(8, c.gaps).bind(9, c.shared_gaps).bind(10, c.gap_ms).bind(11, c.interpreter_ms);
+    st->bind(12, c.guard_ms).bind(13, c.total_ms).bind(14, c.step_ms).bind(15, c.share).bind(16, c.fusion_pair);
+    st->bind(17, c.fusion_pair_ms).run();
+  }
+}
+
 void write_run(SqliteDb& db, const Run& r, int id) {
   auto st = db.prepare(
       "INSERT INTO runs (seq, id, mode, backend, device, status, compile_cold_ms, compile_warm_ms, first_call_ms, "

@@ -16,6 +16,8 @@
 // write_autotune(db, kernel, compile_id, candidates)
 //   post: the first stored kernel with that name and compile id holds exactly `candidates` as its
 //         autotune table. Returns false (and writes nothing) when no such kernel is stored.
+// write_break_costs(db, costs)
+//   post: costs appended in order after those already stored.
 // next_run_id(db): one more than the largest stored run id (0 when none).
 #pragma once
 
@@ -33,6 +35,7 @@ void write_timeline(SqliteDb& db, const std::vector<TimelineEvent>& events, int 
 void write_kernels(SqliteDb& db, const std::vector<Kernel>& kernels);
 bool write_autotune(SqliteDb& db, const std::string& kernel, const std::string& compile_id,
                     const std::vector<AutotuneCandidate>& candidates);
+void write_break_costs(SqliteDb& db, const std::vector<BreakCost>& costs);
 int next_run_id(SqliteDb& db);
 
 }  // namespace kiln::session

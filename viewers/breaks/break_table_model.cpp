@@ -30,12 +30,21 @@ QString location(const session::GraphBreakRecord& b) {
 }  // namespace
 
 BreakTableModel::BreakTableModel(QObject* parent)
-    : RowTableModel({"Id", "Line", "Reason", "Hint", "Hits", "Sites", "Category", "Module", "Compile ids"}, parent) {}
+    : RowTableModel({"Id", "Line", "Cost / iter", "Share", "Reason", "Hint", "Hits", "Sites", "Category", "Module",
+                     "Compile ids"},
+                    parent) {}
 
 void BreakTableModel::setSession(std::shared_ptr<const session::Session> s) {
   // The groups shown until now point into the session they came from: it stays until they are gone.
   const auto shown = std::exchange(session_, std::move(s));
-  setRows(session_ ? report::group_breaks(session_->breaks) : std::vector<report::BreakGroup>{});
+  costs_ = session_ ? report::break_costs_of(*session_, report::shown_break_cost_run(*session_))
+                    : std::vector<session::BreakCost>{};
+  setRows(session_ ? report::ranked_break_groups(*session_) : std::vector<report::BreakGroup>{});
+}
+
+const session::BreakCost* BreakTableModel::cost(int row) const {
+  const auto* g = group(row);
+  return g && g->first ? report::cost_of(costs_, *g->first) : nullptr;
 }
 
 const session::GraphBreakRecord* BreakTableModel::record(int row) const {
@@ -46,8 +55,11 @@ const session::GraphBreakRecord* BreakTableModel::record(int row) const {
 QVariant BreakTableModel::cell(const report::BreakGroup& g, int column, int role) const {
   if (!g.first) return {};
   const auto& b = *g.first;
+  const session::BreakCost* c = report::cost_of(costs_, b);
   if (role == Qt::DisplayRole) {
     switch (column) {
+      case Cost: return c ? QString::fromStdString(report::fixed(c->total_ms, 3) + " ms") : QString("-");
+      case Share: return c ? QString::fromStdString(report::percent(c->share)) : QString("-");
       case Id: return QString::fromStdString(b.info.id);
       case Category: return QString::fromUtf8(capture::break_category_info(b.info.category).name);
       case Reason: return first_line(b.info.reason);
@@ -70,10 +82,20 @@ QVariant BreakTableModel::cell(const report::BreakGroup& g, int column, int role
       case Location: return QString::fromStdString(b.info.loc.file + ":" + std::to_string(b.info.loc.line) +
                                                    (b.info.loc.text.empty() ? "" : "\n" + b.info.loc.text));
       case Id: return QString::fromStdString(b.info.op);
+      case Cost:
+        if (!c) return QString("Not measured: no traced run of a compiled mode in this session.");
+        return QString::fromStdString("gap between the regions " + report::fixed(c->gap_ms, 3) + " ms (interpreter " +
+                                      report::fixed(c->interpreter_ms, 3) + " ms), guards of the next region " +
+                                      report::fixed(c->guard_ms, 3) + " ms, per iteration over " +
+                                      std::to_string(c->iterations) + " traced iterations" +
+                                      (c->fusion_pair.empty() ? std::string()
+                                                              : "\npointwise kernels on both sides: " + c->fusion_pair +
+                                                                    " (" + report::fixed(c->fusion_pair_ms, 3) + " ms)"));
       default: return {};
     }
   } else if (role == Qt::TextAlignmentRole) {
-    if (column == Hits || column == Sites) return int(Qt::AlignRight | Qt::AlignVCenter);
+    if (column == Hits || column == Sites || column == Cost || column == Share)
+      return int(Qt::AlignRight | Qt::AlignVCenter);
   }
   return {};
 }

@@ -78,7 +78,7 @@ void BreaksPanel::onSelectionChanged(const Selection& sel, unsigned parts) {
   }
   model_->setSession(sel.session);
   source_->setCode("", CodeLanguage::Python);
-  detail_->setText(model_->rowCount() ? QString("%1 distinct graph break(s); select one to see its source.")
+  detail_->setText(model_->rowCount() ? QString("%1 distinct graph break(s), most costly first; select one to see its source.")
                                             .arg(model_->rowCount())
                                       : QString(sel.session ? "No graph breaks: the model is captured whole." : ""));
   table_->resizeColumnsToContents();
@@ -104,6 +104,11 @@ void BreaksPanel::showBreak(int row) {
                                    ? QString()
                                    : "  in " + QString::fromStdString(b->info.module_path).toHtmlEscaped()),
                           QString::fromStdString(b->info.hint).toHtmlEscaped().replace("\n", "<br>"));
+  if (const auto* c = model_->cost(row))
+    html += "<br><b>Costs " + QString::fromStdString(report::break_cost_text(*c)).toHtmlEscaped() +
+            "</b> per iteration: gap " + QString::fromStdString(report::fixed(c->gap_ms, 3)) + " ms (interpreter " +
+            QString::fromStdString(report::fixed(c->interpreter_ms, 3)) + " ms), guards of the next region " +
+            QString::fromStdString(report::fixed(c->guard_ms, 3)) + " ms";
   if (!src.note.empty()) html += "<br><span style='color:#8a5a00'>" + QString::fromStdString(src.note).toHtmlEscaped() + "</span>";
   detail_->setText(html);
   source_->setCode(QString::fromStdString(src.excerpt.text), CodeLanguage::Python, src.excerpt.first_line);

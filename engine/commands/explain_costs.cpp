@@ -1,0 +1,321 @@
+// Measured costs of graph breaks and recompiles over explain's calls; see explain_costs.h.
+#include "engine/commands/explain_costs.h"
+
+#include <torch/csrc/jit/runtime/print_handler.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "engine/backends/builtin.h"
+#include "engine/base/error.h"
+#include "engine/base/json_text.h"
+#include "engine/commands/explain.h"
+#include "engine/profile/host_trace.h"
+#include "engine/report/break_costs.h"
+#include "engine/report/number_text.h"
+#include "engine/report/recompile_history.h"
+#include "engine/runtime/captured_runtime.h"
+#include "engine/runtime/compare_values.h"
+#include "engine/runtime/example_inputs.h"
+
+namespace kiln::runtime {
+
+namespace {
+
+using session::TimelineEvent;
+
+std::vector<TimelineEvent> host_events(const profile::HostTrace& trace, int run) {
+  std::vector<TimelineEvent> out;
+  for (const auto& s : trace.spans()) {
+    TimelineEvent e;
+    e.run = run;
+    e.lane = "host:" + std::to_string(s.thread);
+    e.name = s.name;
+    e.category = s.category;
+    e.start_ns = s.start_ns;
+    e.dur_ns = s.dur_ns;
+    e.compile_id = s.compile_id;
+    e.kernel = s.kernel;
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+bool inside(const profile::HostSpan& e, const profile::HostSpan& outer) {
+  return e.thread == outer.thread && e.start_ns >= outer.start_ns && e.start_ns + e.dur_ns <= outer.start_ns + outer.dur_ns;
+}
+
+double ms(int64_t ns) { return static_cast<double>(ns) / 1e6; }
+
+// One configuration run through the calls: a cold traced pass, then `rounds` warm passes.
+struct Pass {
+  std::unique_ptr<CapturedRuntime> rt;
+  std::vector<c10::IValue> outputs;  // of the cold pass, one per call
+  std::vector<RegionCost> regions;
+  PassMeasure measure;
+  std::vector<TimelineEvent> warm_timeline;
+};
+
+Pass run_pass(const model::Model& model, const std::vector<std::vector<at::Tensor>>& inputs,
+              const capture::CompileOptions& options, int rounds) {
+  Pass p;
+  p.rt = std::make_unique<CapturedRuntime>(model, options);
+  p.measure.dynamic = !options.dynamic.has_value() ? "auto" : *options.dynamic ? "true" : "false";
+  std::ostringstream printed;
+  {
+    profile::HostTrace trace;
+    for (const auto& x : inputs) {
+      profile::Span it("iteration", "call");
+      auto outs = p.rt->run(x, &printed);
+      p.outputs.push_back(outs.size() == 1 ? outs[0] : c10::IValue(c10::ivalue::Tuple::create(outs)));
+    }
+    // Per region span: a span that captured (a recompile) or ran eagerly after the limit failed every
+    // guard check in it; any other ran the entry whose check was its last, and the earlier ones failed.
+    std::map<int, RegionCost> by_region;
+    for (const auto& info : p.rt->regions()) {
+      auto& rc = by_region[info.index];
+      rc.region = info.index;
+      rc.limit_reached = info.limit_reached;
+      for (const auto& e : info.entries) rc.entries.push_back({e.compile_id, 0, e.hits, e.recompile_reason});
+    }
+    const auto& spans = trace.spans();
+    for (const auto& s : spans) {
+      if (s.category == "iteration") p.measure.cold_ms += ms(s.dur_ns);
+      if (s.category == "capture" || s.category == "compile")
+        for (auto& [r, rc] : by_region)
+          for (auto& e : rc.entries)
+            if (e.compile_id == s.compile_id) {
+              e.compile_ms += ms(s.dur_ns);
+              rc.compile_ms += ms(s.dur_ns);
+              p.measure.compile_ms += ms(s.dur_ns);
+            }
+      if (s.category != "region") continue;
+      int region = std::stoi(s.name.substr(std::string("region ").size()));
+      std::vector<const profile::HostSpan*> guards;
+      bool captured = false, ran = false;
+      for (const auto& c : spans) {
+        if (&c == &s || !inside(c, s) || c.depth <= s.depth) continue;
+        if (c.category == "guard") guards.push_back(&c);
+        if (c.category == "capture") captured = true;
+        if (c.category == "kernel" || c.category == "extern") ran = true;
+      }
+      auto& rc = by_region[region];
+      rc.region = region;
+      const bool fallback = rc.limit_reached && !captured && !ran;
+      size_t failed = captured || fallback ? guards.size() : guards.empty() ? 0 : guards.size() - 1;
+      for (size_t i = 0; i < failed; ++i) {
+        rc.failed_guard_ms += ms(guards[i]->dur_ns);
+        ++rc.failed_guard_checks;
+      }
+      if (fallback) {
+        rc.eager_fallback_ms += ms(s.dur_ns);
+        ++rc.eager_fallback_calls;
+      }
+    }
+    for (auto& [r, rc] : by_region) {
+      p.measure.compiles += static_cast<int>(rc.entries.size());
+      p.measure.failed_guard_ms += rc.failed_guard_ms;
+      p.measure.eager_fallback_ms += rc.eager_fallback_ms;
+      p.regions.push_back(rc);
+    }
+  }
+  profile::HostTrace trace;
+  for (int round = 0; round < rounds; ++round)
+    for (const auto& x : inputs) {
+      profile::Span it("iteration", "call");
+      p.rt->run(x, &printed);
+    }
+  int calls = 0;
+  double total = 0;
+  for (const auto& s : trace.spans())
+    if (s.category == "iteration") {
+      ++calls;
+      total += ms(s.dur_ns);
+    }
+  p.measure.warm_call_ms = calls ? total / calls : 0;
+  p.warm_timeline = host_events(trace, 0);
+  return p;
+}
+
+// The captured program's breaks as session records, for report::measure_break_costs.
+std::vector<session::GraphBreakRecord> break_records(const CapturedRuntime& rt) {
+  std::vector<session::GraphBreakRecord> out;
+  const auto& breaks = rt.partition().breaks;
+  for (size_t i = 0; i < breaks.size(); ++i) {
+    session::GraphBreakRecord b;
+    b.info = breaks[i];
+    b.hits = rt.break_hits()[i];
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+// What recompile_history reads: the events, and each entry's guards and reason.
+session::Session history_session(const CapturedRuntime& rt) {
+  session::Session s;
+  s.events = rt.events();
+  for (const auto& info : rt.regions())
+    for (const auto& e : info.entries) {
+      session::CompiledRegion cr;
+      cr.compile_id = e.compile_id;
+      cr.region = info.index;
+      cr.recompile_reason = e.recompile_reason;
+      for (const auto& g : e.guards.guards) cr.guards.push_back(g.text);
+      s.regions.push_back(std::move(cr));
+    }
+  return s;
+}
+
+}  // namespace
+
+ExplainCosts measure_explain_costs(const model::Model& model, const std::vector<std::vector<InputSpec>>& calls,
+                                   const capture::CompileOptions& options, int rounds, uint64_t seed) {
+  backends::register_builtin_backends();
+  if (calls.empty()) throw Error(model.path() + ": no inputs given (pass --input at least once)");
+  if (rounds < 1) throw Error("--cost-rounds " + std::to_string(rounds) + ": must be at least 1");
+  auto saved = torch::jit::getPrintHandler();
+  torch::jit::setPrintHandler([](const std::string&) {});
+  struct Restore {
+    torch::jit::PrintHandler h;
+    ~Restore() { torch::jit::setPrintHandler(h); }
+  } restore{saved};
+  torch::NoGradGuard no_grad;
+  std::vector<std::vector<at::Tensor>> inputs;
+  for (size_t i = 0; i < calls.size(); ++i) inputs.push_back(make_inputs(calls[i], seed == 0 ? 0 : seed + i));
+
+  ExplainCosts out;
+  out.rounds = rounds;
+  Pass first = run_pass(model, inputs, options, rounds);
+  out.regions = first.regions;
+  out.pass = first.measure;
+  out.breaks = report::measure_break_costs(break_records(*first.rt), {}, first.warm_timeline, 0);
+  for (auto& b : out.breaks) b.run = -1;
+  auto churn = report::dimension_churn(report::recompile_history(history_session(*first.rt)));
+  for (const auto& c : churn) out.advice.push_back(report::churn_advice(c));
+  if (!churn.empty() && !options.dynamic.value_or(false)) {
+    capture::CompileOptions dyn = options;
+    dyn.dynamic = true;
+    Pass second = run_pass(model, inputs, dyn, rounds);
+    out.has_effect = true;
+    out.effect.advice = out.advice.front();
+    out.effect.before = first.measure;
+    out.effect.after = second.measure;
+    out.effect.outputs_equal = true;
+    for (size_t i = 0; i < first.outputs.size(); ++i) {
+      ValueError err = compare_to_eager(second.outputs[i], first.outputs[i]);
+      out.effect.outputs_equal = out.effect.outputs_equal && err.ok && err.problem.empty();
+      out.effect.max_abs_diff = std::max(out.effect.max_abs_diff, err.max_abs);
+    }
+  }
+  return out;
+}
+
+ExplainCosts measure_explain_costs(const std::string& model_path, const std::vector<std::vector<InputSpec>>& calls,
+                                   const capture::CompileOptions& options, int rounds, uint64_t seed) {
+  return measure_explain_costs(model::load_model(model_path), calls, options, rounds, seed);
+}
+
+std::string explain_costs_text(const ExplainCosts& c) {
+  using report::fixed;
+  using report::percent;
+  std::ostringstream os;
+  os << "\nWhat each graph break costs (measured over " << c.rounds << " passes through the calls, per call)\n";
+  if (c.breaks.empty()) os << "  no graph break stood between regions\n";
+  int i = 1;
+  for (const auto& b : c.breaks) {
+    os << "  " << i++ << ". " << b.break_id << " at " << b.file << ":" << b.line << "  " << fixed(b.total_ms, 3)
+       << " ms per call (" << percent(b.share) << " of the call): gap " << fixed(b.gap_ms, 3) << " ms (interpreter "
+       << fixed(b.interpreter_ms, 3) << " ms), guards of the next region " << fixed(b.guard_ms, 3) << " ms";
+    if (b.shared_gaps > 0) os << "; shares its gap with other breaks (split evenly)";
+    os << "\n";
+  }
+  os << "\nWhat recompiles cost (the first pass through the calls)\n";
+  for (const auto& r : c.regions) {
+    os << "  region " << r.region << ": compile " << fixed(r.compile_ms, 3) << " ms over " << r.entries.size()
+       << " cache entr" << (r.entries.size() == 1 ? "y" : "ies") << ", failed guard checks " << r.failed_guard_checks
+       << " (" << fixed(r.failed_guard_ms, 3) << " ms)";
+    if (r.eager_fallback_calls > 0)
+      os << ", ran eagerly after the recompile limit " << r.eager_fallback_calls << "x (" << fixed(r.eager_fallback_ms, 3)
+         << " ms)";
+    os << "\n";
+    for (const auto& e : r.entries)
+      os << "    " << e.compile_id << " compile " << fixed(e.compile_ms, 3) << " ms, hits " << e.hits
+         << (e.recompile_reason.empty() ? "" : ", because: " + e.recompile_reason) << "\n";
+  }
+  for (const auto& a : c.advice) os << "  advice: " << a << "\n";
+  if (c.has_effect) {
+    const auto& b = c.effect.before;
+    const auto& a = c.effect.after;
+    os << "\nFollowing the advice, measured (dynamic=" << b.dynamic << " -> dynamic=" << a.dynamic << ")\n";
+    os << "  compiles          " << b.compiles << " -> " << a.compiles << "\n";
+    os << "  compile time      " << fixed(b.compile_ms, 3) << " ms -> " << fixed(a.compile_ms, 3) << " ms\n";
+    os << "  first pass        " << fixed(b.cold_ms, 3) << " ms -> " << fixed(a.cold_ms, 3) << " ms\n";
+    os << "  warm call (mean)  " << fixed(b.warm_call_ms, 3) << " ms -> " << fixed(a.warm_call_ms, 3) << " ms\n";
+    os << "  failed guards     " << fixed(b.failed_guard_ms, 3) << " ms -> " << fixed(a.failed_guard_ms, 3) << " ms\n";
+    os << "  eager fallback    " << fixed(b.eager_fallback_ms, 3) << " ms -> " << fixed(a.eager_fallback_ms, 3) << " ms\n";
+    os << "  outputs " << (c.effect.outputs_equal ? "equal" : "DIFFER from") << " the first configuration's (max abs diff "
+       << c.effect.max_abs_diff << ")\n";
+  }
+  return os.str();
+}
+
+namespace {
+
+nlohmann::ordered_json pass_json(const PassMeasure& p) {
+  return {{"dynamic", p.dynamic},       {"compiles", p.compiles},
+          {"compile_ms", p.compile_ms}, {"cold_ms", p.cold_ms},
+          {"warm_call_ms", p.warm_call_ms}, {"failed_guard_ms", p.failed_guard_ms},
+          {"eager_fallback_ms", p.eager_fallback_ms}};
+}
+
+}  // namespace
+
+std::string explain_costs_json(const ExplainCosts& c) {
+  using nlohmann::ordered_json;
+  ordered_json breaks = ordered_json::array();
+  for (const auto& b : c.breaks)
+    breaks.push_back(ordered_json{{"id", b.break_id},       {"reason", b.reason},
+                                  {"file", b.file},         {"line", b.line},
+                                  {"total_ms", b.total_ms}, {"share", b.share},
+                                  {"gap_ms", b.gap_ms},     {"interpreter_ms", b.interpreter_ms},
+                                  {"guard_ms", b.guard_ms}, {"step_ms", b.step_ms},
+                                  {"gaps", b.gaps},         {"shared_gaps", b.shared_gaps}});
+  ordered_json regions = ordered_json::array();
+  for (const auto& r : c.regions) {
+    ordered_json entries = ordered_json::array();
+    for (const auto& e : r.entries)
+      entries.push_back(ordered_json{{"compile_id", e.compile_id}, {"compile_ms", e.compile_ms}, {"hits", e.hits},
+                                     {"recompile_reason", e.recompile_reason}});
+    regions.push_back(ordered_json{{"region", r.region},
+                                   {"compile_ms", r.compile_ms},
+                                   {"failed_guard_checks", r.failed_guard_checks},
+                                   {"failed_guard_ms", r.failed_guard_ms},
+                                   {"eager_fallback_calls", r.eager_fallback_calls},
+                                   {"eager_fallback_ms", r.eager_fallback_ms},
+                                   {"limit_reached", r.limit_reached},
+                                   {"entries", entries}});
+  }
+  ordered_json j = {{"rounds", c.rounds}, {"breaks", breaks}, {"regions", regions}, {"pass", pass_json(c.pass)},
+                    {"advice", c.advice}};
+  if (c.has_effect)
+    j["dynamic_effect"] = ordered_json{{"advice", c.effect.advice},
+                                       {"before", pass_json(c.effect.before)},
+                                       {"after", pass_json(c.effect.after)},
+                                       {"outputs_equal", c.effect.outputs_equal},
+                                       {"max_abs_diff", c.effect.max_abs_diff}};
+  return safe_dump(j, 2);
+}
+
+}  // namespace kiln::runtime
+
+namespace kiln::runtime {
+
+std::string explain_json_with_costs(const ExplainResult& r, const ExplainCosts& c) {
+  auto j = nlohmann::ordered_json::parse(explain_json(r));
+  j["costs"] = nlohmann::ordered_json::parse(explain_costs_json(c));
+  return safe_dump(j, 2);
+}
+
+}  // namespace kiln::runtime
