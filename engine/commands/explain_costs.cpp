@@ -83,7 +83,8 @@ Pass run_pass(const model::Model& model, const std::vector<std::vector<at::Tenso
     const auto& spans = trace.spans();
     for (const auto& s : spans) {
       if (s.category == "iteration") p.measure.cold_ms += ms(s.dur_ns);
-      if (s.category == "capture" || s.category == "compile")
+      // The capture span holds the backend's compile span and the entry's first run: counted once.
+      if (s.category == "capture")
         for (auto& [r, rc] : by_region)
           for (auto& e : rc.entries)
             if (e.compile_id == s.compile_id) {

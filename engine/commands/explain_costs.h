@@ -24,7 +24,7 @@ namespace kiln::runtime {
 
 struct EntryCost {
   std::string compile_id;  // "[r/k]"
-  double compile_ms = 0;   // capture and the backend's compile, measured
+  double compile_ms = 0;   // capture, the backend's compile and the entry's first run, measured
   int64_t hits = 0;
   std::string recompile_reason;
 };
