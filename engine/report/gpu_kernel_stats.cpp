@@ -150,7 +150,7 @@ KernelRecords kernel_records(const session::Session& s, int run) {
   std::sort(spans.begin(), spans.end(), [](const auto* a, const auto* b) { return a->start_ns < b->start_ns; });
   std::vector<std::pair<int64_t, size_t>> queries;
   for (size_t i = 0; i < records.size(); ++i) {
-    if (!records[i]->kernel.empty() || records[i]->correlation < 0) continue;
+    if (records[i]->correlation < 0) continue;
     auto it = api_time.find(records[i]->correlation);
     if (it != api_time.end()) queries.push_back({it->second, i});
   }
@@ -159,6 +159,15 @@ KernelRecords kernel_records(const session::Session& s, int run) {
   std::vector<const session::TimelineEvent*> launcher_of(records.size(), nullptr);
   for (size_t q = 0; q < queries.size(); ++q)
     if (found[q] >= 0) launcher_of[queries[q].second] = spans[static_cast<size_t>(found[q])];
+  // The Kiln kernel or extern call around the launch (the LibTorch op inside an extern call is the
+  // innermost span, but the call is what maps to a graph node).
+  std::vector<const session::TimelineEvent*> kiln_spans;
+  for (const auto* e : spans)
+    if (e->category == "kernel" || e->category == "extern") kiln_spans.push_back(e);
+  std::vector<int> found_kiln = innermost_spans(kiln_spans, queries);
+  std::vector<const session::TimelineEvent*> kiln_span_of(records.size(), nullptr);
+  for (size_t q = 0; q < queries.size(); ++q)
+    if (found_kiln[q] >= 0) kiln_span_of[queries[q].second] = kiln_spans[static_cast<size_t>(found_kiln[q])];
 
   // Kernels replayed from a CUDA graph were launched by one graph launch, not one API call each
   // (Kiln's reduce-overhead and max-autotune, the cudagraphs peer).
@@ -184,9 +193,9 @@ KernelRecords kernel_records(const session::Session& s, int run) {
       kind = kiln_kernels.count(e.kernel) ? (from_kiln ? "kiln kernel" : "compiled kernel")
              : e.kernel.rfind("aten::", 0) == 0 ? "extern"
                                                 : "op";
-      rec.span = launcher_of[i];
+      rec.span = kiln_span_of[i] ? kiln_span_of[i] : launcher_of[i];
     } else if (const auto* l = launcher_of[i]) {
-      rec.span = l;
+      rec.span = kiln_span_of[i] ? kiln_span_of[i] : l;
       by = l->kernel.empty() ? l->name : l->kernel;
       kind = l->category == "kernel" ? (from_kiln ? "kiln kernel" : "compiled kernel")
              : l->category == "extern" ? "extern"

@@ -59,7 +59,8 @@ KernelStats kernel_stats(const session::Session& s, int run);
 //       add up to kernel_stats(s, run).total_ns. Pointers point into s.timeline.
 struct KernelRecord {
   const session::TimelineEvent* event = nullptr;  // the device record (the host span on the CPU)
-  const session::TimelineEvent* span = nullptr;   // the host span that launched it (the record itself
+  const session::TimelineEvent* span = nullptr;   // the Kiln kernel or extern call span around its launch,
+                                                  // else the innermost launcher span (the record itself
                                                   // on the CPU); null when none was found
   std::string launched_by, launcher, compile_id;  // as in KernelStat
 };

@@ -133,3 +133,16 @@ TEST(Diff, BadInputsNameTheInputAndTheProblem) {
   });
   EXPECT_NE(e.find("no run 'max-autotune'"), std::string::npos) << e;
 }
+
+TEST(Diff, GpuSessionDeviceKernelsOfExternCallsReachTheirNodes) {
+  // The H100 session: cuBLAS kernels launched inside Kiln's extern calls count for the call's node.
+  const std::string h100 = test::example("sessions/block_h100.kiln");
+  report::DiffOptions o;
+  o.run_a = o.run_b = "default";
+  auto d = commands::diff_inputs(h100, h100, o);
+  EXPECT_EQ(d.structure.a.time.time_source, "device");
+  expect_rows_add_up(d.structure.a);
+  EXPECT_DOUBLE_EQ(d.structure.a.module_coverage, 1.0);
+  EXPECT_TRUE(d.regions.empty());
+  EXPECT_EQ(d.runs.size(), 6u);
+}
