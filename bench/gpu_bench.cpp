@@ -28,6 +28,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -44,6 +45,7 @@
 #include <c10/cuda/CUDAFunctions.h>
 
 #include "engine/profile/cuda/cupti_trace.h"
+#include "engine/profile/host_trace.h"
 #include "engine/runtime/cuda/cuda_driver.h"
 #if __has_include(<torch/csrc/inductor/aoti_package/model_package_loader.h>)
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
@@ -105,8 +107,9 @@ double steady_ms(const std::function<void()>& fn, int iters = 100, double* sprea
   return blocks[1];
 }
 
-// Device time per iteration: kernels, copies and sets CUPTI recorded over `iters` calls.
-double device_ms(const std::function<void()>& fn, int iters = 20) {
+// Device time per iteration: kernels, copies and sets CUPTI recorded over `iters` calls. `kernels`,
+// when given, gets the 25 device activities that took longest per iteration: {name: [count, ms]}.
+double device_ms(const std::function<void()>& fn, int iters = 20, json* kernels = nullptr) {
   fn();
   c10::cuda::device_synchronize();
   profile::CuptiTrace trace(Clock::now());
@@ -115,11 +118,57 @@ double device_ms(const std::function<void()>& fn, int iters = 20) {
   auto records = trace.stop();
   if (!records.error.empty()) throw Error("CUPTI: " + records.error);
   int64_t ns = 0;
+  std::map<std::string, std::pair<int64_t, int64_t>> by_name;  // count, ns
   for (const auto& r : records.records)
     if (r.kind == profile::GpuActivityKind::Kernel || r.kind == profile::GpuActivityKind::Memcpy ||
-        r.kind == profile::GpuActivityKind::Memset)
+        r.kind == profile::GpuActivityKind::Memset) {
       ns += r.end_ns - r.start_ns;
+      auto& e = by_name[r.name];
+      e.first += 1;
+      e.second += r.end_ns - r.start_ns;
+    }
+  if (kernels) {
+    std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> sorted(by_name.begin(), by_name.end());
+    std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
+    *kernels = json::object();
+    for (size_t i = 0; i < sorted.size() && i < 25; ++i)
+      (*kernels)[sorted[i].first.substr(0, 160)] = {static_cast<double>(sorted[i].second.first) / iters,
+                                                    sorted[i].second.second / 1e6 / iters};
+    // Everything else in one entry, so the table's classes add up to the device time.
+    int64_t rest_n = 0, rest_ns = 0;
+    for (size_t i = 25; i < sorted.size(); ++i) rest_n += sorted[i].second.first, rest_ns += sorted[i].second.second;
+    if (rest_n) (*kernels)["(others)"] = {static_cast<double>(rest_n) / iters, rest_ns / 1e6 / iters};
+  }
   return ns / 1e6 / iters;
+}
+
+// Where one call's host time goes, from Kiln's own spans over `iters` calls: per call, the whole
+// call and each span category's exclusive time (a span's time less its nested spans'), so the parts
+// add up to the call; "outside spans" is what no span covers (the interpreter between regions, the
+// runtime's own bookkeeping).
+json host_breakdown(const std::function<void()>& fn, int iters = 50) {
+  fn();
+  c10::cuda::device_synchronize();
+  profile::HostTrace trace;
+  auto t0 = Clock::now();
+  for (int i = 0; i < iters; ++i) fn();
+  double total_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  c10::cuda::device_synchronize();
+  const auto& spans = trace.spans();
+  std::map<std::string, int64_t> exclusive;
+  int64_t covered = 0;
+  for (size_t i = 0; i < spans.size(); ++i) {
+    int64_t child = 0;
+    for (size_t j = i + 1; j < spans.size() && spans[j].start_ns < spans[i].start_ns + spans[i].dur_ns; ++j)
+      if (spans[j].depth == spans[i].depth + 1 && spans[j].thread == spans[i].thread) child += spans[j].dur_ns;
+    exclusive[spans[i].category] += spans[i].dur_ns - child;
+    if (spans[i].depth == 0) covered += spans[i].dur_ns;
+  }
+  json out;
+  out["call_ms"] = total_ms / iters;
+  for (const auto& [category, ns] : exclusive) out[category + "_ms"] = ns / 1e6 / iters;
+  out["outside spans_ms"] = std::max(0.0, total_ms / iters - covered / 1e6 / iters);
+  return out;
 }
 
 // The per-call median with CUPTI tracing on, as `kiln profile` traces a run.
@@ -167,8 +216,11 @@ json run_kiln(const model::Model& m, const std::vector<at::Tensor>& x, const c10
     double spread = 0;
     r["ms"] = steady_ms(call, 100, &spread);
     r["spread"] = spread;
-    r["device_ms"] = device_ms(call);
+    json kernels;
+    r["device_ms"] = device_ms(call, 20, &kernels);
+    r["kernels"] = kernels;
     if (mode == "default") {
+      r["host"] = host_breakdown(call);
       r["traced_ms"] = traced_ms(call);
       // Once more after tracing: a drift between the two untraced figures is the machine's, not CUPTI's.
       r["ms_again"] = steady_ms(call);
@@ -202,7 +254,9 @@ json run_aoti(const std::string& package, const std::vector<at::Tensor>& x, cons
     double spread = 0;
     r["ms"] = steady_ms(call, 100, &spread);
     r["spread"] = spread;
-    r["device_ms"] = device_ms(call);
+    json kernels;
+    r["device_ms"] = device_ms(call, 20, &kernels);
+    r["kernels"] = kernels;
   } catch (const std::exception& e) {
     r["error"] = std::string(e.what()).substr(0, 400);
   }
@@ -295,7 +349,9 @@ int main(int argc, char** argv) {
     auto eager = [&] { runtime::eager_call(module, args); };
     double spread = 0;
     double eager_ms = steady_ms(eager, 100, &spread);
-    result["eager"] = {{"ms", eager_ms}, {"spread", spread}, {"device_ms", device_ms(eager)}};
+    json eager_kernels;
+    double eager_device = device_ms(eager, 20, &eager_kernels);
+    result["eager"] = {{"ms", eager_ms}, {"spread", spread}, {"device_ms", eager_device}, {"kernels", eager_kernels}};
     for (const char* mode : {"default", "reduce-overhead", "max-autotune"}) {
       result["kiln"][mode] = run_kiln(m, x, ref, tf32, mode, cache_root);
       std::fprintf(stderr, "%s kiln %s: %s\n", name.c_str(), mode, result["kiln"][mode].dump().c_str());

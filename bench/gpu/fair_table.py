@@ -13,7 +13,33 @@ measurement in the row (largest block median / smallest - 1); ratios closer to 1
 """
 import json
 import os
+import re
 import sys
+
+# Kinds of device work, by kernel name: who wrote the kernel and what it does.
+KINDS = [
+    ("Kiln generated", re.compile(r"^k\d+_")),
+    ("Triton (Inductor)", re.compile(r"^triton_")),
+    ("copies and sets", re.compile(r"^(memcpy|memset|Memcpy|Memset)")),
+    ("convolution (cuDNN)", re.compile(r"conv|cudnn|implicit|winograd|fprop|nchwToNhwc|nhwcToNchw|Fft|fft", re.I)),
+    ("GEMM (cuBLAS/CUTLASS)", re.compile(r"gemm|cublas|cutlass|xmma|gemv|splitK|sm90_|sm80_|ampere_", re.I)),
+]
+
+
+def kind_of(name):
+    if name == "(others)":
+        return "(others: below the top 25)"
+    for kind, pattern in KINDS:
+        if pattern.search(name):
+            return kind
+    return "ATen native kernels"
+
+
+def by_kind(kernels):
+    out = {}
+    for name, (_count, ms) in (kernels or {}).items():
+        out[kind_of(name)] = out.get(kind_of(name), 0.0) + ms
+    return out
 
 
 def load(path):
@@ -77,6 +103,9 @@ def main():
             "err": [kiln.get(m, {}).get("rel_err") for m in ("default", "reduce-overhead", "max-autotune")] +
                    [aoti.get("rel_err"), ind.get("rel_err")],
             "overhead": None if overhead is None else overhead - 1,
+            "k_eager_kernels": k.get("eager", {}).get("kernels"), "k_default_kernels": default.get("kernels"),
+            "k_best_kernels": best.get("kernels"), "aoti_kernels": aoti.get("kernels"),
+            "replay_kernels": ind.get("replay_kernels"), "host": default.get("host"),
             "noise": max([v for v in [k.get("eager", {}).get("spread"), aoti.get("spread"), ind.get("replay_spread"),
                                       ind.get("spread")] + [kiln.get(m, {}).get("spread") for m in kiln]
                           if v is not None], default=None),
@@ -115,6 +144,33 @@ def main():
               f"{cw(r['k_cold'][2], r['k_warm'][2])} | {cw(r['i_cold'][0], r['i_warm'][0])} | "
               f"{cw(r['i_cold'][1], r['i_warm'][1])} | {aoti_cold} | "
               f"{f(ratio(r['k_cold'][0], r['i_cold'][0]), 2)} | {errs} |")
+    print("\nDevice time by kind of kernel, ms per iteration (Kiln best = its faster CUDA-graph mode)")
+    for r in rows:
+        sides = [("eager", r["k_eager_kernels"]), ("Kiln default", r["k_default_kernels"]),
+                 ("AOTI", r["aoti_kernels"]), ("Kiln best", r["k_best_kernels"]), ("Inductor replay", r["replay_kernels"])]
+        table = {name: by_kind(k) for name, k in sides}
+        kinds = sorted({k for t in table.values() for k in t}, key=lambda k: -max(t.get(k, 0) for t in table.values()))
+        if not kinds:
+            continue
+        print(f"\n{r['name']} ({r['dtype']})\n| kind | " + " | ".join(n for n, _ in sides) + " |")
+        print("|---|" + "--:|" * len(sides))
+        for k in kinds:
+            print(f"| {k} | " + " | ".join(f(table[n].get(k)) if table[n] else "-" for n, _ in sides) + " |")
+        if r["k_best_kernels"] and r["replay_kernels"]:
+            top = lambda ks: sorted(((v[1], v[0], n) for n, v in ks.items() if n != "(others)"), reverse=True)[:6]  # noqa: E731
+            print("\ntop kernels, Kiln best | Inductor replay (ms/iter, launches/iter):")
+            for a, b in zip(top(r["k_best_kernels"]), top(r["replay_kernels"])):
+                print(f"- {a[0]:.3f} ({a[1]:.0f}) {a[2][:70]} | {b[0]:.3f} ({b[1]:.0f}) {b[2][:70]}")
+    hosts = [r for r in rows if r["host"]]
+    if hosts:
+        print("\nWhere a Kiln default call's host time goes, ms per call (Kiln's own spans over 50 calls, exclusive "
+              "times: they add up to the call; device work overlaps them)")
+        cats = ["guard", "region", "kernel", "extern", "interpreter", "capture", "outside spans"]
+        print("| model | call | " + " | ".join(cats) + " |")
+        print("|---|--:|" + "--:|" * len(cats))
+        for r in hosts:
+            h = r["host"]
+            print(f"| {r['name']} | {f(h.get('call_ms'))} | " + " | ".join(f(h.get(c + "_ms")) for c in cats) + " |")
     if errors:
         print("\nFailed or outside tolerance:")
         for e in errors:

@@ -84,8 +84,9 @@ def steady_ms(fn, iters=ITERS, spread=None):
     return blocks[1]
 
 
-def device_ms(fn, iters=20):
-    """Sum of device activity (kernels, memcpy, memset) per iteration, from torch.profiler's trace."""
+def device_ms(fn, iters=20, kernels=None):
+    """Sum of device activity (kernels, memcpy, memset) per iteration, from torch.profiler's trace.
+    kernels, when given (a dict), gets the 25 longest per iteration: {name: [count, ms]}, the rest as "(others)"."""
     from torch.profiler import ProfilerActivity, profile
 
     fn()
@@ -101,9 +102,20 @@ def device_ms(fn, iters=20):
         events = json.load(open(path))["traceEvents"]
     finally:
         os.unlink(path)
-    us = sum(e.get("dur", 0) for e in events
-             if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"))
-    return us / 1000.0 / iters
+    by_name = {}
+    for e in events:
+        if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"):
+            c = by_name.setdefault(e.get("name", "?")[:160], [0, 0.0])
+            c[0] += 1
+            c[1] += e.get("dur", 0)
+    if kernels is not None:
+        ranked = sorted(by_name.items(), key=lambda kv: -kv[1][1])
+        for name, (n, us) in ranked[:25]:
+            kernels[name] = [n / iters, us / 1000.0 / iters]
+        rest = ranked[25:]
+        if rest:
+            kernels["(others)"] = [sum(v[0] for _, v in rest) / iters, sum(v[1] for _, v in rest) / 1000.0 / iters]
+    return sum(v[1] for v in by_name.values()) / 1000.0 / iters
 
 
 def first_tensor(v):
@@ -193,7 +205,8 @@ def compile_peer(d, name):
                     sp = []
                     e["replay_ms"] = steady_ms(g.replay, spread=sp)
                     e["replay_spread"] = sp[0]
-                    e["replay_device_ms"] = device_ms(g.replay)
+                    e["replay_kernels"] = {}
+                    e["replay_device_ms"] = device_ms(g.replay, kernels=e["replay_kernels"])
                     del g
                 else:
                     e["device_ms"] = device_ms(lambda: fn(*inputs))
