@@ -268,6 +268,7 @@ struct Classifier {
       if (!brk.reason.empty()) {
         brk.ends_region = -1;
         out.breaks.push_back(brk);
+        out.break_nodes.push_back(n);
         break_index = static_cast<int>(out.breaks.size()) - 1;
       }
       (void)has_break;

@@ -51,6 +51,7 @@ struct Partition {
   Program main;
   std::vector<RegionStatic> regions;
   std::vector<GraphBreak> breaks;
+  std::vector<const torch::jit::Node*> break_nodes;  // per break: the node that breaks
   // Non-tensor values that depend on tensor data (item(), bool(t), ...): never specialized.
   std::set<const torch::jit::Value*> data_values;
 };
