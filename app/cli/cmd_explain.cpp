@@ -1,12 +1,14 @@
 // kiln explain MODEL.pt --input 4x64 [--input 8x64 ...] [--json] [--dynamic auto|true|false] [--cache-limit N]
-//   [--fullgraph] [--disable] [--cost [--cost-rounds N]]
+//   [--fullgraph] [--disable] [--cost [--cost-rounds N]] [--what-if [--what-if-rounds N]]
 // Each --input is one forward call (models with several arguments: --input 4x64,4x64 is not a shape;
 // use --call "4x64 8x64" for one call with two arguments).
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "app/cli/commands.h"
 #include "engine/api/kiln.h"
+#include "engine/api/what_if.h"
 
 namespace kiln::cli {
 
@@ -23,6 +25,8 @@ struct ExplainArgs {
   bool json = false;
   bool cost = false;
   int cost_rounds = 20;
+  bool what_if = false;
+  int what_if_rounds = 20;
 };
 
 int run(const ExplainArgs& a) {
@@ -37,13 +41,21 @@ int run(const ExplainArgs& a) {
   o.fullgraph = a.fullgraph;
   o.disable = a.disable;
   auto r = api::explain(a.model.path, calls, o);
+  std::string text = api::explain_text(r);
+  std::optional<runtime::ExplainCosts> costs;
   if (a.cost) {
-    auto costs = runtime::measure_explain_costs(a.model.path, calls, o, a.cost_rounds);
-    std::cout << (a.json ? runtime::explain_json_with_costs(r, costs) + "\n"
-                         : api::explain_text(r) + runtime::explain_costs_text(costs));
-  } else {
-    std::cout << (a.json ? api::explain_json(r) + "\n" : api::explain_text(r));
+    costs = runtime::measure_explain_costs(a.model.path, calls, o, a.cost_rounds);
+    text += runtime::explain_costs_text(*costs);
   }
+  if (a.what_if) {
+    auto w = api::what_if(a.model.path, calls, o, a.what_if_rounds);
+    text += api::what_if_text(w);
+    if (a.json)
+      text = runtime::explain_json_with_what_if(r, w, costs ? runtime::explain_costs_json(*costs) : "") + "\n";
+  } else if (a.json) {
+    text = (costs ? runtime::explain_json_with_costs(r, *costs) : api::explain_json(r)) + "\n";
+  }
+  std::cout << text;
   for (const auto& c : r.calls)
     if (!c.equal) return kExitOutputsDiffer;
   return 0;
@@ -69,6 +81,12 @@ Command add_explain(CLI::App& app) {
                "Measure what each graph break and each recompile costs, and rerun with dynamic=true when a "
                "dimension kept changing");
   cmd.add_option("--cost-rounds", args.cost_rounds, "Timed passes through the calls for --cost")->capture_default_str();
+  cmd.add_flag("--what-if", args.what_if,
+               "Remove each graph break where that is sound (a print dropped, a scalar read kept as a 0-d tensor, a "
+               "data-dependent if run as both branches plus where), check the result against eager and measure the "
+               "speedup of fixing each alone and all together; say why where a break cannot be removed");
+  cmd.add_option("--what-if-rounds", args.what_if_rounds, "Timed passes through the calls for --what-if")
+      ->capture_default_str();
   add_json_flag(cmd, args.json);
   return command(run);
 }
