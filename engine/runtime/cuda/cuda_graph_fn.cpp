@@ -27,14 +27,25 @@ class TraceFn : public CompiledFn {
 
 #if KILN_TORCH_CUDA
 
-// One pool id per region, for all its entries' graphs.
-c10::cuda::MempoolId_t region_pool(const void* region_key) {
+// One pool per region, for all its entries' graphs: each entry's callable holds the region's
+// pool, and the process-wide table only refers to it. When a region's last callable goes, so does
+// its pool id: a region made later at the same address gets a fresh pool, never one whose graphs
+// the caching allocator has already released (reusing that id fails its use-count assertion).
+struct RegionPool {
+  c10::cuda::MempoolId_t id = at::cuda::graph_pool_handle();
+};
+std::shared_ptr<RegionPool> region_pool(const void* region_key) {
   static std::mutex mutex;
-  static std::map<const void*, c10::cuda::MempoolId_t> pools;
+  static std::map<const void*, std::weak_ptr<RegionPool>> pools;
   std::lock_guard<std::mutex> lock(mutex);
-  auto it = pools.find(region_key);
-  if (it == pools.end()) it = pools.emplace(region_key, at::cuda::graph_pool_handle()).first;
-  return it->second;
+  for (auto it = pools.begin(); it != pools.end();) it = it->second.expired() ? pools.erase(it) : std::next(it);
+  auto& slot = pools[region_key];
+  auto pool = slot.lock();
+  if (!pool) {
+    pool = std::make_shared<RegionPool>();
+    slot = pool;
+  }
+  return pool;
 }
 
 // One side stream per device for every capture: cuBLAS keeps a workspace per (handle, stream), and
@@ -63,8 +74,8 @@ struct JoinStreams {
 class CudaGraphFn : public CompiledFn {
  public:
   CudaGraphFn(std::unique_ptr<CompiledFn> inner, std::vector<const torch::jit::Value*> inputs,
-              std::vector<const torch::jit::Value*> outputs, c10::cuda::MempoolId_t pool)
-      : inner_(std::move(inner)), inputs_(std::move(inputs)), outputs_(std::move(outputs)), pool_(pool) {}
+              std::vector<const torch::jit::Value*> outputs, std::shared_ptr<RegionPool> pool)
+      : inner_(std::move(inner)), inputs_(std::move(inputs)), outputs_(std::move(outputs)), pool_(std::move(pool)) {}
 
   void run(capture::Interpreter& interp, capture::Interpreter::Env& env) override {
     std::vector<c10::IValue> in;
@@ -112,7 +123,7 @@ class CudaGraphFn : public CompiledFn {
         // may reuse the memory another freed during its capture; re-recording for new shapes
         // grows the pool to the largest graph's needs, not the sum.
         MemoryOwner owner("CUDA graph pool (its buffers and outputs)");
-        rec.graph->capture_begin(pool_);
+        rec.graph->capture_begin(pool_->id);
         inner_->run(interp, env);
         rec.graph->capture_end();
         for (const auto* v : outputs_) rec.static_outputs.push_back(capture::lookup(env, v));
@@ -152,10 +163,11 @@ class CudaGraphFn : public CompiledFn {
   static constexpr size_t kMaxGraphs = 16;
   std::unique_ptr<CompiledFn> inner_;
   std::vector<const torch::jit::Value*> inputs_, outputs_;
+  // Declared before the graphs: they are destroyed first, releasing the pool they allocate from.
+  std::shared_ptr<RegionPool> pool_;
   std::map<std::string, Recorded> graphs_;
   std::vector<std::string> log_;
   int64_t replays_ = 0;
-  c10::cuda::MempoolId_t pool_;
   uint64_t clock_ = 0;
 };
 
