@@ -34,13 +34,26 @@ struct KilnGemmArgs {  // the by-value argument of every template (gemm_template
 
 const codegen::GemmConfig kConfigs[] = {{64, 64}, {128, 64}, {64, 128}, {128, 128}};
 constexpr double kTf32Tolerance = 1e-2;  // max |template - cuBLAS| / max |cuBLAS| for a correct candidate
+constexpr int kMatmulThenBias = -2;
+
+// linear(x, w, bias) as cuBLAS's plain matrix product and then the bias added by its own kernel:
+// LibTorch's linear hands the bias to cuBLASLt as a GEMM epilogue, and for some float32 shapes
+// cuBLAS then picks a smaller tile than for the plain product (seen on the H100: ViT-B/16's MLP
+// GEMMs 64x64 tiles against 128x128). The race decides per shape.
+at::Tensor matmul_then_bias(const at::Tensor& x, const at::Tensor& w, const at::Tensor& bias) {
+  auto sizes = x.sizes().vec();
+  sizes.back() = w.size(0);
+  at::Tensor y = at::mm(x.reshape({-1, x.size(-1)}), w.t());
+  y.add_(bias);
+  return y.view(sizes);
+}
 
 std::atomic<int> forced_tile{-1};
 
 struct Gemm {
   GemmSite site;
   bool tuned = false;
-  int chosen = -1;  // index into kConfigs; -1: cuBLAS
+  int chosen = -1;  // index into kConfigs; -1: cuBLAS (LibTorch's linear); kMatmulThenBias: mm, then the bias
   bool fused = false;  // the chosen template runs the tail kernel as its epilogue
   std::vector<records::AutotuneCandidate> table;
 };
@@ -178,6 +191,37 @@ bool GemmTuner::run(size_t comp, const torch::jit::Node* n, capture::Interpreter
     g->table.push_back({"cuBLAS (LibTorch aten::linear)" + tail, cublas_ms, false});
     double best = cublas_ms;
     size_t chosen_row = 0;  // cuBLAS unless a template beats it
+    // cuBLAS's plain product, then the bias: same math, the product's own choice of kernel.
+    if (bias.defined() && x.is_cuda() && w.dim() == 2 && x.dim() >= 1 && x.size(-1) == w.size(1) &&
+        x.scalar_type() == w.scalar_type() && bias.scalar_type() == w.scalar_type() && bias.dim() == 1 &&
+        bias.numel() == w.size(0)) {
+      try {
+        at::Tensor mine;
+        double ms = time_ms([&] {
+          mine = matmul_then_bias(x, w, bias);
+          if (epi) {  // timed with the tail kernel after it, as cuBLAS's linear was
+            (*cx.bufs)[comp] = mine.contiguous();
+            cx.ptrs[comp] = (*cx.bufs)[comp].data_ptr();
+            cx.launch_next();
+          }
+        });
+        auto diff = compare_to_eager(mine, ref, at::globalContext().allowTF32CuBLAS());
+        const std::string text = "cuBLAS matrix product, then the bias (no GEMM epilogue)" + tail;
+        if (!diff.ok) {
+          g->table.push_back({text + " - rejected: differs from LibTorch's linear by " + std::to_string(diff.max_rel), ms,
+                              false});
+        } else {
+          g->table.push_back({text, ms, false});
+          if (forced_tile < 0 && ms < best) {
+            best = ms;
+            g->chosen = kMatmulThenBias;
+            chosen_row = g->table.size() - 1;
+          }
+        }
+      } catch (const std::exception& e) {
+        g->table.push_back({std::string("cuBLAS matrix product, then the bias - failed: ") + e.what(), 0, false});
+      }
+    }
     std::string why_not;
     if (!fits) why_not = "operands not contiguous float32 with a 2-D weight";
     else if (!at::globalContext().allowTF32CuBLAS()) why_not = "TF32 is off for matmul (PyTorch's default policy)";
@@ -216,6 +260,11 @@ bool GemmTuner::run(size_t comp, const torch::jit::Node* n, capture::Interpreter
     }
     g->table[chosen_row].chosen = true;
     report_tuning(what, total, total);
+  }
+  if (g->chosen == kMatmulThenBias) {
+    if (!bias.defined()) return false;
+    out = matmul_then_bias(x, w, bias);
+    return true;
   }
   if (g->chosen < 0 || !fits) return false;
   const codegen::GemmEpilogue* use = g->fused ? epi : nullptr;
