@@ -1,7 +1,8 @@
 // kiln-gui [FILE] [--input 2x16x64 ...] [--modes eager,default] [--source-dir DIR]
-//          [--screenshot OUT.png [--panel NAME]]
+//          [--compare B] [--screenshot OUT.png [--panel NAME]]
 // FILE: a TorchScript model (.pt; profiled with the given inputs, or a dialog asks), a session
 // (.kiln), a TORCH_TRACE log or folder, or a profiler trace (.json, .json.gz).
+// --compare B: once FILE is open, compare it with B (a session or anything `kiln import` takes).
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QCoreApplication>
@@ -17,6 +18,8 @@ struct Options {
   QCommandLineOption input{{"i", "input"}, "Input shape of one forward argument (repeat per argument)", "shape"};
   QCommandLineOption modes{"modes", "Comma-separated modes to profile a model in (default eager,default)", "modes"};
   QCommandLineOption sourceDir{"source-dir", "Folder with the model's Python sources (repeatable)", "dir"};
+  QCommandLineOption compare{"compare", "Once FILE is open, compare it with this session, TORCH_TRACE log or trace",
+                             "file"};
   QCommandLineOption screenshot{"screenshot", "Save a PNG of the window once FILE is open, then quit", "png"};
   QCommandLineOption panel{"panel",
                            "With --screenshot: only this panel (graph, breaks, guards, kernels, timeline, comparison, environment)",
@@ -33,7 +36,7 @@ void describe(QCoreApplication& app, QCommandLineParser& parser, Options& o) {
   parser.addHelpOption();
   parser.addVersionOption();
   parser.addPositionalArgument("file", "Model (.pt, .pt2), session (.kiln), TORCH_TRACE log or folder, or profiler trace");
-  parser.addOptions({o.input, o.modes, o.sourceDir, o.screenshot, o.panel});
+  parser.addOptions({o.input, o.modes, o.sourceDir, o.compare, o.screenshot, o.panel});
   parser.process(app);  // --help and --version print and exit here; bad options exit with a message
 }
 
@@ -73,7 +76,16 @@ int main(int argc, char** argv) {
   if (parser.isSet(screenshot)) {
     if (files.isEmpty()) parser.showHelp(2);
     w.setErrorBoxes(false);
-    kiln::gui::take_screenshot_when_open(&w, parser.value(screenshot), parser.value(panel));
+    kiln::gui::take_screenshot_when_open(&w, parser.value(screenshot), parser.value(panel), parser.isSet(o.compare));
+  }
+  if (parser.isSet(o.compare)) {
+    if (files.isEmpty()) parser.showHelp(2);
+    const QString other = parser.value(o.compare);
+    auto* once = new QObject(&w);
+    QObject::connect(&w, &kiln::viewers::MainWindow::sessionOpened, once, [&w, other, once] {
+      once->deleteLater();  // compare the file from the command line only, not later opens
+      w.compareWith(other);
+    });
   }
   w.show();
   if (!files.isEmpty()) {

@@ -10,7 +10,8 @@
 
 namespace kiln::gui {
 
-void take_screenshot_when_open(viewers::MainWindow* w, const QString& out_png, const QString& panel) {
+void take_screenshot_when_open(viewers::MainWindow* w, const QString& out_png, const QString& panel,
+                               bool after_comparison) {
   if (!panel.isEmpty() && !w->dock(panel)) {
     std::fprintf(stderr, "--panel '%s': use one of %s\n", qPrintable(panel), qPrintable(w->panelNames().join(", ")));
     QTimer::singleShot(0, qApp, [] { QApplication::exit(2); });
@@ -20,7 +21,7 @@ void take_screenshot_when_open(viewers::MainWindow* w, const QString& out_png, c
     std::fprintf(stderr, "%s\n", qPrintable(message));
     QApplication::exit(1);
   });
-  QObject::connect(w, &viewers::MainWindow::sessionOpened, w, [w, out_png, panel] {
+  auto capture = [w, out_png, panel] {
     if (!panel.isEmpty()) {
       for (const auto& name : w->panelNames())
         if (name != panel) w->dock(name)->hide();
@@ -33,7 +34,11 @@ void take_screenshot_when_open(viewers::MainWindow* w, const QString& out_png, c
       std::fprintf(stderr, ok ? "saved %s\n" : "cannot write %s\n", qPrintable(out_png));
       QApplication::exit(ok ? 0 : 1);
     });
-  });
+  };
+  if (after_comparison)
+    QObject::connect(w, &viewers::MainWindow::comparisonOpened, w, capture);
+  else
+    QObject::connect(w, &viewers::MainWindow::sessionOpened, w, capture);
 }
 
 }  // namespace kiln::gui

@@ -75,5 +75,10 @@ using SessionDiff = report::SessionDiff;
 inline SessionDiff diff(const std::string& a, const std::string& b, const DiffOptions& options = {}) {
   return commands::diff_inputs(a, b, options);
 }
+// One side of a comparison read as `kiln diff` reads it, and two sessions already open compared.
+inline session::Session open_diff_side(const std::string& path) { return commands::load_diff_side(path); }
+inline SessionDiff diff(const session::Session& a, const session::Session& b, const DiffOptions& options = {}) {
+  return report::diff_sessions(a, b, options);
+}
 
 }  // namespace kiln::api

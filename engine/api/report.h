@@ -15,6 +15,7 @@
 #include "engine/report/recompile_history.h"
 #include "engine/report/render_chrome_trace.h"
 #include "engine/report/render_diff.h"
+#include "engine/report/render_diff_text.h"
 #include "engine/report/render_html.h"
 #include "engine/report/render_json.h"
 #include "engine/report/render_markdown.h"

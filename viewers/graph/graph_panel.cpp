@@ -22,6 +22,8 @@
 
 #include "engine/api/files.h"
 #include "engine/api/import.h"
+#include "viewers/common/time_change.h"
+#include "viewers/graph/graph_compare.h"
 #include "viewers/graph/graph_time.h"
 
 namespace kiln::viewers {
@@ -37,6 +39,22 @@ QColor kernel_colour(const std::string& kernel) {
 // The tint of a box whose share of the time is `f` of the largest (0..1): white to warm orange.
 QColor time_tint(double f) { return QColor::fromRgbF(1.0, 1.0 - 0.55 * f, 1.0 - 0.75 * f); }
 
+// A comparison's colour for time_change_tone t in [-1, 1]: green (B faster) through white to red
+// (B slower).
+QColor change_tint(double t) {
+  const double f = std::min(1.0, std::abs(t));
+  return t >= 0 ? QColor::fromRgbF(1.0, 1.0 - 0.62 * f, 1.0 - 0.62 * f)
+                : QColor::fromRgbF(1.0 - 0.55 * f, 1.0 - 0.12 * f, 1.0 - 0.5 * f);
+}
+
+QString change_detail(const BoxTimeChange& c) {
+  auto ms = [](double v) { return v < 0 ? QString("–") : QString::number(v, 'f', 3); };
+  QString text = QString("%1 → %2 ms").arg(ms(c.a_ms), ms(c.b_ms));
+  if (c.a_ms > 0 && c.b_ms >= 0)
+    text += QString(" %1%2%").arg(c.b_ms >= c.a_ms ? "+" : "").arg(100 * (c.b_ms / c.a_ms - 1), 0, 'f', 0);
+  if (c.inclusive) return text;
+  return (c.module.empty() ? QString("model") : QString::fromStdString(c.module)) + " " + text;
+}
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
@@ -200,7 +218,7 @@ void GraphPanel::onSelectionChanged(const Selection& sel, unsigned parts) {
     reload();
     return;
   }
-  if (parts & (kNodePart | kKernelPart | kRunPart)) applyHighlight();
+  if (parts & (kNodePart | kKernelPart | kRunPart | kComparePart)) applyHighlight();
 }
 
 void GraphPanel::showText(const QString& text, const QString& status) {
@@ -426,6 +444,9 @@ void GraphPanel::applyHighlight() {
   for (const auto& [box, f] : share)
     if (box.rfind("module:", 0) == 0) max_share = std::max(max_share, f);
   updateLegend(run, !cost.empty(), max_share > 0);
+  // A comparison colours by B's time against A's instead (graph_compare.h).
+  std::map<std::string, BoxTimeChange> change;
+  if (sel.compare && sel.compare->diff) change = box_time_change(model_, collapsed_, sel.compare->diff->structure);
   // Only Kiln's own sessions account for every computation in their kernels; an imported run's
   // kernels name a subset of nodes, so the rest are not marked.
   const bool region_has_kernels =
@@ -464,6 +485,17 @@ void GraphPanel::applyHighlight() {
       auto t = node_ns.find(node->name);
       if (t != node_ns.end()) detail = QString::fromStdString("~" + us_text(t->second) + " · extern call");
     }
+    if (sel.compare && sel.compare->diff) {
+      auto ch = change.find(id);
+      if (ch != change.end()) {
+        const auto& c = ch->second;
+        fill = c.a_ms >= 0 && c.b_ms >= 0 ? change_tint(time_change_tone(c.a_ms, c.b_ms)) : QColor(214, 214, 220);
+        detail = change_detail(c);
+      } else if (node && node->op == "call_function") {
+        fill = QColor(245, 245, 247);  // no kernel time: scalar arithmetic, or no module time on either side
+        detail = node->tensor ? "no module time" : "no kernel time";
+      }
+    }
     item->setBrush(fill);
     if (auto d = drawn_.details.find(id); d != drawn_.details.end())
       set_elided_text(d->second, detail, item->rect().width() - 8);
@@ -488,6 +520,19 @@ void GraphPanel::applyHighlight() {
 
 void GraphPanel::updateLegend(int run, bool kernels_tinted, bool modules_tinted) {
   const Selection& sel = ctx_->current();
+  if (sel.compare && sel.compare->diff) {
+    QString swatches;
+    for (double t : {-1.0, -0.5, 0.0, 0.5, 1.0})
+      swatches += QString("<span style=\"background-color:%1\">&nbsp;&nbsp;&nbsp;</span>").arg(change_tint(t).name());
+    legend_->setText(QString("B 2x faster ") + swatches +
+                     " B 2x slower &nbsp; <span style=\"background-color:#d6d6dc\">&nbsp;&nbsp;&nbsp;</span> one side "
+                     "only &nbsp;·&nbsp; kernel time of each node's module, A → B ms per iteration");
+    legend_->setToolTip(
+        "Compared with another session: each node is coloured by the kernel time of its nn.Module (the module's own\n"
+        "kernels, per iteration) in B against A, a collapsed module by its time with its submodules; the time by\n"
+        "module of the comparison panel. Nodes of one module share its colour.");
+    return;
+  }
   if (!kernels_tinted || !sel.session) {
     legend_->clear();
     return;

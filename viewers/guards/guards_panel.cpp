@@ -1,6 +1,8 @@
 #include "viewers/guards/guards_panel.h"
 
 #include <QComboBox>
+#include <QFileInfo>
+#include <QTextDocumentFragment>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
@@ -48,6 +50,45 @@ std::string next_entry(const session::Session& s, const std::string& compile_id)
   }
   return "";
 }
+// Picker entries of the compared session (B) carry this prefix.
+const QString kOtherPrefix = "B ";
+
+// The region a picker's text names: the shown session's, or with the prefix the compared one's.
+const session::CompiledRegion* picked_region(const Selection& sel, const QString& text) {
+  if (text.startsWith(kOtherPrefix))
+    return sel.compare && sel.compare->session
+               ? find_region(*sel.compare->session, text.mid(kOtherPrefix.size()).toStdString())
+               : nullptr;
+  return sel.session ? find_region(*sel.session, text.toStdString()) : nullptr;
+}
+
+QString compared_html(const Selection& sel) {
+  const auto& d = *sel.compare->diff;
+  QStringList items;
+  for (const auto& r : d.regions) {
+    QString id = QString::fromStdString(r.compile_id).toHtmlEscaped();
+    if (!r.in_b) {
+      items << id + " only in A";
+      continue;
+    }
+    if (!r.in_a) {
+      items << id + " only in B";
+      continue;
+    }
+    QStringList what;
+    if (!r.guards_added.empty() || !r.guards_removed.empty())
+      what << QString("guards +%1 / −%2").arg(r.guards_added.size()).arg(r.guards_removed.size());
+    if (r.recompile_a != r.recompile_b) what << "recompile reason";
+    if (!r.ops.empty()) what << QString("%1 op count(s)").arg(r.ops.size());
+    if (!r.inputs.empty()) what << QString("%1 input shape(s)").arg(r.inputs.size());
+    items << id + " " + what.join(", ");
+  }
+  QString head = QString("<b>Compared with %1</b>: ")
+                     .arg(QFileInfo(QString::fromStdString(sel.compare->path)).fileName().toHtmlEscaped());
+  if (items.isEmpty()) return head + QString("the %1 compiled region(s) have the same guards.").arg(d.regions_same);
+  return head + items.join("; ") + QString(" (%1 the same). Pick a <i>B</i> entry on the right to see its guards added and removed.").arg(d.regions_same);
+}
+
 }  // namespace
 
 GuardsPanel::GuardsPanel(SelectionContext* ctx, QWidget* parent)
@@ -71,6 +112,11 @@ GuardsPanel::GuardsPanel(SelectionContext* ctx, QWidget* parent)
   before_->setObjectName("diffBefore");
   after_->setObjectName("diffAfter");
   diffSummary_ = new QLabel(diffPage);
+  compared_ = new QLabel(this);
+  compared_->setObjectName("guardsCompared");
+  compared_->setTextFormat(Qt::RichText);
+  compared_->setWordWrap(true);
+  compared_->hide();
   diff_ = make_row_table(diffPage, "guardDiff");
   diff_->setModel(diffModel_);
   diff_->horizontalHeader()->setSectionResizeMode(GuardDiffModel::Change, QHeaderView::ResizeToContents);
@@ -102,7 +148,9 @@ GuardsPanel::GuardsPanel(SelectionContext* ctx, QWidget* parent)
   split->addWidget(left);
   split->addWidget(right);
   split->setSizes({640, 640});
-  panelLayout()->addWidget(split);
+  auto* layout = panelLayout();
+  layout->addWidget(compared_);
+  layout->addWidget(split, 1);
 
   connect(tree_->selectionModel(), &QItemSelectionModel::currentChanged, this, [this](const QModelIndex& cur) {
     if (syncing_) return;
@@ -115,7 +163,11 @@ GuardsPanel::GuardsPanel(SelectionContext* ctx, QWidget* parent)
   });
   connect(before_, &QComboBox::currentIndexChanged, this, &GuardsPanel::updateDiff);
   connect(after_, &QComboBox::currentIndexChanged, this, &GuardsPanel::updateDiff);
-  followSelection(kSessionPart | kRegionPart);
+  followSelection(kSessionPart | kRegionPart | kComparePart);
+}
+
+QString GuardsPanel::comparisonText() const {
+  return compared_->isVisibleTo(this) ? QTextDocumentFragment::fromHtml(compared_->text()).toPlainText() : QString();
 }
 
 void GuardsPanel::onSelectionChanged(const Selection& sel, unsigned parts) {
@@ -151,7 +203,17 @@ void GuardsPanel::onSelectionChanged(const Selection& sel, unsigned parts) {
                                 std::min(recompiles_->columnWidth(RecompileTableModel::Reason), 420));
     syncing_ = false;
   }
-  if ((parts & (kRegionPart | kSessionPart)) && s) {
+  const bool comparing = s && sel.compare && sel.compare->session && sel.compare->diff;
+  if (parts & (kSessionPart | kComparePart)) {
+    const QSignalBlocker b1(before_), b2(after_);
+    for (int i = after_->count() - 1; i >= 0; --i)
+      if (after_->itemText(i).startsWith(kOtherPrefix)) after_->removeItem(i);
+    if (comparing)
+      for (const auto& r : sel.compare->session->regions) after_->addItem(kOtherPrefix + QString::fromStdString(r.compile_id));
+    compared_->setVisible(comparing);
+    compared_->setText(comparing ? compared_html(sel) : QString());
+  }
+  if ((parts & (kRegionPart | kSessionPart | kComparePart)) && s) {
     syncing_ = true;
     QModelIndex entry = treeModel_->entryIndex(sel.compile_id);
     if (entry.isValid()) {
@@ -162,7 +224,9 @@ void GuardsPanel::onSelectionChanged(const Selection& sel, unsigned parts) {
     std::string prev = previous_entry(*s, sel.compile_id);
     syncing_ = false;
     if (sel.compile_id.empty()) return;
-    if (!prev.empty()) {
+    if (comparing && find_region(*sel.compare->session, sel.compile_id)) {
+      diffEntries(sel.compile_id, (kOtherPrefix + QString::fromStdString(sel.compile_id)).toStdString());
+    } else if (!prev.empty()) {
       diffEntries(prev, sel.compile_id);
     } else {
       std::string next = next_entry(*s, sel.compile_id);  // the first entry: compare with what replaced it
@@ -180,8 +244,8 @@ void GuardsPanel::diffEntries(const std::string& before, const std::string& afte
 
 void GuardsPanel::updateDiff() {
   const auto* s = ctx_->session();
-  const auto* a = s ? find_region(*s, before_->currentText().toStdString()) : nullptr;
-  const auto* b = s ? find_region(*s, after_->currentText().toStdString()) : nullptr;
+  const auto* a = picked_region(ctx_->current(), before_->currentText());
+  const auto* b = picked_region(ctx_->current(), after_->currentText());
   if (!a || !b) {
     diffModel_->setChanges({}, "first", "second");
     diffSummary_->setText(s ? "Pick two cache entries to compare their guards." : "");
@@ -191,12 +255,11 @@ void GuardsPanel::updateDiff() {
   int added = 0, removed = 0, changed = 0;
   for (const auto& c : changes)
     (c.kind == GuardChange::Kind::Added ? added : c.kind == GuardChange::Kind::Removed ? removed : changed)++;
-  diffModel_->setChanges(std::move(changes), QString::fromStdString(a->compile_id),
-                         QString::fromStdString(b->compile_id));
+  diffModel_->setChanges(std::move(changes), before_->currentText(), after_->currentText());
   QString summary = a == b ? QString("%1 is the first entry of its region; pick another entry to compare.")
                                  .arg(QString::fromStdString(a->compile_id))
                            : QString("%1 → %2: %3 changed, %4 added, %5 removed guard(s).")
-                                 .arg(QString::fromStdString(a->compile_id), QString::fromStdString(b->compile_id))
+                                 .arg(before_->currentText(), after_->currentText())
                                  .arg(changed)
                                  .arg(added)
                                  .arg(removed);

@@ -1,7 +1,10 @@
 // GuardsPanel: per region its cache entries with their guards and symbols (a tree), the recompile
 // history with the failing guards, a diff of two entries' guard sets, and the recompile-limit
 // events. Selecting an entry selects that region in the SelectionContext; a region selected
-// elsewhere is shown here and diffed against the entry before it.
+// elsewhere is shown here and diffed against the entry before it. While the session is compared
+// with another (B), B's entries can be picked as the second side ("B [0/0]"), a selected region
+// is diffed against B's entry of the same compile id (guards added and removed), and a line
+// names the regions whose guards, recompiles or graphs differ between the two.
 #pragma once
 
 #include <string>
@@ -29,6 +32,7 @@ class GuardsPanel : public SessionPanel {
   QTableView* recompiles() const { return recompiles_; }
   QTableView* diff() const { return diff_; }
   QListWidget* limitEvents() const { return limits_; }
+  QString comparisonText() const;  // the regions that differ from B's, as plain text
   // Diffs the guard sets of two entries by compile id (also sets the two pickers).
   void diffEntries(const std::string& before, const std::string& after);
 
@@ -45,6 +49,7 @@ class GuardsPanel : public SessionPanel {
   QComboBox* before_;
   QComboBox* after_;
   QLabel* diffSummary_;
+  QLabel* compared_;
   QListWidget* limits_;
 };
 

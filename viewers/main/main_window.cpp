@@ -86,6 +86,7 @@ MainWindow::MainWindow(QWidget* parent)
   });
   connect(job_, &SessionJob::finished, this, &MainWindow::onFinished);
   connect(job_, &SessionJob::failed, this, &MainWindow::onFailed);
+  connect(job_, &SessionJob::compared, this, &MainWindow::onCompared);
   connect(job_, &SessionJob::cancelled, this, [this](quint64, const QString& source) {
     jobStopped();
     statusBar()->showMessage("Cancelled " + QFileInfo(source).fileName() + "; the partial session was discarded", 8000);
@@ -157,6 +158,19 @@ void MainWindow::buildMenus() {
     }
   });
   sessionActions_ << save;
+  compare_ = file->addAction("&Compare with...");
+  compare_->setToolTip("Compare the shown session with another run: a session, a TORCH_TRACE log or a profiler trace");
+  connect(compare_, &QAction::triggered, this, [this] {
+    QString path = QFileDialog::getOpenFileName(
+        this, "Compare with", QFileInfo(source_).absolutePath(),
+        "Sessions and traces (*.kiln *.log *.json *.gz);;Kiln sessions (*.kiln);;TORCH_TRACE logs (*.log);;"
+        "Profiler traces (*.json *.json.gz);;All files (*)");
+    if (!path.isEmpty()) compareWith(path);
+  });
+  sessionActions_ << compare_;
+  endCompare_ = file->addAction("&End comparison");
+  endCompare_->setEnabled(false);
+  connect(endCompare_, &QAction::triggered, this, &MainWindow::endComparison);
   auto* exportMenu = file->addMenu("&Export report");
   struct Fmt {
     const char* label;
@@ -242,6 +256,38 @@ void MainWindow::openModel(const QString& path, const QStringList& inputs, const
   jobStarted("Profiling " + path);
 }
 
+void MainWindow::compareWith(const QString& path) {
+  if (!shown_) {
+    showError("Nothing to compare", "Open a session, a model or a trace first, then compare it with " + path + ".");
+    return;
+  }
+  pendingSource_ = path;
+  job_->compare(path, shown_, QFileInfo(source_).fileName());
+  jobStarted("Comparing with " + path);
+}
+
+void MainWindow::endComparison() {
+  ctx_->setComparison(nullptr);
+  endCompare_->setEnabled(false);
+  statusBar()->showMessage("Comparison ended", 4000);
+}
+
+void MainWindow::onCompared(quint64, std::shared_ptr<const session::Session> other,
+                            std::shared_ptr<const report::SessionDiff> diff, const QString& source) {
+  auto c = std::make_shared<Comparison>();
+  c->session = bounded_for_display(std::move(other));
+  c->path = source.toStdString();
+  c->diff = std::move(diff);
+  ctx_->setComparison(std::move(c));
+  endCompare_->setEnabled(true);
+  jobStopped();
+  statusBar()->showMessage("Comparing " + QFileInfo(source_).fileName() + " (A) with " + QFileInfo(source).fileName() +
+                               " (B)",
+                           10000);
+  docks_["comparison"]->raise();
+  Q_EMIT comparisonOpened(source);
+}
+
 void MainWindow::cancelJob() {
   if (!job_->busy()) return;
   job_->cancel();
@@ -275,6 +321,8 @@ void MainWindow::jobStopped() {
 void MainWindow::onFinished(quint64, std::shared_ptr<const session::Session> s, const QString& source,
                             const QString& session_path, const QString& note) {
   source_ = source;
+  shown_ = s;
+  if (endCompare_) endCompare_->setEnabled(false);  // a new session ends the comparison
   ctx_->setSession(bounded_for_display(std::move(s)), (session_path.isEmpty() ? source : session_path).toStdString());
   addRecent(QFileInfo(source).absoluteFilePath());
   updateTitle();

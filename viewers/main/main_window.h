@@ -2,7 +2,9 @@
 // that all follow one SelectionContext, which the window owns. Opens .pt models (profiled in
 // every requested mode, off the UI thread, with progress and Cancel), .kiln sessions, TORCH_TRACE
 // logs or folders and profiler traces; by menu, drag and drop, recent files or command line.
-// Exports reports with the same generators as `kiln report`. A file that cannot be opened shows
+// Compares the shown session with a second one (File > Compare with...: a session or anything
+// `kiln import` takes; every panel then shows both). Exports reports with the same generators as
+// `kiln report`. A file that cannot be opened shows
 // one message naming it and the engine's reason, and the session shown before stays.
 #pragma once
 
@@ -35,6 +37,10 @@ class MainWindow : public QMainWindow {
   // Profiles a model; with `inputs` empty, asks for them (and the modes) in a dialog.
   void openModel(const QString& path, const QStringList& inputs = {}, const QStringList& modes = {});
   void cancelJob();
+  // Compares the shown session with the one at `path` (a .kiln session, a TORCH_TRACE log or
+  // folder, a profiler trace), off the UI thread; every panel then shows both.
+  void compareWith(const QString& path);
+  void endComparison();
   void exportReport(ReportFormat format, const QString& path);
 
   SelectionContext* selection() const { return ctx_; }
@@ -51,6 +57,7 @@ class MainWindow : public QMainWindow {
 
  Q_SIGNALS:
   void sessionOpened(const QString& source);
+  void comparisonOpened(const QString& source);
   void errorShown(const QString& message);
   void jobEnded();
 
@@ -64,6 +71,8 @@ class MainWindow : public QMainWindow {
   QDockWidget* addPanel(const QString& name, const QString& title, QWidget* panel, Qt::DockWidgetArea area);
   void onFinished(quint64 gen, std::shared_ptr<const session::Session> s, const QString& source,
                   const QString& session_path, const QString& note);
+  void onCompared(quint64 gen, std::shared_ptr<const session::Session> other,
+                  std::shared_ptr<const report::SessionDiff> diff, const QString& source);
   void onFailed(quint64 gen, const QString& source, const QString& message);
   void jobStarted(const QString& what);
   void jobStopped();
@@ -83,6 +92,9 @@ class MainWindow : public QMainWindow {
   QPushButton* cancel_;
   QLabel* sessionLabel_;
   QString source_;  // what the shown session was opened from
+  std::shared_ptr<const session::Session> shown_;  // as opened (before display bounds): side A of a comparison
+  QAction* compare_ = nullptr;
+  QAction* endCompare_ = nullptr;
   QString pendingSource_;
   bool errorBoxes_ = true;
 };

@@ -14,6 +14,7 @@ namespace kiln::viewers {
 struct SessionJob::Outcome {
   enum class Status { Ok, Failed, Cancelled } status = Status::Failed;
   std::shared_ptr<const session::Session> session;
+  std::shared_ptr<const report::SessionDiff> diff;  // a compare job's
   QString source, session_path, note, error;
 };
 
@@ -70,7 +71,10 @@ void SessionJob::deliver(quint64 gen, const std::shared_ptr<Outcome>& o) {
   if (gen != generation_) return;  // a later job replaced this one: drop the stale result
   switch (o->status) {
     case Outcome::Status::Ok:
-      Q_EMIT finished(gen, o->session, o->source, o->session_path, o->note);
+      if (o->diff)
+        Q_EMIT compared(gen, o->session, o->diff, o->source);
+      else
+        Q_EMIT finished(gen, o->session, o->source, o->session_path, o->note);
       break;
     case Outcome::Status::Cancelled:
       Q_EMIT cancelled(gen, o->source);
@@ -103,6 +107,19 @@ quint64 SessionJob::importTrace(const QString& path) {
                    .arg(QString::fromStdString(first.label));
     if (result.skipped_in_dirs > 0) notes << QString("%1 older file(s) left in the folder").arg(result.skipped_in_dirs);
     o.note = notes.join("; ");
+  });
+}
+
+quint64 SessionJob::compare(const QString& path, std::shared_ptr<const session::Session> shown,
+                            const QString& shown_label) {
+  return start(path, [path, shown, shown_label](Outcome& o, const std::atomic<bool>&, const auto&) {
+    if (!shown) throw Error("nothing is open to compare with " + path.toStdString());
+    auto other = std::make_shared<const session::Session>(api::open_diff_side(path.toStdString()));
+    api::DiffOptions options;
+    options.label_a = shown_label.toStdString();
+    options.label_b = path.toStdString();
+    o.diff = std::make_shared<const report::SessionDiff>(api::diff(*shown, *other, options));
+    o.session = std::move(other);
   });
 }
 

@@ -37,6 +37,9 @@ class SessionJob : public QObject {
   quint64 openSession(const QString& path);
   quint64 importTrace(const QString& path);
   quint64 profile(const ProfileRequest& request);
+  // Reads `path` as `kiln diff` reads a side (a session, a TORCH_TRACE log or folder, a profiler
+  // trace) and compares `shown` (side A, labelled `shown_label`) with it; answers with compared.
+  quint64 compare(const QString& path, std::shared_ptr<const session::Session> shown, const QString& shown_label);
   void cancel();
   bool busy() const { return running_ > 0; }
   quint64 generation() const { return generation_; }
@@ -48,6 +51,9 @@ class SessionJob : public QObject {
   void finished(quint64 generation, std::shared_ptr<const kiln::session::Session> session, const QString& source,
                 const QString& session_path, const QString& note);
   void failed(quint64 generation, const QString& source, const QString& message);
+  // A compare job's result: the other session (side B) and the comparison.
+  void compared(quint64 generation, std::shared_ptr<const kiln::session::Session> other,
+                std::shared_ptr<const kiln::report::SessionDiff> diff, const QString& source);
   void cancelled(quint64 generation, const QString& source);
 
  private:

@@ -61,7 +61,7 @@ void SelectionContext::setSession(std::shared_ptr<const session::Session> s, con
         break;
       }
   }
-  publish(kSessionPart | kRunPart | kRegionPart | kNodePart | kKernelPart | kRangePart);
+  publish(kSessionPart | kRunPart | kRegionPart | kNodePart | kKernelPart | kRangePart | kComparePart);
 }
 
 void SelectionContext::setRun(int run_id) { publish(assign(sel_.run, run_id, kRunPart)); }
@@ -110,5 +110,9 @@ void SelectionContext::selectKernel(const std::string& kernel, const std::string
 }
 
 void SelectionContext::setTimeRange(TimeRange r) { publish(assign(sel_.range, r, kRangePart)); }
+
+void SelectionContext::setComparison(std::shared_ptr<const Comparison> c) {
+  publish(assign(sel_.compare, std::move(c), kComparePart));
+}
 
 }  // namespace kiln::viewers

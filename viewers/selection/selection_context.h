@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/api/report.h"
 #include "engine/api/session.h"
 
 namespace kiln::viewers {
@@ -30,6 +31,16 @@ enum SelectionPart : unsigned {
   kNodePart = 1u << 3,
   kKernelPart = 1u << 4,
   kRangePart = 1u << 5,
+  kComparePart = 1u << 6,  // the session compared with the shown one
+};
+
+// A second session the shown one is compared with (File > Compare with...): the session, where it
+// came from, and the engine's comparison of the two (report::diff_sessions, the shown session as
+// side A, this one as side B).
+struct Comparison {
+  std::shared_ptr<const session::Session> session;
+  std::string path;
+  std::shared_ptr<const report::SessionDiff> diff;
 };
 
 struct Selection {
@@ -41,6 +52,7 @@ struct Selection {
   std::string node;             // graph node name
   std::string kernel;           // session::Kernel::name
   TimeRange range;              // visible/selected time range on the timeline
+  std::shared_ptr<const Comparison> compare;  // null: nothing compared (a new session clears it)
 };
 
 // Provenance lookups over a session (pure functions, tested without widgets).
@@ -71,6 +83,8 @@ class SelectionContext : public QObject {
   // follows, the node is cleared unless it came from that kernel (panels highlight its nodes).
   void selectKernel(const std::string& kernel, const std::string& compile_id = "");
   void setTimeRange(TimeRange r);
+  // Compares the shown session with another (null ends the comparison).
+  void setComparison(std::shared_ptr<const Comparison> c);
 
  Q_SIGNALS:
   // `parts`: the SelectionPart bits that changed.

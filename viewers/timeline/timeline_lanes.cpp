@@ -143,6 +143,39 @@ TimelineData pack_timeline(const session::Session& s) {
   return d;
 }
 
+TimelineData pack_comparison(const session::Session& a, const session::Session& b, const std::string& label_a,
+                             const std::string& label_b) {
+  TimelineData d = pack_timeline(a);
+  TimelineData other = pack_timeline(b);
+  const bool a_events = !d.blocks.empty(), b_events = !other.blocks.empty();
+  auto prefix = [](const char* side, const std::string& label) {
+    return std::string(side) + (label.empty() ? "" : " " + label) + " · ";
+  };
+  for (auto& block : d.blocks) block.title = prefix("A", label_a) + block.title;
+  std::vector<int32_t> id(other.names.size());
+  for (size_t i = 0; i < other.names.size(); ++i) id[i] = d.intern(other.names[i]);
+  auto remap = [&](int32_t& x) {
+    if (x >= 0) x = id[static_cast<size_t>(x)];
+  };
+  for (auto& block : other.blocks) {
+    block.title = prefix("B", label_b) + block.title;
+    block.side = 1;
+    for (auto& lane : block.lanes)
+      for (auto& e : lane.events) {
+        remap(e.name);
+        remap(e.category);
+        remap(e.kernel);
+        remap(e.region);
+      }
+    d.blocks.push_back(std::move(block));
+  }
+  if (b_events) {
+    d.start = a_events ? std::min(d.start, other.start) : other.start;
+    d.end = a_events ? std::max(d.end, other.end) : other.end;
+  }
+  return d;
+}
+
 std::vector<TimelineItem> visible_items(const TimelineLane& lane, const TimelineGeometry& g, double width_px,
                                         const EventMark& mark) {
   std::vector<TimelineItem> out;

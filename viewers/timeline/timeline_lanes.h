@@ -41,8 +41,9 @@ struct TimelineLane {
 };
 
 struct TimelineBlock {
-  std::string title;  // "default · kiln"
-  int run = -1;
+  std::string title;  // "default · kiln"; in a comparison "A · default · kiln"
+  int run = -1;       // a Run::id of its side's session
+  int side = 0;       // 0: the shown session; 1: the session it is compared with (B)
   int64_t origin = 0;  // the session time (ns) of the block's first event: its events' zero
   std::vector<TimelineLane> lanes;
 };
@@ -69,6 +70,11 @@ struct EventMark {
 
 inline constexpr int kMaxLaneDepth = 8;  // deeper events share the last row
 TimelineData pack_timeline(const session::Session& s);
+// Two sessions on one time axis, each run from its own start: a's blocks (side 0) then b's (side
+// 1, their events' sources index b's timeline), titles prefixed "A · " and "B · " (with the labels
+// when given: "A a.kiln · default · kiln"); names interned once for both.
+TimelineData pack_comparison(const session::Session& a, const session::Session& b, const std::string& label_a = "",
+                             const std::string& label_b = "");
 
 // One thing to draw in a lane: an event (count 1) or a fold of `count` narrow neighbours.
 struct TimelineItem {

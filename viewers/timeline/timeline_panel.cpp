@@ -1,5 +1,6 @@
 #include "viewers/timeline/timeline_panel.h"
 
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QKeyEvent>
 #include <QLabel>
@@ -78,6 +79,12 @@ int TimelineCanvas::contentHeight() const {
   return std::max(h, 120);
 }
 
+const session::Session* TimelineCanvas::sessionOf(int block) const {
+  if (data_.blocks[block].side == 0) return ctx_->session();
+  const auto& c = ctx_->current().compare;
+  return c ? c->session.get() : nullptr;
+}
+
 int TimelineCanvas::laneTop(int block, int lane) const { return block_tops_[block] + kBlockHeader + kRowHeight * lane; }
 
 void TimelineCanvas::fitAll() {
@@ -119,8 +126,9 @@ void TimelineCanvas::renderTo(QPainter& p, int width, int y_to, int y_from) {
     int top = block_tops_[b];
     if (top >= y_to) break;
     if (top + kBlockHeader + kRowHeight * static_cast<int>(block.lanes.size()) < y_from) continue;
-    bool selected_run = block.run >= 0 && block.run == sel.run;
-    p.fillRect(0, top, width, kBlockHeader, selected_run ? QColor(255, 236, 210) : QColor(226, 231, 239));
+    bool selected_run = block.side == 0 && block.run >= 0 && block.run == sel.run;
+    p.fillRect(0, top, width, kBlockHeader,
+               selected_run ? QColor(255, 236, 210) : block.side ? QColor(232, 224, 244) : QColor(226, 231, 239));
     p.setPen(QColor(205, 210, 220));
     p.drawLine(0, top, width, top);
     p.setPen(QColor(30, 30, 40));
@@ -249,7 +257,7 @@ bool TimelineCanvas::revealKernel(const std::string& kernel, const std::string& 
   EventMark m{kernel.empty() ? -1 : data_.find(kernel), compile_id.empty() ? -1 : data_.find(compile_id)};
   if (m.kernel < 0) return false;
   for (int b = 0; b < static_cast<int>(data_.blocks.size()); ++b) {
-    if (run >= 0 && data_.blocks[b].run != run) continue;
+    if (data_.blocks[b].side != 0 || (run >= 0 && data_.blocks[b].run != run)) continue;
     // The earliest matching event over the block's lanes.
     int best_lane = -1, best_event = -1;
     for (int l = 0; l < static_cast<int>(data_.blocks[b].lanes.size()); ++l) {
@@ -280,7 +288,7 @@ void TimelineCanvas::publishRange() {
   // In the selected run's own clock (the session's ns), else relative to each run's start.
   int64_t origin = 0;
   for (const auto& b : data_.blocks)
-    if (b.run >= 0 && b.run == ctx_->current().run) origin = b.origin;
+    if (b.side == 0 && b.run >= 0 && b.run == ctx_->current().run) origin = b.origin;
   double area = std::max(1, width() - kLabelWidth);
   ctx_->setTimeRange({origin + static_cast<int64_t>(geometry_.t_of(0)), origin + static_cast<int64_t>(geometry_.t_of(area))});
 }
@@ -312,7 +320,7 @@ void TimelineCanvas::mouseMoveEvent(QMouseEvent* e) {
     return;
   }
   Hit h = hitAt(e->pos());
-  const auto* s = ctx_->session();
+  const auto* s = h.block >= 0 ? sessionOf(h.block) : nullptr;
   if (h.block >= 0 && h.lane >= 0 && data_.blocks[h.block].lanes[h.lane].is_memory()) {
     QToolTip::showText(e->globalPosition().toPoint(), memoryTip(data_.blocks[h.block].lanes[h.lane], e->pos().x()), this);
     return;
@@ -330,7 +338,8 @@ void TimelineCanvas::mouseMoveEvent(QMouseEvent* e) {
   } else if (s && pe.source >= 0 && pe.source < static_cast<int>(s->timeline.size())) {
     const auto& ev = s->timeline[pe.source];
     tip = QString::fromStdString(ev.name) + "\n" + QString::fromStdString(ev.category) + " · " + duration(ev.dur_ns);
-    if (!ev.kernel.empty()) tip += "\nkernel " + QString::fromStdString(ev.kernel) + " (click to select)";
+    if (!ev.kernel.empty())
+      tip += "\nkernel " + QString::fromStdString(ev.kernel) + (data_.blocks[h.block].side ? "" : " (click to select)");
     if (!ev.compile_id.empty()) tip += "\ncompile id " + QString::fromStdString(ev.compile_id);
   } else {
     tip = QString::fromStdString(data_.names[pe.name]) + "\n" + QString::fromStdString(data_.names[pe.category]) +
@@ -363,7 +372,8 @@ void TimelineCanvas::mouseReleaseEvent(QMouseEvent* e) {
   moved_ = false;
   if (was_drag || e->button() != Qt::LeftButton) return;
   Hit h = hitAt(e->pos());
-  const auto* s = ctx_->session();
+  // B's runs (a comparison) are not the shown session's: nothing there to select.
+  const auto* s = h.block >= 0 && data_.blocks[h.block].side == 0 ? ctx_->session() : nullptr;
   if (h.event < 0 || h.count > 1 || !s) return;
   const auto& pe = data_.blocks[h.block].lanes[h.lane].events[h.event];
   if (pe.source < 0 || pe.source >= static_cast<int>(s->timeline.size())) return;
@@ -413,8 +423,13 @@ TimelinePanel::TimelinePanel(SelectionContext* ctx, QWidget* parent) : SessionPa
 }
 
 void TimelinePanel::onSelectionChanged(const Selection& sel, unsigned parts) {
-  if (parts & kSessionPart) {
-    canvas_->setData(sel.session ? pack_timeline(*sel.session) : TimelineData{});
+  if (parts & (kSessionPart | kComparePart)) {
+    const bool comparing = sel.session && sel.compare && sel.compare->session;
+    canvas_->setData(comparing ? pack_comparison(*sel.session, *sel.compare->session,
+                                                 QFileInfo(QString::fromStdString(sel.session_path)).fileName().toStdString(),
+                                                 QFileInfo(QString::fromStdString(sel.compare->path)).fileName().toStdString())
+                     : sel.session ? pack_timeline(*sel.session)
+                                   : TimelineData{});
     const auto& d = canvas_->data();
     size_t events = 0;
     std::set<int> categories;
@@ -423,7 +438,8 @@ void TimelinePanel::onSelectionChanged(const Selection& sel, unsigned parts) {
         events += l.events.size();
         for (const auto& e : l.events) categories.insert(e.category);
       }
-    info_->setText(sel.session && events ? QString("%1 events in %2 rows, %3 blocks · wheel or W/S zoom, drag or A/D pan, F fits; "
+    info_->setText(sel.session && events ? QString(comparing ? "A above, B below, each run from its own start · " : "") +
+                                               QString("%1 events in %2 rows, %3 blocks · wheel or W/S zoom, drag or A/D pan, F fits; "
                                                    "click a kernel to select it")
                                                .arg(events)
                                                .arg(d.lane_count())
@@ -438,7 +454,7 @@ void TimelinePanel::onSelectionChanged(const Selection& sel, unsigned parts) {
       legend += "hatched: events narrower than 3 px folded together (hover for the count)";
     legend_->setText(legend);
   }
-  if (parts & (kSessionPart | kKernelPart | kRegionPart)) canvas_->setMarkedKernel(sel.kernel, sel.kernel.empty() ? "" : sel.compile_id);
+  if (parts & (kSessionPart | kComparePart | kKernelPart | kRegionPart)) canvas_->setMarkedKernel(sel.kernel, sel.kernel.empty() ? "" : sel.compile_id);
   if ((parts & kKernelPart) && !sel.kernel.empty()) {
     QPoint at;
     if (canvas_->revealKernel(sel.kernel, sel.compile_id, sel.run, &at) ||

@@ -2,7 +2,9 @@
 // thread and GPU stream, nested events one row deeper. Painted directly (no item per event) with
 // level of detail; wheel or +/- and W/S zoom around the cursor, drag or arrows and A/D pan, F fits.
 // Clicking an event of a kernel selects that kernel and run; the selected kernel's events are
-// outlined, and a kernel selected elsewhere is scrolled into view.
+// outlined, and a kernel selected elsewhere is scrolled into view. While the session is compared
+// with another, that one's runs are stacked under the session's own (B's blocks under A's, on one
+// time axis, titled "A ..." and "B ..."); B's events show their tooltips but select nothing.
 #pragma once
 
 #include <QPainter>
@@ -60,6 +62,7 @@ class TimelineCanvas : public QWidget {
 
  private:
   int laneTop(int block, int lane) const;
+  const session::Session* sessionOf(int block) const;  // the session a block's events index
   void changed();  // after zoom/pan: repaint, tell the ruler, publish the range (throttled)
   void publishRange();
   SelectionContext* ctx_;

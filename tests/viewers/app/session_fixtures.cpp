@@ -164,4 +164,37 @@ std::shared_ptr<const session::Session> profiled_block() {
   return s;
 }
 
+std::string profiled_block_batch4_path() {
+  static std::string path = [] {
+    std::string p = temp_dir() + "/block_batch4.kiln";
+    api::ProfileOptions o;
+    o.modes = {"eager", "default"};
+    o.iters = 5;
+    o.device = "cpu";
+    api::profile(example("block.pt"), {parse_input_spec("4x16x64")}, o, p);
+    return p;
+  }();
+  return path;
+}
+
+std::shared_ptr<const session::Session> profiled_block_batch4() {
+  static std::shared_ptr<const session::Session> s =
+      std::make_shared<const session::Session>(api::open_session(profiled_block_batch4_path()));
+  return s;
+}
+
+std::shared_ptr<const viewers::Comparison> block_comparison() {
+  static std::shared_ptr<const viewers::Comparison> c = [] {
+    auto out = std::make_shared<viewers::Comparison>();
+    out->session = profiled_block_batch4();
+    out->path = profiled_block_batch4_path();
+    api::DiffOptions o;
+    o.label_a = "block.kiln";
+    o.label_b = "block_batch4.kiln";
+    out->diff = std::make_shared<const report::SessionDiff>(api::diff(*profiled_block(), *out->session, o));
+    return out;
+  }();
+  return c;
+}
+
 }  // namespace kiln::test

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "engine/session/session.h"
+#include "viewers/selection/selection_context.h"
 
 namespace kiln::test {
 
@@ -15,5 +16,10 @@ std::shared_ptr<const session::Session> imported_breaky_trace();
 std::shared_ptr<const session::Session> profiled_block();
 // The .kiln file profiled_block() was read from.
 std::string profiled_block_path();
+// The same model profiled at batch 4 (4x16x64), the other side of a comparison, and its file.
+std::shared_ptr<const session::Session> profiled_block_batch4();
+std::string profiled_block_batch4_path();
+// profiled_block() compared with profiled_block_batch4() as the workbench compares them.
+std::shared_ptr<const viewers::Comparison> block_comparison();
 
 }  // namespace kiln::test
