@@ -36,18 +36,6 @@ const codegen::GemmConfig kConfigs[] = {{64, 64}, {128, 64}, {64, 128}, {128, 12
 constexpr double kTf32Tolerance = 1e-2;  // max |template - cuBLAS| / max |cuBLAS| for a correct candidate
 constexpr int kMatmulThenBias = -2;
 
-// linear(x, w, bias) as cuBLAS's plain matrix product and then the bias added by its own kernel:
-// LibTorch's linear hands the bias to cuBLASLt as a GEMM epilogue, and for some float32 shapes
-// cuBLAS then picks a smaller tile than for the plain product (seen on the H100: ViT-B/16's MLP
-// GEMMs 64x64 tiles against 128x128). The race decides per shape.
-at::Tensor matmul_then_bias(const at::Tensor& x, const at::Tensor& w, const at::Tensor& bias) {
-  auto sizes = x.sizes().vec();
-  sizes.back() = w.size(0);
-  at::Tensor y = at::mm(x.reshape({-1, x.size(-1)}), w.t());
-  y.add_(bias);
-  return y.view(sizes);
-}
-
 std::atomic<int> forced_tile{-1};
 
 struct Gemm {
@@ -84,6 +72,18 @@ std::vector<std::vector<records::AutotuneCandidate>> GemmTuner::tables() const {
 #if KILN_TORCH_CUDA
 
 namespace {
+
+// linear(x, w, bias) as cuBLAS's plain matrix product and then the bias added by its own kernel:
+// LibTorch's linear hands the bias to cuBLASLt as a GEMM epilogue, and for some float32 shapes
+// cuBLAS then picks a smaller tile than for the plain product (seen on the H100: ViT-B/16's MLP
+// GEMMs 64x64 tiles against 128x128). The race decides per shape.
+at::Tensor matmul_then_bias(const at::Tensor& x, const at::Tensor& w, const at::Tensor& bias) {
+  auto sizes = x.sizes().vec();
+  sizes.back() = w.size(0);
+  at::Tensor y = at::mm(x.reshape({-1, x.size(-1)}), w.t());
+  y.add_(bias);
+  return y.view(sizes);
+}
 
 // The template of tile `config`, with `epi` fused when given; compiled once per region.
 cuda::Function template_function(std::map<std::string, std::shared_ptr<cuda::Module>>& modules, int config,
