@@ -1,5 +1,6 @@
 #include "viewers/breaks/breaks_panel.h"
 
+#include <QFileInfo>
 #include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QLabel>
@@ -7,8 +8,10 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include "viewers/breaks/break_changes.h"
 #include "viewers/breaks/break_source.h"
 #include "viewers/breaks/break_table_model.h"
+#include "viewers/breaks/what_if_box.h"
 #include "viewers/common/code_view.h"
 
 namespace kiln::viewers {
@@ -25,12 +28,27 @@ BreaksPanel::BreaksPanel(SelectionContext* ctx, QWidget* parent)
   source_->setObjectName("breakSource");
   source_->setPlaceholderText("Select a graph break to see the source around its line.");
 
+  changeModel_ = new BreakChangeModel(this);
+  changes_ = make_row_table(this, "breakChanges");
+  changes_->setModel(changeModel_);
+  changesTitle_ = new QLabel(this);
+  changesBox_ = stacked_box(this, changesTitle_, changes_);
+  changesBox_->hide();
+
   auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(table_);
-  split->addWidget(stacked_box(this, detail_, source_));
+  split->addWidget(changesBox_);
+  whatIf_ = new WhatIfBox(this);
+  auto* about = new QWidget(this);
+  auto* aboutLayout = new QVBoxLayout(about);
+  aboutLayout->setContentsMargins(0, 0, 0, 0);
+  aboutLayout->addWidget(detail_);
+  aboutLayout->addWidget(whatIf_);
+  split->addWidget(stacked_box(this, about, source_));
   split->setStretchFactor(0, 1);
-  split->setStretchFactor(1, 3);
-  split->setSizes({180, 520});
+  split->setStretchFactor(1, 1);
+  split->setStretchFactor(2, 3);
+  split->setSizes({180, 140, 520});
   panelLayout()->addWidget(split);
 
   connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
@@ -72,11 +90,24 @@ void BreaksPanel::followRow(int row) {
 }
 
 void BreaksPanel::onSelectionChanged(const Selection& sel, unsigned parts) {
+  if (parts & (kSessionPart | kComparePart)) {
+    const auto* d = sel.compare ? sel.compare->diff.get() : nullptr;
+    changeModel_->setDiff(d ? sel.compare->diff : nullptr);
+    changesBox_->setVisible(d != nullptr);
+    if (d)
+      changesTitle_->setText(QString("<b>Compared with %1</b>: %2 added in B, %3 removed in B, %4 in both")
+                                 .arg(QFileInfo(QString::fromStdString(sel.compare->path)).fileName().toHtmlEscaped())
+                                 .arg(changeModel_->count(report::Change::Added))
+                                 .arg(changeModel_->count(report::Change::Removed))
+                                 .arg(changeModel_->count(report::Change::Both)));
+    changes_->resizeColumnsToContents();
+  }
   if (!(parts & kSessionPart)) {
     if (parts & kRegionPart) followRow(rowOfRegion(sel.compile_id));
     return;
   }
   model_->setSession(sel.session);
+  whatIf_->setBreak(nullptr, nullptr);
   source_->setCode("", CodeLanguage::Python);
   detail_->setText(model_->rowCount() ? QString("%1 distinct graph break(s), most costly first; select one to see its source.")
                                             .arg(model_->rowCount())
@@ -93,6 +124,7 @@ void BreaksPanel::showBreak(int row) {
   const auto* b = model_->record(row);
   const auto* s = ctx_->session();
   if (!b || !s) return;
+  whatIf_->setBreak(s, b);
   BreakSource src = locate_break_source(*s, *b, ctx_->current().session_path, sourceDirs_);
   QString where = QString::fromStdString(src.found_file.empty() ? src.recorded_file : src.found_file);
   QString html = QString("<b>%1</b> %2<br>%3<br><i>Hint:</i> %4")
