@@ -5,7 +5,9 @@
 #include "engine/base/error.h"
 #include "engine/capture/guards.h"
 #include "engine/profile/host_trace.h"
+#if KILN_WITH_CUDA
 #include "engine/runtime/cuda/cuda_graph_fn.h"
+#endif
 
 namespace kiln::runtime {
 
@@ -20,7 +22,7 @@ static capture::SourceFiles sources_for(const std::string& model_path) {
 
 // Whether a region called with these inputs will run as CUDA graphs: the modes that record them
 // (reduce-overhead, and max-autotune as in torch.compile) or the cudagraphs backend, on a GPU.
-static bool records_cuda_graphs(const capture::CompileOptions& o, const std::string& backend,
+[[maybe_unused]] static bool records_cuda_graphs(const capture::CompileOptions& o, const std::string& backend,
                                 const std::vector<c10::IValue>& inputs) {
   if (o.mode != "reduce-overhead" && o.mode != "max-autotune" && backend != "cudagraphs") return false;
   for (const auto& v : inputs)
@@ -206,10 +208,14 @@ void CapturedRuntime::run_region(int r, Env& env) {
     };
     // A region whose calls will be CUDA graphs specializes on the stream they are captured on: its
     // cuBLAS calls then share that stream's workspace instead of making one more on this stream.
+#if KILN_WITH_CUDA
     if (records_cuda_graphs(options_, backend_->name(), inputs))
       on_capture_stream(specialize);
     else
       specialize();
+#else
+    specialize();  // built without the CUDA toolkit: no CUDA graphs
+#endif
   } catch (const capture::UnrollLimitError& e) {
     // Too large to capture (a loop unrolled past the limit): report it loudly and run eagerly.
     event(Event::Kind::UnrollLimit, r, id, e.what());
