@@ -12,6 +12,7 @@
 #include "engine/base/build_info.h"
 #include "engine/base/error.h"
 #include "engine/importers/common/byte_source.h"
+#include "engine/importers/imported_break_costs.h"
 #include "engine/importers/join.h"
 #include "engine/importers/kineto/kineto.h"
 
@@ -154,6 +155,7 @@ ImportResult import_files(const ImportRequest& request) {
   std::map<std::string, int> used;
   for (auto& g : result.sessions) {
     join_runtime_to_compile(g.session);
+    g.session.break_costs = measure_imported_break_costs(g.session);
     g.session.env.kiln_version = build_description();  // the Kiln that imported it
     g.label = g.session.rank >= 0 ? "rank" + std::to_string(g.session.rank) : stem(g.files[0].path);
     if (used[g.label]++ > 0) g.label += "-" + std::to_string(used[g.label]);

@@ -71,6 +71,13 @@ bool pointwise(const std::map<std::string, const session::Kernel*>& kernels, con
   return config.rfind("pointwise", 0) == 0 || config.rfind("grid-stride", 0) == 0;
 }
 
+// Measured costs first, most costly first; then by compile time (imported sites).
+bool costlier(const session::BreakCost& a, const session::BreakCost& b) {
+  if (a.unmeasured.empty() != b.unmeasured.empty()) return a.unmeasured.empty();
+  if (a.total_ms != b.total_ms) return a.total_ms > b.total_ms;
+  return a.compile_ms > b.compile_ms;
+}
+
 }  // namespace
 
 std::vector<session::BreakCost> measure_break_costs(const std::vector<session::GraphBreakRecord>& breaks,
@@ -182,7 +189,7 @@ std::vector<session::BreakCost> break_costs_of(const session::Session& s, int ru
   std::vector<session::BreakCost> out;
   for (const auto& c : s.break_costs)
     if (c.run == run) out.push_back(c);
-  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.total_ms > b.total_ms; });
+  std::stable_sort(out.begin(), out.end(), costlier);
   return out;
 }
 
@@ -206,16 +213,22 @@ const session::BreakCost* cost_of(const std::vector<session::BreakCost>& costs, 
 std::vector<BreakGroup> ranked_break_groups(const session::Session& s) {
   auto groups = group_breaks(s.breaks);
   const auto costs = break_costs_of(s, shown_break_cost_run(s));
-  auto total = [&](const BreakGroup& g) {
-    const auto* c = g.first ? cost_of(costs, *g.first) : nullptr;
-    return c ? c->total_ms : -1.0;
-  };
-  std::stable_sort(groups.begin(), groups.end(), [&](const auto& a, const auto& b) { return total(a) > total(b); });
+  auto cost = [&](const BreakGroup& g) { return g.first ? cost_of(costs, *g.first) : nullptr; };
+  std::stable_sort(groups.begin(), groups.end(), [&](const auto& a, const auto& b) {
+    const auto *ca = cost(a), *cb = cost(b);
+    if (!ca || !cb) return ca && !cb;
+    return costlier(*ca, *cb);
+  });
   return groups;
 }
 
 std::string break_cost_text(const session::BreakCost& c) {
-  return fixed(c.total_ms, 3) + " ms (" + percent(c.share) + " of the step)";
+  std::string compile =
+      c.compiles > 0 ? "compile " + fixed(c.compile_ms, 1) + " ms in " + std::to_string(c.compiles) + " compile(s)" : "";
+  if (!c.unmeasured.empty()) return "not measured (" + c.unmeasured + ")" + (compile.empty() ? "" : "; " + compile);
+  std::string text = fixed(c.total_ms, 3) + " ms (" + percent(c.share) + " of the step)";
+  if (c.device_ms > 0) text += ", device " + fixed(c.device_ms, 3) + " ms";
+  return compile.empty() ? text : text + "; " + compile;
 }
 
 }  // namespace kiln::report

@@ -185,6 +185,11 @@ void breaks(std::ostringstream& os, const session::Session& s) {
     for (const auto& g : groups) {
       const auto* c = cost_of(costs, *g.first);
       if (!c) continue;
+      if (!c->unmeasured.empty() || c->compiles > 0 || c->device_ms > 0) {  // an imported run's cost
+        os << "<tr><td>" << n++ << "</td><td>" << esc(c->break_id) << "</td><td>" << esc(g.first->info.loc.str())
+           << "</td><td colspan=6>" << esc(break_cost_text(*c)) << "</td></tr>";
+        continue;
+      }
       os << "<tr><td>" << n++ << "</td><td>" << esc(c->break_id) << "</td><td>" << esc(g.first->info.loc.str())
          << "</td><td>" << fixed(c->total_ms, 3) << " ms</td><td>" << fixed(c->gap_ms, 3) << " ms</td><td>"
          << fixed(c->interpreter_ms, 3) << " ms</td><td>" << fixed(c->guard_ms, 3) << " ms</td><td>"

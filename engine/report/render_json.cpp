@@ -168,7 +168,11 @@ std::string render_json(const Session& s) {
                         {"gaps", c.gaps},
                         {"shared_gaps", c.shared_gaps},
                         {"fusion_pair", c.fusion_pair},
-                        {"fusion_pair_ms", c.fusion_pair_ms}};
+                        {"fusion_pair_ms", c.fusion_pair_ms},
+                        {"device_ms", c.device_ms},
+                        {"compile_ms", c.compile_ms},
+                        {"compiles", c.compiles},
+                        {"unmeasured", c.unmeasured}};
   });
   j["timeline"] = list(s.timeline, timeline_json);
   j["import_notes"] = list(s.import_notes, [](const ImportNote& n) {

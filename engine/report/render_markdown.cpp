@@ -211,8 +211,11 @@ void graph_breaks(std::ostream& os, const Session& s) {
     os << ")";
     if (!b.op.empty()) os << ", op " << code(b.op, false);
     if (const auto* c = cost_of(costs, *g.first)) {
-      os << ", costs **" << break_cost_text(*c) << "** per iteration: gap " << fixed(c->gap_ms, 3)
-         << " ms (interpreter " << fixed(c->interpreter_ms, 3) << " ms), guards " << fixed(c->guard_ms, 3) << " ms";
+      if (!c->unmeasured.empty() || c->compiles > 0 || c->device_ms > 0)  // an imported run's cost
+        os << ", costs **" << md(break_cost_text(*c)) << "**" << (c->unmeasured.empty() ? " per profiler step" : "");
+      else
+        os << ", costs **" << break_cost_text(*c) << "** per iteration: gap " << fixed(c->gap_ms, 3)
+           << " ms (interpreter " << fixed(c->interpreter_ms, 3) << " ms), guards " << fixed(c->guard_ms, 3) << " ms";
       if (!c->fusion_pair.empty())
         os << "; pointwise kernels on both sides " << code(c->fusion_pair, false) << " (" << fixed(c->fusion_pair_ms, 3)
            << " ms)";

@@ -19,7 +19,8 @@ using records::FusionDecision;
 using records::Kernel;
 using records::TimelineEvent;
 
-// 2: break_costs. Files of schema 1 still open (they hold no break costs).
+// 2: break_costs. Files of schema 1 still open (they hold no break costs). Files of schema 2 written
+// before break_costs had device_ms, compile_ms, compiles and unmeasured still open (those read as 0/empty).
 inline constexpr int kSchemaVersion = 2;
 inline constexpr int kOldestSchemaVersion = 1;
 
@@ -120,6 +121,14 @@ struct BreakCost {
   // Their measured time per iteration; not part of total_ms.
   std::string fusion_pair;     // "k2_relu + k0_mul" (empty: none)
   double fusion_pair_ms = 0;
+  // Imported torch.compile runs (importers/imported_break_costs.h): the device time of the kernels
+  // launched in the gaps, per profiler step; the compile time of the resume functions the site made
+  // Dynamo compile (compiles: how many compile ids); and, when the gap could not be measured, why
+  // (then gap_ms, total_ms and share are not measurements and are left 0).
+  double device_ms = 0;
+  double compile_ms = 0;
+  int compiles = 0;
+  std::string unmeasured;
 };
 
 // What an import could not take: counted, never fatal.

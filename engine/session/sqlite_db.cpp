@@ -144,6 +144,12 @@ bool SqliteDb::has_table(const std::string& name) {
   return st->step();
 }
 
+bool SqliteDb::has_column(const std::string& table, const std::string& column) {
+  auto st = prepare("SELECT 1 FROM pragma_table_info(?) WHERE name = ?");
+  st->bind(1, table).bind(2, column);
+  return st->step();
+}
+
 int64_t SqliteDb::last_insert_rowid() const { return sqlite3_last_insert_rowid(db_); }
 
 void SqliteDb::close() {

@@ -76,6 +76,7 @@ class SqliteDb {
   void exec(const std::string& sql);  // one or more statements, no results
   std::unique_ptr<SqliteStatement> prepare(const std::string& sql);
   bool has_table(const std::string& name);
+  bool has_column(const std::string& table, const std::string& column);
   int64_t last_insert_rowid() const;
   void close();  // closes now (checkpoints the WAL); errors are reported, not swallowed
 

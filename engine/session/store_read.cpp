@@ -242,9 +242,12 @@ void read_runs(const Rows& rows, Session& s) {
 // Schema 1 files have no break_costs table: they hold no costs.
 void read_break_costs(const Rows& rows, Session& s) {
   if (!rows.db.has_table("break_costs")) return;
+  // Earlier schema-2 files lack the imported-run columns: they read as 0 and empty.
+  const bool imported = rows.db.has_column("break_costs", "unmeasured");
   auto st = rows.db.prepare(
-      "SELECT run, break_id, reason, file, line, iterations, gaps, shared_gaps, gap_ms, interpreter_ms, guard_ms, "
-      "total_ms, step_ms, share, fusion_pair, fusion_pair_ms FROM break_costs ORDER BY seq");
+      std::string("SELECT run, break_id, reason, file, line, iterations, gaps, shared_gaps, gap_ms, interpreter_ms, "
+                  "guard_ms, total_ms, step_ms, share, fusion_pair, fusion_pair_ms") +
+      (imported ? ", device_ms, compile_ms, compiles, unmeasured" : "") + " FROM break_costs ORDER BY seq");
   while (st->step()) {
     BreakCost c;
     c.run = static_cast<int>(st->column_int(0));
@@ -263,6 +266,12 @@ void read_break_costs(const Rows& rows, Session& s) {
     c.share = st->column_double(13);
     c.fusion_pair = st->column_text(14);
     c.fusion_pair_ms = st->column_double(15);
+    if (imported) {
+      c.device_ms = st->column_double(16);
+      c.compile_ms = st->column_double(17);
+      c.compiles = static_cast<int>(st->column_int(18));
+      c.unmeasured = st->column_text(19);
+    }
     s.break_costs.push_back(std::move(c));
   }
 }

@@ -55,7 +55,8 @@ CREATE TABLE import_notes (seq INTEGER PRIMARY KEY, source TEXT, what TEXT, coun
 CREATE TABLE break_costs (
   seq INTEGER PRIMARY KEY, run INTEGER NOT NULL, break_id TEXT, reason TEXT, file TEXT, line INTEGER,
   iterations INTEGER, gaps INTEGER, shared_gaps INTEGER, gap_ms REAL, interpreter_ms REAL, guard_ms REAL,
-  total_ms REAL, step_ms REAL, share REAL, fusion_pair TEXT, fusion_pair_ms REAL);
+  total_ms REAL, step_ms REAL, share REAL, fusion_pair TEXT, fusion_pair_ms REAL, device_ms REAL, compile_ms REAL,
+  compiles INTEGER, unmeasured TEXT);
 )sql";
 
 }  // namespace

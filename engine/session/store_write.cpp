@@ -109,16 +109,22 @@ void write_header(SqliteDb& db, const Session& s) {
 }
 
 void write_break_costs(SqliteDb& db, const std::vector<BreakCost>& costs) {
+  // Appending to a schema-2 file written before the imported-run columns: add them.
+  for (const char* column : {"device_ms REAL", "compile_ms REAL", "compiles INTEGER", "unmeasured TEXT"}) {
+    std::string def(column);
+    if (!db.has_column("break_costs", def.substr(0, def.find(' ')))) db.exec("ALTER TABLE break_costs ADD COLUMN " + def);
+  }
   auto st = db.prepare(
       "INSERT INTO break_costs (seq, run, break_id, reason, file, line, iterations, gaps, shared_gaps, gap_ms, "
-      "interpreter_ms, guard_ms, total_ms, step_ms, share, fusion_pair, fusion_pair_ms) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      "interpreter_ms, guard_ms, total_ms, step_ms, share, fusion_pair, fusion_pair_ms, device_ms, compile_ms, "
+      "compiles, unmeasured) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   int64_t seq = next_seq(db, "break_costs");
   for (const auto& c : costs) {
     st->bind(1, seq++).bind(2, c.run).bind(3, c.break_id).bind(4, c.reason).bind(5, c.file).bind(6, c.line);
     st->bind(7, c.iterations).bind(8, c.gaps).bind(9, c.shared_gaps).bind(10, c.gap_ms).bind(11, c.interpreter_ms);
     st->bind(12, c.guard_ms).bind(13, c.total_ms).bind(14, c.step_ms).bind(15, c.share).bind(16, c.fusion_pair);
-    st->bind(17, c.fusion_pair_ms).run();
+    st->bind(17, c.fusion_pair_ms).bind(18, c.device_ms).bind(19, c.compile_ms).bind(20, c.compiles);
+    st->bind(21, c.unmeasured).run();
   }
 }
 
