@@ -28,18 +28,7 @@ using session::TimelineEvent;
 
 std::vector<TimelineEvent> host_events(const profile::HostTrace& trace, int run) {
   std::vector<TimelineEvent> out;
-  for (const auto& s : trace.spans()) {
-    TimelineEvent e;
-    e.run = run;
-    e.lane = "host:" + std::to_string(s.thread);
-    e.name = s.name;
-    e.category = s.category;
-    e.start_ns = s.start_ns;
-    e.dur_ns = s.dur_ns;
-    e.compile_id = s.compile_id;
-    e.kernel = s.kernel;
-    out.push_back(std::move(e));
-  }
+  for (const auto& s : trace.spans()) out.push_back(profile::timeline_event(s, run));
   return out;
 }
 

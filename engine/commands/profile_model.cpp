@@ -269,15 +269,7 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
   int kernels = 0;
   double host_ns = 0;
   for (const auto& s : trace.spans()) {
-    session::TimelineEvent e;
-    e.lane = "host:" + std::to_string(s.thread);
-    e.name = s.name;
-    e.category = s.category;
-    e.start_ns = s.start_ns;
-    e.dur_ns = s.dur_ns;
-    e.compile_id = s.compile_id;
-    e.kernel = s.kernel;
-    m.timeline.push_back(std::move(e));
+    m.timeline.push_back(profile::timeline_event(s));
     if (s.category == "kernel" || s.category == "extern") ++kernels;
     if (s.category == "guard" || s.category == "interpreter") host_ns += static_cast<double>(s.dur_ns);
   }

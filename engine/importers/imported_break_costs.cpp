@@ -12,10 +12,6 @@ namespace {
 
 using session::TimelineEvent;
 
-std::string site_key(const session::GraphBreakRecord& r) {
-  return r.info.id + "\n" + r.info.reason + "\n" + r.info.loc.file + ":" + std::to_string(r.info.loc.line);
-}
-
 int64_t end_of(const TimelineEvent& e) { return e.start_ns + e.dur_ns; }
 
 bool on_device(const TimelineEvent& e) {
@@ -42,15 +38,9 @@ std::vector<session::BreakCost> measure_imported_break_costs(const session::Sess
   std::map<std::string, size_t> index;
   const int run = s.runs.empty() ? -1 : s.runs.front().id;
   for (const auto& r : s.breaks) {
-    auto [it, fresh] = index.emplace(site_key(r), sites.size());
+    auto [it, fresh] = index.emplace(session::break_site_key(r), sites.size());
     if (fresh) {
-      session::BreakCost c;
-      c.run = run;
-      c.break_id = r.info.id;
-      c.reason = r.info.reason;
-      c.file = r.info.loc.file;
-      c.line = r.info.loc.line;
-      sites.push_back(std::move(c));
+      sites.push_back(session::break_cost_site(r, run));
       ended.emplace_back();
     }
     if (!r.compile_id.empty()) ended[it->second].insert(r.compile_id);

@@ -61,4 +61,17 @@ Span::~Span() {
 #endif
 }
 
+records::TimelineEvent timeline_event(const HostSpan& s, int run) {
+  records::TimelineEvent e;
+  e.run = run;
+  e.lane = "host:" + std::to_string(s.thread);
+  e.name = s.name;
+  e.category = s.category;
+  e.start_ns = s.start_ns;
+  e.dur_ns = s.dur_ns;
+  e.compile_id = s.compile_id;
+  e.kernel = s.kernel;
+  return e;
+}
+
 }  // namespace kiln::profile

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/records/records.h"
+
 namespace kiln::profile {
 
 struct HostSpan {
@@ -41,6 +43,9 @@ class HostTrace {
   HostTrace* previous_ = nullptr;
   int depth_ = 0;
 };
+
+// A recorded span as a timeline event on its thread's lane ("host:<thread>"), of run `run`.
+records::TimelineEvent timeline_event(const HostSpan& s, int run = -1);
 
 class Span {
  public:

@@ -17,9 +17,7 @@ std::string site_key(const std::string& id, const std::string& reason, const std
   return id + "\n" + reason + "\n" + file + ":" + std::to_string(line);
 }
 
-std::string site_key(const session::GraphBreakRecord& r) {
-  return site_key(r.info.id, r.info.reason, r.info.loc.file, r.info.loc.line);
-}
+std::string site_key(const session::GraphBreakRecord& r) { return session::break_site_key(r); }
 
 int region_of(const TimelineEvent& e) {
   static const std::string prefix = "region ";
@@ -91,13 +89,7 @@ std::vector<session::BreakCost> measure_break_costs(const std::vector<session::G
     records.push_back(&r);
     auto [it, fresh] = index.emplace(site_key(r), sites.size());
     if (!fresh) continue;
-    session::BreakCost c;
-    c.run = run;
-    c.break_id = r.info.id;
-    c.reason = r.info.reason;
-    c.file = r.info.loc.file;
-    c.line = r.info.loc.line;
-    sites.push_back(std::move(c));
+    sites.push_back(session::break_cost_site(r, run));
   }
   std::map<std::string, const session::Kernel*> kernel_by_name;
   for (const auto& k : kernels) kernel_by_name.emplace(k.name, &k);

@@ -131,6 +131,21 @@ struct BreakCost {
   std::string unmeasured;
 };
 
+// One deduplicated break site: the same break id, reason and source line (what the cost tables
+// count once), and a cost record for it with the site's fields filled.
+inline std::string break_site_key(const GraphBreakRecord& r) {
+  return r.info.id + "\n" + r.info.reason + "\n" + r.info.loc.file + ":" + std::to_string(r.info.loc.line);
+}
+inline BreakCost break_cost_site(const GraphBreakRecord& r, int run) {
+  BreakCost c;
+  c.run = run;
+  c.break_id = r.info.id;
+  c.reason = r.info.reason;
+  c.file = r.info.loc.file;
+  c.line = r.info.loc.line;
+  return c;
+}
+
 // What an import could not take: counted, never fatal.
 struct ImportNote {
   std::string source;  // file name
