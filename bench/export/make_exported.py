@@ -1,7 +1,12 @@
 """Exported programs (.pt2, torch.export.save) of the corpus families' miniatures, with one call's inputs and eager
 outputs beside each, for Kiln's .pt2 reader and its tests.
 
-    python3 make_exported.py OUT_DIR [--full]
+    python3 make_exported.py OUT_DIR [--full | --unseen]
+
+--unseen exports models of families and code paths Kiln was not built with (torchvision's densenet, squeezenet,
+shufflenet, mnasnet, regnet, googlenet, swin, vgg, efficientnet_v2, maxvit; transformers' DistilBERT, RoBERTa, ALBERT,
+ELECTRA, T5's encoder, OPT, Llama, Qwen2 with their default attention, small random configurations), one of them with
+a dynamic batch dimension: the acceptance check on programs that are not the project's own.
 
 Writes OUT_DIR/NAME.pt2 (torch.export.save), OUT_DIR/NAME.io.pt (a TorchScript container whose buffers input0..,
 output0.. hold the inputs and eager outputs, loadable by any LibTorch) and OUT_DIR/manifest.json. One program
@@ -49,12 +54,77 @@ def cases(full):
     return out
 
 
+UNSEEN_VISION = ["densenet121", "squeezenet1_1", "shufflenet_v2_x1_0", "mnasnet1_0", "regnet_y_400mf", "googlenet",
+                 "swin_t", "vgg11_bn", "efficientnet_v2_s", "maxvit_t", "wide_resnet50_2"]
+UNSEEN_TEXT = ["distilbert", "roberta", "albert", "electra", "t5_encoder", "opt", "llama", "qwen2"]
+
+
+def unseen_text_model(family):
+    """A transformers model of `family` with a small random configuration and its default attention."""
+    import transformers as tf
+
+    small = dict(hidden_size=256, num_hidden_layers=4, num_attention_heads=4, intermediate_size=512, vocab_size=1000,
+                 max_position_embeddings=256)
+    if family == "distilbert":
+        return tf.DistilBertModel(tf.DistilBertConfig(dim=256, n_layers=4, n_heads=4, hidden_dim=512, vocab_size=1000))
+    if family == "roberta":
+        return tf.RobertaModel(tf.RobertaConfig(**small))
+    if family == "albert":
+        return tf.AlbertModel(tf.AlbertConfig(embedding_size=128, **small))
+    if family == "electra":
+        return tf.ElectraModel(tf.ElectraConfig(embedding_size=128, **small))
+    if family == "t5_encoder":
+        return tf.T5EncoderModel(tf.T5Config(d_model=256, d_kv=64, d_ff=512, num_layers=4, num_heads=4, vocab_size=1000))
+    if family == "opt":
+        return tf.OPTModel(tf.OPTConfig(hidden_size=256, num_hidden_layers=4, num_attention_heads=4, ffn_dim=512,
+                                        vocab_size=1000, max_position_embeddings=256, word_embed_proj_dim=256))
+    if family == "llama":
+        return tf.LlamaModel(tf.LlamaConfig(num_key_value_heads=2, use_cache=False, **small))
+    if family == "qwen2":
+        return tf.Qwen2Model(tf.Qwen2Config(num_key_value_heads=2, use_cache=False, **small))
+    raise KeyError(family)
+
+
+class LastHidden(nn.Module):
+    """A transformers model called with input_ids, returning its last hidden state (no cache)."""
+
+    def __init__(self, m):
+        super().__init__()
+        self.m = m
+
+    def forward(self, ids):
+        kw = {"use_cache": False} if "use_cache" in self.m.forward.__code__.co_varnames else {}
+        return self.m(input_ids=ids, return_dict=False, **kw)[0]
+
+
+def unseen_cases():
+    import torchvision.models as tvm
+
+    out = []
+    for name in UNSEEN_VISION:
+        def build(name=name):
+            kw = {"aux_logits": False, "init_weights": True} if name == "googlenet" else {}
+            m = getattr(tvm, name)(weights=None, **kw).eval()
+            mc.randomize_norm_stats(m)
+            return m, (torch.randn(4, 3, 224, 224),), None
+        out.append((name, build, "batch" if name == "regnet_y_400mf" else None))
+    for family in UNSEEN_TEXT:
+        def build(family=family):
+            m = LastHidden(unseen_text_model(family).eval()).eval()
+            mc.randomize_norm_stats(m)
+            # ids above 2: RoBERTa numbers positions from the ids (padding id 1)
+            return m, (torch.randint(2, 1000, (4, 64)),), 1000
+        out.append((family, build, None))
+    return out
+
+
 def main():
     out_dir = sys.argv[1]
     full = "--full" in sys.argv
+    unseen = "--unseen" in sys.argv
     os.makedirs(out_dir, exist_ok=True)
     manifest = {"torch": torch.__version__, "models": []}
-    for name, build, dynamic in cases(full):
+    for name, build, dynamic in (unseen_cases() if unseen else cases(full)):
         entry = {"name": name, "file": name + ".pt2"}
         try:
             torch.manual_seed(0)
@@ -68,7 +138,7 @@ def main():
                 ref = m(*inputs)
                 pairs = [(inputs, ref)]
                 if dynamic:
-                    other = (torch.randn(7, 16),)
+                    other = tuple(torch.randn(7 if name == "mlp_dynamic" else 2, *t.shape[1:]) for t in inputs)
                     pairs.append((other, m(*other)))
             io = []
             for i, (ins, outs) in enumerate(pairs):

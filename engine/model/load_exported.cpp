@@ -272,11 +272,18 @@ struct GraphBuilder {
   }
 
   void node(const json& n) {
-    const std::string target = n.at("target").get<std::string>();
+    std::string target = n.at("target").get<std::string>();
+    // An exported program is functional, so no one observes whether a view aliases its input: aten.view (and
+    // _unsafe_view) are read as aten.reshape. The exporter chose view where its own trace's strides allowed it;
+    // the kernels of another device need not give the same strides (CUDA's attention returns other strides than
+    // the CPU trace's, and a view after it fails there).
+    const bool view_as_reshape = target == "torch.ops.aten.view.default" || target == "torch.ops.aten._unsafe_view.default";
+    if (view_as_reshape) target = "torch.ops.aten.reshape.default";
     auto op = op_for(target);
     const auto& schema = op->schema();
     std::map<std::string, const json*> given;
-    for (const auto& in : n.at("inputs")) given[in.at("name").get<std::string>()] = &in.at("arg");
+    for (const auto& in : n.at("inputs"))
+      given[view_as_reshape && in.at("name") == "size" ? std::string("shape") : in.at("name").get<std::string>()] = &in.at("arg");
     std::vector<Value*> inputs;
     for (const auto& formal : schema.arguments()) {
       auto it = given.find(formal.name());

@@ -1,0 +1,178 @@
+// GPU tests (label "gpu"): exported programs (.pt2) on the CUDA device in every mode, against the outputs torch
+// itself recorded when it exported them (the .io.pt beside each program, written by bench/export/make_exported.py).
+// The committed miniatures (tests/data/pt2) always; KILN_PT2_DIRS (directories separated by ':') adds programs
+// exported elsewhere: the full-size corpus, and models Kiln was not built with. Each program prints one line per
+// mode (error against torch's outputs, or the error that stopped it), so a run over many programs is a table.
+// Without a GPU each test skips and says why.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include <torch/script.h>
+
+#include "engine/base/error.h"
+#include "engine/model/model_impl.h"
+#include "engine/runtime/captured_runtime.h"
+#include "engine/runtime/compare_values.h"
+#include "engine/runtime/float_precision.h"
+#include "tests/support/paths.h"
+#if KILN_WITH_CUDA
+#include "engine/runtime/cuda/cuda_driver.h"
+#endif
+
+using namespace kiln;
+
+namespace {
+
+std::string why_no_gpu() {
+  std::string why = model::cuda_unavailable_reason();
+#if KILN_WITH_CUDA
+  if (why.empty() && !cuda::driver_available()) why = cuda::driver_unavailable_reason();
+#else
+  if (why.empty()) why = "Kiln was built without the CUDA toolkit";
+#endif
+  return why;
+}
+
+std::vector<std::string> program_dirs() {
+  std::vector<std::string> dirs{test::data("pt2")};
+  if (const char* extra = std::getenv("KILN_PT2_DIRS")) {
+    std::stringstream in(extra);
+    for (std::string d; std::getline(in, d, ':');)
+      if (!d.empty()) dirs.push_back(d);
+  }
+  return dirs;
+}
+
+// One call's inputs and torch's outputs, from a program's .io.pt: calls hold `per_call` inputs each, in turn.
+struct Call {
+  std::vector<at::Tensor> inputs;
+  std::vector<at::Tensor> outputs;
+};
+
+std::vector<Call> recorded_calls(const std::string& io_path, int calls) {
+  auto io = torch::jit::load(io_path);
+  std::vector<at::Tensor> ins, outs;
+  for (int i = 0; io.hasattr("input" + std::to_string(i)); ++i) ins.push_back(io.attr("input" + std::to_string(i)).toTensor());
+  for (int i = 0; io.hasattr("output" + std::to_string(i)); ++i) outs.push_back(io.attr("output" + std::to_string(i)).toTensor());
+  std::vector<Call> out(static_cast<size_t>(std::max(calls, 1)));
+  const size_t per_in = ins.size() / out.size(), per_out = outs.size() / out.size();
+  for (size_t c = 0; c < out.size(); ++c) {
+    for (size_t k = 0; k < per_in; ++k) out[c].inputs.push_back(ins[c * per_in + k].to(torch::kCUDA));
+    for (size_t k = 0; k < per_out; ++k) out[c].outputs.push_back(outs[c * per_out + k]);
+  }
+  return out;
+}
+
+// The flat tensor leaves of a result (a tensor, or a tuple/list of them).
+std::vector<at::Tensor> leaves(const c10::IValue& v) {
+  if (v.isTensor()) return {v.toTensor()};
+  std::vector<at::Tensor> out;
+  if (v.isTuple())
+    for (const auto& e : v.toTupleRef().elements())
+      for (auto& t : leaves(e)) out.push_back(t);
+  if (v.isList())
+    for (const auto& e : v.toListRef())
+      for (auto& t : leaves(e)) out.push_back(t);
+  return out;
+}
+
+// The worst error of `got` against torch's outputs under the tolerance rule ("" when it matches).
+std::string mismatch(const std::vector<at::Tensor>& got, const std::vector<at::Tensor>& want, bool tf32, double& max_rel) {
+  if (got.size() != want.size())
+    return std::to_string(got.size()) + " outputs where torch recorded " + std::to_string(want.size());
+  std::string problem;
+  for (size_t i = 0; i < got.size(); ++i) {
+    auto err = runtime::compare_to_eager(got[i].cpu(), want[i], tf32);
+    max_rel = std::max(max_rel, err.max_rel);
+    if (!err.ok && problem.empty())
+      problem = "output " + std::to_string(i) + ": max rel " + std::to_string(err.max_rel) + " " + err.problem;
+  }
+  return problem;
+}
+
+}  // namespace
+
+TEST(GpuExported, ProgramsMatchTheOutputsTorchRecordedInEveryMode) {
+  if (auto why = why_no_gpu(); !why.empty()) GTEST_SKIP() << "no GPU here: " << why;
+  torch::NoGradGuard no_grad;
+  int programs = 0;
+  for (const auto& dir : program_dirs()) {
+    std::ifstream in(dir + "/manifest.json");
+    ASSERT_TRUE(in) << dir << ": no manifest.json";
+    const auto manifest = nlohmann::json::parse(in);
+    for (const auto& e : manifest["models"]) {
+      const std::string name = e.value("name", "?");
+      if (e.contains("error")) {
+        std::cout << "[pt2] " << dir << " " << name << ": not exported: " << e["error"].get<std::string>().substr(0, 160)
+                  << "\n";
+        continue;
+      }
+      const std::string path = dir + "/" + e.value("file", name + ".pt2");
+      ++programs;
+      std::optional<model::Model> m;
+      std::vector<Call> calls;
+      try {
+        m = model::load_model(path, "cuda");
+        calls = recorded_calls(dir + "/" + name + ".io.pt", e.value("calls", 1));
+      } catch (const std::exception& ex) {
+        ADD_FAILURE() << path << ": " << ex.what();
+        std::cout << "[pt2] " << name << " load: FAIL " << ex.what() << "\n";
+        continue;
+      }
+      const bool tf32 = runtime::tf32_in_effect(*m);
+      // The program as read (LibTorch running its graph) against torch's own run of the module.
+      {
+        double rel = 0;
+        std::string problem;
+        try {
+          auto module = m->impl->module;
+          for (const auto& c : calls) {
+            std::vector<c10::IValue> args(c.inputs.begin(), c.inputs.end());
+            auto p = mismatch(leaves(module.forward(args)), c.outputs, tf32, rel);
+            if (problem.empty()) problem = p;
+          }
+        } catch (const std::exception& ex) {
+          problem = ex.what();
+        }
+        EXPECT_TRUE(problem.empty()) << path << " as read: " << problem;
+        std::cout << "[pt2] " << name << " eager: " << (problem.empty() ? "ok" : "FAIL " + problem.substr(0, 200))
+                  << " max rel " << rel << (tf32 ? " (TF32)" : "") << "\n";
+      }
+      for (const char* mode : {"default", "reduce-overhead", "max-autotune"}) {
+        double rel = 0;
+        std::string problem;
+        int compiles = 0;
+        try {
+          capture::CompileOptions o;
+          o.backend = "kiln";
+          o.mode = mode;
+          runtime::CapturedRuntime rt(*m, o);
+          for (const auto& c : calls) {
+            // Twice per call: CUDA-graph modes record on the first call and replay on the second.
+            for (int rep = 0; rep < 2; ++rep) {
+              std::vector<c10::IValue> got = rt.run(c.inputs);
+              std::vector<at::Tensor> flat;
+              for (const auto& v : got)
+                for (auto& t : leaves(v)) flat.push_back(t);
+              auto p = mismatch(flat, c.outputs, tf32, rel);
+              if (problem.empty() && !p.empty()) problem = p;
+            }
+          }
+          for (size_t r = 0; r < rt.regions().size(); ++r) compiles += static_cast<int>(rt.artifacts(static_cast<int>(r)).size());
+        } catch (const std::exception& ex) {
+          problem = ex.what();
+        }
+        EXPECT_TRUE(problem.empty()) << path << " " << mode << ": " << problem;
+        std::cout << "[pt2] " << name << " " << mode << ": " << (problem.empty() ? "ok" : "FAIL " + problem.substr(0, 200))
+                  << " max rel " << rel << ", " << compiles << " compile(s) for " << calls.size() << " call shape(s)\n";
+      }
+    }
+  }
+  EXPECT_GE(programs, 7) << "the committed miniatures";
+}
