@@ -101,12 +101,15 @@ def record_mode(name, out_dir, mode, iters):
             fn(*inputs)
         sync()
         activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
-        with profile(activities=activities, schedule=schedule(wait=0, warmup=1, active=iters)) as p:
-            for _ in range(iters + 1):
+        # One cycle (repeat=1), written when it ends: a profiler whose schedule repeats clears its events at
+        # the end of each cycle, and exporting after the block would write an empty one.
+        path = os.path.join(out_dir, mode, "profile.json")
+        with profile(activities=activities, schedule=schedule(wait=0, warmup=1, active=iters, repeat=1),
+                     on_trace_ready=lambda prof: prof.export_chrome_trace(path)) as p:
+            for _ in range(iters + 2):
                 fn(*inputs)
                 sync()
                 p.step()
-    p.export_chrome_trace(os.path.join(out_dir, mode, "profile.json"))
     return {"device": torch.cuda.get_device_name(0) if cuda else "cpu", "precision": precision, "iters": iters}
 
 

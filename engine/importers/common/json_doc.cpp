@@ -127,6 +127,9 @@ std::string JsonValue::dump() const {
   return simdjson::minify(JsonAccess::get(*this));
 }
 
+// Buffers a parser keeps between documents; larger ones are released after use.
+constexpr size_t kKeptBytes = size_t(64) << 20;
+
 struct JsonParser::Impl {
   simdjson::dom::parser parser;
   std::vector<char> padded;
@@ -136,15 +139,30 @@ JsonParser::JsonParser() : impl_(std::make_unique<Impl>()) {}
 JsonParser::~JsonParser() = default;
 
 bool JsonParser::parse(std::string_view text, JsonValue& root, std::string* error) {
+  root = JsonValue();
+  // What one large document made the parser allocate is given back before the next one: the
+  // importers' memory follows the document at hand, not the largest seen.
+  if (impl_->padded.size() > kKeptBytes || impl_->parser.capacity() > kKeptBytes) impl_ = std::make_unique<Impl>();
   auto& buf = impl_->padded;
-  if (buf.size() < text.size() + simdjson::SIMDJSON_PADDING) buf.resize(text.size() + simdjson::SIMDJSON_PADDING);
-  std::memcpy(buf.data(), text.data(), text.size());
-  std::memset(buf.data() + text.size(), 0, simdjson::SIMDJSON_PADDING);
+  simdjson::error_code err = simdjson::SUCCESS;
   simdjson::dom::element e;
-  auto err = impl_->parser.parse(reinterpret_cast<const uint8_t*>(buf.data()), text.size(), false).get(e);
+  try {
+    if (buf.size() < text.size() + simdjson::SIMDJSON_PADDING) buf.resize(text.size() + simdjson::SIMDJSON_PADDING);
+    std::memcpy(buf.data(), text.data(), text.size());
+    std::memset(buf.data() + text.size(), 0, simdjson::SIMDJSON_PADDING);
+    err = impl_->parser.parse(reinterpret_cast<const uint8_t*>(buf.data()), text.size(), false).get(e);
+  } catch (const std::bad_alloc&) {
+    err = simdjson::MEMALLOC;
+  }
+  if (err == simdjson::MEMALLOC) {
+    // A parser whose allocation failed is not used again: a fresh one (small) takes its place.
+    impl_.reset();
+    impl_ = std::make_unique<Impl>();
+    if (error) *error = "not enough memory to parse " + std::to_string(text.size()) + " bytes of JSON";
+    return false;
+  }
   if (err) {
     if (error) *error = simdjson::error_message(err);
-    root = JsonValue();
     return false;
   }
   root = JsonAccess::make(e);
@@ -213,7 +231,14 @@ JsonParser::JsonParser() : impl_(std::make_unique<Impl>()) {}
 JsonParser::~JsonParser() = default;
 
 bool JsonParser::parse(std::string_view text, JsonValue& root, std::string* error) {
-  impl_->doc = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
+  try {
+    impl_->doc = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
+  } catch (const std::bad_alloc&) {
+    impl_->doc = nullptr;
+    if (error) *error = "not enough memory to parse " + std::to_string(text.size()) + " bytes of JSON";
+    root = JsonValue();
+    return false;
+  }
   if (impl_->doc.is_discarded()) {
     if (error) *error = "malformed JSON";
     root = JsonValue();

@@ -1,9 +1,11 @@
 // The buffer holds [begin_, end_) unread bytes. A line that does not fit moves to the front and
 // the buffer grows (doubling) up to max_line + one chunk; past that the line is discarded in
-// chunk-sized steps until its "\n".
+// chunk-sized steps until its "\n". A line the memory left cannot hold is skipped the same way,
+// and a buffer a long line grew is shrunk again once it holds little.
 #include "engine/importers/common/line_reader.h"
 
 #include <cstring>
+#include <new>
 
 namespace kiln::importers {
 
@@ -17,7 +19,20 @@ bool LineReader::fill() {
     end_ -= begin_;
     begin_ = 0;
   }
-  if (buf_.size() - end_ < chunk_ / 2) buf_.resize(buf_.size() * 2);
+  if (buf_.size() > 4 * chunk_ && end_ <= chunk_) {
+    // A long line before made the buffer large: give that memory back once it holds little.
+    std::vector<char> smaller(2 * chunk_);
+    std::memcpy(smaller.data(), buf_.data(), end_);
+    buf_.swap(smaller);
+  }
+  if (buf_.size() - end_ < chunk_ / 2) {
+    try {
+      buf_.resize(buf_.size() * 2);
+    } catch (const std::bad_alloc&) {
+      out_of_memory_ = true;  // next() skips this line as overlong
+      return true;
+    }
+  }
   size_t got = source_.read(buf_.data() + end_, buf_.size() - end_);
   if (got == 0) {
     eof_ = true;
@@ -41,10 +56,12 @@ bool LineReader::next(std::string_view& line) {
       return true;
     }
     scanned_ = end_ - begin_;
-    if (scanned_ > max_line_) {  // overlong: drop what we have and skip to the next "\n"
+    if (scanned_ > max_line_ || out_of_memory_) {  // overlong: drop what we have and skip to the next "\n"
       ++line_number_;
       if (overlong_++ == 0) first_overlong_ = line_number_;
       begin_ = end_ = scanned_ = 0;
+      out_of_memory_ = false;
+      if (buf_.size() > 2 * chunk_) std::vector<char>(chunk_).swap(buf_);
       while (true) {
         size_t got = source_.read(buf_.data(), buf_.size());
         if (got == 0) {

@@ -4,7 +4,8 @@
 //   post: true and `line` views the next line without its "\n" (and without a "\r" before it),
 //         valid until the next call; false at the end. A last line without "\n" is still a line.
 //         A line longer than max_line_bytes is skipped whole (not returned): overlong_lines()
-//         counts those, so memory stays bounded by max_line_bytes plus one chunk.
+//         counts those, so memory stays bounded by max_line_bytes plus one chunk; so is a line
+//         the memory left cannot hold (the buffer's growth failed).
 // line_number(): 1-based number of the line last returned (skipped lines count too).
 #pragma once
 
@@ -35,6 +36,7 @@ class LineReader {
   size_t end_ = 0;    // one past the last valid byte
   size_t scanned_ = 0;  // bytes after begin_ already searched for "\n"
   bool eof_ = false;
+  bool out_of_memory_ = false;  // the buffer could not grow for the line being read
   int64_t line_number_ = 0;
   int64_t overlong_ = 0;
   int64_t first_overlong_ = 0;

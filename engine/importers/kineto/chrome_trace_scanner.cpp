@@ -3,12 +3,30 @@
 // it they go to the header. Strings are skipped in bulk (to the next quote or backslash).
 #include "engine/importers/kineto/chrome_trace_scanner.h"
 
+#include <new>
+
 #include <algorithm>
 
 namespace kiln::importers {
 
-ChromeTraceScanner::ChromeTraceScanner(std::function<void(std::string_view)> on_event, size_t header_limit)
-    : on_event_(std::move(on_event)), header_limit_(header_limit) {}
+ChromeTraceScanner::ChromeTraceScanner(std::function<void(std::string_view)> on_event, size_t header_limit,
+                                       size_t event_limit)
+    : on_event_(std::move(on_event)), header_limit_(header_limit), event_limit_(event_limit) {}
+
+void ChromeTraceScanner::element_append(const char* p, size_t n) {
+  if (dropping_) return;
+  if (element_.size() + n > event_limit_) {
+    dropping_ = true;
+  } else {
+    try {
+      element_.append(p, n);
+      return;
+    } catch (const std::bad_alloc&) {
+      dropping_ = true;
+    }
+  }
+  std::string().swap(element_);
+}
 
 void ChromeTraceScanner::header_append(std::string_view s) {
   if (header_truncated_) return;
@@ -79,6 +97,7 @@ void ChromeTraceScanner::feed(std::string_view bytes) {
           }
         } else if (in_events && depth_ == events_depth_ && c == '{' && !capturing_) {
           capturing_ = true;
+          dropping_ = false;
           cap_from = i;
           element_.clear();
         } else if (!in_events && depth_ == 1 && c == '[' && !expect_key_ && key_ == "traceEvents") {
@@ -94,12 +113,20 @@ void ChromeTraceScanner::feed(std::string_view bytes) {
         if (capturing_ && depth_ == events_depth_) {
           capturing_ = false;
           std::string_view text(p + cap_from, i + 1 - cap_from);
-          if (!element_.empty()) {
-            element_.append(text.data(), text.size());
+          if (!element_.empty() || dropping_) {
+            element_append(text.data(), text.size());
             text = element_;
+          } else if (text.size() > event_limit_) {
+            dropping_ = true;  // the whole event was in this chunk, and is too long all the same
           }
           ++events_;
-          on_event_(text);
+          if (dropping_) {
+            ++oversized_;
+            dropping_ = false;
+            if (element_.capacity() > (size_t(64) << 20)) std::string().swap(element_);
+          } else {
+            on_event_(text);
+          }
         } else if (in_events && c == ']' && depth_ == events_depth_ - 1) {
           in_events = false;
           events_depth_ = -1;
@@ -115,7 +142,7 @@ void ChromeTraceScanner::feed(std::string_view bytes) {
     }
     ++i;
   }
-  if (capturing_) element_.append(p + cap_from, n - cap_from);
+  if (capturing_) element_append(p + cap_from, n - cap_from);
   if (!in_events && started_ && hdr_from < n) header_append(std::string_view(p + hdr_from, n - hdr_from));
 }
 

@@ -7,7 +7,9 @@
 //   post: on_event(text) ran once per object element, in order; text is valid during the call.
 //         header() is the document minus the events (capped at header_limit bytes; past the cap
 //         header_truncated() is true). complete() is false when the input ended inside the
-//         document (a cut file): events before the cut were still delivered.
+//         document (a cut file): events before the cut were still delivered. An event longer than
+//         event_limit bytes, or than the memory left can hold, is skipped and counted
+//         (oversized_events()): memory stays bounded by one chunk plus event_limit.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +21,8 @@ namespace kiln::importers {
 
 class ChromeTraceScanner {
  public:
-  explicit ChromeTraceScanner(std::function<void(std::string_view)> on_event, size_t header_limit = 64 << 20);
+  explicit ChromeTraceScanner(std::function<void(std::string_view)> on_event, size_t header_limit = 64 << 20,
+                              size_t event_limit = size_t(1) << 30);
   void feed(std::string_view bytes);
   void finish();
   const std::string& header() const { return header_; }
@@ -27,9 +30,11 @@ class ChromeTraceScanner {
   bool complete() const { return started_ && depth_ == 0 && !in_string_; }
   bool started() const { return started_; }
   int64_t events() const { return events_; }
+  int64_t oversized_events() const { return oversized_; }
 
  private:
   void header_append(std::string_view s);
+  void element_append(const char* p, size_t n);  // or drop the element when it cannot be kept
   std::function<void(std::string_view)> on_event_;
   size_t header_limit_;
   std::string header_;
@@ -44,7 +49,10 @@ class ChromeTraceScanner {
   bool reading_key_ = false;
   bool expect_key_ = false;
   bool capturing_ = false;
+  bool dropping_ = false;  // the element being captured is too large: skipped at its end
+  size_t event_limit_;
   int64_t events_ = 0;
+  int64_t oversized_ = 0;
 };
 
 }  // namespace kiln::importers

@@ -266,6 +266,8 @@ session::Session import_kineto_trace(const std::string& path, KinetoFacts* facts
   while ((n = source.read(chunk.data(), chunk.size())) > 0) scanner.feed(std::string_view(chunk.data(), n));
   scanner.finish();
   if (!scanner.started()) throw Error(path + ": not a Chrome trace (no JSON object or array found)");
+  if (scanner.oversized_events() > 0)
+    tally.note("oversized event skipped", "an event longer than the memory left or 1 GiB", scanner.oversized_events());
   if (!scanner.complete() || source.truncated())
     tally.note("trace cut short", "the file ends inside the JSON document; events before the cut were kept");
   reader.finish(scanner.header(), scanner.header_truncated());

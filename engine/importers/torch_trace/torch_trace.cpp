@@ -77,6 +77,7 @@ session::Session import_torch_trace(const std::string& path, const TorchTraceOpt
   TraceReaderOptions ro;
   ro.verify_md5 = options.verify_md5;
   ro.max_line_bytes = options.max_line_bytes;
+  ro.max_payload_bytes = options.max_payload_bytes;
   TorchTraceReader reader(source, tally, ro);
   TraceSessionBuilder builder(tally);
   TraceRecord record;

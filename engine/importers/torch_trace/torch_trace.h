@@ -33,7 +33,8 @@ namespace kiln::importers {
 
 struct TorchTraceOptions {
   bool verify_md5 = true;
-  size_t max_line_bytes = size_t(1) << 30;  // longer lines are skipped and counted
+  size_t max_line_bytes = size_t(1) << 30;     // longer lines are skipped and counted
+  size_t max_payload_bytes = size_t(1) << 30;  // records with more payload keep their header only
 };
 
 struct TraceFacts {  // what the import saw besides the session

@@ -8,6 +8,9 @@ namespace kiln::importers {
 
 namespace {
 
+// A buffer that one large record grew past this is released afterwards rather than kept for reuse.
+constexpr size_t kKeptBufferBytes = size_t(64) << 20;
+
 bool digits(std::string_view s, size_t at, size_t n) {
   if (at + n > s.size()) return false;
   for (size_t i = at; i < at + n; ++i)
@@ -70,7 +73,7 @@ bool TorchTraceReader::read_line(std::string_view& line) {
   bool ok = lines_.next(line);
   if (lines_.overlong_lines() > overlong_seen_) {
     tally_.note("overlong line skipped",
-                "line " + std::to_string(lines_.first_overlong_line()) + " is longer than " +
+                "line " + std::to_string(lines_.first_overlong_line()) + " is longer than the memory left or " +
                     std::to_string(options_.max_line_bytes) + " bytes",
                 lines_.overlong_lines() - overlong_seen_);
     overlong_seen_ = lines_.overlong_lines();
@@ -116,11 +119,22 @@ bool TorchTraceReader::next(TraceRecord& record) {
     std::string json_example = line_example(this_line, json);
     // Payload lines up to the next header (which is kept for the next call).
     payload_.clear();
+    if (payload_.capacity() > kKeptBufferBytes) std::string().swap(payload_);  // one large record's memory
     bool any_payload = false;
+    uint64_t oversized = 0;  // bytes of a payload past max_payload_bytes (then nothing is kept)
     int pending_blanks = 0;
     header_line_ = 0;
     while (read_line(line)) {
       if (!line.empty() && line[0] == '\t') {
+        if (oversized == 0 && payload_.size() + pending_blanks + line.size() > options_.max_payload_bytes) {
+          oversized = payload_.size();
+          std::string().swap(payload_);  // give the memory back now
+        }
+        if (oversized > 0) {
+          oversized += pending_blanks + line.size();
+          pending_blanks = 0;
+          continue;
+        }
         for (; pending_blanks > 0; --pending_blanks) payload_ += '\n';
         if (any_payload) payload_ += '\n';
         payload_.append(line.data() + 1, line.size() - 1);
@@ -145,11 +159,17 @@ bool TorchTraceReader::next(TraceRecord& record) {
     record.line = this_line;
     record.log_time_ns = t_ns;
     record.payload = payload_;
-    record.has_payload = any_payload;
+    record.has_payload = any_payload && oversized == 0;
     record.md5_checked = false;
     record.md5_ok = true;
+    if (oversized > 0) {
+      tally_.note("oversized payload skipped", json_example + "  (over " + std::to_string(oversized) +
+                                                   " bytes; the limit is " +
+                                                   std::to_string(options_.max_payload_bytes) + ")");
+      record.payload = {};
+    }
     JsonValue expected = record.envelope["has_payload"];
-    if (options_.verify_md5 && expected.is_string()) {
+    if (oversized == 0 && options_.verify_md5 && expected.is_string()) {
       record.md5_checked = true;
       record.md5_ok = md5_hex(payload_) == expected.str();
       if (!record.md5_ok) tally_.note("payload MD5 mismatch", json_example);

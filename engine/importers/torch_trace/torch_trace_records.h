@@ -37,6 +37,9 @@ struct TraceRecord {
 struct TraceReaderOptions {
   bool verify_md5 = true;
   size_t max_line_bytes = size_t(1) << 30;
+  // A record whose payload grows past this is kept without its payload (noted "oversized payload
+  // skipped"): memory stays bounded whatever one record holds.
+  size_t max_payload_bytes = size_t(1) << 30;
 };
 
 class TorchTraceReader {

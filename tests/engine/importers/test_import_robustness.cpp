@@ -5,6 +5,9 @@
 #include <zlib.h>
 
 #include <fstream>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <random>
 #include <set>
 
@@ -189,6 +192,90 @@ TEST(ImportRobustness, HugeSingleLines) {
   EXPECT_EQ(note_count(capped, "overlong line skipped"), 2);
   EXPECT_EQ(note_count(capped, "payload MD5 mismatch"), 1);  // the output code lost its only line
   EXPECT_EQ(capped.regions[0].graphs.back().text, "after");
+}
+
+// A record whose payload is larger than what may be kept (many short lines, so no line is overlong):
+// the record stays without its payload, noted, and the records after it are all read.
+TEST(ImportRobustness, OversizedPayloadIsSkippedAndCountedAndTheRestKept) {
+  std::string dir = test::temp_dir();
+  std::string big;
+  for (int i = 0; i < 40000; ++i) big += "line " + std::to_string(i) + " of a very large output code file\n";
+  big.pop_back();
+  test::TraceText log;
+  log.record("\"dynamo_output_graph\": {}", test::TraceText::ctx(0, 0), "before");
+  log.record("\"inductor_output_code\": {\"filename\": \"big.py\"}", test::TraceText::ctx(0, 0), big);
+  log.record("\"dynamo_output_graph\": {}", test::TraceText::ctx(1, 0), "after");
+  std::string path = write_text(dir, "big_payload.log", log.text);
+  importers::TorchTraceOptions capped;
+  capped.max_payload_bytes = big.size() / 3;
+  auto s = import_torch_trace(path, capped);
+  EXPECT_EQ(note_count(s, "oversized payload skipped"), 1);
+  EXPECT_EQ(note_count(s, "payload MD5 mismatch"), 0);  // not checked: nothing was kept to check
+  for (const auto& k : s.kernels) EXPECT_TRUE(k.source.empty()) << k.name;  // the record is kept, its payload not
+  ASSERT_EQ(s.regions.size(), 2u);
+  EXPECT_EQ(s.regions[0].graphs.back().text, "before");
+  EXPECT_EQ(s.regions[1].graphs.back().text, "after");
+  // Without the cap the same file imports whole.
+  auto whole = import_torch_trace(path);
+  EXPECT_EQ(note_count(whole, "oversized payload skipped"), 0);
+  ASSERT_EQ(whole.kernels.size(), 1u);
+  EXPECT_EQ(whole.kernels[0].source.size(), big.size());
+}
+
+// Under a memory limit (RLIMIT_AS, in a child process), a line and a JSON record the memory left cannot
+// hold are skipped and counted: the import finishes with the records after them, and the JSON parser
+// that ran out of memory is not used again (it crashed the next parse before).
+TEST(ImportRobustness, RecordsBeyondTheMemoryLeftAreSkippedAndTheImportFinishes) {
+#if defined(__SANITIZE_ADDRESS__) || defined(KILN_SANITIZED)
+  GTEST_SKIP() << "address-space limits do not work under AddressSanitizer";
+#else
+  std::string dir = test::temp_dir();
+  // A 96 MB line (more than the limit below leaves), then a 24 MB JSON header whose parse needs far more
+  // than the limit leaves (an array of 12 million numbers: a tape entry each), then a normal record.
+  std::string path = dir + "/memory.log";
+  {
+    std::ofstream out(path, std::ios::binary);
+    test::TraceText log;
+    log.record("\"dynamo_output_graph\": {}", test::TraceText::ctx(0, 0), "first");
+    out << log.text;
+    out << std::string(96 << 20, 'x') << "\n";
+    out << "V1122 07:00:09.000000 4242 torch/_dynamo/x.py:1] {\"str\": [";
+    for (int i = 0; i < (12 << 20) - 1; ++i) out << "1,";
+    out << "1]}\n";
+    test::TraceText after;
+    after.second = 10;
+    after.record("\"dynamo_output_graph\": {}", test::TraceText::ctx(1, 0), "last");
+    out << after.text;
+  }
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // What the child has mapped now, plus 80 MB.
+    std::ifstream st("/proc/self/status");
+    long vm_kb = 0;
+    for (std::string line; std::getline(st, line);)
+      if (line.rfind("VmSize:", 0) == 0) vm_kb = std::atol(line.c_str() + 7);
+    rlimit lim{};
+    lim.rlim_cur = lim.rlim_max = static_cast<rlim_t>(vm_kb) * 1024 + (80 << 20);
+    setrlimit(RLIMIT_AS, &lim);
+    int code = 0;
+    try {
+      auto s = import_torch_trace(path);
+      if (s.regions.size() != 2) code = 10 + static_cast<int>(s.regions.size());
+      else if (s.regions[1].graphs.back().text != "last") code = 3;
+      else if (note_count(s, "overlong line skipped") != 1) code = 4;
+      else if (note_count(s, "corrupt JSON") != 1) code = 5;
+    } catch (...) {
+      code = 2;
+    }
+    _exit(code);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "the import died (signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0) << ")";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "2: threw; 3: last record lost; 4: the long line not skipped once; "
+                                       "5: the big JSON not counted as unreadable; 1x: x regions";
+#endif
 }
 
 TEST(ImportRobustness, GarbageAndEmptyFiles) {

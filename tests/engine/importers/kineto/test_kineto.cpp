@@ -68,6 +68,24 @@ TEST(ChromeTraceScanner, EventsAndHeaderAtEveryChunkSize) {
   }
 }
 
+// An event longer than the scanner may keep is skipped and counted; the events around it are delivered
+// at every chunk size.
+TEST(ChromeTraceScanner, AnOversizedEventIsSkippedAndCounted) {
+  std::string doc = R"({"traceEvents": [{"name": "a"}, {"name": "huge", "args": {"s": ")" + std::string(5000, 'h') +
+                    R"("}}, {"name": "b"}]})";
+  for (size_t piece : {size_t(7), size_t(100), size_t(4096), doc.size()}) {
+    std::vector<std::string> events;
+    importers::ChromeTraceScanner s([&](std::string_view e) { events.emplace_back(e); }, 64 << 20, 1000);
+    for (size_t at = 0; at < doc.size(); at += piece) s.feed(std::string_view(doc).substr(at, piece));
+    s.finish();
+    ASSERT_EQ(events.size(), 2u) << piece;
+    EXPECT_EQ(events[0], R"({"name": "a"})");
+    EXPECT_EQ(events[1], R"({"name": "b"})");
+    EXPECT_EQ(s.oversized_events(), 1) << piece;
+    EXPECT_TRUE(s.complete());
+  }
+}
+
 TEST(ChromeTraceScanner, BareArrayAndCutDocuments) {
   std::string header;
   bool complete = false;
