@@ -195,34 +195,32 @@ bool api_recorded(const std::string& name) {
   return false;
 }
 
-// Records of the calls api_recorded names only (CUPTI's per-call switches); every call when
-// KILN_CUPTI_ALL_API is set or the per-call switches are unavailable. Returns the kinds to disable at stop.
+// Records of the calls api_recorded names only; every call when KILN_CUPTI_ALL_API is set. CUPTI's
+// documented order: the API kinds enabled (every call), then the calls not wanted switched off one by
+// one (a switch that fails leaves that call recorded: more records, never fewer). Enabling single calls
+// without the kinds gave no API records at all on CUDA 13 (the device records then named no launching
+// call, and extern kernels no graph node). Returns the kinds to disable at stop.
 std::vector<CUpti_ActivityKind> enable_api_records() {
-  const char* all = std::getenv("KILN_CUPTI_ALL_API");
-  if (!(all && *all)) {
-    bool ok = true;
-    for (uint32_t cbid = 1; ok && cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; ++cbid)
-      if (api_recorded(api_name(CUPTI_CB_DOMAIN_RUNTIME_API, cbid)))
-        ok = cuptiActivityEnableRuntimeApi(cbid, 1) == CUPTI_SUCCESS;
-    for (uint32_t cbid = 1; ok && cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid)
-      if (api_recorded(api_name(CUPTI_CB_DOMAIN_DRIVER_API, cbid)))
-        ok = cuptiActivityEnableDriverApi(cbid, 1) == CUPTI_SUCCESS;
-    if (ok) return {};
-  }
   std::vector<CUpti_ActivityKind> enabled;
   for (auto kind : kApiKinds) {
     check(cuptiActivityEnable(kind), "cuptiActivityEnable");
     enabled.push_back(kind);
   }
+  const char* all = std::getenv("KILN_CUPTI_ALL_API");
+  if (all && *all) return enabled;
+  for (uint32_t cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; ++cbid)
+    if (!api_recorded(api_name(CUPTI_CB_DOMAIN_RUNTIME_API, cbid))) cuptiActivityEnableRuntimeApi(cbid, 0);
+  for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid)
+    if (!api_recorded(api_name(CUPTI_CB_DOMAIN_DRIVER_API, cbid))) cuptiActivityEnableDriverApi(cbid, 0);
   return enabled;
 }
 
 void disable_api_records() {
   for (auto kind : kApiKinds) cuptiActivityDisable(kind);
-  for (uint32_t cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; ++cbid)
-    if (api_recorded(api_name(CUPTI_CB_DOMAIN_RUNTIME_API, cbid))) cuptiActivityEnableRuntimeApi(cbid, 0);
-  for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid)
-    if (api_recorded(api_name(CUPTI_CB_DOMAIN_DRIVER_API, cbid))) cuptiActivityEnableDriverApi(cbid, 0);
+  // The per-call switches back on, so the next enable starts from CUPTI's default (every call).
+  for (uint32_t cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; ++cbid) cuptiActivityEnableRuntimeApi(cbid, 1);
+  for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) cuptiActivityEnableDriverApi(cbid, 1);
+  for (auto kind : kApiKinds) cuptiActivityDisable(kind);
 }
 
 // NVTX ranges reach CUPTI only through NVTX's injection hook, read once at the first NVTX call.
