@@ -178,6 +178,102 @@ std::unordered_map<const session::TimelineEvent*, std::string> extern_nodes(cons
   return out;
 }
 
+// An imported run's extern calls: Inductor's generated module calls cuBLAS and cuDNN through
+// `extern_kernels.mm(...)`, `extern_kernels.convolution(...)` or an ATen op directly
+// (`torch.ops.aten.NAME.default(...)`), each under a "# Topologically Sorted Source Nodes: [...]"
+// comment naming its graph nodes; the profiler shows each as the host op "aten::NAME". The calls are
+// matched to those ops in order within each call of the compiled region (the extern_schedule way),
+// and a device record launched inside one of them is that call's.
+struct InductorExtern {
+  std::string op;  // "mm", "convolution"
+  std::vector<std::string> nodes;
+};
+
+std::vector<InductorExtern> inductor_extern_schedule(const session::Session& s, const std::string& compile_id) {
+  static const std::regex comment_re(R"(# Topologically Sorted Source Nodes: \[([^\]]*)\])");
+  static const std::regex call_re(R"((?:extern_kernels\.|torch\.ops\.aten\.)(\w+)\()");
+  std::vector<InductorExtern> out;
+  for (const auto& k : s.kernels) {
+    if (k.compile_id != compile_id || k.language != "python") continue;
+    size_t at = k.source.find("def call(");
+    if (at == std::string::npos) continue;
+    std::istringstream in(k.source.substr(at));
+    std::vector<std::string> nodes;
+    for (std::string l; std::getline(in, l);) {
+      if (l.size() > 4000) continue;
+      std::smatch m;
+      if (std::regex_search(l, m, comment_re)) {
+        nodes.clear();
+        std::stringstream names(m[1].str());
+        for (std::string n; std::getline(names, n, ',');) {
+          n.erase(0, n.find_first_not_of(' '));
+          n.erase(n.find_last_not_of(' ') + 1);
+          if (!n.empty()) nodes.push_back(n);
+        }
+        continue;
+      }
+      if (l.find("extern_kernels.") == std::string::npos && l.find("torch.ops.aten.") == std::string::npos) continue;
+      if (std::regex_search(l, m, call_re)) out.push_back({m[1].str(), nodes});
+    }
+    break;
+  }
+  return out;
+}
+
+struct ExternCall {
+  const session::TimelineEvent* span;  // the host op "aten::NAME"
+  std::vector<std::string> nodes;
+  std::string compile_id;
+};
+
+// Per host lane, the extern calls of compiled regions in the run, sorted by start and not nested.
+std::map<std::string, std::vector<ExternCall>> imported_extern_calls(const session::Session& s, int run) {
+  std::map<std::string, std::vector<const session::TimelineEvent*>> by_lane;
+  for (const auto& e : s.timeline)
+    if (e.run == run && !device_lane(e.lane) && (e.category == "region" || e.category == "cpu_op"))
+      by_lane[e.lane].push_back(&e);
+  std::map<std::string, std::vector<InductorExtern>> schedules;
+  std::map<std::string, std::vector<ExternCall>> out;
+  for (auto& [lane, events] : by_lane) {
+    std::stable_sort(events.begin(), events.end(), [](const auto* a, const auto* b) { return a->start_ns < b->start_ns; });
+    const session::TimelineEvent* region = nullptr;
+    const std::vector<InductorExtern>* schedule = nullptr;
+    size_t next = 0;
+    int64_t inside_until = -1;  // the end of the extern call being read: ops inside it are its own
+    for (const auto* e : events) {
+      if (e->category == "region") {
+        region = e;
+        auto it = schedules.find(e->compile_id);
+        if (it == schedules.end()) it = schedules.emplace(e->compile_id, inductor_extern_schedule(s, e->compile_id)).first;
+        schedule = &it->second;
+        next = 0;
+        inside_until = -1;
+        continue;
+      }
+      if (!region || e->start_ns >= region->start_ns + region->dur_ns || e->start_ns < inside_until) continue;
+      if (next >= schedule->size() || e->name.rfind("aten::", 0) != 0) continue;
+      if (e->name.compare(6, std::string::npos, (*schedule)[next].op) != 0) continue;
+      out[lane].push_back({e, (*schedule)[next].nodes, region->compile_id});
+      ++next;
+      inside_until = e->start_ns + e->dur_ns;
+    }
+  }
+  return out;
+}
+
+// The extern call whose host op contains `span` (same lane), or null.
+const ExternCall* extern_call_of(const std::map<std::string, std::vector<ExternCall>>& calls,
+                                 const session::TimelineEvent* span) {
+  auto it = calls.find(span->lane);
+  if (it == calls.end()) return nullptr;
+  const auto& v = it->second;
+  auto after = std::upper_bound(v.begin(), v.end(), span->start_ns,
+                                [](int64_t t, const ExternCall& c) { return t < c.span->start_ns; });
+  if (after == v.begin()) return nullptr;
+  const ExternCall& c = *(after - 1);
+  return span->start_ns + span->dur_ns <= c.span->start_ns + c.span->dur_ns ? &c : nullptr;
+}
+
 }  // namespace
 
 std::string parent_module(const std::string& path) {
@@ -260,6 +356,8 @@ ModuleTime module_time(const session::Session& s, int run) {
     return it->second;
   };
   auto externs = extern_nodes(s, run);
+  const auto imported_externs = modules_complete ? std::map<std::string, std::vector<ExternCall>>()
+                                                 : imported_extern_calls(s, run);
 
   std::map<std::string, StructureRow> modules, lines;
   StructureRow no_module{kUnattributed, "", 0, 0, true}, no_line{kUnattributed, "", 0, 0, true};
@@ -287,6 +385,12 @@ ModuleTime module_time(const session::Session& s, int run) {
       if (k) {
         nodes = k->nodes;
         compile_id = k->compile_id;
+      }
+    }
+    if (nodes.empty() && rec.span && !imported_externs.empty()) {
+      if (const ExternCall* call = extern_call_of(imported_externs, rec.span)) {
+        nodes = call->nodes;
+        compile_id = call->compile_id;
       }
     }
     const NodeMap* map = nodes.empty() ? nullptr : &place_map(compile_id);

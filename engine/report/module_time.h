@@ -11,7 +11,10 @@
 //   (Triton) kernel by its Kernel::nodes (Kiln's provenance; Inductor's "Topologically Sorted
 //   Source Nodes" comment), an extern call by its place in the region's schedule (the
 //   loops_after_fusion stage lists "extern OP -> NODE" in launch order; a count that disagrees
-//   leaves the call unattributed). Nodes are looked up in the region's graphs (Kiln's captured
+//   leaves the call unattributed); in an imported run, an extern call of Inductor's generated module
+//   (`extern_kernels.mm(...)`, `torch.ops.aten.NAME(...)`, under its source-nodes comment) by its
+//   place among the host ops "aten::NAME" inside each Torch-Compiled Region call, a device record
+//   belonging to the op whose span holds its launcher. Nodes are looked up in the region's graphs (Kiln's captured
 //   graph, Dynamo's output graph, then the other stages), by the compile id of the kernel.
 //   - Module: the deepest module holding all of the kernel's nodes whose module is known (a fused
 //     kernel of layer1.0.conv1 and layer1.0.bn1 counts for layer1.0). In Kiln's graphs every node

@@ -12,7 +12,9 @@
 
 namespace kiln::test {
 
-inline std::string write_mlp_trace(bool after) {
+// with_call: the output code also holds its `call` function, whose two extern_kernels.mm calls (under
+// their source-nodes comments) are the profiler's two aten::mm ops in each compiled call.
+inline std::string write_mlp_trace(bool after, bool with_call = false) {
   TraceText log;
   log.pid = 1034;
   const std::string ctx = TraceText::ctx(0, 0);
@@ -49,23 +51,35 @@ inline std::string write_mlp_trace(bool after) {
              "# Topologically Sorted Source Nodes: [linear_1, tanh, mul, add]\n"
              "triton_poi_fused_add_addmm_mul_tanh_1 = async_compile.triton('triton_poi_fused_add_addmm_mul_tanh_1', '''\n"
              "@triton.jit\ndef triton_poi_fused_add_addmm_mul_tanh_1(in_out_ptr0, xnumel, XBLOCK: tl.constexpr):\n    pass\n"
-             "''', device_str='cuda')\n");
+             "''', device_str='cuda')\n" +
+                 std::string(with_call ? "def call(args):\n"
+                                         "    arg0_1, arg1_1, arg2_1 = args\n"
+                                         "    buf0 = empty_strided_cuda((8, 64), (64, 1), torch.float32)\n"
+                                         "    # Topologically Sorted Source Nodes: [linear]\n"
+                                         "    extern_kernels.mm(arg0_1, reinterpret_tensor(arg1_1, (64, 64), (1, 64), 0), out=buf0)\n"
+                                         "    triton_poi_fused_addmm_relu_0.run(buf0, 512, stream=stream0)\n"
+                                         "    buf1 = empty_strided_cuda((8, 64), (64, 1), torch.float32)\n"
+                                         "    # Topologically Sorted Source Nodes: [linear_1]\n"
+                                         "    extern_kernels.mm(buf0, reinterpret_tensor(arg2_1, (64, 64), (1, 64), 0), out=buf1)\n"
+                                         "    triton_poi_fused_add_addmm_mul_tanh_1.run(buf1, 512, stream=stream0)\n"
+                                         "    return (buf1, )\n"
+                                       : ""));
   if (after)
     log.record("\"artifact\": {\"name\": \"dynamo_graph_break_reason\", \"encoding\": \"string\"}", ctx,
                "Graph break in user code at /home/u/mlp.py:16\nGraph Break Reason: Unsupported: print() <script>\n");
   log.record("\"compilation_metrics\": {\"compile_id\": \"0/0\", \"co_name\": \"forward\", \"co_filename\": \"mlp.py\", "
              "\"co_firstlineno\": 12, \"start_time\": 1795334250.5, \"entire_frame_compile_time_s\": 1.5}",
              ctx);
-  std::string path = temp_dir() + (after ? "/mlp_after.log" : "/mlp_before.log");
+  std::string path = temp_dir() + (after ? "/mlp_after" : "/mlp_before") + (with_call ? "_call.log" : ".log");
   log.write(path);
   return path;
 }
 
 // The joined session of write_mlp_trace(after) and the profiler trace; its model path made
 // machine-independent for golden output.
-inline session::Session mlp_session(bool after) {
+inline session::Session mlp_session(bool after, bool with_call = false) {
   importers::ImportRequest req;
-  req.paths = {write_mlp_trace(after), data("traces/kineto_small_mlp.json")};
+  req.paths = {write_mlp_trace(after, with_call), data("traces/kineto_small_mlp.json")};
   auto result = importers::import_files(req);
   session::Session s = std::move(result.sessions.at(0).session);
   s.model.path = after ? "mlp_after.log" : "mlp_before.log";

@@ -66,6 +66,39 @@ TEST(ModuleTime, ImportedTritonKernelsReachModulesThroughTheirSourceNodes) {
   EXPECT_EQ(none->total_ns, k.total_ns - triton0 - triton1);
 }
 
+// Inductor's extern calls (cuBLAS through extern_kernels.mm) reach their graph nodes by their place
+// among the aten::mm host ops of each compiled call: fc1's and fc2's matrix products count for fc1 and
+// fc2, and what stays unattributed is only what ran outside the compiled calls.
+TEST(ModuleTime, ImportedExternCallsReachTheirNodesInCallOrder) {
+  auto plain = test::mlp_session(false);
+  auto s = test::mlp_session(false, true);
+  ASSERT_EQ(s.runs.size(), 1u);
+  const int run = s.runs[0].id;
+  auto before = report::module_time(plain, plain.runs[0].id);
+  auto t = report::module_time(s, run);
+  EXPECT_EQ(t.total_ns, before.total_ns);
+  EXPECT_EQ(sum(t.modules), t.total_ns);
+  EXPECT_EQ(sum(t.lines), t.total_ns);
+  std::vector<const session::TimelineEvent*> regions, mms;
+  for (const auto& e : s.timeline) {
+    if (e.run != run) continue;
+    if (e.category == "region") regions.push_back(&e);
+    if (e.category == "cpu_op" && e.name == "aten::mm") mms.push_back(&e);
+  }
+  ASSERT_FALSE(regions.empty());
+  ASSERT_EQ(mms.size(), 2 * regions.size());
+  ASSERT_TRUE(row(t.modules, "fc1"));
+  ASSERT_TRUE(row(t.modules, "fc2"));
+  EXPECT_GT(row(t.modules, "fc1")->total_ns, row(before.modules, "fc1")->total_ns);
+  EXPECT_GT(row(t.modules, "fc2")->total_ns, row(before.modules, "fc2")->total_ns);
+  const auto* none = row(t.modules, report::kUnattributed);
+  const auto* none_before = row(before.modules, report::kUnattributed);
+  ASSERT_TRUE(none_before);
+  EXPECT_LT(none ? none->total_ns : 0, none_before->total_ns);
+  EXPECT_GT(row(t.lines, "mlp.py:15")->total_ns, row(before.lines, "mlp.py:15")->total_ns);
+  // What stays unattributed was launched outside the compiled calls.
+}
+
 TEST(ModuleTime, FusedKernelCountsForTheModuleHoldingAllItsNodesAndSplitsAmongLines) {
   session::Session s;
   s.origin = "kiln profile";
