@@ -1,5 +1,5 @@
 // kiln explain MODEL.pt --input 4x64 [--input 8x64 ...] [--json] [--dynamic auto|true|false] [--cache-limit N]
-//   [--fullgraph] [--disable] [--cost [--cost-rounds N]] [--what-if [--what-if-rounds N]]
+//   [--fullgraph] [--disable] [--cost [--cost-rounds N]] [--what-if [--what-if-rounds N]] [-o session.kiln]
 // Each --input is one forward call (models with several arguments: --input 4x64,4x64 is not a shape;
 // use --call "4x64 8x64" for one call with two arguments).
 #include <iostream>
@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "app/cli/commands.h"
+#include "engine/api/files.h"
 #include "engine/api/kiln.h"
 #include "engine/api/what_if.h"
 
@@ -27,6 +28,7 @@ struct ExplainArgs {
   int cost_rounds = 20;
   bool what_if = false;
   int what_if_rounds = 20;
+  std::string out;
 };
 
 int run(const ExplainArgs& a) {
@@ -40,6 +42,7 @@ int run(const ExplainArgs& a) {
   o.backend = a.backend;
   o.fullgraph = a.fullgraph;
   o.disable = a.disable;
+  if (!a.out.empty()) refuse_input_as_output(a.out, {a.model.path});
   auto r = api::explain(a.model.path, calls, o);
   std::string text = api::explain_text(r);
   std::optional<runtime::ExplainCosts> costs;
@@ -54,6 +57,11 @@ int run(const ExplainArgs& a) {
       text = runtime::explain_json_with_what_if(r, w, costs ? runtime::explain_costs_json(*costs) : "") + "\n";
   } else if (a.json) {
     text = (costs ? runtime::explain_json_with_costs(r, *costs) : api::explain_json(r)) + "\n";
+  }
+  if (!a.out.empty()) {
+    api::write_explain_session(a.out, a.model.path, calls, o, r, costs ? &*costs : nullptr);
+    if (!a.json)
+      text += "\nsession written to " + a.out + " (open it with kiln-gui, or kiln report " + a.out + ")\n";
   }
   std::cout << text;
   for (const auto& c : r.calls)
@@ -88,6 +96,9 @@ Command add_explain(CLI::App& app) {
   cmd.add_option("--what-if-rounds", args.what_if_rounds, "Timed passes through the calls for --what-if")
       ->capture_default_str();
   add_json_flag(cmd, args.json);
+  add_output_option(cmd, args.out,
+                    "Session file to write (.kiln): the breaks, regions and recompiles, and with --cost what each "
+                    "break and recompile cost");
   return command(run);
 }
 

@@ -10,6 +10,7 @@
 #include "engine/commands/compile_model.h"
 #include "engine/commands/diff.h"
 #include "engine/commands/explain.h"
+#include "engine/commands/explain_session.h"
 #include "engine/commands/inspect_model.h"
 #include "engine/commands/profile_model.h"
 #include "engine/runtime/float_precision.h"
@@ -41,6 +42,13 @@ ExplainResult explain(const std::string& model_path, const std::vector<std::vect
                       const CompileOptions& options = {});
 inline std::string explain_text(const ExplainResult& r, bool timings = true) { return runtime::explain_text(r, timings); }
 inline std::string explain_json(const ExplainResult& r) { return runtime::explain_json(r); }
+// kiln explain -o: the explained calls as a session file, with what breaks and recompiles cost when
+// measured (commands/explain_session.h).
+inline void write_explain_session(const std::string& path, const std::string& model_path,
+                                  const std::vector<std::vector<InputSpec>>& calls, const CompileOptions& options,
+                                  const ExplainResult& r, const runtime::ExplainCosts* costs) {
+  runtime::write_explain_session(path, model_path, calls, options, r, costs);
+}
 
 using CompileResult = runtime::CompileResult;
 CompileResult compile(const std::string& model_path, const std::vector<InputSpec>& inputs,

@@ -12,6 +12,7 @@
 #include "engine/report/number_text.h"
 #include "engine/report/observations.h"
 #include "engine/report/module_time.h"
+#include "engine/report/recompile_costs.h"
 #include "engine/report/recompile_history.h"
 #include "engine/report/render_chrome_trace.h"
 #include "engine/report/render_diff.h"

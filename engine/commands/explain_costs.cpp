@@ -12,9 +12,11 @@
 #include "engine/base/error.h"
 #include "engine/base/json_text.h"
 #include "engine/commands/explain.h"
+#include "engine/commands/lost_fusion.h"
 #include "engine/profile/host_trace.h"
 #include "engine/report/break_costs.h"
 #include "engine/report/number_text.h"
+#include "engine/report/recompile_costs.h"
 #include "engine/report/recompile_history.h"
 #include "engine/runtime/captured_runtime.h"
 #include "engine/runtime/compare_values.h"
@@ -177,11 +179,17 @@ ExplainCosts measure_explain_costs(const model::Model& model, const std::vector<
 
   ExplainCosts out;
   out.rounds = rounds;
+  out.calls = static_cast<int>(calls.size());
   Pass first = run_pass(model, inputs, options, rounds);
   out.regions = first.regions;
   out.pass = first.measure;
-  out.breaks = report::measure_break_costs(break_records(*first.rt), {}, first.warm_timeline, 0);
+  out.breaks = report::measure_break_costs(break_records(*first.rt), first.warm_timeline, 0);
+  out.timeline = first.warm_timeline;
+  for (auto& e : out.timeline) e.run = -1;
   for (auto& b : out.breaks) b.run = -1;
+  // Lost fusion across each break: the regions joined and put through Kiln's scheduler, measured.
+  out.lost_fusion = measure_lost_fusion(model, calls, options, rounds, seed);
+  apply_lost_fusion(out.breaks, out.lost_fusion);
   auto churn = report::dimension_churn(report::recompile_history(history_session(*first.rt)));
   for (const auto& c : churn) out.advice.push_back(report::churn_advice(c));
   if (!churn.empty() && !options.dynamic.value_or(false)) {
@@ -207,6 +215,20 @@ ExplainCosts measure_explain_costs(const std::string& model_path, const std::vec
   return measure_explain_costs(model::load_model(model_path), calls, options, rounds, seed);
 }
 
+session::RecompileCosts recompile_costs(const ExplainCosts& c) {
+  session::RecompileCosts r;
+  r.rounds = c.rounds;
+  r.calls = c.calls;
+  r.regions = c.regions;
+  r.pass = c.pass;
+  r.advice = c.advice;
+  r.has_effect = c.has_effect;
+  r.effect = c.effect;
+  return r;
+}
+
+std::string lost_fusion_text(const session::BreakCost& b) { return "lost fusion " + report::lost_fusion_text(b); }
+
 std::string explain_costs_text(const ExplainCosts& c) {
   using report::fixed;
   using report::percent;
@@ -217,36 +239,24 @@ std::string explain_costs_text(const ExplainCosts& c) {
   for (const auto& b : c.breaks) {
     os << "  " << i++ << ". " << b.break_id << " at " << b.file << ":" << b.line << "  " << fixed(b.total_ms, 3)
        << " ms per call (" << percent(b.share) << " of the call): gap " << fixed(b.gap_ms, 3) << " ms (interpreter "
-       << fixed(b.interpreter_ms, 3) << " ms), guards of the next region " << fixed(b.guard_ms, 3) << " ms";
+       << fixed(b.interpreter_ms, 3) << " ms), guards of the next region " << fixed(b.guard_ms, 3) << " ms, "
+       << lost_fusion_text(b);
     if (b.shared_gaps > 0) os << "; shares its gap with other breaks (split evenly)";
     os << "\n";
   }
   os << "\nWhat recompiles cost (the first pass through the calls)\n";
   for (const auto& r : c.regions) {
-    os << "  region " << r.region << ": compile " << fixed(r.compile_ms, 3) << " ms over " << r.entries.size()
-       << " cache entr" << (r.entries.size() == 1 ? "y" : "ies") << ", failed guard checks " << r.failed_guard_checks
-       << " (" << fixed(r.failed_guard_ms, 3) << " ms)";
-    if (r.eager_fallback_calls > 0)
-      os << ", ran eagerly after the recompile limit " << r.eager_fallback_calls << "x (" << fixed(r.eager_fallback_ms, 3)
-         << " ms)";
-    os << "\n";
-    for (const auto& e : r.entries)
-      os << "    " << e.compile_id << " compile " << fixed(e.compile_ms, 3) << " ms, hits " << e.hits
-         << (e.recompile_reason.empty() ? "" : ", because: " + e.recompile_reason) << "\n";
+    os << "  region " << r.region << ": " << report::region_recompile_text(r) << "\n";
+    for (const auto& e : r.entries) os << "    " << e.compile_id << " " << report::entry_recompile_text(e) << "\n";
   }
   for (const auto& a : c.advice) os << "  advice: " << a << "\n";
   if (c.has_effect) {
     const auto& b = c.effect.before;
     const auto& a = c.effect.after;
     os << "\nFollowing the advice, measured (dynamic=" << b.dynamic << " -> dynamic=" << a.dynamic << ")\n";
-    os << "  compiles          " << b.compiles << " -> " << a.compiles << "\n";
-    os << "  compile time      " << fixed(b.compile_ms, 3) << " ms -> " << fixed(a.compile_ms, 3) << " ms\n";
-    os << "  first pass        " << fixed(b.cold_ms, 3) << " ms -> " << fixed(a.cold_ms, 3) << " ms\n";
-    os << "  warm call (mean)  " << fixed(b.warm_call_ms, 3) << " ms -> " << fixed(a.warm_call_ms, 3) << " ms\n";
-    os << "  failed guards     " << fixed(b.failed_guard_ms, 3) << " ms -> " << fixed(a.failed_guard_ms, 3) << " ms\n";
-    os << "  eager fallback    " << fixed(b.eager_fallback_ms, 3) << " ms -> " << fixed(a.eager_fallback_ms, 3) << " ms\n";
-    os << "  outputs " << (c.effect.outputs_equal ? "equal" : "DIFFER from") << " the first configuration's (max abs diff "
-       << c.effect.max_abs_diff << ")\n";
+    for (const auto& row : report::dynamic_effect_rows(c.effect))
+      if (row[0] != "dynamic") os << "  " << row[0] << std::string(18 - row[0].size(), ' ') << row[1] << " -> " << row[2] << "\n";
+    os << "  " << report::dynamic_effect_outputs_text(c.effect) << "\n";
   }
   return os.str();
 }
@@ -260,6 +270,26 @@ nlohmann::ordered_json pass_json(const PassMeasure& p) {
           {"eager_fallback_ms", p.eager_fallback_ms}};
 }
 
+// A break's lost fusion: measured (the kernels that fuse across, each side's kernels timed, their
+// times and the loss), or not, with the reason.
+nlohmann::ordered_json lost_fusion_json(const ExplainCosts& c, const session::BreakCost& b) {
+  using nlohmann::ordered_json;
+  if (!b.lost_fusion_checked) return ordered_json{{"measured", false}, {"reason", "not checked"}};
+  if (!b.lost_fusion_unmeasured.empty()) return ordered_json{{"measured", false}, {"reason", b.lost_fusion_unmeasured}};
+  ordered_json j = {{"measured", true}, {"lost_ms", b.lost_fusion_ms}, {"fused_across", ordered_json::array()}};
+  for (const auto& l : c.lost_fusion) {
+    if (l.info.id != b.break_id || l.info.loc.line != b.line || l.info.loc.file != b.file || l.info.reason != b.reason)
+      continue;
+    for (const auto& f : l.fused) j["fused_across"].push_back(ordered_json{{"fused", f.fused}, {"from", f.before}});
+    j["before_kernels"] = l.compared_before;
+    j["after_kernels"] = l.compared_after;
+    j["before_ms"] = l.before_ms;
+    j["after_ms"] = l.after_ms;
+    break;
+  }
+  return j;
+}
+
 }  // namespace
 
 std::string explain_costs_json(const ExplainCosts& c) {
@@ -271,7 +301,8 @@ std::string explain_costs_json(const ExplainCosts& c) {
                                   {"total_ms", b.total_ms}, {"share", b.share},
                                   {"gap_ms", b.gap_ms},     {"interpreter_ms", b.interpreter_ms},
                                   {"guard_ms", b.guard_ms}, {"step_ms", b.step_ms},
-                                  {"gaps", b.gaps},         {"shared_gaps", b.shared_gaps}});
+                                  {"gaps", b.gaps},         {"shared_gaps", b.shared_gaps},
+                                  {"lost_fusion", lost_fusion_json(c, b)}});
   ordered_json regions = ordered_json::array();
   for (const auto& r : c.regions) {
     ordered_json entries = ordered_json::array();

@@ -19,6 +19,7 @@
 #include "engine/backends/builtin.h"
 #include "engine/base/error.h"
 #include "engine/base/sha256.h"
+#include "engine/commands/lost_fusion.h"
 #include "engine/capture/modes.h"
 #include "engine/ir/print_text.h"
 #include "engine/ir/to_dot.h"
@@ -447,6 +448,24 @@ session::Session profile_model(const model::Model& cpu_model, const std::vector<
   setup.gpu = device != "cpu";
   setup.tf32 = tf32_in_effect(model);
   for (const auto& k : s.kernels) setup.kiln_kernels.insert(k.name);
+  // Lost fusion across each break, for the kiln backend's runs: the regions joined and put through
+  // Kiln's scheduler, measured on the profiled inputs (commands/lost_fusion.h).
+  std::vector<LostFusion> lost;
+  if (!s.breaks.empty() && capture_failure.empty() &&
+      std::any_of(plan.begin(), plan.end(), [](const auto& p) { return p.second == "kiln"; })) {
+    if (progress) progress("lost fusion across the graph breaks", 0, static_cast<int>(plan.size()));
+    try {
+      lost = measure_lost_fusion(model, {inputs}, co, std::min(options.iters, 20));
+    } catch (const std::exception& e) {
+      std::string what = e.what();
+      for (const auto& b : s.breaks) {
+        LostFusion l;
+        l.info = b.info;
+        l.unmeasured = "the program failed to compile or run for the measurement: " + what.substr(0, what.find('\n'));
+        lost.push_back(std::move(l));
+      }
+    }
+  }
   int done = 0;
   double eager_ms = 0;
   for (const auto& [mode, backend] : plan) {
@@ -543,7 +562,8 @@ session::Session profile_model(const model::Model& cpu_model, const std::vector<
     }
     // What each graph break cost in this run, from its traced iterations (report/break_costs.h).
     if (m.run.status == "ok") {
-      auto costs = report::measure_break_costs(s.breaks, s.kernels, m.timeline, m.run.id);
+      auto costs = report::measure_break_costs(s.breaks, m.timeline, m.run.id);
+      if (backend == "kiln") apply_lost_fusion(costs, lost);
       if (!costs.empty()) {
         writer.append_break_costs(costs);
         s.break_costs.insert(s.break_costs.end(), costs.begin(), costs.end());

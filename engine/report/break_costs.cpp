@@ -38,8 +38,6 @@ struct RegionSpan {
   int region = -1;
   int64_t start = 0, end = 0;
   double guard_ns = 0;
-  const TimelineEvent* first_kernel = nullptr;
-  const TimelineEvent* last_kernel = nullptr;
 };
 
 // The sites (indices into `sites`) that stand in the gap between region a and region b.
@@ -61,14 +59,6 @@ std::vector<size_t> standing_in(const std::vector<const session::GraphBreakRecor
   return {};
 }
 
-bool pointwise(const std::map<std::string, const session::Kernel*>& kernels, const TimelineEvent* e) {
-  if (!e || e->kernel.empty()) return false;
-  auto it = kernels.find(e->kernel);
-  if (it == kernels.end()) return false;
-  const auto& config = it->second->launch_config;
-  return config.rfind("pointwise", 0) == 0 || config.rfind("grid-stride", 0) == 0;
-}
-
 // Measured costs first, most costly first; then by compile time (imported sites).
 bool costlier(const session::BreakCost& a, const session::BreakCost& b) {
   if (a.unmeasured.empty() != b.unmeasured.empty()) return a.unmeasured.empty();
@@ -79,7 +69,6 @@ bool costlier(const session::BreakCost& a, const session::BreakCost& b) {
 }  // namespace
 
 std::vector<session::BreakCost> measure_break_costs(const std::vector<session::GraphBreakRecord>& breaks,
-                                                    const std::vector<session::Kernel>& kernels,
                                                     const std::vector<session::TimelineEvent>& timeline, int run) {
   if (breaks.empty()) return {};
   std::vector<session::BreakCost> sites;
@@ -91,8 +80,6 @@ std::vector<session::BreakCost> measure_break_costs(const std::vector<session::G
     if (!fresh) continue;
     sites.push_back(session::break_cost_site(r, run));
   }
-  std::map<std::string, const session::Kernel*> kernel_by_name;
-  for (const auto& k : kernels) kernel_by_name.emplace(k.name, &k);
 
   // The run's host spans by lane, in time order.
   std::map<std::string, std::vector<const TimelineEvent*>> lanes;
@@ -100,9 +87,8 @@ std::vector<session::BreakCost> measure_break_costs(const std::vector<session::G
     if (e.run == run && e.lane.rfind("host:", 0) == 0) lanes[e.lane].push_back(&e);
   int iterations = 0;
   double step_ns = 0;
-  std::vector<double> gap_ns(sites.size()), interp_ns(sites.size()), guard_ns(sites.size()), pair_ns(sites.size());
+  std::vector<double> gap_ns(sites.size()), interp_ns(sites.size()), guard_ns(sites.size());
   std::vector<int> gaps(sites.size()), shared(sites.size());
-  std::vector<std::string> pair(sites.size());
   for (auto& [lane, spans] : lanes) {
     std::stable_sort(spans.begin(), spans.end(), [](const auto* a, const auto* b) { return a->start_ns < b->start_ns; });
     for (const auto* it : spans) {
@@ -118,14 +104,8 @@ std::vector<session::BreakCost> measure_break_costs(const std::vector<session::G
         if (e->category == "interpreter") interpreter.push_back(e);
       }
       for (auto& r : regions)
-        for (const auto* e : spans) {
-          if (!inside(*e, r.start, r.end)) continue;
-          if (e->category == "guard") r.guard_ns += static_cast<double>(e->dur_ns);
-          if (e->category == "kernel" && !e->kernel.empty()) {
-            if (!r.first_kernel) r.first_kernel = e;
-            r.last_kernel = e;
-          }
-        }
+        for (const auto* e : spans)
+          if (inside(*e, r.start, r.end) && e->category == "guard") r.guard_ns += static_cast<double>(e->dur_ns);
       // Gaps: iteration start → first region → ... → last region → iteration end.
       for (size_t i = 0; i <= regions.size(); ++i) {
         const RegionSpan* before = i > 0 ? &regions[i - 1] : nullptr;
@@ -138,18 +118,12 @@ std::vector<session::BreakCost> measure_break_costs(const std::vector<session::G
         for (const auto* e : interpreter)
           if (inside(*e, g0, g1)) interp += static_cast<double>(e->dur_ns);
         const double n = static_cast<double>(in.size());
-        bool fusible = before && after && pointwise(kernel_by_name, before->last_kernel) &&
-                       pointwise(kernel_by_name, after->first_kernel);
         for (size_t k : in) {
           gap_ns[k] += static_cast<double>(g1 - g0) / n;
           interp_ns[k] += interp / n;
           guard_ns[k] += (after ? after->guard_ns : 0) / n;
           ++gaps[k];
           if (in.size() > 1) ++shared[k];
-          if (fusible) {
-            pair[k] = before->last_kernel->kernel + " + " + after->first_kernel->kernel;
-            pair_ns[k] += static_cast<double>(before->last_kernel->dur_ns + after->first_kernel->dur_ns) / n;
-          }
         }
       }
     }
@@ -169,8 +143,6 @@ std::vector<session::BreakCost> measure_break_costs(const std::vector<session::G
     c.total_ms = c.gap_ms + c.guard_ms;
     c.step_ms = step_ns / per;
     c.share = c.step_ms > 0 ? c.total_ms / c.step_ms : 0;
-    c.fusion_pair = pair[k];
-    c.fusion_pair_ms = pair_ns[k] / per;
     out.push_back(std::move(c));
   }
   std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.total_ms > b.total_ms; });
@@ -221,6 +193,13 @@ std::string break_cost_text(const session::BreakCost& c) {
   std::string text = fixed(c.total_ms, 3) + " ms (" + percent(c.share) + " of the step)";
   if (c.device_ms > 0) text += ", device " + fixed(c.device_ms, 3) + " ms";
   return compile.empty() ? text : text + "; " + compile;
+}
+
+std::string lost_fusion_text(const session::BreakCost& c) {
+  if (!c.lost_fusion_checked) return "not checked";
+  if (!c.lost_fusion_unmeasured.empty()) return "not measured (" + c.lost_fusion_unmeasured + ")";
+  if (c.lost_fusion.empty()) return "none (no kernel fuses across the break)";
+  return fixed(c.lost_fusion_ms, 3) + " ms (" + c.lost_fusion + ")";
 }
 
 }  // namespace kiln::report

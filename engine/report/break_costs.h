@@ -1,6 +1,6 @@
 // What each graph break costs, measured on a run's traced host timeline.
 //
-// measure_break_costs(breaks, kernels, timeline, run)
+// measure_break_costs(breaks, timeline, run)
 //   pre:  `timeline` holds the run's host spans as profile_model and explain record them: one
 //         "iteration" span per traced call, "region" spans named "region N" inside it, "guard",
 //         "kernel" and "extern" spans inside those, "interpreter" spans between them.
@@ -11,8 +11,8 @@
 //         (else those that end the region before, else those that resume into the one after). A gap
 //         several sites stand in is split between them evenly (shared_gaps counts it). guard_ms is
 //         the guard spans inside the next region's span. Everything is per traced iteration; share is
-//         total_ms over the mean iteration. fusion_pair names the last generated kernel before the
-//         gap and the first after when both are pointwise kernels (session::Kernel launch_config).
+//         total_ms over the mean iteration; total_ms = gap_ms + guard_ms (lost fusion across the
+//         break is measured apart and added by commands/lost_fusion's apply_lost_fusion).
 //         No iteration spans, or no breaks: empty.
 // break_costs_of(s, run): the stored costs of `run`, most costly first.
 // shown_break_cost_run(s): the run whose break costs reports and panels show: the kiln backend's
@@ -32,7 +32,6 @@
 namespace kiln::report {
 
 std::vector<session::BreakCost> measure_break_costs(const std::vector<session::GraphBreakRecord>& breaks,
-                                                    const std::vector<session::Kernel>& kernels,
                                                     const std::vector<session::TimelineEvent>& timeline, int run);
 
 std::vector<session::BreakCost> break_costs_of(const session::Session& s, int run);
@@ -40,9 +39,14 @@ int shown_break_cost_run(const session::Session& s);
 const session::BreakCost* cost_of(const std::vector<session::BreakCost>& costs, const session::GraphBreakRecord& record);
 std::vector<BreakGroup> ranked_break_groups(const session::Session& s);
 
-// "0.412 ms (3.1% of the step)": one cost as the reports and panels print it; imported costs add
+// "0.412 ms (3.1% of the step)": one cost as the reports and panels print it (lost fusion included
+// when measured); imported costs add
 // ", device 0.2 ms" and "; compile 388.0 ms in 2 compile(s)", and an unmeasured gap reads
 // "not measured (why)". Not escaped.
 std::string break_cost_text(const session::BreakCost& c);
+// A break's lost fusion: "0.004 ms (k0_mul [0/0] + k0_add [1/0] -> k0_add [0/0])", "none (no kernel
+// fuses across the break)", "not measured (why)" or, for costs measured before it was, "not checked".
+// Not escaped.
+std::string lost_fusion_text(const session::BreakCost& c);
 
 }  // namespace kiln::report

@@ -14,6 +14,7 @@
 #include "engine/report/html_text.h"
 #include "engine/report/memory_view.h"
 #include "engine/report/number_text.h"
+#include "engine/report/recompile_costs.h"
 #include "engine/report/recompile_history.h"
 #include "engine/report/svg_speedup_chart.h"
 #include "engine/report/svg_timeline.h"
@@ -178,9 +179,11 @@ void breaks(std::ostringstream& os, const session::Session& s) {
   if (groups.empty()) os << "<p class=ok>No graph breaks: every region was captured whole.</p>";
   if (!costs.empty()) {
     os << "<p class=muted>Cost per iteration, measured on the traced iterations of one run: the gap between the "
-          "regions a break separates (eager code in Kiln's interpreter included) and the guard checks of the next "
-          "region.</p><table><tr><th>#</th><th>break</th><th>line</th><th>cost</th><th>gap</th><th>interpreter</th>"
-          "<th>guards</th><th>share of step</th><th>pointwise kernels on both sides</th></tr>";
+          "regions a break separates (eager code in Kiln's interpreter included), the guard checks of the next "
+          "region, and the lost fusion: the kernels Kiln's scheduler fuses across the break when the two regions "
+          "are joined, the separate kernels' time minus the fused ones', measured in the same process on the same "
+          "inputs.</p><table><tr><th>#</th><th>break</th><th>line</th><th>cost</th><th>gap</th><th>interpreter</th>"
+          "<th>guards</th><th>lost fusion</th><th>share of step</th></tr>";
     int n = 1;
     for (const auto& g : groups) {
       const auto* c = cost_of(costs, *g.first);
@@ -193,9 +196,7 @@ void breaks(std::ostringstream& os, const session::Session& s) {
       os << "<tr><td>" << n++ << "</td><td>" << esc(c->break_id) << "</td><td>" << esc(g.first->info.loc.str())
          << "</td><td>" << fixed(c->total_ms, 3) << " ms</td><td>" << fixed(c->gap_ms, 3) << " ms</td><td>"
          << fixed(c->interpreter_ms, 3) << " ms</td><td>" << fixed(c->guard_ms, 3) << " ms</td><td>"
-         << percent(c->share) << "</td><td>"
-         << (c->fusion_pair.empty() ? std::string("-") : esc(c->fusion_pair) + " (" + fixed(c->fusion_pair_ms, 3) + " ms)")
-         << "</td></tr>";
+         << esc(lost_fusion_text(*c)) << "</td><td>" << percent(c->share) << "</td></tr>";
     }
     os << "</table>";
   }
@@ -230,6 +231,39 @@ void recompiles(std::ostringstream& os, const session::Session& s) {
       os << "</td></tr>";
     }
     os << "</table>";
+  }
+  os << "</section>";
+}
+
+// kiln explain --cost -o: what each region's recompiles cost and what following the advice did.
+void recompile_costs(std::ostringstream& os, const session::Session& s) {
+  const auto& c = s.recompile_costs;
+  if (!c.measured()) return;
+  os << "<section><h2>Recompiles: what they cost</h2><p class=muted>Measured on the first pass through "
+     << c.calls << " call(s): each cache entry's capture and compile, guard checks that failed, and region calls "
+        "run eagerly after the recompile limit.</p><table><tr><th>region</th><th>cache entries</th><th>compile</th>"
+        "<th>failed guard checks</th><th>eager after the limit</th></tr>";
+  for (const auto& r : c.regions) {
+    os << "<tr><td>" << r.region << "</td><td>" << r.entries.size() << "</td><td>" << fixed(r.compile_ms, 3)
+       << " ms</td><td>" << r.failed_guard_checks << " (" << fixed(r.failed_guard_ms, 3) << " ms)</td><td>"
+       << (r.eager_fallback_calls > 0
+               ? std::to_string(r.eager_fallback_calls) + "x (" + fixed(r.eager_fallback_ms, 3) + " ms)"
+               : std::string(r.limit_reached ? "limit reached" : "-"))
+       << "</td></tr>";
+    for (const auto& e : r.entries)
+      os << "<tr><td></td><td colspan=4><code>" << esc(e.compile_id) << "</code> " << esc(entry_recompile_text(e))
+         << "</td></tr>";
+  }
+  os << "</table>";
+  for (const auto& a : c.advice) os << "<p><span class=tag>advice</span>" << esc(a) << "</p>";
+  if (c.has_effect) {
+    os << "<h3>Following the advice, measured</h3><table><tr><th></th><th>as run</th><th>with the advice</th></tr>";
+    for (const auto& row : dynamic_effect_rows(c.effect))
+      os << "<tr><td>" << esc(row[0]) << "</td><td>" << esc(row[1]) << "</td><td>" << esc(row[2]) << "</td></tr>";
+    os << "</table><p class=" << (c.effect.outputs_equal ? "ok" : "bad") << ">"
+       << esc(dynamic_effect_outputs_text(c.effect)) << "</p>";
+  } else if (c.advice.empty()) {
+    os << "<p class=ok>No dimension kept changing: nothing to advise.</p>";
   }
   os << "</section>";
 }
@@ -401,6 +435,7 @@ std::string render_html(const session::Session& s) {
   compiles(os, s);
   breaks(os, s);
   recompiles(os, s);
+  recompile_costs(os, s);
   runs(os, s);
   regions(os, s);
   kernels(os, s);

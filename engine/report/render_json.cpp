@@ -172,8 +172,48 @@ std::string render_json(const Session& s) {
                         {"device_ms", c.device_ms},
                         {"compile_ms", c.compile_ms},
                         {"compiles", c.compiles},
-                        {"unmeasured", c.unmeasured}};
+                        {"unmeasured", c.unmeasured},
+                        {"lost_fusion", c.lost_fusion_checked
+                                            ? ordered_json{{"measured", c.lost_fusion_unmeasured.empty()},
+                                                           {"lost_ms", c.lost_fusion_ms},
+                                                           {"fused_across", c.lost_fusion},
+                                                           {"reason", c.lost_fusion_unmeasured}}
+                                            : ordered_json(nullptr)}};
   });
+  // What recompiles cost (kiln explain --cost -o); null when not measured.
+  j["recompile_costs"] = nullptr;
+  if (s.recompile_costs.measured()) {
+    const auto& rc = s.recompile_costs;
+    auto pass = [](const RecompilePass& p) {
+      return ordered_json{{"dynamic", p.dynamic},         {"compiles", p.compiles},
+                          {"compile_ms", p.compile_ms},   {"cold_ms", p.cold_ms},
+                          {"warm_call_ms", p.warm_call_ms}, {"failed_guard_ms", p.failed_guard_ms},
+                          {"eager_fallback_ms", p.eager_fallback_ms}};
+    };
+    ordered_json regions = ordered_json::array();
+    for (const auto& r : rc.regions) {
+      ordered_json entries = ordered_json::array();
+      for (const auto& e : r.entries)
+        entries.push_back(ordered_json{{"compile_id", e.compile_id}, {"compile_ms", e.compile_ms}, {"hits", e.hits},
+                                       {"recompile_reason", e.recompile_reason}});
+      regions.push_back(ordered_json{{"region", r.region},
+                                     {"compile_ms", r.compile_ms},
+                                     {"failed_guard_checks", r.failed_guard_checks},
+                                     {"failed_guard_ms", r.failed_guard_ms},
+                                     {"eager_fallback_calls", r.eager_fallback_calls},
+                                     {"eager_fallback_ms", r.eager_fallback_ms},
+                                     {"limit_reached", r.limit_reached},
+                                     {"entries", entries}});
+    }
+    j["recompile_costs"] = ordered_json{{"rounds", rc.rounds}, {"calls", rc.calls},   {"pass", pass(rc.pass)},
+                                        {"regions", regions},   {"advice", rc.advice}, {"dynamic_effect", nullptr}};
+    if (rc.has_effect)
+      j["recompile_costs"]["dynamic_effect"] = ordered_json{{"advice", rc.effect.advice},
+                                                            {"before", pass(rc.effect.before)},
+                                                            {"after", pass(rc.effect.after)},
+                                                            {"outputs_equal", rc.effect.outputs_equal},
+                                                            {"max_abs_diff", rc.effect.max_abs_diff}};
+  }
   j["timeline"] = list(s.timeline, timeline_json);
   j["import_notes"] = list(s.import_notes, [](const ImportNote& n) {
     return ordered_json{{"source", n.source}, {"what", n.what}, {"count", n.count}, {"example", n.example}};

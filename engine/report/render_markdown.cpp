@@ -15,6 +15,7 @@
 #include "engine/report/memory_view.h"
 #include "engine/report/observations.h"
 #include "engine/report/number_text.h"
+#include "engine/report/recompile_costs.h"
 #include "engine/report/recompile_history.h"
 
 namespace kiln::report {
@@ -216,9 +217,13 @@ void graph_breaks(std::ostream& os, const Session& s) {
       else
         os << ", costs **" << break_cost_text(*c) << "** per iteration: gap " << fixed(c->gap_ms, 3)
            << " ms (interpreter " << fixed(c->interpreter_ms, 3) << " ms), guards " << fixed(c->guard_ms, 3) << " ms";
-      if (!c->fusion_pair.empty())
-        os << "; pointwise kernels on both sides " << code(c->fusion_pair, false) << " (" << fixed(c->fusion_pair_ms, 3)
-           << " ms)";
+      if (c->lost_fusion_checked) {
+        os << "; lost fusion ";
+        if (c->lost_fusion_unmeasured.empty() && !c->lost_fusion.empty())
+          os << fixed(c->lost_fusion_ms, 3) << " ms (" << code(cut(c->lost_fusion, 400), false) << ")";
+        else
+          os << md(cut(lost_fusion_text(*c), 400));
+      }
     }
     os << "\n";
     if (!b.loc.text.empty()) {
@@ -263,6 +268,34 @@ void recompiles(std::ostream& os, const Session& s) {
     os << "| " << code(r.compile_id) << " | " << (r.call >= 0 ? std::to_string(r.call) : "-") << " | "
        << (r.region >= 0 ? std::to_string(r.region) : "-") << " | " << (r.limit ? "**limit reached** " : "")
        << md(cut(r.reason, 400)) << " | " << (guards.empty() ? "-" : guards) << " |\n";
+  }
+}
+
+// kiln explain --cost -o: what each region's recompiles cost and what following the advice did.
+void recompile_costs(std::ostream& os, const Session& s) {
+  const auto& c = s.recompile_costs;
+  if (!c.measured()) return;
+  os << "\n## Recompiles: what they cost\n\nMeasured on the first pass through " << c.calls
+     << " call(s): each cache entry's capture and compile, guard checks that failed, and region calls run eagerly "
+        "after the recompile limit.\n\n";
+  Budget budget(os, 4000);
+  for (const auto& r : c.regions) {
+    if (budget.spent()) {
+      os << "\n… and more regions (all in the JSON report).\n";
+      break;
+    }
+    os << "- region " << r.region << ": " << md(region_recompile_text(r)) << "\n";
+    for (const auto& e : r.entries)
+      os << "  - " << code(e.compile_id, false) << " " << md(cut(entry_recompile_text(e), 400)) << "\n";
+  }
+  for (const auto& a : c.advice) os << "\nAdvice: " << md(cut(a, 400)) << "\n";
+  if (c.has_effect) {
+    os << "\nFollowing the advice, measured:\n\n| | as run | with the advice |\n|---|--:|--:|\n";
+    for (const auto& row : dynamic_effect_rows(c.effect))
+      os << "| " << md(row[0]) << " | " << md(row[1]) << " | " << md(row[2]) << " |\n";
+    os << "\n" << md(dynamic_effect_outputs_text(c.effect)) << "\n";
+  } else if (c.advice.empty()) {
+    os << "\nNo dimension kept changing: nothing to advise.\n";
   }
 }
 
@@ -464,6 +497,7 @@ std::string render_markdown(const Session& s) {
   memory_at_peak(os, s);
   graph_breaks(os, s);
   recompiles(os, s);
+  recompile_costs(os, s);
   guards(os, s);
   kernels(os, s);
   import_notes(os, s);

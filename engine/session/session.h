@@ -113,14 +113,21 @@ struct BreakCost {
   double gap_ms = 0;           // per iteration: from the end of the region before to the start of the next
   double interpreter_ms = 0;   // per iteration: the part of the gap in Kiln's interpreter (eager code)
   double guard_ms = 0;         // per iteration: guard checks of the region it resumes into
-  double total_ms = 0;         // gap_ms + guard_ms
+  double total_ms = 0;         // gap_ms + guard_ms + lost_fusion_ms (when measured)
   double step_ms = 0;          // mean traced iteration
   double share = 0;            // total_ms / step_ms
-  // The last generated kernel before the gap and the first after it, when both are pointwise: the
-  // pair a fusing compiler could make one kernel of if the regions were one (not checked further).
-  // Their measured time per iteration; not part of total_ms.
+  // Sessions written before lost fusion was measured: the last generated kernel before the gap and
+  // the first after it when both were pointwise (a guess, never checked). Read and kept, no longer
+  // made or shown.
   std::string fusion_pair;     // "k2_relu + k0_mul" (empty: none)
   double fusion_pair_ms = 0;
+  // Lost fusion (commands/lost_fusion.h): the kernels Kiln's scheduler fuses across the break when
+  // the two regions are joined, and the time that saves per iteration, measured (part of total_ms).
+  // lost_fusion_checked: the join was tried; lost_fusion_unmeasured: why it could not be measured.
+  bool lost_fusion_checked = false;
+  std::string lost_fusion;     // "k0_mul [0/0] + k0_add [1/0] -> k0_add [0/0]" (empty: none fuses across)
+  double lost_fusion_ms = 0;
+  std::string lost_fusion_unmeasured;
   // Imported torch.compile runs (importers/imported_break_costs.h): the device time of the kernels
   // launched in the gaps, per profiler step; the compile time of the resume functions the site made
   // Dynamo compile (compiles: how many compile ids); and, when the gap could not be measured, why
@@ -146,6 +153,57 @@ inline BreakCost break_cost_site(const GraphBreakRecord& r, int run) {
   return c;
 }
 
+// What recompiles cost over explain's calls (commands/explain_costs.h), as `kiln explain --cost -o`
+// stores it: per region and cache entry the compile time and hits, the time lost to guard checks that
+// failed and to running eagerly after the recompile limit, the dimensions that kept changing with the
+// advice, and the measured effect of following it (the calls again with dynamic=true).
+struct RecompileEntryCost {
+  std::string compile_id;  // "[r/k]"
+  double compile_ms = 0;   // capture, the backend's compile and the entry's first run, measured
+  int64_t hits = 0;
+  std::string recompile_reason;
+};
+
+struct RegionRecompileCost {
+  int region = -1;
+  std::vector<RecompileEntryCost> entries;
+  double compile_ms = 0;           // all entries
+  double failed_guard_ms = 0;      // guard checks that failed (each one led to another check or a recompile)
+  int failed_guard_checks = 0;
+  double eager_fallback_ms = 0;    // region calls run eagerly after the recompile limit
+  int eager_fallback_calls = 0;
+  bool limit_reached = false;
+};
+
+// One configuration's pass through the calls.
+struct RecompilePass {
+  std::string dynamic;     // "auto", "true", "false"
+  int compiles = 0;        // cache entries made
+  double compile_ms = 0;   // all regions
+  double cold_ms = 0;      // the first pass through the calls, compiles included
+  double warm_call_ms = 0; // mean call after it
+  double failed_guard_ms = 0;
+  double eager_fallback_ms = 0;
+};
+
+struct DynamicEffect {
+  std::string advice;      // the advice followed (report::churn_advice of the dimension that changed most)
+  RecompilePass before, after;
+  bool outputs_equal = false;  // dynamic=true's outputs equal the first configuration's
+  double max_abs_diff = 0;
+};
+
+struct RecompileCosts {
+  int rounds = 0;          // warm passes measured; 0: not measured (sessions without recompile costs)
+  int calls = 0;           // calls per pass
+  std::vector<RegionRecompileCost> regions;
+  RecompilePass pass;      // the configuration as asked
+  std::vector<std::string> advice;  // one per dimension that kept changing
+  bool has_effect = false;
+  DynamicEffect effect;    // when has_effect
+  bool measured() const { return rounds > 0; }
+};
+
 // What an import could not take: counted, never fatal.
 struct ImportNote {
   std::string source;  // file name
@@ -167,6 +225,7 @@ struct Session {
   std::vector<Run> runs;
   std::vector<TimelineEvent> timeline;
   std::vector<BreakCost> break_costs;  // per run, most costly first
+  RecompileCosts recompile_costs;      // kiln explain --cost -o; empty otherwise
   std::vector<ImportNote> import_notes;
   int rank = -1;  // imported distributed runs: the rank this session holds
 };

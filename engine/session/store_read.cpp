@@ -244,10 +244,14 @@ void read_break_costs(const Rows& rows, Session& s) {
   if (!rows.db.has_table("break_costs")) return;
   // Earlier schema-2 files lack the imported-run columns: they read as 0 and empty.
   const bool imported = rows.db.has_column("break_costs", "unmeasured");
+  // And files written before lost fusion was measured: not checked.
+  const bool lost = rows.db.has_column("break_costs", "lost_fusion_unmeasured");
   auto st = rows.db.prepare(
       std::string("SELECT run, break_id, reason, file, line, iterations, gaps, shared_gaps, gap_ms, interpreter_ms, "
                   "guard_ms, total_ms, step_ms, share, fusion_pair, fusion_pair_ms") +
-      (imported ? ", device_ms, compile_ms, compiles, unmeasured" : "") + " FROM break_costs ORDER BY seq");
+      (imported ? ", device_ms, compile_ms, compiles, unmeasured" : ", 0, 0, 0, ''") +
+      (lost ? ", lost_fusion_checked, lost_fusion, lost_fusion_ms, lost_fusion_unmeasured" : "") +
+      " FROM break_costs ORDER BY seq");
   while (st->step()) {
     BreakCost c;
     c.run = static_cast<int>(st->column_int(0));
@@ -272,7 +276,75 @@ void read_break_costs(const Rows& rows, Session& s) {
       c.compiles = static_cast<int>(st->column_int(18));
       c.unmeasured = st->column_text(19);
     }
+    if (lost) {
+      c.lost_fusion_checked = st->column_int(20) != 0;
+      c.lost_fusion = st->column_text(21);
+      c.lost_fusion_ms = st->column_double(22);
+      c.lost_fusion_unmeasured = st->column_text(23);
+    }
     s.break_costs.push_back(std::move(c));
+  }
+}
+
+RecompilePass read_pass(const Rows& rows, const nlohmann::json& j) {
+  if (!j.is_object()) rows.bad("recompile_summary", "expected a JSON object for a pass");
+  RecompilePass p;
+  p.dynamic = j.value("dynamic", "");
+  p.compiles = j.value("compiles", 0);
+  p.compile_ms = j.value("compile_ms", 0.0);
+  p.cold_ms = j.value("cold_ms", 0.0);
+  p.warm_call_ms = j.value("warm_call_ms", 0.0);
+  p.failed_guard_ms = j.value("failed_guard_ms", 0.0);
+  p.eager_fallback_ms = j.value("eager_fallback_ms", 0.0);
+  return p;
+}
+
+// Files written before recompile costs were stored (or by other commands) have none.
+void read_recompile_costs(const Rows& rows, Session& s) {
+  if (!rows.db.has_table("recompile_summary") || !rows.db.has_table("recompile_costs")) return;
+  auto sum = rows.db.prepare("SELECT rounds, calls, pass_json, advice_json, effect_json FROM recompile_summary LIMIT 1");
+  if (!sum->step()) return;
+  auto& c = s.recompile_costs;
+  c.rounds = static_cast<int>(sum->column_int(0));
+  c.calls = static_cast<int>(sum->column_int(1));
+  c.pass = read_pass(rows, rows.parse("recompile_summary", sum->column_text(2)));
+  c.advice = rows.strings("recompile_summary", sum->column_text(3));
+  const std::string effect = sum->column_text(4);
+  if (!effect.empty()) {
+    auto j = rows.parse("recompile_summary", effect);
+    if (!j.is_object() || !j.contains("before") || !j.contains("after"))
+      rows.bad("recompile_summary", "expected a JSON object with before and after");
+    c.has_effect = true;
+    c.effect.advice = j.value("advice", "");
+    c.effect.before = read_pass(rows, j["before"]);
+    c.effect.after = read_pass(rows, j["after"]);
+    c.effect.outputs_equal = j.value("outputs_equal", false);
+    c.effect.max_abs_diff = j.value("max_abs_diff", 0.0);
+  }
+  auto st = rows.db.prepare(
+      "SELECT region, compile_ms, failed_guard_checks, failed_guard_ms, eager_fallback_calls, eager_fallback_ms, "
+      "limit_reached, entries_json FROM recompile_costs ORDER BY seq");
+  while (st->step()) {
+    RegionRecompileCost r;
+    r.region = static_cast<int>(st->column_int(0));
+    r.compile_ms = st->column_double(1);
+    r.failed_guard_checks = static_cast<int>(st->column_int(2));
+    r.failed_guard_ms = st->column_double(3);
+    r.eager_fallback_calls = static_cast<int>(st->column_int(4));
+    r.eager_fallback_ms = st->column_double(5);
+    r.limit_reached = st->column_int(6) != 0;
+    auto entries = rows.parse("recompile_costs", st->column_text(7));
+    if (!entries.is_array()) rows.bad("recompile_costs", "expected a JSON list of entries");
+    for (const auto& e : entries) {
+      if (!e.is_object()) rows.bad("recompile_costs", "expected a JSON object per entry");
+      RecompileEntryCost ec;
+      ec.compile_id = e.value("compile_id", "");
+      ec.compile_ms = e.value("compile_ms", 0.0);
+      ec.hits = e.value("hits", int64_t{0});
+      ec.recompile_reason = e.value("recompile_reason", "");
+      r.entries.push_back(std::move(ec));
+    }
+    c.regions.push_back(std::move(r));
   }
 }
 
@@ -289,6 +361,7 @@ Session read_session(SqliteDb& db, const std::string& path) {
   read_fusion_and_notes(rows, s);
   read_runs(rows, s);
   read_break_costs(rows, s);
+  read_recompile_costs(rows, s);
   return s;
 }
 

@@ -1,4 +1,7 @@
-// The .kiln schema (version 2; version 1 had no break_costs table and is read as it is). Rows keep their order through a `seq` column; nested lists and
+// The .kiln schema (version 2; version 1 had no break_costs table and is read as it is). Later
+// additions that older readers can ignore keep version 2 and are read only where present: the
+// break_costs columns of imported runs and of lost fusion, and the recompile_costs and
+// recompile_summary tables (kiln explain --cost -o). Rows keep their order through a `seq` column; nested lists and
 // maps that are only ever read whole (guards, symbols, metrics, node lists, user stacks) are JSON
 // text. Every REAL column stores an IEEE double exactly; NULL in one means NaN.
 #include "engine/session/store_schema.h"
@@ -56,7 +59,12 @@ CREATE TABLE break_costs (
   seq INTEGER PRIMARY KEY, run INTEGER NOT NULL, break_id TEXT, reason TEXT, file TEXT, line INTEGER,
   iterations INTEGER, gaps INTEGER, shared_gaps INTEGER, gap_ms REAL, interpreter_ms REAL, guard_ms REAL,
   total_ms REAL, step_ms REAL, share REAL, fusion_pair TEXT, fusion_pair_ms REAL, device_ms REAL, compile_ms REAL,
-  compiles INTEGER, unmeasured TEXT);
+  compiles INTEGER, unmeasured TEXT, lost_fusion_checked INTEGER, lost_fusion TEXT, lost_fusion_ms REAL,
+  lost_fusion_unmeasured TEXT);
+CREATE TABLE recompile_costs (
+  seq INTEGER PRIMARY KEY, region INTEGER, compile_ms REAL, failed_guard_checks INTEGER, failed_guard_ms REAL,
+  eager_fallback_calls INTEGER, eager_fallback_ms REAL, limit_reached INTEGER, entries_json TEXT);
+CREATE TABLE recompile_summary (rounds INTEGER, calls INTEGER, pass_json TEXT, advice_json TEXT, effect_json TEXT);
 )sql";
 
 }  // namespace

@@ -109,23 +109,76 @@ void write_header(SqliteDb& db, const Session& s) {
 }
 
 void write_break_costs(SqliteDb& db, const std::vector<BreakCost>& costs) {
-  // Appending to a schema-2 file written before the imported-run columns: add them.
-  for (const char* column : {"device_ms REAL", "compile_ms REAL", "compiles INTEGER", "unmeasured TEXT"}) {
+  // Appending to a schema-2 file written before the imported-run or lost-fusion columns: add them.
+  for (const char* column : {"device_ms REAL", "compile_ms REAL", "compiles INTEGER", "unmeasured TEXT",
+                             "lost_fusion_checked INTEGER", "lost_fusion TEXT", "lost_fusion_ms REAL",
+                             "lost_fusion_unmeasured TEXT"}) {
     std::string def(column);
     if (!db.has_column("break_costs", def.substr(0, def.find(' ')))) db.exec("ALTER TABLE break_costs ADD COLUMN " + def);
   }
   auto st = db.prepare(
       "INSERT INTO break_costs (seq, run, break_id, reason, file, line, iterations, gaps, shared_gaps, gap_ms, "
       "interpreter_ms, guard_ms, total_ms, step_ms, share, fusion_pair, fusion_pair_ms, device_ms, compile_ms, "
-      "compiles, unmeasured) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      "compiles, unmeasured, lost_fusion_checked, lost_fusion, lost_fusion_ms, lost_fusion_unmeasured) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   int64_t seq = next_seq(db, "break_costs");
   for (const auto& c : costs) {
     st->bind(1, seq++).bind(2, c.run).bind(3, c.break_id).bind(4, c.reason).bind(5, c.file).bind(6, c.line);
     st->bind(7, c.iterations).bind(8, c.gaps).bind(9, c.shared_gaps).bind(10, c.gap_ms).bind(11, c.interpreter_ms);
     st->bind(12, c.guard_ms).bind(13, c.total_ms).bind(14, c.step_ms).bind(15, c.share).bind(16, c.fusion_pair);
     st->bind(17, c.fusion_pair_ms).bind(18, c.device_ms).bind(19, c.compile_ms).bind(20, c.compiles);
-    st->bind(21, c.unmeasured).run();
+    st->bind(21, c.unmeasured).bind(22, c.lost_fusion_checked ? 1 : 0).bind(23, c.lost_fusion);
+    st->bind(24, c.lost_fusion_ms).bind(25, c.lost_fusion_unmeasured).run();
   }
+}
+
+namespace {
+
+nlohmann::json pass_json(const RecompilePass& p) {
+  return {{"dynamic", p.dynamic},       {"compiles", p.compiles},         {"compile_ms", p.compile_ms},
+          {"cold_ms", p.cold_ms},       {"warm_call_ms", p.warm_call_ms}, {"failed_guard_ms", p.failed_guard_ms},
+          {"eager_fallback_ms", p.eager_fallback_ms}};
+}
+
+}  // namespace
+
+void write_recompile_costs(SqliteDb& db, const RecompileCosts& c) {
+  if (!c.measured()) return;
+  // A file written before these tables existed: add them.
+  if (!db.has_table("recompile_costs"))
+    db.exec(
+        "CREATE TABLE recompile_costs (seq INTEGER PRIMARY KEY, region INTEGER, compile_ms REAL, "
+        "failed_guard_checks INTEGER, failed_guard_ms REAL, eager_fallback_calls INTEGER, eager_fallback_ms REAL, "
+        "limit_reached INTEGER, entries_json TEXT)");
+  if (!db.has_table("recompile_summary"))
+    db.exec("CREATE TABLE recompile_summary (rounds INTEGER, calls INTEGER, pass_json TEXT, advice_json TEXT, "
+            "effect_json TEXT)");
+  db.exec("DELETE FROM recompile_costs");
+  db.exec("DELETE FROM recompile_summary");
+  auto st = db.prepare(
+      "INSERT INTO recompile_costs (seq, region, compile_ms, failed_guard_checks, failed_guard_ms, "
+      "eager_fallback_calls, eager_fallback_ms, limit_reached, entries_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  int64_t seq = 0;
+  for (const auto& r : c.regions) {
+    nlohmann::json entries = nlohmann::json::array();
+    for (const auto& e : r.entries)
+      entries.push_back({{"compile_id", e.compile_id}, {"compile_ms", e.compile_ms}, {"hits", e.hits},
+                         {"recompile_reason", e.recompile_reason}});
+    st->bind(1, seq++).bind(2, r.region).bind(3, r.compile_ms).bind(4, r.failed_guard_checks);
+    st->bind(5, r.failed_guard_ms).bind(6, r.eager_fallback_calls).bind(7, r.eager_fallback_ms);
+    st->bind(8, r.limit_reached ? 1 : 0).bind(9, safe_dump(entries)).run();
+  }
+  std::string effect;
+  if (c.has_effect)
+    effect = safe_dump(nlohmann::json{{"advice", c.effect.advice},
+                                      {"before", pass_json(c.effect.before)},
+                                      {"after", pass_json(c.effect.after)},
+                                      {"outputs_equal", c.effect.outputs_equal},
+                                      {"max_abs_diff", c.effect.max_abs_diff}});
+  auto sum = db.prepare(
+      "INSERT INTO recompile_summary (rounds, calls, pass_json, advice_json, effect_json) VALUES (?, ?, ?, ?, ?)");
+  sum->bind(1, c.rounds).bind(2, c.calls).bind(3, safe_dump(pass_json(c.pass))).bind(4, json_text(c.advice));
+  sum->bind(5, effect).run();
 }
 
 void write_run(SqliteDb& db, const Run& r, int id) {

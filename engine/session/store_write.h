@@ -18,6 +18,9 @@
 //         autotune table. Returns false (and writes nothing) when no such kernel is stored.
 // write_break_costs(db, costs)
 //   post: costs appended in order after those already stored.
+// write_recompile_costs(db, costs)
+//   post: nothing when costs are not measured; else the recompile_costs and recompile_summary tables
+//         (made when the file lacks them) hold exactly `costs`.
 // next_run_id(db): one more than the largest stored run id (0 when none).
 #pragma once
 
@@ -36,6 +39,7 @@ void write_kernels(SqliteDb& db, const std::vector<Kernel>& kernels);
 bool write_autotune(SqliteDb& db, const std::string& kernel, const std::string& compile_id,
                     const std::vector<AutotuneCandidate>& candidates);
 void write_break_costs(SqliteDb& db, const std::vector<BreakCost>& costs);
+void write_recompile_costs(SqliteDb& db, const RecompileCosts& costs);
 int next_run_id(SqliteDb& db);
 
 }  // namespace kiln::session

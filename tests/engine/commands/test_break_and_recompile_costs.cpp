@@ -5,6 +5,10 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/commands/explain.h"
+#include "engine/commands/explain_session.h"
+#include "engine/report/render_html.h"
+#include "engine/report/render_json.h"
+#include "engine/report/render_markdown.h"
 #include "engine/commands/profile_model.h"
 #include "engine/model/model.h"
 #include "engine/report/break_costs.h"
@@ -39,7 +43,13 @@ TEST(BreakCostsProfile, BreakyCostsAreStoredPerSiteForTheCompiledRun) {
     EXPECT_EQ(costs[i].iterations, 5);
     EXPECT_GT(costs[i].gap_ms, 0);
     EXPECT_GE(costs[i].gap_ms, costs[i].interpreter_ms);
-    EXPECT_NEAR(costs[i].total_ms, costs[i].gap_ms + costs[i].guard_ms, 1e-12);
+    EXPECT_NEAR(costs[i].total_ms, costs[i].gap_ms + costs[i].guard_ms + costs[i].lost_fusion_ms, 1e-12);
+    // Lost fusion was checked for every site: the if on tensor data cannot be joined and says why.
+    EXPECT_TRUE(costs[i].lost_fusion_checked);
+    if (costs[i].break_id == "KB002")
+      EXPECT_NE(costs[i].lost_fusion_unmeasured.find("data-dependent control flow"), std::string::npos);
+    else
+      EXPECT_EQ(costs[i].lost_fusion_unmeasured, "");
     EXPECT_GT(costs[i].share, 0);
     EXPECT_LT(costs[i].share, 1);
     if (i > 0) EXPECT_GE(costs[i - 1].total_ms, costs[i].total_ms);
@@ -51,6 +61,13 @@ TEST(BreakCostsProfile, BreakyCostsAreStoredPerSiteForTheCompiledRun) {
   auto back = session::load_session(path);
   ASSERT_EQ(back.break_costs.size(), s.break_costs.size());
   EXPECT_EQ(back.break_costs[0].total_ms, s.break_costs[0].total_ms);
+  for (size_t i = 0; i < back.break_costs.size(); ++i) {
+    EXPECT_EQ(back.break_costs[i].lost_fusion_checked, s.break_costs[i].lost_fusion_checked);
+    EXPECT_EQ(back.break_costs[i].lost_fusion, s.break_costs[i].lost_fusion);
+    EXPECT_EQ(back.break_costs[i].lost_fusion_ms, s.break_costs[i].lost_fusion_ms);
+    EXPECT_EQ(back.break_costs[i].lost_fusion_unmeasured, s.break_costs[i].lost_fusion_unmeasured);
+  }
+  EXPECT_FALSE(back.recompile_costs.measured());  // kiln profile runs one shape
 }
 
 TEST(BreakCostsProfile, HeavyLoopOutranksPrintAndScalarRead) {
@@ -121,4 +138,115 @@ TEST(ExplainCosts, BreakCostsOverTheCallsRankTheLoopFirst) {
   EXPECT_EQ(j["breaks"][0]["id"], "KB005");
   EXPECT_TRUE(j["breaks"][0]["total_ms"].is_number());
   EXPECT_TRUE(j["breaks"][0]["share"].is_number());
+  // Lost fusion per break: the loop cannot be joined (why), the print's regions fuse (which kernels).
+  ASSERT_EQ(c.lost_fusion.size(), 3u);
+  for (const auto& b : j["breaks"]) {
+    const auto& lf = b["lost_fusion"];
+    if (b["id"] == "KB005") {
+      EXPECT_FALSE(lf["measured"].get<bool>());
+      EXPECT_NE(lf["reason"].get<std::string>().find("cannot be joined"), std::string::npos);
+    }
+    if (b["id"] == "KB001") {
+      ASSERT_TRUE(lf["measured"].get<bool>()) << lf.dump();
+      ASSERT_EQ(lf["fused_across"].size(), 1u) << lf.dump();
+      EXPECT_EQ(lf["fused_across"][0]["from"].size(), 2u);
+      EXPECT_TRUE(lf["before_ms"].is_number());
+      EXPECT_TRUE(lf["after_ms"].is_number());
+      EXPECT_DOUBLE_EQ(lf["lost_ms"].get<double>(), lf["before_ms"].get<double>() - lf["after_ms"].get<double>());
+      EXPECT_NEAR(b["total_ms"].get<double>(),
+                  b["gap_ms"].get<double>() + b["guard_ms"].get<double>() + lf["lost_ms"].get<double>(), 1e-12);
+    }
+  }
+  EXPECT_NE(runtime::explain_costs_text(c).find("lost fusion not measured (the regions cannot be joined"),
+            std::string::npos);
+}
+
+// kiln explain --cost -o: the session holds the break costs (lost fusion included) of one run and the
+// recompile costs; it reads back as written and the reports show both.
+TEST(ExplainSession, StoresBreakAndRecompileCostsAndTheReportsShowThem) {
+  const std::string model = test::example("shape_branch.pt");
+  std::vector<std::vector<InputSpec>> calls;
+  for (const char* shape : {"2x16", "3x16", "6x16", "7x16"}) calls.push_back({parse_input_spec(shape)});
+  capture::CompileOptions o;
+  o.dynamic = false;
+  auto m = model::load_model(model);
+  auto r = runtime::explain_model(m, calls, o, 1);
+  auto c = runtime::measure_explain_costs(m, calls, o, 2, 1);
+  const std::string path = test::temp_dir() + "/explain_costs.kiln";
+  runtime::write_explain_session(path, model, calls, o, r, &c);
+  auto s = session::load_session(path);
+  EXPECT_EQ(s.origin, "kiln explain");
+  ASSERT_EQ(s.runs.size(), 1u);
+  EXPECT_EQ(s.regions.size(), 4u);  // one entry per size
+  const auto& rc = s.recompile_costs;
+  ASSERT_TRUE(rc.measured());
+  EXPECT_EQ(rc.rounds, 2);
+  EXPECT_EQ(rc.calls, 4);
+  ASSERT_EQ(rc.regions.size(), c.regions.size());
+  ASSERT_EQ(rc.regions[0].entries.size(), 4u);
+  EXPECT_EQ(rc.regions[0].compile_ms, c.regions[0].compile_ms);
+  EXPECT_EQ(rc.regions[0].failed_guard_checks, 1 + 2 + 3);
+  EXPECT_EQ(rc.regions[0].failed_guard_ms, c.regions[0].failed_guard_ms);
+  EXPECT_EQ(rc.regions[0].entries[1].recompile_reason, c.regions[0].entries[1].recompile_reason);
+  EXPECT_EQ(rc.regions[0].entries[1].hits, 1);
+  EXPECT_EQ(rc.advice, c.advice);
+  ASSERT_TRUE(rc.has_effect);
+  EXPECT_EQ(rc.effect.before.compiles, 4);
+  EXPECT_EQ(rc.effect.after.dynamic, "true");
+  EXPECT_EQ(rc.effect.after.compiles, c.effect.after.compiles);
+  EXPECT_EQ(rc.effect.after.warm_call_ms, c.effect.after.warm_call_ms);
+  EXPECT_EQ(rc.effect.outputs_equal, c.effect.outputs_equal);
+
+  const std::string md = report::render_markdown(s);
+  auto at = md.find("## Recompiles: what they cost");
+  ASSERT_NE(at, std::string::npos) << md;
+  EXPECT_NE(md.find("| compiles | 4 | " + std::to_string(rc.effect.after.compiles) + " |", at), std::string::npos);
+  EXPECT_NE(md.find("region 0: compile ", at), std::string::npos);
+  const std::string html = report::render_html(s);
+  EXPECT_NE(html.find("<h2>Recompiles: what they cost</h2>"), std::string::npos);
+  EXPECT_NE(html.find("<h3>Following the advice, measured</h3>"), std::string::npos);
+  auto j = nlohmann::json::parse(report::render_json(s));
+  EXPECT_EQ(j["recompile_costs"]["regions"][0]["entries"].size(), 4u);
+  EXPECT_EQ(j["recompile_costs"]["dynamic_effect"]["before"]["compiles"], 4);
+  EXPECT_EQ(j["recompile_costs"]["calls"], 4);
+
+  // Breaks: weighted_breaks explained with --cost -o; its costs belong to the session's run.
+  const std::string wmodel = test::weighted_breaks_model();
+  std::vector<std::vector<InputSpec>> one = {{parse_input_spec("32x256")}};
+  auto wm = model::load_model(wmodel);
+  auto wr = runtime::explain_model(wm, one, {}, 1);
+  auto wc = runtime::measure_explain_costs(wm, one, {}, 3, 1);
+  const std::string wpath = test::temp_dir() + "/explain_breaks.kiln";
+  runtime::write_explain_session(wpath, wmodel, one, {}, wr, &wc);
+  auto ws = session::load_session(wpath);
+  const int run = report::shown_break_cost_run(ws);
+  ASSERT_EQ(run, ws.runs.at(0).id);
+  auto costs = report::break_costs_of(ws, run);
+  ASSERT_EQ(costs.size(), 3u);
+  EXPECT_FALSE(ws.recompile_costs.has_effect);  // one shape
+  EXPECT_TRUE(ws.recompile_costs.measured());
+  const session::BreakCost* print = nullptr;
+  for (const auto& b : costs)
+    if (b.break_id == "KB001") print = &b;
+  ASSERT_NE(print, nullptr);
+  ASSERT_TRUE(print->lost_fusion_checked);
+  EXPECT_FALSE(print->lost_fusion.empty());
+  const std::string wmd = report::render_markdown(ws);
+  EXPECT_NE(wmd.find("; lost fusion "), std::string::npos) << wmd;
+  EXPECT_NE(wmd.find("lost fusion not measured (the regions cannot be joined"), std::string::npos) << wmd;
+  EXPECT_NE(report::render_html(ws).find("<th>lost fusion</th>"), std::string::npos);
+  auto wj = nlohmann::json::parse(report::render_json(ws));
+  bool loop_reason = false;
+  for (const auto& b : wj["break_costs"])
+    if (b["id"] == "KB005") loop_reason = !b["lost_fusion"]["measured"].get<bool>() && !b["lost_fusion"]["reason"].get<std::string>().empty();
+  EXPECT_TRUE(loop_reason);
+
+  // Without --cost: the breaks, regions and events, no runs and no costs.
+  const std::string plain = test::temp_dir() + "/explain_plain.kiln";
+  runtime::write_explain_session(plain, model, calls, o, r, nullptr);
+  auto p = session::load_session(plain);
+  EXPECT_TRUE(p.runs.empty());
+  EXPECT_FALSE(p.recompile_costs.measured());
+  EXPECT_EQ(report::render_markdown(p).find("Recompiles: what they cost"), std::string::npos);
+  EXPECT_TRUE(nlohmann::json::parse(report::render_json(p))["recompile_costs"].is_null());
 }

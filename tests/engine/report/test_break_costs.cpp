@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <nlohmann/json.hpp>
+
 #include "engine/report/render_html.h"
 #include "engine/report/render_json.h"
 #include "engine/report/render_markdown.h"
@@ -60,15 +62,6 @@ std::vector<session::TimelineEvent> two_iterations() {
   return t;
 }
 
-std::vector<session::Kernel> pointwise_kernels() {
-  session::Kernel a, b;
-  a.name = "k0_relu";
-  a.launch_config = "pointwise, OpenMP over the outer loop";
-  b.name = "k0_mul";
-  b.launch_config = "pointwise, OpenMP over the outer loop";
-  return {a, b};
-}
-
 session::Session crafted() {
   session::Session s;
   s.origin = "kiln profile";
@@ -83,7 +76,7 @@ session::Session crafted() {
   def.backend = "kiln";
   s.runs = {eager, def};
   s.timeline = two_iterations();
-  s.break_costs = report::measure_break_costs(s.breaks, pointwise_kernels(), s.timeline, 1);
+  s.break_costs = report::measure_break_costs(s.breaks, s.timeline, 1);
   return s;
 }
 
@@ -108,23 +101,22 @@ TEST(BreakCosts, GapsGuardsAndInterpreterPerIterationMostCostlyFirst) {
   EXPECT_DOUBLE_EQ(c[1].gap_ms, 1.0);
   EXPECT_DOUBLE_EQ(c[1].interpreter_ms, 0.6);
   EXPECT_DOUBLE_EQ(c[1].guard_ms, 0.2);
-  // Region 0 ends in a pointwise kernel and region 1 starts with one; region 2 runs no kernel.
-  EXPECT_EQ(c[1].fusion_pair, "k0_relu + k0_mul");
-  EXPECT_DOUBLE_EQ(c[1].fusion_pair_ms, 0.8);
-  EXPECT_EQ(c[0].fusion_pair, "");
+  // Lost fusion is measured apart (commands/lost_fusion): the timeline alone leaves it unchecked.
+  EXPECT_FALSE(c[1].lost_fusion_checked);
+  EXPECT_EQ(c[1].lost_fusion_ms, 0);
 }
 
 TEST(BreakCosts, SitesThatShareAGapSplitIt) {
   std::vector<session::GraphBreakRecord> breaks = {brk("KB001", 10, 0, 1), brk("KB003", 11, 0, 1)};
   auto t = two_iterations();
-  auto c = report::measure_break_costs(breaks, {}, t, 1);
+  auto c = report::measure_break_costs(breaks, t, 1);
   ASSERT_EQ(c.size(), 2u);
   EXPECT_DOUBLE_EQ(c[0].gap_ms, 0.5);
   EXPECT_DOUBLE_EQ(c[1].gap_ms, 0.5);
   EXPECT_EQ(c[0].shared_gaps, 1);
   // Another run's spans, or none, measure nothing.
-  EXPECT_TRUE(report::measure_break_costs(breaks, {}, t, 7).empty());
-  EXPECT_TRUE(report::measure_break_costs({}, {}, t, 1).empty());
+  EXPECT_TRUE(report::measure_break_costs(breaks, t, 7).empty());
+  EXPECT_TRUE(report::measure_break_costs({}, t, 1).empty());
 }
 
 TEST(BreakCosts, RankedGroupsFollowTheShownRun) {
@@ -141,6 +133,11 @@ TEST(BreakCosts, RankedGroupsFollowTheShownRun) {
 
 TEST(BreakCosts, StoredAndReadBack) {
   auto s = crafted();
+  s.break_costs[1].lost_fusion_checked = true;
+  s.break_costs[1].lost_fusion = "k0_mul [0/0] + k0_add [1/0] -> k0_add [0/0]";
+  s.break_costs[1].lost_fusion_ms = 0.25;
+  s.break_costs[0].lost_fusion_checked = true;
+  s.break_costs[0].lost_fusion_unmeasured = "the regions cannot be joined: a loop";
   const std::string path = test::temp_dir() + "/costs.kiln";
   session::save_session(path, s);
   auto back = session::load_session(path);
@@ -165,7 +162,120 @@ TEST(BreakCosts, StoredAndReadBack) {
     EXPECT_EQ(a.share, b.share);
     EXPECT_EQ(a.fusion_pair, b.fusion_pair);
     EXPECT_EQ(a.fusion_pair_ms, b.fusion_pair_ms);
+    EXPECT_EQ(a.lost_fusion_checked, b.lost_fusion_checked);
+    EXPECT_EQ(a.lost_fusion, b.lost_fusion);
+    EXPECT_EQ(a.lost_fusion_ms, b.lost_fusion_ms);
+    EXPECT_EQ(a.lost_fusion_unmeasured, b.lost_fusion_unmeasured);
   }
+  EXPECT_FALSE(back.recompile_costs.measured());
+}
+
+session::RecompileCosts crafted_recompile_costs() {
+  session::RecompileCosts c;
+  c.rounds = 3;
+  c.calls = 2;
+  session::RegionRecompileCost r;
+  r.region = 0;
+  r.entries = {{"[0/0]", 2.5, 1, ""}, {"[0/1]", 1.5, 1, "tensor 'x' size mismatch at index 0. expected 4, actual 8"}};
+  r.compile_ms = 4.0;
+  r.failed_guard_checks = 1;
+  r.failed_guard_ms = 0.002;
+  r.eager_fallback_calls = 2;
+  r.eager_fallback_ms = 0.75;
+  r.limit_reached = true;
+  c.regions = {r};
+  c.pass = {"false", 2, 4.0, 5.0, 0.1, 0.002, 0.75};
+  c.advice = {"dimension 0 of 'x' changed in 1 recompiles (sizes 4, 8): compile with dynamic=True"};
+  c.has_effect = true;
+  c.effect.advice = c.advice[0];
+  c.effect.before = c.pass;
+  c.effect.after = {"true", 1, 3.0, 3.5, 0.09, 0.0, 0.0};
+  c.effect.outputs_equal = true;
+  c.effect.max_abs_diff = 0;
+  return c;
+}
+
+TEST(RecompileCosts, StoredAndReadBackAndRendered) {
+  auto s = crafted();
+  s.recompile_costs = crafted_recompile_costs();
+  s.recompile_costs.regions[0].entries[1].recompile_reason = "<script>size</script>";
+  const std::string path = test::temp_dir() + "/recompile_costs.kiln";
+  session::save_session(path, s);
+  auto back = session::load_session(path);
+  const auto& a = s.recompile_costs;
+  const auto& b = back.recompile_costs;
+  ASSERT_TRUE(b.measured());
+  EXPECT_EQ(b.rounds, 3);
+  EXPECT_EQ(b.calls, 2);
+  ASSERT_EQ(b.regions.size(), 1u);
+  EXPECT_EQ(b.regions[0].region, 0);
+  EXPECT_EQ(b.regions[0].compile_ms, 4.0);
+  EXPECT_EQ(b.regions[0].failed_guard_checks, 1);
+  EXPECT_EQ(b.regions[0].failed_guard_ms, 0.002);
+  EXPECT_EQ(b.regions[0].eager_fallback_calls, 2);
+  EXPECT_EQ(b.regions[0].eager_fallback_ms, 0.75);
+  EXPECT_TRUE(b.regions[0].limit_reached);
+  ASSERT_EQ(b.regions[0].entries.size(), 2u);
+  EXPECT_EQ(b.regions[0].entries[1].compile_id, "[0/1]");
+  EXPECT_EQ(b.regions[0].entries[1].compile_ms, 1.5);
+  EXPECT_EQ(b.regions[0].entries[1].recompile_reason, a.regions[0].entries[1].recompile_reason);
+  EXPECT_EQ(b.advice, a.advice);
+  EXPECT_EQ(b.pass.dynamic, "false");
+  EXPECT_EQ(b.pass.cold_ms, 5.0);
+  ASSERT_TRUE(b.has_effect);
+  EXPECT_EQ(b.effect.after.compiles, 1);
+  EXPECT_EQ(b.effect.after.warm_call_ms, 0.09);
+  EXPECT_TRUE(b.effect.outputs_equal);
+
+  const std::string md = report::render_markdown(back);
+  auto at = md.find("## Recompiles: what they cost");
+  ASSERT_NE(at, std::string::npos) << md;
+  EXPECT_NE(md.find("region 0: compile 4.000 ms over 2 cache entries, failed guard checks 1 (0.002 ms), ran eagerly "
+                    "after the recompile limit 2x (0.750 ms)",
+                    at),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| compiles | 2 | 1 |", at), std::string::npos) << md;
+  EXPECT_NE(md.find("outputs equal the first configuration's", at), std::string::npos);
+  const std::string html = report::render_html(back);
+  EXPECT_NE(html.find("<h2>Recompiles: what they cost</h2>"), std::string::npos);
+  EXPECT_NE(html.find("<td>2x (0.750 ms)</td>"), std::string::npos);
+  EXPECT_EQ(html.find("<script>size"), std::string::npos);  // escaped like every other field
+  auto j = nlohmann::json::parse(report::render_json(back));
+  EXPECT_EQ(j["recompile_costs"]["regions"][0]["eager_fallback_calls"], 2);
+  EXPECT_EQ(j["recompile_costs"]["dynamic_effect"]["after"]["dynamic"], "true");
+}
+
+// A schema-2 file written before lost fusion and recompile costs were stored: no such columns or
+// tables. It opens, its costs read as not checked, and the reports leave the new parts out.
+TEST(RecompileCosts, EarlierSchemaTwoSessionsStillOpen) {
+  auto s = crafted();
+  s.recompile_costs = crafted_recompile_costs();
+  const std::string path = test::temp_dir() + "/v2_early.kiln";
+  session::save_session(path, s);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "DROP TABLE recompile_costs; DROP TABLE recompile_summary; "
+                         "ALTER TABLE break_costs DROP COLUMN lost_fusion_checked; "
+                         "ALTER TABLE break_costs DROP COLUMN lost_fusion; "
+                         "ALTER TABLE break_costs DROP COLUMN lost_fusion_ms; "
+                         "ALTER TABLE break_costs DROP COLUMN lost_fusion_unmeasured",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  auto back = session::load_session(path);
+  EXPECT_EQ(back.schema_version, 2);
+  ASSERT_EQ(back.break_costs.size(), s.break_costs.size());
+  EXPECT_EQ(back.break_costs[0].total_ms, s.break_costs[0].total_ms);
+  for (const auto& c : back.break_costs) {
+    EXPECT_FALSE(c.lost_fusion_checked);
+    EXPECT_EQ(report::lost_fusion_text(c), "not checked");
+  }
+  EXPECT_FALSE(back.recompile_costs.measured());
+  EXPECT_EQ(report::render_markdown(back).find("Recompiles: what they cost"), std::string::npos);
+  EXPECT_EQ(report::render_html(back).find("Recompiles: what they cost"), std::string::npos);
+  EXPECT_TRUE(nlohmann::json::parse(report::render_json(back))["recompile_costs"].is_null());
 }
 
 // A file as schema 1 wrote it: no break_costs table, schema_version 1 in meta.
@@ -206,6 +316,7 @@ TEST(BreakCosts, ReportsShowTheRankedList) {
   EXPECT_NE(json.find("\"break_costs\""), std::string::npos);
   EXPECT_NE(json.find("\"total_ms\": 4.5"), std::string::npos);
   // Text from the session is escaped in HTML like every other field.
-  s.break_costs[1].fusion_pair = "<script>";
+  s.break_costs[1].lost_fusion_checked = true;
+  s.break_costs[1].lost_fusion = "<script>";
   EXPECT_EQ(report::render_html(s).find("<script>"), std::string::npos);
 }
