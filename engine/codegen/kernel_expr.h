@@ -183,11 +183,16 @@ struct KernelExpr {
     if (!cse || text.size() < 10) return text;
     auto it = cse->find(text);
     if (it != cse->end()) return it->second;
+    // Inside a branch of a where: computed only when the branch is taken. Hoisted, it would run
+    // for every element, loading where the branch's index is out of bounds (cat's pieces).
+    if (lazy_depth > 0) return "(" + text + ")";
     std::string name = "t" + std::to_string(temps++);
     prelude->push_back("const auto " + name + " = " + text + ";");
     (*cse)[text] = name;
     return name;
   }
+
+  int lazy_depth = 0;  // > 0 while writing a where's branches
 
   // Integer context: an expression over integer (and bool) values only is computed in 64-bit
   // integers, exactly as eager does (index arithmetic, masks, position ids), not through float.
@@ -276,9 +281,13 @@ struct KernelExpr {
         if (e->fn == "pow") return (dialect == Dialect::Cuda ? "powf(" : "std::pow(") + a + ", " + b + ")";
         return "/* unknown " + identifier_chars(e->fn) + " */ 0.0f";
       }
-      case VExprNode::Op::Where:
-        return "(" + value(e->c, vars, accs, outer_rank) + " ? " + value(e->a, vars, accs, outer_rank) + " : " +
-               value(e->b, vars, accs, outer_rank) + ")";
+      case VExprNode::Op::Where: {
+        const std::string c = value(e->c, vars, accs, outer_rank);
+        ++lazy_depth;
+        const std::string a = value(e->a, vars, accs, outer_rank), b = value(e->b, vars, accs, outer_rank);
+        --lazy_depth;
+        return "(" + c + " ? " + a + " : " + b + ")";
+      }
     }
     return "0.0f";
   }

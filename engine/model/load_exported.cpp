@@ -15,6 +15,7 @@
 #include <torch/csrc/jit/runtime/operator.h>
 
 #include "engine/base/error.h"
+#include "engine/model/model_impl.h"
 #include "engine/model/torch_compat.h"
 #include "engine/model/zip_directory.h"
 
@@ -325,7 +326,37 @@ bool is_exported_program(const std::string& path) {
   return names && program_prefix(*names).has_value();
 }
 
-torch::jit::Module load_exported_program(const std::string& path) {
+// The dims of a user input, from the graph's tensor_values: {"as_int": N} or {"as_expr": {"expr_str":
+// "Symbol('s77', positive=True, integer=True)", ...}}; a symbol's range from range_constraints.
+std::vector<ExportedDim> input_dims(const json& program, const json& tensor_meta, int input) {
+  static const std::regex symbol(R"re(^Symbol\('(\w+)'.*\)$)re");
+  std::vector<ExportedDim> out;
+  if (!tensor_meta.is_object() || !tensor_meta.contains("sizes") || !tensor_meta["sizes"].is_array()) return out;
+  const json* ranges = program.contains("range_constraints") && program["range_constraints"].is_object()
+                           ? &program["range_constraints"] : nullptr;
+  int d = 0;
+  for (const auto& size : tensor_meta["sizes"]) {
+    ExportedDim e;
+    e.input = input;
+    e.dim = d++;
+    if (size.contains("as_int") && size["as_int"].is_number_integer()) {
+      e.size = size["as_int"].get<int64_t>();
+    } else if (size.contains("as_expr") && size["as_expr"].is_object()) {
+      const std::string expr = size["as_expr"].value("expr_str", "");
+      std::smatch m;
+      e.symbol = std::regex_match(expr, m, symbol) ? m[1].str() : expr;
+      if (ranges && ranges->contains(e.symbol) && (*ranges)[e.symbol].is_object()) {
+        const auto& r = (*ranges)[e.symbol];
+        if (r.contains("min_val") && r["min_val"].is_number_integer()) e.min = r["min_val"].get<int64_t>();
+        if (r.contains("max_val") && r["max_val"].is_number_integer()) e.max = r["max_val"].get<int64_t>();
+      }
+    }
+    out.push_back(e);
+  }
+  return out;
+}
+
+torch::jit::Module load_exported_program(const std::string& path, std::vector<std::vector<ExportedDim>>* inputs) {
   auto problem = verify_zip_archive(path);
   if (!problem.empty()) throw Error(path + ": " + problem);
   auto names = zip_entry_names(path);
@@ -365,6 +396,10 @@ torch::jit::Module load_exported_program(const std::string& path) {
         const auto& arg = v.at("arg");
         if (!arg.contains("as_tensor")) throw Error(path + ": a user input that is not a tensor is not read by Kiln");
         const std::string name = arg["as_tensor"].at("name").get<std::string>();
+        if (inputs) {
+          const auto& values = gm.at("graph").value("tensor_values", json::object());
+          inputs->push_back(input_dims(program, values.contains(name) ? values[name] : json(), static_cast<int>(inputs->size())));
+        }
         Value* in = g->addInput(identifier(name));
         in->setType(c10::TensorType::get());
         b.values[name] = in;

@@ -10,19 +10,23 @@
 //   post: a module whose parameters and buffers are the program's weights (names with '.' as '_'),
 //         whose forward(self, <user inputs>) calls the program's ATen ops in order, each with its
 //         arguments in its LibTorch schema's order (defaults filled), and returns the user outputs
-//         (one tensor, or a tuple).
+//         (one tensor, or a tuple). *inputs (when given): per user input that is a tensor, its dims as
+//         the program states them: a size, or a symbol with its range_constraints range.
 //   error: kiln::Error naming the file and what is wrong: a schema version other than 8, an
 //          operator LibTorch does not know (named with its overload), an argument kind Kiln does
 //          not read, weights stored pickled, a weight whose bytes do not match its shape.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <torch/script.h>
 
 namespace kiln::model {
 
 bool is_exported_program(const std::string& path);
-torch::jit::Module load_exported_program(const std::string& path);
+struct ExportedDim;
+torch::jit::Module load_exported_program(const std::string& path,
+                                         std::vector<std::vector<ExportedDim>>* inputs = nullptr);
 
 }  // namespace kiln::model

@@ -176,7 +176,7 @@ Model load_model(const std::string& path, const std::string& device) {
   impl->exported_program = exported;
   try {
     if (exported) {
-      impl->module = load_exported_program(path);
+      impl->module = load_exported_program(path, &impl->exported_inputs);
       impl->module.to(torch::Device(device));
     } else {
       impl->module = torch::jit::load(path, torch::Device(device));

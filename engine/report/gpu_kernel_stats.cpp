@@ -107,7 +107,7 @@ KernelRecords kernel_records(const session::Session& s, int run) {
   for (const auto& e : s.timeline) {
     if (e.run != run) continue;
     if (e.category == "iteration") ++iterations;
-    if (e.category == "step") ++steps;
+    if (e.category == "step" && !device_lane(e.lane)) ++steps;  // not the GPU lane's mirror of the step
     if (device_lane(e.lane)) {
       if (e.category == "kernel" && e.dur_ns >= 0) device.push_back(&e);
       continue;

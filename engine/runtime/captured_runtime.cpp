@@ -79,6 +79,7 @@ std::vector<c10::IValue> CapturedRuntime::run(const std::vector<at::Tensor>& inp
   if (inputs.size() + 1 != gin.size())
     throw Error(model_.path() + ": forward takes " + std::to_string(gin.size() - 1) + " inputs, " +
                 std::to_string(inputs.size()) + " given");
+  check_exported_shapes(inputs);
   Env env;
   env[gin[0]] = model_.impl->frozen._ivalue();
   for (size_t i = 0; i < inputs.size(); ++i) env[gin[i + 1]] = inputs[i];
@@ -97,6 +98,49 @@ std::vector<c10::IValue> CapturedRuntime::run(const std::vector<at::Tensor>& inp
   std::vector<c10::IValue> outs;
   for (const auto* v : model_.impl->graph->outputs()) outs.push_back(capture::lookup(env, v));
   return outs;
+}
+
+// An exported program states its input shapes: each dimension a number, or a symbol whose range its
+// range_constraints give. A call outside them is one error naming the input, the dimension and what
+// the program allows (as torch's own exported module refuses it).
+void CapturedRuntime::check_exported_shapes(const std::vector<at::Tensor>& inputs) const {
+  const auto& spec = model_.impl->exported_inputs;
+  if (!model_.impl->exported_program) return;
+  const auto& gin = model_.impl->graph->inputs();
+  for (size_t i = 0; i < inputs.size() && i < spec.size(); ++i) {
+    if (spec[i].empty() || !inputs[i].defined()) continue;
+    const std::string name = gin[i + 1]->debugName();
+    if (inputs[i].dim() != static_cast<int64_t>(spec[i].size()))
+      throw Error(model_.path() + ": input " + name + " has " + std::to_string(inputs[i].dim()) +
+                  " dimensions; the exported program takes " + std::to_string(spec[i].size()));
+    for (const auto& d : spec[i]) {
+      const int64_t got = inputs[i].size(d.dim);
+      const std::string at = name + ".size(" + std::to_string(d.dim) + ") = " + std::to_string(got);
+      if (d.symbol.empty() && got != d.size)
+        throw Error(model_.path() + ": input " + at + ", but the program was exported with " + std::to_string(d.size) +
+                    " there (a static dimension; export with torch.export.Dim to make it dynamic)");
+      if (!d.symbol.empty() && (got < d.min || got > d.max))
+        throw Error(model_.path() + ": input " + at + " is outside the range the program was exported for: " +
+                    std::to_string(d.min) + " <= " + d.symbol + " <= " +
+                    (d.max == INT64_MAX ? std::string("inf") : std::to_string(d.max)));
+    }
+  }
+}
+
+// The region inputs that are forward arguments of an exported program with a symbolic dimension:
+// (input position, dim) → that dimension, so they are dynamic from the first compile (as the program
+// says) and their guards name the program's range.
+std::map<std::pair<int, int>, model::ExportedDim> CapturedRuntime::exported_dynamic_dims(const capture::RegionStatic& region) const {
+  std::map<std::pair<int, int>, model::ExportedDim> out;
+  const auto& spec = model_.impl->exported_inputs;
+  if (!model_.impl->exported_program || spec.empty()) return out;
+  const auto& gin = model_.impl->graph->inputs();
+  for (size_t i = 0; i < region.inputs.size(); ++i)
+    for (size_t a = 0; a < spec.size() && a + 1 < gin.size(); ++a)
+      if (region.inputs[i] == gin[a + 1])
+        for (const auto& d : spec[a])
+          if (!d.symbol.empty()) out[{static_cast<int>(i), d.dim}] = d;
+  return out;
 }
 
 void CapturedRuntime::run_program(const capture::Program& p, Env& env) {
@@ -197,6 +241,9 @@ void CapturedRuntime::run_region(int r, Env& env) {
   } else if (!options_.dynamic.has_value() && last.input >= 0) {
     cache.dynamic.insert({last.input, last.dim});
   }
+  const auto exported_dims = exported_dynamic_dims(region);
+  if (options_.dynamic.value_or(true))
+    for (const auto& [at, _] : exported_dims) cache.dynamic.insert(at);
   auto t0 = std::chrono::steady_clock::now();
   std::string id = "[" + std::to_string(r) + "/" + std::to_string(cache.entries.size()) + "]";
   profile::Span capture_span("capture", "capture " + id, id);
@@ -223,6 +270,20 @@ void CapturedRuntime::run_region(int r, Env& env) {
     interp_.clear_failure();
     run_eager(region, env);
     return;
+  }
+  // A symbolic size of an exported program's input: its guard states the program's range.
+  for (auto& g : entry.info.guards.guards) {
+    if (g.kind != capture::Guard::Kind::SymbolicSize) continue;
+    for (size_t i = 0; i < entry.inputs.size(); ++i) {
+      if (entry.inputs[i].name != g.input) continue;
+      auto it = exported_dims.find({static_cast<int>(i), g.dim});
+      if (it == exported_dims.end()) continue;
+      const auto& d = it->second;
+      g.text = g.input + ".size(" + std::to_string(g.dim) + ") == " + g.expected + " (" + std::to_string(std::max<int64_t>(d.min, 2)) +
+               " <= " + g.expected + " <= " + (d.max == INT64_MAX ? std::string("inf") : std::to_string(d.max)) +
+               ": the exported program's " + d.symbol + ", " + std::to_string(d.min) + ".." +
+               (d.max == INT64_MAX ? std::string("inf") : std::to_string(d.max)) + ")";
+    }
   }
   entry.info.compile_id = id;
   entry.info.recompile_reason = last.text;

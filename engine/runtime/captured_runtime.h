@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <ostream>
 #include <vector>
 
@@ -47,6 +48,8 @@ class CapturedRuntime {
   void run_program(const capture::Program& p, Env& env);
   void run_region(int r, Env& env);
   void run_eager(const capture::RegionStatic& region, Env& env);
+  void check_exported_shapes(const std::vector<at::Tensor>& inputs) const;
+  std::map<std::pair<int, int>, model::ExportedDim> exported_dynamic_dims(const capture::RegionStatic& region) const;
   void event(capture::Event::Kind k, int region, const std::string& compile_id, const std::string& message);
 
   model::Model model_;

@@ -104,8 +104,7 @@ TEST(LoadExported, ADynamicBatchProgramRunsAtSeveralBatchSizesWithOneCompile) {
   auto io = recorded("mlp_dynamic");
   ASSERT_EQ(io.inputs.size(), 2u);  // batch 4 and batch 7
   capture::CompileOptions o;
-  o.backend = "kiln";
-  o.dynamic = true;
+  o.backend = "kiln";  // dynamic left automatic: the program's own Dim makes the batch symbolic
   runtime::CapturedRuntime rt(m, o);
   for (size_t i = 0; i < 2; ++i) {
     auto outs = rt.run({io.inputs[i]});
@@ -115,6 +114,19 @@ TEST(LoadExported, ADynamicBatchProgramRunsAtSeveralBatchSizesWithOneCompile) {
   const auto regions = rt.regions();  // a copy: the loop below reads into it
   ASSERT_EQ(regions.size(), 1u);
   EXPECT_EQ(regions[0].entries.size(), 1u) << "one compile for both batch sizes";
+  // Its guards state the program's range for the batch (range_constraints: s77 in 1..1024).
+  bool range_guard = false;
+  for (const auto& g : regions[0].entries[0].guards.guards)
+    if (g.kind == capture::Guard::Kind::SymbolicSize && g.dim == 0)
+      range_guard = g.text.find("s77, 1..1024") != std::string::npos && g.text.find("<= 1024") != std::string::npos;
+  EXPECT_TRUE(range_guard);
+  // Outside what the program was exported for: one error naming the input, the dimension and the range.
+  auto too_big = test::error_of([&] { rt.run({torch::randn({2000, 16})}); });
+  EXPECT_NE(too_big.find("x.size(0) = 2000 is outside the range the program was exported for: 1 <= s77 <= 1024"),
+            std::string::npos) << too_big;
+  auto wrong_static = test::error_of([&] { rt.run({torch::randn({4, 17})}); });
+  EXPECT_NE(wrong_static.find("x.size(1) = 17, but the program was exported with 16"), std::string::npos) << wrong_static;
+  EXPECT_EQ(rt.regions()[0].entries.size(), 1u) << "refused calls compile nothing";
   // Source lines and module paths from the program's node metadata (stack_trace, nn_module_stack).
   std::vector<std::string> linears;
   for (const auto& n : regions[0].entries[0].graph.nodes) {

@@ -230,3 +230,22 @@ TEST(GpuKernelStats, ReportsShowTheTopTenByGpuTimeAndFoldTheRest) {
   EXPECT_NE(md.find("| | 1 more kernels |"), std::string::npos);
   EXPECT_LT(md.find("**Verdict:**"), md.find("## GPU time per kernel"));
 }
+
+// An imported profiler step shows twice, as the host's ProfilerStep span and as its mirror on the GPU
+// lane (a gpu_user_annotation): one iteration, not two (counting both halved every per-iteration time).
+TEST(GpuKernelStats, AProfilerStepMirroredOnTheGpuLaneIsOneIteration) {
+  session::Session s;
+  s.origin = "profiler trace import";
+  session::Run r;
+  r.id = 0;
+  r.mode = "ProfilerStep#1";
+  r.backend = "torch.compile";
+  s.runs = {r};
+  s.timeline.push_back(event(0, "host:1", "step", "ProfilerStep#1", 0, 10000));
+  s.timeline.push_back(event(0, "cuda:0/stream 7", "step", "ProfilerStep#1", 500, 9000));
+  s.timeline.push_back(event(0, "cuda:0/stream 7", "kernel", "sgemm", 1000, 4000, 7));
+  auto recs = report::kernel_records(s, 0);
+  EXPECT_EQ(recs.iterations, 1);
+  auto k = report::kernel_stats(s, 0);
+  EXPECT_EQ(k.total_ns, 4000);
+}
