@@ -30,7 +30,7 @@ QString location(const session::GraphBreakRecord& b) {
 }  // namespace
 
 BreakTableModel::BreakTableModel(QObject* parent)
-    : RowTableModel({"Id", "Line", "Cost / iter", "Share", "Reason", "Hint", "Hits", "Sites", "Category", "Module",
+    : RowTableModel({"Id", "Line", "Cost / iter", "Lost fusion", "Share", "Reason", "Hint", "Hits", "Sites", "Category", "Module",
                      "Compile ids"},
                     parent) {}
 
@@ -59,6 +59,11 @@ QVariant BreakTableModel::cell(const report::BreakGroup& g, int column, int role
   if (role == Qt::DisplayRole) {
     switch (column) {
       case Cost: return c ? QString::fromStdString(report::fixed(c->total_ms, 3) + " ms") : QString("-");
+      case LostFusion:
+        if (!c || !c->lost_fusion_checked) return QString("-");
+        if (!c->lost_fusion_unmeasured.empty()) return QString("not measured");
+        if (c->lost_fusion.empty()) return QString("none");
+        return QString::fromStdString(report::fixed(c->lost_fusion_ms, 3) + " ms");
       case Share: return c ? QString::fromStdString(report::percent(c->share)) : QString("-");
       case Id: return QString::fromStdString(b.info.id);
       case Category: return QString::fromUtf8(capture::break_category_info(b.info.category).name);
@@ -87,14 +92,18 @@ QVariant BreakTableModel::cell(const report::BreakGroup& g, int column, int role
         return QString::fromStdString("gap between the regions " + report::fixed(c->gap_ms, 3) + " ms (interpreter " +
                                       report::fixed(c->interpreter_ms, 3) + " ms), guards of the next region " +
                                       report::fixed(c->guard_ms, 3) + " ms, per iteration over " +
-                                      std::to_string(c->iterations) + " traced iterations" +
-                                      (c->fusion_pair.empty() ? std::string()
-                                                              : "\npointwise kernels on both sides: " + c->fusion_pair +
-                                                                    " (" + report::fixed(c->fusion_pair_ms, 3) + " ms)"));
+                                      std::to_string(c->iterations) + " traced iterations\nlost fusion: " +
+                                      report::lost_fusion_text(*c));
+      case LostFusion:
+        if (!c) return {};
+        return QString::fromStdString(
+            "Lost fusion: " + report::lost_fusion_text(*c) +
+            "\nThe kernels Kiln's scheduler fuses across the break when its two regions are joined; the separate "
+            "kernels' time minus the fused ones', measured in the same process on the same inputs.");
       default: return {};
     }
   } else if (role == Qt::TextAlignmentRole) {
-    if (column == Hits || column == Sites || column == Cost || column == Share)
+    if (column == Hits || column == Sites || column == Cost || column == LostFusion || column == Share)
       return int(Qt::AlignRight | Qt::AlignVCenter);
   }
   return {};

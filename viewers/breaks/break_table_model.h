@@ -1,6 +1,7 @@
 // BreakTableModel: the deduplicated graph-break to-do list (report::ranked_break_groups, the same
 // groups `kiln explain` and the reports show, most costly first where a run measured them) as a table:
-// id, file:line (what the user goes to fix), measured cost per iteration and its share of the step,
+// id, file:line (what the user goes to fix), measured cost per iteration, the part of it lost fusion
+// across the break is (kernels Kiln's scheduler fuses when the regions are joined), its share of the step,
 // reason, hint, hits, sites, category, module path, compile ids. A thin adapter over an immutable session.
 #pragma once
 
@@ -21,7 +22,7 @@ std::string break_compile_id(const session::Session& s, const session::GraphBrea
 class BreakTableModel : public RowTableModel<report::BreakGroup> {
   Q_OBJECT
  public:
-  enum Column { Id, Location, Cost, Share, Reason, Hint, Hits, Sites, Category, Module, CompileIds, ColumnCount };
+  enum Column { Id, Location, Cost, LostFusion, Share, Reason, Hint, Hits, Sites, Category, Module, CompileIds, ColumnCount };
 
   explicit BreakTableModel(QObject* parent = nullptr);
   void setSession(std::shared_ptr<const session::Session> s);

@@ -140,7 +140,8 @@ void BreaksPanel::showBreak(int row) {
     html += "<br><b>Costs " + QString::fromStdString(report::break_cost_text(*c)).toHtmlEscaped() +
             "</b> per iteration: gap " + QString::fromStdString(report::fixed(c->gap_ms, 3)) + " ms (interpreter " +
             QString::fromStdString(report::fixed(c->interpreter_ms, 3)) + " ms), guards of the next region " +
-            QString::fromStdString(report::fixed(c->guard_ms, 3)) + " ms";
+            QString::fromStdString(report::fixed(c->guard_ms, 3)) + " ms, lost fusion " +
+            QString::fromStdString(report::lost_fusion_text(*c)).toHtmlEscaped();
   if (!src.note.empty()) html += "<br><span style='color:#8a5a00'>" + QString::fromStdString(src.note).toHtmlEscaped() + "</span>";
   detail_->setText(html);
   source_->setCode(QString::fromStdString(src.excerpt.text), CodeLanguage::Python, src.excerpt.first_line);

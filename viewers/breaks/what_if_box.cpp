@@ -67,7 +67,13 @@ void WhatIfBox::setBreak(const session::Session* s, const session::GraphBreakRec
   ++generation_;
   request_ = what_if_request(s, b);
   button_->setEnabled(request_.unavailable.empty());
-  result_->setText(b && !request_.unavailable.empty() ? QString::fromStdString(request_.unavailable) : QString());
+  if (!b)
+    result_->setText(QString());
+  else if (!request_.unavailable.empty())
+    result_->setText(QString::fromStdString(request_.unavailable));
+  else
+    result_->setText("Recompiles the model without this break where that is sound, checks it against eager and "
+                     "measures what fixing it gains.");
 }
 
 QString WhatIfBox::resultText() const { return result_->text(); }

@@ -8,6 +8,7 @@
 #include <QItemSelectionModel>
 #include <QLabel>
 #include <QListWidget>
+#include <QScrollArea>
 #include <QSplitter>
 #include <QTableView>
 #include <QTreeView>
@@ -60,6 +61,34 @@ const session::CompiledRegion* picked_region(const Selection& sel, const QString
                ? find_region(*sel.compare->session, text.mid(kOtherPrefix.size()).toStdString())
                : nullptr;
   return sel.session ? find_region(*sel.session, text.toStdString()) : nullptr;
+}
+
+// What recompiles cost in the session, as rich text (escaped).
+QString recompile_costs_html(const session::Session* s) {
+  auto esc = [](const std::string& t) { return QString::fromStdString(t).toHtmlEscaped(); };
+  if (!s) return "";
+  const auto& c = s->recompile_costs;
+  if (!c.measured())
+    return "<i>Not measured in this session: <code>kiln explain MODEL --input ... --cost -o FILE</code> measures "
+           "what each recompile costs and the effect of following the advice.</i>";
+  QString html = QString("Measured on the first pass through %1 call(s):<br>").arg(c.calls);
+  for (const auto& r : c.regions) {
+    html += QString("<b>region %1</b>: ").arg(r.region) + esc(report::region_recompile_text(r)) + "<br>";
+    for (const auto& e : r.entries)
+      html += "&nbsp;&nbsp;<code>" + esc(e.compile_id) + "</code> " + esc(report::entry_recompile_text(e)) + "<br>";
+  }
+  for (const auto& a : c.advice) html += "<b>Advice:</b> " + esc(a) + "<br>";
+  if (c.has_effect) {
+    html += "<b>Following the advice, measured:</b><table cellspacing=0 cellpadding=2>"
+            "<tr><th></th><th align=right>as run</th><th align=right>with the advice</th></tr>";
+    for (const auto& row : report::dynamic_effect_rows(c.effect))
+      html += "<tr><td>" + esc(row[0]) + "</td><td align=right>" + esc(row[1]) + "</td><td align=right>" + esc(row[2]) +
+              "</td></tr>";
+    html += "</table>" + esc(report::dynamic_effect_outputs_text(c.effect));
+  } else if (c.advice.empty()) {
+    html += "No dimension kept changing: nothing to advise.";
+  }
+  return html;
 }
 
 QString compared_html(const Selection& sel) {
@@ -135,6 +164,16 @@ GuardsPanel::GuardsPanel(SelectionContext* ctx, QWidget* parent)
 
   limits_ = new QListWidget(this);
   limits_->setObjectName("limitEvents");
+  costs_ = new QLabel(this);
+  costs_->setObjectName("recompileCosts");
+  costs_->setTextFormat(Qt::RichText);
+  costs_->setWordWrap(true);
+  costs_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+  costs_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  auto* costsScroll = new QScrollArea(this);
+  costsScroll->setWidgetResizable(true);
+  costsScroll->setFrameShape(QFrame::NoFrame);
+  costsScroll->setWidget(costs_);
 
   auto* left = new QSplitter(Qt::Vertical, this);
   left->addWidget(titled_box(this, "Cache entries per region", tree_));
@@ -142,8 +181,9 @@ GuardsPanel::GuardsPanel(SelectionContext* ctx, QWidget* parent)
   left->setSizes({600, 120});
   auto* right = new QSplitter(Qt::Vertical, this);
   right->addWidget(titled_box(this, "Recompile history", recompiles_));
+  right->addWidget(titled_box(this, "Recompiles: what they cost", costsScroll));
   right->addWidget(titled_box(this, "Guards of two entries compared", diffPage));
-  right->setSizes({220, 500});
+  right->setSizes({200, 220, 400});
   auto* split = new QSplitter(Qt::Horizontal, this);
   split->addWidget(left);
   split->addWidget(right);
@@ -166,6 +206,8 @@ GuardsPanel::GuardsPanel(SelectionContext* ctx, QWidget* parent)
   followSelection(kSessionPart | kRegionPart | kComparePart);
 }
 
+QString GuardsPanel::recompileCostsText() const { return QTextDocumentFragment::fromHtml(costs_->text()).toPlainText(); }
+
 QString GuardsPanel::comparisonText() const {
   return compared_->isVisibleTo(this) ? QTextDocumentFragment::fromHtml(compared_->text()).toPlainText() : QString();
 }
@@ -176,6 +218,7 @@ void GuardsPanel::onSelectionChanged(const Selection& sel, unsigned parts) {
     syncing_ = true;
     treeModel_->setSession(sel.session);
     recompileModel_->setSession(s);
+    costs_->setText(recompile_costs_html(s));
     before_->clear();
     after_->clear();
     limits_->clear();

@@ -4,7 +4,9 @@
 // elsewhere is shown here and diffed against the entry before it. While the session is compared
 // with another (B), B's entries can be picked as the second side ("B [0/0]"), a selected region
 // is diffed against B's entry of the same compile id (guards added and removed), and a line
-// names the regions whose guards, recompiles or graphs differ between the two.
+// names the regions whose guards, recompiles or graphs differ between the two. Where the session
+// measured them (kiln explain --cost -o), what the recompiles cost per region and entry and the
+// measured effect of following the advice (report/recompile_costs.h).
 #pragma once
 
 #include <string>
@@ -33,6 +35,8 @@ class GuardsPanel : public SessionPanel {
   QTableView* diff() const { return diff_; }
   QListWidget* limitEvents() const { return limits_; }
   QString comparisonText() const;  // the regions that differ from B's, as plain text
+  // What recompiles cost (kiln explain --cost -o), as plain text; says so when not measured.
+  QString recompileCostsText() const;
   // Diffs the guard sets of two entries by compile id (also sets the two pickers).
   void diffEntries(const std::string& before, const std::string& after);
 
@@ -50,6 +54,7 @@ class GuardsPanel : public SessionPanel {
   QComboBox* after_;
   QLabel* diffSummary_;
   QLabel* compared_;
+  QLabel* costs_;
   QListWidget* limits_;
 };
 
