@@ -1,7 +1,7 @@
 """Exported programs (.pt2, torch.export.save) of the corpus families' miniatures, with one call's inputs and eager
 outputs beside each, for Kiln's .pt2 reader and its tests.
 
-    python3 make_exported.py OUT_DIR [--full | --unseen]
+    python3 make_exported.py OUT_DIR [--full | --unseen] [--only NAME,NAME]
 
 --unseen exports models of families and code paths Kiln was not built with (torchvision's densenet, squeezenet,
 shufflenet, mnasnet, regnet, googlenet, swin, vgg, efficientnet_v2, maxvit; transformers' DistilBERT, RoBERTa, ALBERT,
@@ -124,7 +124,10 @@ def main():
     unseen = "--unseen" in sys.argv
     os.makedirs(out_dir, exist_ok=True)
     manifest = {"torch": torch.__version__, "models": []}
+    only = set(sys.argv[sys.argv.index("--only") + 1].split(",")) if "--only" in sys.argv else None
     for name, build, dynamic in (unseen_cases() if unseen else cases(full)):
+        if only and name not in only:
+            continue
         entry = {"name": name, "file": name + ".pt2"}
         try:
             torch.manual_seed(0)

@@ -1,5 +1,6 @@
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <fstream>
 #include <optional>
 #include <regex>
@@ -11,6 +12,9 @@
 #include "engine/model/model_impl.h"
 
 #include <torch/cuda.h>
+#include <torch/csrc/jit/passes/freeze_module.h>
+#include <torch/csrc/jit/passes/frozen_concat_linear.h>
+#include <torch/csrc/jit/passes/remove_dropout.h>
 
 namespace kiln::model {
 
@@ -160,6 +164,38 @@ std::string cuda_unavailable_reason() {
   return "";
 }
 
+namespace {
+
+// torch::jit::freeze without the numerics-changing folds, step by step (the steps both LibTorch versions
+// run): the module frozen, dropout removed, linears that share their input merged into one
+// (FrozenConcatLinear). The merged linear is a new node with no call stack, so it would belong to no
+// module and no line: it takes those of the first linear it replaces (q of q/k/v).
+torch::jit::Module freeze_keeping_origins(const torch::jit::Module& m) {
+  torch::jit::Module out = torch::jit::freeze_module(m);
+  auto graph = out.get_method("forward").graph();
+  torch::jit::removeDropout(graph);
+  struct Origin {
+    c10::optional<torch::jit::InlinedCallStackPtr> callstack;
+    torch::jit::SourceRange range;
+  };
+  const auto linear = c10::Symbol::fromQualString("aten::linear");
+  std::map<torch::jit::Value*, Origin> first_linear;  // by the input the linears share
+  for (auto* n : graph->nodes())
+    if (n->kind() == linear && !first_linear.count(n->input(0)))
+      first_linear[n->input(0)] = Origin{n->callstack(), n->sourceRange()};
+  torch::jit::FrozenConcatLinear(graph);
+  for (auto* n : graph->nodes()) {
+    if (n->kind() != linear || n->callstack()) continue;
+    auto it = first_linear.find(n->input(0));
+    if (it == first_linear.end() || !it->second.callstack) continue;
+    n->setCallStack(*it->second.callstack);
+    n->setSourceRange(it->second.range);
+  }
+  return out;
+}
+
+}  // namespace
+
 Model load_model(const std::string& path, const std::string& device) {
   check_file(path);
   const bool exported = is_exported_program(path);
@@ -218,7 +254,7 @@ Model load_model(const std::string& path, const std::string& device) {
     }
   }
   try {
-    impl->frozen = compat::freeze_for_capture(impl->module);
+    impl->frozen = freeze_keeping_origins(impl->module);
     impl->graph = impl->frozen.get_method("forward").graph();
     if (device != "cpu") impl->retargeted_constants += retarget_device_constants(*impl->graph, torch::Device(device));
   } catch (const c10::Error& e) {

@@ -155,15 +155,17 @@ std::vector<std::pair<std::string, std::string>> extern_schedule(const session::
   return out;
 }
 
-// Each extern span of the run → the graph node its call computes, by its place in the region's
-// schedule (counted afresh at each region call).
+// Each extern span of the run → the graph node its call computes: the k-th call of an op in one region
+// call is the k-th "extern OP" line of the region's schedule (counted per op, so an extern the runtime
+// issues ahead of the schedule's order, as a gather of token ids can be, does not shift the others).
 std::unordered_map<const session::TimelineEvent*, std::string> extern_nodes(const session::Session& s, int run) {
   std::vector<const session::TimelineEvent*> spans;
   for (const auto& e : s.timeline)
     if (e.run == run && !device_lane(e.lane) && (e.category == "region" || e.category == "extern")) spans.push_back(&e);
   std::stable_sort(spans.begin(), spans.end(), [](const auto* a, const auto* b) { return a->start_ns < b->start_ns; });
-  std::map<std::string, std::vector<std::pair<std::string, std::string>>> schedules;
-  std::map<std::string, size_t> next;
+  // compile id → op → the nodes of its extern calls, in schedule order
+  std::map<std::string, std::map<std::string, std::vector<std::string>>> schedules;
+  std::map<std::pair<std::string, std::string>, size_t> next;
   std::unordered_map<const session::TimelineEvent*, std::string> out;
   for (const auto* e : spans) {
     if (e->category == "region") {
@@ -171,9 +173,15 @@ std::unordered_map<const session::TimelineEvent*, std::string> extern_nodes(cons
       continue;
     }
     auto it = schedules.find(e->compile_id);
-    if (it == schedules.end()) it = schedules.emplace(e->compile_id, extern_schedule(s, e->compile_id)).first;
-    size_t k = next[e->compile_id]++;
-    if (k < it->second.size() && it->second[k].first == e->name) out[e] = it->second[k].second;
+    if (it == schedules.end()) {
+      std::map<std::string, std::vector<std::string>> by_op;
+      for (auto& [op, node] : extern_schedule(s, e->compile_id)) by_op[op].push_back(node);
+      it = schedules.emplace(e->compile_id, std::move(by_op)).first;
+    }
+    auto op = it->second.find(e->name);
+    if (op == it->second.end()) continue;
+    size_t k = next[{e->compile_id, e->name}]++;
+    if (k < op->second.size()) out[e] = op->second[k];
   }
   return out;
 }

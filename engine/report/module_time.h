@@ -9,9 +9,9 @@
 //         equals kernel_stats(s, run).total_ns.
 //   A record reaches graph nodes through what launched it: a Kiln kernel or an imported compiled
 //   (Triton) kernel by its Kernel::nodes (Kiln's provenance; Inductor's "Topologically Sorted
-//   Source Nodes" comment), an extern call by its place in the region's schedule (the
-//   loops_after_fusion stage lists "extern OP -> NODE" in launch order; a count that disagrees
-//   leaves the call unattributed); in an imported run, an extern call of Inductor's generated module
+//   Source Nodes" comment), an extern call by its place among the calls of its op in the region's
+//   schedule (the loops_after_fusion stage lists "extern OP -> NODE" in launch order; counted per op,
+//   so one extern issued out of order does not shift the others; calls past the list stay unattributed); in an imported run, an extern call of Inductor's generated module
 //   (`extern_kernels.mm(...)`, `torch.ops.aten.NAME(...)`, under its source-nodes comment) by its
 //   place among the host ops "aten::NAME" inside each Torch-Compiled Region call, a device record
 //   belonging to the op whose span holds its launcher. Nodes are looked up in the region's graphs (Kiln's captured

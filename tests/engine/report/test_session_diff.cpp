@@ -142,6 +142,56 @@ TEST(ModuleTime, FusedKernelCountsForTheModuleHoldingAllItsNodesAndSplitsAmongLi
   EXPECT_EQ(sum(t.modules), t.total_ns);
 }
 
+// Kiln's extern calls reach their nodes by their place among the calls of the same op in the region's
+// schedule: a gather the runtime issues before the embeddings (listed last in the schedule, as in BERT's
+// session) shifts no other call (counted over all externs, it left a third of BERT's kernel time unattributed).
+TEST(ModuleTime, AnExternIssuedOutOfScheduleOrderShiftsNoOtherCall) {
+  session::Session s;
+  s.origin = "kiln profile";
+  session::Run r;
+  r.id = 0;
+  r.mode = "default";
+  r.backend = "kiln";
+  s.runs.push_back(r);
+  session::CompiledRegion reg;
+  reg.compile_id = "[0/0]";
+  reg.graphs.push_back({"captured", "", R"J({"name":"g","nodes":[
+    {"op":"call_function","name":"emb","target":"aten::embedding","args":[],"module":"embed","source":null},
+    {"op":"call_function","name":"fc1","target":"aten::linear","args":[],"module":"layer.fc1","source":null},
+    {"op":"call_function","name":"fc2","target":"aten::linear","args":[],"module":"layer.fc2","source":null},
+    {"op":"call_function","name":"pick","target":"aten::gather","args":[],"module":"head","source":null}]})J", ""});
+  reg.graphs.push_back({"loops_after_fusion",
+                        "extern aten::embedding -> emb\nextern aten::linear -> fc1\nkernel k0_relu computes x\n"
+                        "extern aten::linear -> fc2\nextern aten::gather -> pick\n",
+                        "", ""});
+  s.regions.push_back(reg);
+  s.timeline.push_back(test::timeline_event(0, "host:1", "iteration", "iteration 0", 0, 10000));
+  s.timeline.push_back(test::timeline_event(0, "host:1", "region", "region 0", 10, 9000, "", "[0/0]"));
+  // Issued: gather, embedding, linear, linear; each launches one kernel (its API call inside its span).
+  const std::vector<std::pair<std::string, int64_t>> calls = {
+      {"aten::gather", 7}, {"aten::embedding", 11}, {"aten::linear", 101}, {"aten::linear", 1009}};
+  int64_t t = 100;
+  int64_t correlation = 1;
+  for (const auto& [op, ns] : calls) {
+    s.timeline.push_back(test::timeline_event(0, "host:1", "extern", op, t, 1000, "", "[0/0]"));
+    auto api = test::timeline_event(0, "cuda api", "cuda_runtime", "cudaLaunchKernel", t + 100, 50);
+    api.correlation = correlation;
+    auto dev = test::timeline_event(0, "cuda:0/stream 7", "kernel", "some_library_kernel", t + 500, ns);
+    dev.correlation = correlation++;
+    s.timeline.push_back(api);
+    s.timeline.push_back(dev);
+    t += 2000;
+  }
+  auto m = report::module_time(s, 0);
+  EXPECT_EQ(m.total_ns, 7 + 11 + 101 + 1009);
+  EXPECT_EQ(m.module_attributed_ns(), m.total_ns);
+  ASSERT_TRUE(row(m.modules, "head") && row(m.modules, "embed") && row(m.modules, "layer.fc1") && row(m.modules, "layer.fc2"));
+  EXPECT_EQ(row(m.modules, "head")->total_ns, 7);
+  EXPECT_EQ(row(m.modules, "embed")->total_ns, 11);
+  EXPECT_EQ(row(m.modules, "layer.fc1")->total_ns, 101);
+  EXPECT_EQ(row(m.modules, "layer.fc2")->total_ns, 1009);
+}
+
 TEST(ModuleTime, ModuleTree) {
   EXPECT_EQ(report::parent_module("layer1.0.conv1"), "layer1.0");
   EXPECT_EQ(report::parent_module("fc"), "");
