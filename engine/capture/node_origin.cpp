@@ -95,12 +95,26 @@ NodeOrigin node_origin(const torch::jit::Node* node, SourceFiles& sources) {
   NodeOrigin o;
   std::vector<ir::SourceLoc> frames;  // outermost first
   if (auto cs = node->callstack()) {
+    c10::ClassTypePtr parent;  // the module whose submodule the next call is
     for (const auto& entry : (*cs)->vec()) {
       const auto& info = std::get<torch::jit::kModuleInstanceInfo>(entry);
       if (info && !info->instance_name().empty() && info->instance_name() != "SELF") {
+        std::string part = info->instance_name();
+        // A container that is never called itself (nn.ModuleList, nn.ModuleDict) leaves no call stack
+        // entry: "encoder.0" is encoder.layer.0, the path users (and Dynamo's parameter names) know.
+        if (parent && !parent->hasAttribute(part)) {
+          for (size_t i = 0; i < parent->numAttributes(); ++i) {
+            auto holder = parent->getAttribute(i)->cast<c10::ClassType>();
+            if (holder && holder->is_module() && holder->hasAttribute(part)) {
+              part = parent->getAttributeName(i) + "." + part;
+              break;
+            }
+          }
+        }
         if (!o.module_path.empty()) o.module_path += ".";
-        o.module_path += info->instance_name();
+        o.module_path += part;
       }
+      if (info && info->class_type()) parent = info->class_type();
       for (auto& f : frames_of(std::get<1>(entry), sources)) frames.push_back(std::move(f));
     }
   }
