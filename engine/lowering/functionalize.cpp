@@ -59,11 +59,16 @@ ir::Graph functionalize(const ir::Graph& graph) {
               if (refers(a, v)) return true;
           return false;
         };
-        // Through a view: the base sees the mutation in eager; refuse when anything reads it later.
-        if (is_view_op(src->target) && !src->args.empty() && src->args[0].kind == ir::Arg::Kind::Ref &&
-            used_after(src->args[0].ref))
-          throw LoweringError(n.target + " (" + n.name() + ") mutates a view of " + src->args[0].ref +
-                              ", which is read afterwards");
+        // Through a view (or a view of a view: x[a:b][:, c:d].fill_(v) is slice(slice(x))): every base up
+        // the chain sees the mutation in eager; refuse when anything reads one of them later.
+        for (const ir::Node* view = src; view && is_view_op(view->target) && !view->args.empty() &&
+                                         view->args[0].kind == ir::Arg::Kind::Ref;) {
+          const std::string& base = view->args[0].ref;
+          if (used_after(base))
+            throw LoweringError(n.target + " (" + n.name() + ") mutates a view of " + base + ", which is read afterwards");
+          auto up = producer.find(base);
+          view = up == producer.end() ? nullptr : &g.nodes[up->second];
+        }
         // Views taken of the mutated value before the op see the mutation in eager too.
         for (size_t j = 0; j < i; ++j) {
           const ir::Node& v = g.nodes[j];
