@@ -263,13 +263,6 @@ std::string explain_costs_text(const ExplainCosts& c) {
 
 namespace {
 
-nlohmann::ordered_json pass_json(const PassMeasure& p) {
-  return {{"dynamic", p.dynamic},       {"compiles", p.compiles},
-          {"compile_ms", p.compile_ms}, {"cold_ms", p.cold_ms},
-          {"warm_call_ms", p.warm_call_ms}, {"failed_guard_ms", p.failed_guard_ms},
-          {"eager_fallback_ms", p.eager_fallback_ms}};
-}
-
 // A break's lost fusion: measured (the kernels that fuse across, each side's kernels timed, their
 // times and the loss), or not, with the reason.
 nlohmann::ordered_json lost_fusion_json(const ExplainCosts& c, const session::BreakCost& b) {
@@ -303,29 +296,11 @@ std::string explain_costs_json(const ExplainCosts& c) {
                                   {"guard_ms", b.guard_ms}, {"step_ms", b.step_ms},
                                   {"gaps", b.gaps},         {"shared_gaps", b.shared_gaps},
                                   {"lost_fusion", lost_fusion_json(c, b)}});
-  ordered_json regions = ordered_json::array();
-  for (const auto& r : c.regions) {
-    ordered_json entries = ordered_json::array();
-    for (const auto& e : r.entries)
-      entries.push_back(ordered_json{{"compile_id", e.compile_id}, {"compile_ms", e.compile_ms}, {"hits", e.hits},
-                                     {"recompile_reason", e.recompile_reason}});
-    regions.push_back(ordered_json{{"region", r.region},
-                                   {"compile_ms", r.compile_ms},
-                                   {"failed_guard_checks", r.failed_guard_checks},
-                                   {"failed_guard_ms", r.failed_guard_ms},
-                                   {"eager_fallback_calls", r.eager_fallback_calls},
-                                   {"eager_fallback_ms", r.eager_fallback_ms},
-                                   {"limit_reached", r.limit_reached},
-                                   {"entries", entries}});
-  }
-  ordered_json j = {{"rounds", c.rounds}, {"breaks", breaks}, {"regions", regions}, {"pass", pass_json(c.pass)},
-                    {"advice", c.advice}};
-  if (c.has_effect)
-    j["dynamic_effect"] = ordered_json{{"advice", c.effect.advice},
-                                       {"before", pass_json(c.effect.before)},
-                                       {"after", pass_json(c.effect.after)},
-                                       {"outputs_equal", c.effect.outputs_equal},
-                                       {"max_abs_diff", c.effect.max_abs_diff}};
+  // The recompile part as the reports write it (without "calls"; dynamic_effect only when measured).
+  const auto rc = ordered_json::parse(report::recompile_costs_json(recompile_costs(c)));
+  ordered_json j = {{"rounds", c.rounds}, {"breaks", breaks}, {"regions", rc["regions"]}, {"pass", rc["pass"]},
+                    {"advice", rc["advice"]}};
+  if (c.has_effect) j["dynamic_effect"] = rc["dynamic_effect"];
   return safe_dump(j, 2);
 }
 

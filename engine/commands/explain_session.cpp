@@ -3,9 +3,6 @@
 
 #include "engine/base/sha256.h"
 #include "engine/commands/profile_model.h"
-#include "engine/ir/print_text.h"
-#include "engine/ir/to_dot.h"
-#include "engine/ir/to_json.h"
 #include "engine/model/model_impl.h"
 #include "engine/session/store.h"
 
@@ -32,18 +29,7 @@ session::Session explain_session(const std::string& model_path, const std::vecto
     s.breaks.push_back(std::move(b));
   }
   for (const auto& info : result.regions)
-    for (const auto& e : info.entries) {
-      session::CompiledRegion cr;
-      cr.compile_id = e.compile_id;
-      cr.region = info.index;
-      cr.recompile_reason = e.recompile_reason;
-      cr.compile_ms = e.compile_ms;
-      cr.hits = e.hits;
-      cr.symbols = e.guards.symbols;
-      for (const auto& g : e.guards.guards) cr.guards.push_back(g.text);
-      cr.graphs.push_back({"captured", ir::to_readable(e.graph), ir::to_json(e.graph), ir::to_dot(e.graph)});
-      s.regions.push_back(std::move(cr));
-    }
+    for (const auto& e : info.entries) s.regions.push_back(session_region(info.index, e));
   s.events = result.events;
   if (!costs) return s;
 

@@ -50,6 +50,19 @@ namespace kiln::runtime {
 
 using Clock = std::chrono::steady_clock;
 
+session::CompiledRegion session_region(int region, const capture::RegionEntry& e) {
+  session::CompiledRegion cr;
+  cr.compile_id = e.compile_id;
+  cr.region = region;
+  cr.recompile_reason = e.recompile_reason;
+  cr.compile_ms = e.compile_ms;
+  cr.hits = e.hits;
+  cr.symbols = e.guards.symbols;
+  for (const auto& g : e.guards.guards) cr.guards.push_back(g.text);
+  cr.graphs.push_back({"captured", ir::to_readable(e.graph), ir::to_json(e.graph), ir::to_dot(e.graph)});
+  return cr;
+}
+
 session::Environment current_environment() {
   session::Environment env;
   env.kiln_version = build_description();
@@ -327,15 +340,7 @@ void add_capture_results(session::Session& s, const CapturedRuntime& rt) {
     const auto& arts = rt.artifacts(info.index);
     for (size_t k = 0; k < info.entries.size(); ++k) {
       const auto& e = info.entries[k];
-      session::CompiledRegion cr;
-      cr.compile_id = e.compile_id;
-      cr.region = info.index;
-      cr.recompile_reason = e.recompile_reason;
-      cr.compile_ms = e.compile_ms;
-      cr.hits = e.hits;
-      cr.symbols = e.guards.symbols;
-      for (const auto& g : e.guards.guards) cr.guards.push_back(g.text);
-      cr.graphs.push_back({"captured", ir::to_readable(e.graph), ir::to_json(e.graph), ir::to_dot(e.graph)});
+      session::CompiledRegion cr = session_region(info.index, e);
       if (k < arts.size()) {
         for (const auto& st : arts[k].stages) {
           if (st.file == pipeline::kCaptured.dump_file) continue;

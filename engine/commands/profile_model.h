@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/capture/capture_types.h"
 #include "engine/ir/input_spec.h"
 #include "engine/model/model.h"
 #include "engine/session/session.h"
@@ -31,6 +32,10 @@ using ProgressFn = std::function<void(const std::string& what, int done, int tot
 session::Session profile_model(const model::Model& model, const std::vector<InputSpec>& inputs,
                                const ProfileOptions& options, const std::string& out_path,
                                const ProgressFn& progress = nullptr);
+
+// A captured cache entry of `region` as a session stores it: its guards, symbols, compile time, hits,
+// recompile reason and the captured graph (stage "captured": text, JSON and DOT).
+session::CompiledRegion session_region(int region, const capture::RegionEntry& e);
 
 // The environment Kiln runs in (CPU model, OS, LibTorch; GPU fields empty without a driver).
 session::Environment current_environment();

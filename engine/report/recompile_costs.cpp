@@ -1,6 +1,7 @@
 // Recompile costs in words; see recompile_costs.h.
 #include "engine/report/recompile_costs.h"
 
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "engine/report/number_text.h"
@@ -49,6 +50,40 @@ const session::RegionRecompileCost* region_recompile_cost(const session::Recompi
   for (const auto& r : c.regions)
     if (r.region == region) return &r;
   return nullptr;
+}
+
+std::string recompile_costs_json(const session::RecompileCosts& c) {
+  using nlohmann::ordered_json;
+  auto pass = [](const session::RecompilePass& p) {
+    return ordered_json{{"dynamic", p.dynamic},           {"compiles", p.compiles},
+                        {"compile_ms", p.compile_ms},     {"cold_ms", p.cold_ms},
+                        {"warm_call_ms", p.warm_call_ms}, {"failed_guard_ms", p.failed_guard_ms},
+                        {"eager_fallback_ms", p.eager_fallback_ms}};
+  };
+  ordered_json regions = ordered_json::array();
+  for (const auto& r : c.regions) {
+    ordered_json entries = ordered_json::array();
+    for (const auto& e : r.entries)
+      entries.push_back(ordered_json{{"compile_id", e.compile_id}, {"compile_ms", e.compile_ms}, {"hits", e.hits},
+                                     {"recompile_reason", e.recompile_reason}});
+    regions.push_back(ordered_json{{"region", r.region},
+                                   {"compile_ms", r.compile_ms},
+                                   {"failed_guard_checks", r.failed_guard_checks},
+                                   {"failed_guard_ms", r.failed_guard_ms},
+                                   {"eager_fallback_calls", r.eager_fallback_calls},
+                                   {"eager_fallback_ms", r.eager_fallback_ms},
+                                   {"limit_reached", r.limit_reached},
+                                   {"entries", entries}});
+  }
+  ordered_json j{{"rounds", c.rounds}, {"calls", c.calls},   {"pass", pass(c.pass)},
+                 {"regions", regions}, {"advice", c.advice}, {"dynamic_effect", nullptr}};
+  if (c.has_effect)
+    j["dynamic_effect"] = ordered_json{{"advice", c.effect.advice},
+                                       {"before", pass(c.effect.before)},
+                                       {"after", pass(c.effect.after)},
+                                       {"outputs_equal", c.effect.outputs_equal},
+                                       {"max_abs_diff", c.effect.max_abs_diff}};
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace kiln::report

@@ -8,6 +8,8 @@
 //   {what, before, after} ("compiles", "5", "2"), times in ms with three decimals.
 // dynamic_effect_outputs_text(e): "outputs equal the first configuration's (max abs diff 0)" or
 //   "outputs DIFFER from ...".
+// recompile_costs_json(c): the costs as one JSON object (minified): rounds, calls, pass, regions (each with its
+//   entries), advice, dynamic_effect (null unless measured); the reports' JSON and kiln explain --cost --json.
 // None of these escape: each renderer escapes for its medium.
 #pragma once
 
@@ -25,5 +27,6 @@ std::vector<std::array<std::string, 3>> dynamic_effect_rows(const session::Dynam
 std::string dynamic_effect_outputs_text(const session::DynamicEffect& e);
 // The recompile cost of `region` in `c`, or nullptr.
 const session::RegionRecompileCost* region_recompile_cost(const session::RecompileCosts& c, int region);
+std::string recompile_costs_json(const session::RecompileCosts& c);
 
 }  // namespace kiln::report

@@ -5,6 +5,7 @@
 
 #include "engine/base/json_text.h"
 #include "engine/report/memory_view.h"
+#include "engine/report/recompile_costs.h"
 
 namespace kiln::report {
 
@@ -182,38 +183,8 @@ std::string render_json(const Session& s) {
   });
   // What recompiles cost (kiln explain --cost -o); null when not measured.
   j["recompile_costs"] = nullptr;
-  if (s.recompile_costs.measured()) {
-    const auto& rc = s.recompile_costs;
-    auto pass = [](const RecompilePass& p) {
-      return ordered_json{{"dynamic", p.dynamic},         {"compiles", p.compiles},
-                          {"compile_ms", p.compile_ms},   {"cold_ms", p.cold_ms},
-                          {"warm_call_ms", p.warm_call_ms}, {"failed_guard_ms", p.failed_guard_ms},
-                          {"eager_fallback_ms", p.eager_fallback_ms}};
-    };
-    ordered_json regions = ordered_json::array();
-    for (const auto& r : rc.regions) {
-      ordered_json entries = ordered_json::array();
-      for (const auto& e : r.entries)
-        entries.push_back(ordered_json{{"compile_id", e.compile_id}, {"compile_ms", e.compile_ms}, {"hits", e.hits},
-                                       {"recompile_reason", e.recompile_reason}});
-      regions.push_back(ordered_json{{"region", r.region},
-                                     {"compile_ms", r.compile_ms},
-                                     {"failed_guard_checks", r.failed_guard_checks},
-                                     {"failed_guard_ms", r.failed_guard_ms},
-                                     {"eager_fallback_calls", r.eager_fallback_calls},
-                                     {"eager_fallback_ms", r.eager_fallback_ms},
-                                     {"limit_reached", r.limit_reached},
-                                     {"entries", entries}});
-    }
-    j["recompile_costs"] = ordered_json{{"rounds", rc.rounds}, {"calls", rc.calls},   {"pass", pass(rc.pass)},
-                                        {"regions", regions},   {"advice", rc.advice}, {"dynamic_effect", nullptr}};
-    if (rc.has_effect)
-      j["recompile_costs"]["dynamic_effect"] = ordered_json{{"advice", rc.effect.advice},
-                                                            {"before", pass(rc.effect.before)},
-                                                            {"after", pass(rc.effect.after)},
-                                                            {"outputs_equal", rc.effect.outputs_equal},
-                                                            {"max_abs_diff", rc.effect.max_abs_diff}};
-  }
+  if (s.recompile_costs.measured())
+    j["recompile_costs"] = ordered_json::parse(recompile_costs_json(s.recompile_costs));
   j["timeline"] = list(s.timeline, timeline_json);
   j["import_notes"] = list(s.import_notes, [](const ImportNote& n) {
     return ordered_json{{"source", n.source}, {"what", n.what}, {"count", n.count}, {"example", n.example}};

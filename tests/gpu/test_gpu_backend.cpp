@@ -10,6 +10,7 @@
 #include "engine/runtime/captured_runtime.h"
 #include "engine/runtime/example_inputs.h"
 #include "engine/runtime/tuning_progress.h"
+#include "tests/support/gpu.h"
 #include "tests/support/paths.h"
 #include "tests/support/scripted_models.h"
 #if KILN_WITH_CUDA
@@ -25,15 +26,7 @@ using namespace kiln;
 
 namespace {
 
-std::string why_no_gpu() {
-  std::string why = model::cuda_unavailable_reason();
-#if KILN_WITH_CUDA
-  if (why.empty() && !cuda::driver_available()) why = cuda::driver_unavailable_reason();
-#else
-  if (why.empty()) why = "Kiln was built without the CUDA toolkit";
-#endif
-  return why;
-}
+using test::why_no_gpu;
 
 #define REQUIRE_GPU()                                          \
   do {                                                         \

@@ -26,24 +26,14 @@
 #include "engine/runtime/captured_runtime.h"
 #include "engine/runtime/compare_values.h"
 #include "engine/runtime/float_precision.h"
+#include "tests/support/gpu.h"
 #include "tests/support/paths.h"
-#if KILN_WITH_CUDA
-#include "engine/runtime/cuda/cuda_driver.h"
-#endif
 
 using namespace kiln;
 
 namespace {
 
-std::string why_no_gpu() {
-  std::string why = model::cuda_unavailable_reason();
-#if KILN_WITH_CUDA
-  if (why.empty() && !cuda::driver_available()) why = cuda::driver_unavailable_reason();
-#else
-  if (why.empty()) why = "Kiln was built without the CUDA toolkit";
-#endif
-  return why;
-}
+using test::why_no_gpu;
 
 std::vector<std::string> env_list(const char* name) {
   std::vector<std::string> out;
