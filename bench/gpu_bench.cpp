@@ -42,6 +42,7 @@
 #if KILN_TORCH_CUDA
 #include <ATen/Context.h>
 #include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 
 #include "engine/profile/cuda/cupti_trace.h"
@@ -82,6 +83,24 @@ void step(const std::string& what) {
 }
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Steady-state peak device memory, as `kiln profile` measures it: the caching allocator's peak over
+// calls after the warm-up, so what the run keeps between calls (weights, layout copies, graph pools,
+// workspaces) counts and what only the first call needed does not. Each measured side first gives
+// back the cuBLAS workspaces an earlier side made.
+void fresh_workspaces() {
+  c10::cuda::device_synchronize();
+  at::cuda::clearCublasWorkspaces();
+}
+double peak_mib(const std::function<void()>& fn) {
+  for (int i = 0; i < 3; ++i) fn();
+  c10::cuda::device_synchronize();
+  c10::cuda::CUDACachingAllocator::resetPeakStats(c10::cuda::current_device());
+  for (int i = 0; i < 5; ++i) fn();
+  c10::cuda::device_synchronize();
+  auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(c10::cuda::current_device());
+  return static_cast<double>(stats.allocated_bytes[0].peak) / (1024.0 * 1024.0);  // index 0: all pools
+}
 
 // Per-call time: CUDA events around one synchronized call, after 10 warm-up calls, in three blocks of
 // `iters`; the median of the block medians (the peers do the same). `spread` gets the largest block
@@ -156,18 +175,27 @@ json host_breakdown(const std::function<void()>& fn, int iters = 50) {
   c10::cuda::device_synchronize();
   const auto& spans = trace.spans();
   std::map<std::string, int64_t> exclusive;
+  std::map<std::string, std::pair<int64_t, int64_t>> extern_by_target;  // calls, exclusive ns
   int64_t covered = 0;
   for (size_t i = 0; i < spans.size(); ++i) {
     int64_t child = 0;
     for (size_t j = i + 1; j < spans.size() && spans[j].start_ns < spans[i].start_ns + spans[i].dur_ns; ++j)
       if (spans[j].depth == spans[i].depth + 1 && spans[j].thread == spans[i].thread) child += spans[j].dur_ns;
     exclusive[spans[i].category] += spans[i].dur_ns - child;
+    if (spans[i].category == "extern") {
+      auto& e = extern_by_target[spans[i].name];
+      e.first += 1;
+      e.second += spans[i].dur_ns - child;
+    }
     if (spans[i].depth == 0) covered += spans[i].dur_ns;
   }
   json out;
   out["call_ms"] = total_ms / iters;
   for (const auto& [category, ns] : exclusive) out[category + "_ms"] = ns / 1e6 / iters;
   out["outside spans_ms"] = std::max(0.0, total_ms / iters - covered / 1e6 / iters);
+  // Extern dispatch by op: calls per call and host µs per extern call.
+  for (const auto& [target, e] : extern_by_target)
+    out["extern_by_target"][target] = {static_cast<double>(e.first) / iters, e.second / 1e3 / e.first};
   return out;
 }
 
@@ -187,16 +215,25 @@ json error_of(const c10::IValue& out, const c10::IValue& ref, bool tf32) {
   return {{"rel_err", e.max_rel}, {"ok", e.ok}, {"problem", e.problem}};
 }
 
+// `mode` may name a convolution layout after an @ ("default@contiguous"): the same mode compiled with
+// that layout (`kiln compile --conv-layout`), for A/B runs in one process.
 json run_kiln(const model::Model& m, const std::vector<at::Tensor>& x, const c10::IValue& ref, bool tf32,
-              const std::string& mode, const std::string& cache_root) {
+              std::string mode, const std::string& cache_root) {
   json r;
+  std::string layout = "auto";
+  if (auto at = mode.find('@'); at != std::string::npos) {
+    layout = mode.substr(at + 1);
+    mode = mode.substr(0, at);
+  }
   try {
+    fresh_workspaces();
     step("kiln " + mode + ": cold compile");
     std::string cache = cache_root + "/" + mode;
     ::setenv("KILN_CACHE_DIR", cache.c_str(), 1);
     capture::CompileOptions o;
     o.backend = "kiln";
     o.mode = mode;
+    o.conv_layout = layout;
     std::ostringstream printed;
     auto t0 = Clock::now();
     auto cold = std::make_unique<runtime::CapturedRuntime>(m, o);
@@ -216,6 +253,7 @@ json run_kiln(const model::Model& m, const std::vector<at::Tensor>& x, const c10
     double spread = 0;
     r["ms"] = steady_ms(call, 100, &spread);
     r["spread"] = spread;
+    r["peak_mib"] = peak_mib(call);
     json kernels;
     r["device_ms"] = device_ms(call, 20, &kernels);
     r["kernels"] = kernels;
@@ -254,6 +292,8 @@ json run_aoti(const std::string& package, const std::vector<at::Tensor>& x, cons
     double spread = 0;
     r["ms"] = steady_ms(call, 100, &spread);
     r["spread"] = spread;
+    fresh_workspaces();
+    r["peak_mib"] = peak_mib(call);
     json kernels;
     r["device_ms"] = device_ms(call, 20, &kernels);
     r["kernels"] = kernels;
@@ -351,12 +391,20 @@ int main(int argc, char** argv) {
     double eager_ms = steady_ms(eager, 100, &spread);
     json eager_kernels;
     double eager_device = device_ms(eager, 20, &eager_kernels);
-    result["eager"] = {{"ms", eager_ms}, {"spread", spread}, {"device_ms", eager_device}, {"kernels", eager_kernels}};
-    for (const char* mode : {"default", "reduce-overhead", "max-autotune"}) {
+    fresh_workspaces();
+    double eager_peak = peak_mib(eager);
+    result["eager"] = {{"ms", eager_ms},           {"spread", spread},          {"device_ms", eager_device},
+                       {"kernels", eager_kernels}, {"peak_mib", eager_peak}, {"host", host_breakdown(eager)}};
+    // KILN_BENCH_KILN_MODES narrows or extends Kiln's side (comma-separated; "mode@layout" for a layout A/B).
+    const char* modes_env = std::getenv("KILN_BENCH_KILN_MODES");
+    std::string modes = modes_env && *modes_env ? modes_env : "default,reduce-overhead,max-autotune";
+    std::stringstream ms(modes);
+    for (std::string mode; std::getline(ms, mode, ',');) {
+      if (mode.empty()) continue;
       result["kiln"][mode] = run_kiln(m, x, ref, tf32, mode, cache_root);
-      std::fprintf(stderr, "%s kiln %s: %s\n", name.c_str(), mode, result["kiln"][mode].dump().c_str());
+      std::fprintf(stderr, "%s kiln %s: %s\n", name.c_str(), mode.c_str(), result["kiln"][mode].dump().c_str());
     }
-    result["aoti"] = run_aoti(dir + "/" + name + ".aoti.pt2", x, ref, tf32);
+    if (!std::getenv("KILN_BENCH_NO_AOTI")) result["aoti"] = run_aoti(dir + "/" + name + ".aoti.pt2", x, ref, tf32);
     std::fprintf(stderr, "%s aoti: %s\n", name.c_str(), result["aoti"].dump().c_str());
     remove_tree(cache_root);
   }

@@ -106,6 +106,12 @@ def main():
             "k_eager_kernels": k.get("eager", {}).get("kernels"), "k_default_kernels": default.get("kernels"),
             "k_best_kernels": best.get("kernels"), "aoti_kernels": aoti.get("kernels"),
             "replay_kernels": ind.get("replay_kernels"), "host": default.get("host"),
+            "eager_host": k.get("eager", {}).get("host", {}).get("call_ms"),
+            "peak": [k.get("eager", {}).get("peak_mib")] +
+                    [kiln.get(m, {}).get("peak_mib") for m in ("default", "reduce-overhead", "max-autotune")] +
+                    [aoti.get("peak_mib")],
+            "variants": {m: v for m, v in kiln.items() if m not in ("default", "reduce-overhead", "max-autotune")},
+            "k_eager_ms": k.get("eager", {}).get("ms"),
             "noise": max([v for v in [k.get("eager", {}).get("spread"), aoti.get("spread"), ind.get("replay_spread"),
                                       ind.get("spread")] + [kiln.get(m, {}).get("spread") for m in kiln]
                           if v is not None], default=None),
@@ -171,6 +177,31 @@ def main():
         for r in hosts:
             h = r["host"]
             print(f"| {r['name']} | {f(h.get('call_ms'))} | " + " | ".join(f(h.get(c + "_ms")) for c in cats) + " |")
+    if any(v is not None for r in rows for v in r["peak"]):
+        print("\nPeak device memory, MiB (the caching allocator's peak over steady-state calls: weights, layout "
+              "copies, graph pools and workspaces included; each side after giving back earlier cuBLAS workspaces)")
+        print("| model | eager | Kiln default | Kiln r-o | Kiln m-a | AOTI | worst Kiln / eager |")
+        print("|---|--:|--:|--:|--:|--:|--:|")
+        for r in rows:
+            e, kd, kro, kma, ao = r["peak"]
+            worst = max((v for v in (kd, kro, kma) if v is not None), default=None)
+            print(f"| {r['name']} | {f(e, 1)} | {f(kd, 1)} | {f(kro, 1)} | {f(kma, 1)} | {f(ao, 1)} | "
+                  f"{f(ratio(worst, e), 2)} |")
+    variants = [(r, m, v) for r in rows for m, v in r["variants"].items()]
+    if variants:
+        print("\nOther Kiln variants (KILN_BENCH_KILN_MODES), against eager in the same process")
+        print("| model | variant | ms | / eager | device ms | peak MiB | host call ms | error |")
+        print("|---|---|--:|--:|--:|--:|--:|---|")
+        for r, m, v in variants:
+            err = v.get("error") or ("-" if v.get("rel_err") is None else f"{v['rel_err']:.1e}")
+            print(f"| {r['name']} | {m} | {f(v.get('ms'))} | {f(ratio(v.get('ms'), r['k_eager_ms']), 2)} | "
+                  f"{f(v.get('device_ms'))} | {f(v.get('peak_mib'), 1)} | {f(v.get('host', {}).get('call_ms'))} | {err} |")
+    for r in hosts:
+        by = r["host"].get("extern_by_target") or {}
+        if by:
+            top = sorted(by.items(), key=lambda kv: -kv[1][0] * kv[1][1])[:6]
+            print(f"\n{r['name']}: eager host ms per call {f(r['eager_host'])}; Kiln default's extern calls "
+                  "(calls per call, host µs each): " + "; ".join(f"{t} {c:.0f} x {us:.1f}" for t, (c, us) in top))
     if errors:
         print("\nFailed or outside tolerance:")
         for e in errors:

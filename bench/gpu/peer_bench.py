@@ -35,7 +35,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "corpus"))
 PRECISION = os.environ.get("KILN_BENCH_PRECISION", "highest")
 ITERS = int(os.environ.get("KILN_BENCH_ITERS", "100"))
 # Inductor modes timed per call from Python; default and max-autotune-no-cudagraphs are also replayed from a CUDA graph.
-MODES = os.environ.get("KILN_PEER_MODES", "default,reduce-overhead").split(",")
+MODES = [m for m in os.environ.get("KILN_PEER_MODES", "default,reduce-overhead").split(",") if m]
 
 
 def cases():
