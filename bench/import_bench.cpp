@@ -1,8 +1,10 @@
 // Import benchmark: synthesizes a TORCH_TRACE log and a Chrome (Kineto) trace of at least the
 // requested size in /tmp (default 1 GiB each) by repeating the sample records with fresh compile
 // ids / timestamps / correlation ids, imports each once, and prints MB/s, peak RSS (VmHWM, reset
-// before each import) and the bytes the session holds. Deletes the files unless --keep.
-//   kiln_import_bench [--mb N] [--keep] [--dir DIR]
+// before each import), the bytes the session holds, and the time and size of writing the session
+// (save_session, as kiln import does). Deletes the files unless --keep.
+//   kiln_import_bench [--mb N] [--keep] [--reuse] [--dir DIR]
+// --reuse takes the inputs a run with --keep left in DIR instead of synthesizing them again.
 // Not a test: nothing asserts speed.
 #include <unistd.h>
 
@@ -20,6 +22,7 @@
 #include "engine/importers/kineto/kineto.h"
 #include "engine/importers/common/md5.h"
 #include "engine/importers/torch_trace/torch_trace.h"
+#include "engine/session/store.h"
 
 using namespace kiln;  // NOLINT
 using Clock = std::chrono::steady_clock;
@@ -174,26 +177,47 @@ struct Row {
   int64_t peak_kb;
   uint64_t stored;
   std::string detail;
+  double write_seconds = 0;
+  uint64_t file_bytes = 0;
 };
+
+// Writes `s` as kiln import does; returns the seconds it took and the file's size.
+std::pair<double, uint64_t> timed_save(const session::Session& s, const std::string& path) {
+  auto t = Clock::now();
+  session::save_session(path, s);
+  double sec = std::chrono::duration<double>(Clock::now() - t).count();
+  uint64_t size = std::filesystem::file_size(path);
+  std::filesystem::remove(path);
+  return {sec, size};
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
   uint64_t mb = 1024;
-  bool keep = false;
+  bool keep = false, reuse = false;
   std::string dir = "/tmp";
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--mb") && i + 1 < argc) mb = std::strtoull(argv[++i], nullptr, 10);
     else if (!std::strcmp(argv[i], "--keep")) keep = true;
+    else if (!std::strcmp(argv[i], "--reuse")) reuse = keep = true;
     else if (!std::strcmp(argv[i], "--dir") && i + 1 < argc) dir = argv[++i];
   }
   const std::string data = KILN_TEST_DATA;
   const std::string log = dir + "/kiln_bench_torch_trace.log", trace = dir + "/kiln_bench_kineto.json";
-  std::printf("synthesizing %llu MB inputs in %s ...\n", static_cast<unsigned long long>(mb), dir.c_str());
-  auto t0 = Clock::now();
-  uint64_t log_bytes = make_torch_trace(data + "/traces/breaky_dynamic.log", log, mb << 20);
-  uint64_t trace_bytes = make_chrome_trace(data + "/traces/kineto_small_mlp.json", trace, mb << 20);
-  std::printf("  done in %.1f s\n\n", std::chrono::duration<double>(Clock::now() - t0).count());
+  const std::string session_path = dir + "/kiln_bench_session.kiln";
+  uint64_t log_bytes = 0, trace_bytes = 0;
+  if (reuse && std::filesystem::exists(log) && std::filesystem::exists(trace)) {
+    log_bytes = std::filesystem::file_size(log);
+    trace_bytes = std::filesystem::file_size(trace);
+    std::printf("reusing the inputs in %s\n\n", dir.c_str());
+  } else {
+    std::printf("synthesizing %llu MB inputs in %s ...\n", static_cast<unsigned long long>(mb), dir.c_str());
+    auto t0 = Clock::now();
+    log_bytes = make_torch_trace(data + "/traces/breaky_dynamic.log", log, mb << 20);
+    trace_bytes = make_chrome_trace(data + "/traces/kineto_small_mlp.json", trace, mb << 20);
+    std::printf("  done in %.1f s\n\n", std::chrono::duration<double>(Clock::now() - t0).count());
+  }
 
   reset_peak_rss();
   std::printf("resident before importing (the binary, LibTorch and friends): %.0f MB\n\n",
@@ -211,6 +235,7 @@ int main(int argc, char** argv) {
                     std::to_string(s.regions.size()) + " compile ids, " + std::to_string(s.kernels.size()) +
                         " kernels, " + std::to_string(s.timeline.size()) + " spans, notes " +
                         std::to_string(s.import_notes.size())});
+    if (md5) std::tie(rows.back().write_seconds, rows.back().file_bytes) = timed_save(s, session_path);
   }
   {
     reset_peak_rss();
@@ -220,14 +245,21 @@ int main(int argc, char** argv) {
     rows.push_back({"Chrome trace (Kineto)", trace_bytes, sec, vm_hwm_kb(), stored_bytes(s),
                     std::to_string(s.timeline.size()) + " events, " + std::to_string(s.runs.size()) + " runs, notes " +
                         std::to_string(s.import_notes.size())});
+    std::tie(rows.back().write_seconds, rows.back().file_bytes) = timed_save(s, session_path);
   }
 
-  std::printf("%-28s %10s %9s %9s %8s %12s %12s  %s\n", "input", "MB", "seconds", "MB/s", "s/GB", "peak RSS MB",
-              "stored MB", "what");
+  std::printf("%-28s %10s %9s %9s %8s %12s %12s %9s %9s  %s\n", "input", "MB", "seconds", "MB/s", "s/GB",
+              "peak RSS MB", "stored MB", "write s", "file MB", "what");
   for (const auto& r : rows) {
     double m = double(r.bytes) / (1 << 20);
-    std::printf("%-28s %10.0f %9.2f %9.0f %8.2f %12.0f %12.0f  %s\n", r.what.c_str(), m, r.seconds, m / r.seconds,
-                r.seconds / (m / 1024), double(r.peak_kb) / 1024, double(r.stored) / (1 << 20), r.detail.c_str());
+    char write[32] = "-", file[32] = "-";
+    if (r.file_bytes > 0) {
+      std::snprintf(write, sizeof write, "%.2f", r.write_seconds);
+      std::snprintf(file, sizeof file, "%.0f", double(r.file_bytes) / (1 << 20));
+    }
+    std::printf("%-28s %10.0f %9.2f %9.0f %8.2f %12.0f %12.0f %9s %9s  %s\n", r.what.c_str(), m, r.seconds,
+                m / r.seconds, r.seconds / (m / 1024), double(r.peak_kb) / 1024, double(r.stored) / (1 << 20), write,
+                file, r.detail.c_str());
   }
   long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
   std::printf("\none thread; machine has %ld cores\n", cores);

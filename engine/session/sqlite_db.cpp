@@ -33,6 +33,14 @@ SqliteStatement& SqliteStatement::bind(int index, const std::string& value) {
   return *this;
 }
 
+SqliteStatement& SqliteStatement::bind_view(int index, std::string_view value) {
+  // An empty view may have no data pointer; SQLite would bind NULL for it, not ''.
+  const char* data = value.data() ? value.data() : "";
+  int rc = sqlite3_bind_text64(stmt_, index, data, value.size(), SQLITE_STATIC, SQLITE_UTF8);
+  if (rc != SQLITE_OK) fail(db_, rc, "bind");
+  return *this;
+}
+
 SqliteStatement& SqliteStatement::bind(int index, int64_t value) {
   int rc = sqlite3_bind_int64(stmt_, index, value);
   if (rc != SQLITE_OK) fail(db_, rc, "bind");

@@ -7,12 +7,14 @@
 //   error: SqliteError carrying SQLite's result code and message (the caller names the file).
 // SqliteStatement: a prepared statement; bind_* take 1-based indexes, column_* 0-based ones.
 //   step() returns true while a row is available; reset() readies it for the next bind/step.
+//   bind() copies text; bind_view() does not (the bytes must outlive the statement's next reset).
 // Transaction: BEGIN IMMEDIATE at construction, ROLLBACK at destruction unless commit() ran.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "engine/base/error.h"
 
@@ -47,6 +49,9 @@ class SqliteStatement {
   SqliteStatement& bind(int index, int value) { return bind(index, static_cast<int64_t>(value)); }
   SqliteStatement& bind(int index, double value);
   SqliteStatement& bind(int index, bool value) { return bind(index, static_cast<int64_t>(value ? 1 : 0)); }
+  // Text that is not copied: the caller keeps its bytes unchanged until the statement is reset
+  // (run() resets it). For the rows of bulk inserts.
+  SqliteStatement& bind_view(int index, std::string_view value);
 
   bool step();   // true: a row is ready; false: done
   void run();    // step() once, for statements that return no rows, then reset()

@@ -46,10 +46,12 @@ void remove_db_files(const std::string& db) {
   fs::remove(db + "-shm", ec);
 }
 
-// Makes a freshly written temporary session whole on disk: the WAL checkpointed into the main file
-// (a checkpoint that fails inside sqlite3_close would go unnoticed), the connection closed, the file
-// flushed. Any failure throws: the caller must not rename a file that is not complete.
+// Makes a freshly written temporary session whole on disk: switched to WAL (store_schema.h), the WAL
+// checkpointed into the main file (a checkpoint that fails inside sqlite3_close would go unnoticed),
+// the connection closed, the file flushed. Any failure throws: the caller must not rename a file
+// that is not complete.
 void finish_temporary(SqliteDb& db, const std::string& tmp) {
+  finish_schema(db);
   db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
   db.close();
   std::error_code ec;

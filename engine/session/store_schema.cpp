@@ -4,6 +4,12 @@
 // recompile_summary tables (kiln explain --cost -o). Rows keep their order through a `seq` column; nested lists and
 // maps that are only ever read whole (guards, symbols, metrics, node lists, user stacks) are JSON
 // text. Every REAL column stores an IEEE double exactly; NULL in one means NaN.
+//
+// The timeline is a view over timeline_rows that every reader (older Kilns, sqlite3, Python)
+// reads as the table it used to be: a row whose args share a large value with other rows (the
+// cache-key components Inductor repeats on several compile events) holds the text before that
+// value in args_json and the text after it in args_tail, and the value itself once, in
+// args_parts, by id; the view joins them back. Files written before hold a plain timeline table.
 #include "engine/session/store_schema.h"
 
 #include <cstdlib>
@@ -50,10 +56,15 @@ CREATE TABLE runs (
   compile_cold_ms REAL, compile_warm_ms REAL, first_call_ms REAL, median_ms REAL, p10_ms REAL, p90_ms REAL,
   iterations INTEGER, kernels_per_iter REAL, gpu_busy REAL, launch_gap_ms REAL, host_overhead_ms REAL,
   peak_memory_bytes INTEGER, speedup_vs_eager REAL, max_abs_error REAL, max_rel_error REAL);
-CREATE TABLE timeline (
+CREATE TABLE timeline_rows (
   seq INTEGER PRIMARY KEY, run INTEGER NOT NULL, lane TEXT, name TEXT, category TEXT, start_ns INTEGER,
-  dur_ns INTEGER, compile_id TEXT, kernel TEXT, correlation INTEGER, args_json TEXT);
-CREATE INDEX timeline_by_run ON timeline (run, seq);
+  dur_ns INTEGER, compile_id TEXT, kernel TEXT, correlation INTEGER, args_json TEXT, args_part INTEGER,
+  args_tail TEXT);
+CREATE TABLE args_parts (id INTEGER PRIMARY KEY, text TEXT NOT NULL);
+CREATE VIEW timeline AS SELECT seq, run, lane, name, category, start_ns, dur_ns, compile_id, kernel, correlation,
+  CASE WHEN args_part IS NULL THEN args_json
+       ELSE args_json || (SELECT text FROM args_parts WHERE id = args_part) || args_tail END AS args_json
+  FROM timeline_rows;
 CREATE TABLE import_notes (seq INTEGER PRIMARY KEY, source TEXT, what TEXT, count INTEGER, example TEXT);
 CREATE TABLE break_costs (
   seq INTEGER PRIMARY KEY, run INTEGER NOT NULL, break_id TEXT, reason TEXT, file TEXT, line INTEGER,
@@ -72,8 +83,12 @@ CREATE TABLE recompile_summary (rounds INTEGER, calls INTEGER, pass_json TEXT, a
 std::string kiln_version() { return KILN_VERSION; }
 
 void create_schema(SqliteDb& db, const std::string& created_at) {
-  db.exec("PRAGMA journal_mode = WAL");
-  db.exec("PRAGMA synchronous = NORMAL");
+  // The file is a temporary nobody reads before it is complete: a rollback journal in memory
+  // (pages added to a fresh file are never journaled; a failed write removes the file), no syncs
+  // (the caller syncs the finished file once) and no write-ahead log, which would write every
+  // page twice. finish_schema() turns the log on for the finished file.
+  db.exec("PRAGMA journal_mode = MEMORY");
+  db.exec("PRAGMA synchronous = OFF");
   Transaction t(db);
   db.exec(kTables);
   auto put = db.prepare("INSERT INTO meta (key, value) VALUES (?, ?)");
@@ -82,6 +97,13 @@ void create_schema(SqliteDb& db, const std::string& created_at) {
   put->bind(1, "created_at").bind(2, created_at).run();
   put.reset();
   t.commit();
+}
+
+void finish_schema(SqliteDb& db) {
+  // Made once over the filled table: sorting it is much cheaper than updating it row by row.
+  db.exec("CREATE INDEX IF NOT EXISTS timeline_by_run ON timeline_rows (run, seq)");
+  db.exec("PRAGMA journal_mode = WAL");
+  db.exec("PRAGMA synchronous = NORMAL");
 }
 
 void check_schema(SqliteDb& db, const std::string& path) {

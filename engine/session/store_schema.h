@@ -1,9 +1,13 @@
 // The .kiln file's schema: the tables, and the `meta` table that names the schema version.
 //
 // create_schema(db, created_at)
-//   pre:  db is a fresh, empty database opened for writing.
-//   post: WAL journal mode; every table exists; meta holds schema_version = kSchemaVersion,
-//         kiln_version and created_at.
+//   pre:  db is a fresh, empty database opened for writing, in a temporary file that nobody reads
+//         before finish_schema() ran (the caller removes it when any write fails).
+//   post: bulk-write settings (journal in memory, no syncs); every table exists; meta holds
+//         schema_version = kSchemaVersion, kiln_version and created_at.
+// finish_schema(db)
+//   pre:  create_schema ran and no transaction is open.
+//   post: WAL journal mode (kept in the file) with synchronous = NORMAL for this connection.
 // check_schema(db, path)
 //   post: returns normally when db is a Kiln session of schema kOldestSchemaVersion to kSchemaVersion
 //         (an older file lacks the tables added since; readers take those as empty).
@@ -18,6 +22,7 @@
 namespace kiln::session {
 
 void create_schema(SqliteDb& db, const std::string& created_at);
+void finish_schema(SqliteDb& db);
 void check_schema(SqliteDb& db, const std::string& path);
 
 std::string kiln_version();  // the Kiln version this build writes into meta ("0.1.0")

@@ -1,7 +1,10 @@
 // Session values → rows; see store_write.h and the schema in store_schema.cpp.
 #include "engine/session/store_write.h"
 
+#include <cstring>
 #include <nlohmann/json.hpp>
+#include <string_view>
+#include <unordered_map>
 
 #include "engine/base/json_text.h"
 
@@ -195,15 +198,130 @@ void write_run(SqliteDb& db, const Run& r, int id) {
   st->bind(19, r.speedup_vs_eager).bind(20, r.max_abs_error).bind(21, r.max_rel_error).run();
 }
 
+namespace {
+
+// Args shorter than this are stored whole; in longer ones, a member value of at least
+// kSharedValueBytes is stored once (args_parts) however many rows hold it.
+constexpr size_t kSplitArgsBytes = 8192;
+constexpr size_t kSharedValueBytes = 4096;
+
+// The index of the '"' that closes the string whose contents start at `i` (text.size() if none).
+size_t string_end(std::string_view text, size_t i) {
+  while (i < text.size()) {
+    const void* q = std::memchr(text.data() + i, '"', text.size() - i);
+    if (!q) return text.size();
+    size_t at = static_cast<size_t>(static_cast<const char*>(q) - text.data());
+    size_t backslashes = 0;
+    while (at - backslashes > i && text[at - backslashes - 1] == '\\') ++backslashes;
+    if (backslashes % 2 == 0) return at;
+    i = at + 1;
+  }
+  return text.size();
+}
+
+// [begin, end) of the longest member value of the JSON object `text` (minified or not, without the
+// white space around it); an empty range when text is no object. Text that is not JSON gives some
+// range or none: the row stores text[0, begin) + text[begin, end) + text[end, size) either way, so
+// it reads back as written.
+std::pair<size_t, size_t> longest_member_value(std::string_view text) {
+  size_t i = text.find_first_not_of(" \t\r\n");
+  if (i == std::string_view::npos || text[i] != '{') return {0, 0};
+  std::pair<size_t, size_t> best{0, 0};
+  size_t value_begin = std::string_view::npos;
+  int depth = 0;
+  auto space = [&](size_t at) { return text[at] == ' ' || text[at] == '\t' || text[at] == '\r' || text[at] == '\n'; };
+  auto close_value = [&](size_t end) {  // the value without the white space around it
+    if (value_begin == std::string_view::npos) return;
+    while (value_begin < end && space(value_begin)) ++value_begin;
+    while (end > value_begin && space(end - 1)) --end;
+    if (end - value_begin > best.second - best.first) best = {value_begin, end};
+    value_begin = std::string_view::npos;
+  };
+  for (; i < text.size(); ++i) {
+    switch (text[i]) {
+      case '"': i = string_end(text, i + 1); break;
+      case '{':
+      case '[': ++depth; break;
+      case '}':
+      case ']':
+        if (depth == 1) close_value(i);
+        if (--depth == 0) return best;
+        break;
+      case ':':
+        if (depth == 1) value_begin = i + 1;
+        break;
+      case ',':
+        if (depth == 1) close_value(i);
+        break;
+      default: break;
+    }
+  }
+  return best;
+}
+
+// The large values of one write_timeline call, each stored once; identical texts share an id.
+class SharedValues {
+ public:
+  explicit SharedValues(SqliteDb& db) : insert_(db.prepare("INSERT INTO args_parts (text) VALUES (?)")), db_(db) {}
+
+  // The id of `text` in args_parts, stored now if this call has not stored it. `text` stays valid
+  // (it lives in the events being written) until the call ends.
+  int64_t id(std::string_view text) {
+    auto& candidates = by_key_[key(text)];
+    for (const auto& [stored, id] : candidates)
+      if (stored == text) return id;
+    insert_->bind_view(1, text).run();
+    int64_t id = db_.last_insert_rowid();
+    candidates.emplace_back(text, id);
+    return id;
+  }
+
+ private:
+  // Length and a sample of the bytes (both ends, and spread over the middle): cheap to compute
+  // for long texts; equal keys are told apart by comparing the texts.
+  static uint64_t key(std::string_view t) {
+    uint64_t h = std::hash<size_t>()(t.size());
+    auto mix = [&h](std::string_view s) { h = (h ^ std::hash<std::string_view>()(s)) * 0x9E3779B97F4A7C15ull; };
+    constexpr size_t kSample = 64;
+    mix(t.substr(0, kSample));
+    mix(t.substr(t.size() - std::min(t.size(), kSample)));
+    for (size_t step = t.size() / 16, at = step; step >= kSample && at + kSample < t.size(); at += step)
+      mix(t.substr(at, kSample));
+    return h;
+  }
+
+  std::unique_ptr<SqliteStatement> insert_;
+  SqliteDb& db_;
+  std::unordered_map<uint64_t, std::vector<std::pair<std::string_view, int64_t>>> by_key_;
+};
+
+}  // namespace
+
 void write_timeline(SqliteDb& db, const std::vector<TimelineEvent>& events, int run_override) {
-  auto st = db.prepare(
-      "INSERT INTO timeline (seq, run, lane, name, category, start_ns, dur_ns, compile_id, kernel, correlation, "
-      "args_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-  int64_t seq = next_seq(db, "timeline");
-  for (const auto& e : events) {
-    st->bind(1, seq++).bind(2, run_override >= 0 ? run_override : e.run).bind(3, e.lane).bind(4, e.name);
-    st->bind(5, e.category).bind(6, e.start_ns).bind(7, e.dur_ns).bind(8, e.compile_id).bind(9, e.kernel);
-    st->bind(10, e.correlation).bind(11, e.args_json).run();
+  // Files of this schema hold the rows in timeline_rows (the timeline is a view over them).
+  const bool rows_table = db.has_table("timeline_rows");
+  const std::string table = rows_table ? "timeline_rows" : "timeline";
+  auto st = db.prepare("INSERT INTO " + table +
+                       " (seq, run, lane, name, category, start_ns, dur_ns, compile_id, kernel, correlation, args_json" +
+                       (rows_table ? ", args_part, args_tail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                                   : ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+  std::unique_ptr<SharedValues> shared;
+  int64_t seq = next_seq(db, table);
+  for (const auto& e : events) {  // the texts live in `events` until run() resets the statement
+    st->bind(1, seq++).bind(2, run_override >= 0 ? run_override : e.run).bind_view(3, e.lane).bind_view(4, e.name);
+    st->bind_view(5, e.category).bind(6, e.start_ns).bind(7, e.dur_ns).bind_view(8, e.compile_id);
+    st->bind_view(9, e.kernel).bind(10, e.correlation);
+    std::string_view args = e.args_json;
+    auto [begin, end] = rows_table && args.size() >= kSplitArgsBytes ? longest_member_value(args)
+                                                                     : std::pair<size_t, size_t>{0, 0};
+    if (end - begin >= kSharedValueBytes) {
+      if (!shared) shared = std::make_unique<SharedValues>(db);
+      st->bind_view(11, args.substr(0, begin)).bind(12, shared->id(args.substr(begin, end - begin)));
+      st->bind_view(13, args.substr(end));
+    } else {
+      st->bind_view(11, args);  // args_part and args_tail stay NULL
+    }
+    st->run();
   }
 }
 

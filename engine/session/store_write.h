@@ -10,7 +10,10 @@
 //   post: one row in runs with id `id` (run.id is ignored). error: SqliteError if the id exists.
 // write_timeline(db, events, run_override)
 //   post: events appended in order (one prepared statement, rebound per row); with run_override
-//         >= 0 every row's run is run_override instead of the event's own.
+//         >= 0 every row's run is run_override instead of the event's own. In files with
+//         timeline_rows (store_schema.cpp), the longest member value of args of 8 KiB or more is
+//         stored once per call in args_parts when it has 4 KiB or more; the timeline view reads
+//         every row's args back as written.
 // write_kernels(db, kernels)
 //   post: kernels (and their autotune candidates) appended after those already stored.
 // write_autotune(db, kernel, compile_id, candidates)

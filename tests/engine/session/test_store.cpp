@@ -148,3 +148,120 @@ TEST(SessionWriter, RecordsAutotuneTablesOfStoredKernels) {
   EXPECT_DOUBLE_EQ(back.kernels[0].autotune[0].ms, 0.011);
   EXPECT_TRUE(back.kernels[0].autotune[0].chosen);
 }
+
+namespace {
+
+// A value of `n` bytes: a JSON list of strings, with quotes and backslashes escaped inside.
+std::string big_list(int seed, size_t n) {
+  std::string v = "[";
+  for (int i = 0; v.size() < n; ++i)
+    v += (i ? "," : "") + std::string("\"[k") + std::to_string(seed) + "] item " + std::to_string(i) +
+         ": \\\"quoted\\\" \\\\ ]},{\"";
+  return v + "]";
+}
+
+// Events whose args share large values (as Inductor's compile events share their cache-key
+// components), and args that must be stored whole or split at odd places.
+std::vector<session::TimelineEvent> events_with_shared_args() {
+  std::vector<std::string> args;
+  std::string a = big_list(1, 20000), b = big_list(2, 30000);
+  for (int i = 0; i < 6; ++i)  // three rows per shared value, different text around it
+    args.push_back("{\"compile_id\":\"" + std::to_string(i) + "/0\",\"components\":" + (i % 2 ? a : b) +
+                   ",\"key\":\"k" + std::to_string(i) + "\"}");
+  args.push_back("{\"components\":" + a + "}");                          // nothing around the value
+  args.push_back("{ \"x\" : 1 , \"components\" : " + b + " , \"y\" : {\"z\":\"}\"} }");  // not minified
+  args.push_back("not JSON at all, but long: " + b);                     // stored as it is
+  args.push_back("{\"cut\":" + a.substr(0, 15000));                      // an object cut short
+  args.push_back("{\"small\":1}");
+  args.push_back("");
+  std::vector<session::TimelineEvent> events;
+  for (size_t i = 0; i < args.size(); ++i) {
+    session::TimelineEvent e;
+    e.lane = "compile";
+    e.name = "span " + std::to_string(i);
+    e.category = "compile";
+    e.start_ns = static_cast<int64_t>(i) * 1000;
+    e.args_json = args[i];
+    events.push_back(e);
+  }
+  return events;
+}
+
+int64_t sql_int(const std::string& path, const std::string& query) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, query.c_str(), -1, &st, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  int64_t v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return v;
+}
+
+}  // namespace
+
+TEST(Store, SharedArgsAreStoredOnceAndReadBackAsWritten) {
+  std::string path = test::temp_dir() + "/shared.kiln";
+  session::Session s;
+  s.timeline = events_with_shared_args();
+  session::save_session(path, s);
+  auto back = session::load_session(path);
+  ASSERT_EQ(back.timeline.size(), s.timeline.size());
+  for (size_t i = 0; i < s.timeline.size(); ++i) EXPECT_EQ(back.timeline[i].args_json, s.timeline[i].args_json) << i;
+  // The two shared lists are stored once each; the rows that hold them keep a few bytes.
+  EXPECT_EQ(sql_int(path, "SELECT count(*) FROM args_parts WHERE length(text) >= 20000 AND length(text) < 30100"), 2);
+  EXPECT_LT(sql_int(path, "SELECT max(length(args_json) + coalesce(length(args_tail), 0)) FROM timeline_rows "
+                          "WHERE args_part IS NOT NULL"),
+            100);
+  // Readers that know nothing of the split (older Kilns, sqlite3, scripts) read the view.
+  EXPECT_EQ(sql_int(path, "SELECT sum(length(args_json)) FROM timeline"),
+            [&] {
+              int64_t n = 0;
+              for (const auto& e : s.timeline) n += static_cast<int64_t>(e.args_json.size());
+              return n;
+            }());
+  EXPECT_EQ(sql_int(path, "SELECT count(*) FROM timeline WHERE args_json IS NULL"), 0);
+}
+
+TEST(Store, SessionWriterRunsWithSharedArgsReadBackAsWritten) {
+  std::string path = test::temp_dir() + "/writer_shared.kiln";
+  auto events = events_with_shared_args();
+  session::Session header;
+  header.timeline = events;  // session-wide (run -1)
+  {
+    session::SessionWriter w(path, header);
+    session::Run r;
+    r.mode = "default";
+    EXPECT_EQ(w.append_run(r, events), 0);
+    EXPECT_EQ(w.append_run(r, events), 1);
+    w.close();
+  }
+  auto back = session::load_session(path);
+  ASSERT_EQ(back.timeline.size(), 3 * events.size());
+  for (size_t i = 0; i < back.timeline.size(); ++i) {
+    EXPECT_EQ(back.timeline[i].args_json, events[i % events.size()].args_json) << i;
+    EXPECT_EQ(back.timeline[i].run, static_cast<int>(i / events.size()) - 1) << i;
+  }
+}
+
+// A file as Kiln wrote it before the timeline became a view: a plain timeline table.
+TEST(Store, FilesWithATimelineTableStillOpen) {
+  std::string path = test::temp_dir() + "/plain_timeline.kiln";
+  session::Session s;
+  s.timeline = events_with_shared_args();
+  session::save_session(path, s);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  const char* to_plain_table =
+      "CREATE TABLE plain (seq INTEGER PRIMARY KEY, run INTEGER NOT NULL, lane TEXT, name TEXT, category TEXT, "
+      "start_ns INTEGER, dur_ns INTEGER, compile_id TEXT, kernel TEXT, correlation INTEGER, args_json TEXT); "
+      "INSERT INTO plain SELECT * FROM timeline; DROP VIEW timeline; DROP TABLE timeline_rows; "
+      "DROP TABLE args_parts; ALTER TABLE plain RENAME TO timeline; "
+      "CREATE INDEX timeline_by_run ON timeline (run, seq)";
+  ASSERT_EQ(sqlite3_exec(db, to_plain_table, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  ASSERT_EQ(sql_int(path, "SELECT count(*) FROM sqlite_master WHERE name = 'timeline' AND type = 'table'"), 1);
+  auto back = session::load_session(path);
+  ASSERT_EQ(back.timeline.size(), s.timeline.size());
+  for (size_t i = 0; i < s.timeline.size(); ++i) EXPECT_EQ(back.timeline[i].args_json, s.timeline[i].args_json) << i;
+}
