@@ -1,8 +1,11 @@
 // kiln report SESSION.kiln --format html|md|json [-o OUT]
 // kiln trace SESSION.kiln --mode MODE -o trace.json
 // kiln stats SESSION.kiln [--run MODE[/BACKEND]] [--format md|json] [--top N]
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -12,17 +15,30 @@
 #include "engine/api/kiln.h"
 #include "engine/api/report.h"
 #include "engine/api/files.h"
+#include "engine/api/session.h"
 
 namespace kiln::cli {
 
 namespace {
 
-// Writes text to path (engine/base/output_file.h): never a half-written report, never the input.
-void write_file(const std::string& path, const std::string& text, const std::string& input) {
+// Writes what `write` makes to path as it comes (engine/base/output_file.h): never a half-written
+// report, never the input.
+void write_file(const std::string& path, const std::string& input, const std::function<void(OutputSink&)>& write) {
   refuse_input_as_output(path, {input});
   OutputLock lock(path);
-  write_file_atomically(path, text);
+  AtomicOutputFile out(path);
+  write(out);
+  out.commit();
 }
+
+// Standard output as a sink: the first write that fails ends the command.
+class StandardOutput : public OutputSink {
+ public:
+  void write(std::string_view text) override {
+    std::cout.write(text.data(), static_cast<std::streamsize>(text.size()));
+    if (!std::cout) throw Error(std::string("writing to standard output failed (") + std::strerror(errno) + ")");
+  }
+};
 
 struct ReportArgs {
   std::string session;
@@ -55,14 +71,22 @@ Command add_report(CLI::App& app) {
   return command([](const ReportArgs& a) {
     if (a.format != "html" && a.format != "md" && a.format != "json")
       throw Error("--format '" + a.format + "': use html, md or json");
-    auto s = api::open_session(a.session);
-    std::string text = a.format == "html" ? report::render_html(s)
-                       : a.format == "md" ? report::render_markdown(s)
-                                          : report::render_json(s);
-    if (a.out.empty()) {
-      std::cout << text;
+    std::function<void(OutputSink&)> write;
+    std::unique_ptr<session::SessionFile> rows;
+    if (a.format == "json") {  // streamed from the file: memory for one row, not the session
+      rows = std::make_unique<session::SessionFile>(a.session);
+      write = [&](OutputSink& out) { report::write_json(*rows, out); };
     } else {
-      write_file(a.out, text, a.session);
+      auto s = api::open_session(a.session);
+      auto text = std::make_shared<std::string>(a.format == "html" ? report::render_html(s)
+                                                                   : report::render_markdown(s));
+      write = [text](OutputSink& out) { out.write(*text); };
+    }
+    if (a.out.empty()) {
+      StandardOutput out;
+      write(out);
+    } else {
+      write_file(a.out, a.session, write);
       std::cerr << "report written to " << a.out << "\n";
     }
     return 0;
@@ -79,8 +103,9 @@ Command add_trace(CLI::App& app) {
       ->capture_default_str();
   add_output_option(cmd, args.out, "Output file (.json)")->required();
   return command([](const TraceArgs& a) {
-    auto s = api::open_session(a.session);
-    write_file(a.out, report::render_chrome_trace(s, a.mode), a.session);
+    session::SessionFile rows(a.session);  // streamed: memory for one event, not the run
+    const int run = report::find_run(rows, a.mode);
+    write_file(a.out, a.session, [&](OutputSink& out) { report::write_chrome_trace(rows, run, out); });
     std::cerr << "trace written to " << a.out << " (open it in ui.perfetto.dev)\n";
     return 0;
   });

@@ -71,32 +71,75 @@ bool write_fully(int fd, const char* data, size_t size) {
 }
 
 void write_file_atomically(const std::string& path, const std::string& text) {
+  AtomicOutputFile out(path);
+  out.write(text);
+  out.commit();
+}
+
+namespace {
+constexpr size_t kOutputBuffer = 1 << 20;
+}  // namespace
+
+AtomicOutputFile::AtomicOutputFile(const std::string& path) : path_(path) {
   struct stat st;
   if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
     if (S_ISDIR(st.st_mode)) throw Error(path + ": cannot write (is a folder)");
-    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) throw Error(path + ": cannot write (" + std::strerror(errno) + ")");
-    bool ok = write_fully(fd, text.data(), text.size());
-    int saved = errno;
-    if (::close(fd) != 0 && ok) ok = false, saved = errno;
-    if (!ok) throw Error(path + ": writing failed (" + reason(saved) + ")");
+    fd_ = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd_ < 0) throw Error(path + ": cannot write (" + std::strerror(errno) + ")");
     return;
   }
-  std::string tmp = temporary_beside(path);
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) throw Error(path + ": cannot write (" + std::string(std::strerror(errno)) + ")");
-  bool ok = write_fully(fd, text.data(), text.size());
-  int saved = errno;
-  if (ok && ::fsync(fd) != 0) ok = false, saved = errno;
-  if (::close(fd) != 0 && ok) ok = false, saved = errno;
-  if (!ok) {
-    ::unlink(tmp.c_str());
-    throw Error(path + ": writing failed (" + reason(saved) + "); the previous file is kept");
+  tmp_ = temporary_beside(path);
+  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw Error(path + ": cannot write (" + std::string(std::strerror(errno)) + ")");
+}
+
+AtomicOutputFile::~AtomicOutputFile() {
+  if (fd_ >= 0) ::close(fd_);
+  if (fd_ >= 0 && !tmp_.empty()) ::unlink(tmp_.c_str());
+}
+
+void AtomicOutputFile::fail(int err) {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  if (tmp_.empty()) throw Error(path_ + ": writing failed (" + reason(err) + ")");
+  ::unlink(tmp_.c_str());
+  throw Error(path_ + ": writing failed (" + reason(err) + "); the previous file is kept");
+}
+
+void AtomicOutputFile::flush() {
+  if (fd_ < 0) throw Error(path_ + ": writing failed (the file is closed)");
+  if (!write_fully(fd_, buffer_.data(), buffer_.size())) fail(errno);
+  buffer_.clear();
+}
+
+void AtomicOutputFile::write(std::string_view text) {
+  if (buffer_.size() + text.size() > kOutputBuffer) {
+    flush();
+    if (text.size() >= kOutputBuffer) {  // large pieces go straight through
+      if (!write_fully(fd_, text.data(), text.size())) fail(errno);
+      return;
+    }
   }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    saved = errno;
-    ::unlink(tmp.c_str());
-    throw Error(path + ": cannot write (" + std::strerror(saved) + ")");
+  if (buffer_.capacity() < kOutputBuffer) buffer_.reserve(kOutputBuffer);
+  buffer_.append(text);
+}
+
+void AtomicOutputFile::commit() {
+  flush();
+  if (!tmp_.empty() && ::fsync(fd_) != 0) fail(errno);
+  int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0) {
+    int saved = errno;
+    if (tmp_.empty()) throw Error(path_ + ": writing failed (" + reason(saved) + ")");
+    ::unlink(tmp_.c_str());
+    throw Error(path_ + ": writing failed (" + reason(saved) + "); the previous file is kept");
+  }
+  if (tmp_.empty()) return;
+  if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
+    int saved = errno;
+    ::unlink(tmp_.c_str());
+    throw Error(path_ + ": cannot write (" + std::strerror(saved) + ")");
   }
 }
 

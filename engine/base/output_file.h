@@ -5,6 +5,13 @@
 //         The text goes to a temporary beside it (path.tmp-<pid>-<n>); every write, the fsync and
 //         the close are checked before the rename. An existing target that is not a regular file
 //         (/dev/stdout, a FIFO) is written in place, each write checked.
+// AtomicOutputFile(path): the same, written piece by piece (a report streamed from a session):
+//   write() appends to the temporary (buffered; every write checked, the first failure throws
+//   "<path>: writing failed (why); the previous file is kept" and removes the temporary); commit()
+//   flushes, fsyncs, closes and renames it into place. Destroyed without commit(), the temporary is
+//   removed and path keeps what it held. A target that is not a regular file is written in place.
+// OutputSink: where a streamed text goes (a file, a string, standard output); write() throws
+//   kiln::Error on failure.
 // fsync_path(path): flushes a finished file to disk; throws naming it when the disk refuses.
 // refuse_input_as_output(output, inputs)
 //   error: "<output>: is also an input of this command; refusing to overwrite it" when output
@@ -18,11 +25,45 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kiln {
 
 void write_file_atomically(const std::string& path, const std::string& text);
+
+class OutputSink {
+ public:
+  virtual ~OutputSink() = default;
+  virtual void write(std::string_view text) = 0;
+};
+
+// Appends to a string.
+class StringSink : public OutputSink {
+ public:
+  explicit StringSink(std::string& out) : out_(out) {}
+  void write(std::string_view text) override { out_.append(text); }
+
+ private:
+  std::string& out_;
+};
+
+class AtomicOutputFile : public OutputSink {
+ public:
+  explicit AtomicOutputFile(const std::string& path);
+  ~AtomicOutputFile() override;
+  AtomicOutputFile(const AtomicOutputFile&) = delete;
+  AtomicOutputFile& operator=(const AtomicOutputFile&) = delete;
+  void write(std::string_view text) override;
+  void commit();
+
+ private:
+  void flush();
+  [[noreturn]] void fail(int err);
+  std::string path_, tmp_;  // tmp_ empty: written in place
+  int fd_ = -1;
+  std::string buffer_;
+};
 // A fresh temporary name beside `path`: path.tmp-<pid>-<n><suffix>, unique in this process.
 std::string temporary_beside(const std::string& path, const std::string& suffix = "");
 // Removes the temporaries in `dir` named `prefix`.tmp-<pid>... (any name holding .tmp-<pid> when

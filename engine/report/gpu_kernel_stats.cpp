@@ -74,9 +74,14 @@ std::string ms(double ns) { return fixed(ns / 1e6, 3); }
 }  // namespace
 
 int find_run(const session::Session& s, const std::string& which) {
+  session::SessionInMemory rows(s);
+  return find_run(rows, which);
+}
+
+int find_run(session::SessionRows& rows, const std::string& which) {
+  const session::Session& s = rows.summary();
   if (s.runs.empty()) {
-    for (const auto& e : s.timeline)
-      if (e.run == -1) return -1;
+    if (rows.has_events(-1)) return -1;
     throw Error("this session has no runs and no timeline events");
   }
   for (const auto& r : s.runs)

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "engine/session/session.h"
+#include "engine/session/session_rows.h"
 
 namespace kiln::report {
 
@@ -87,6 +88,7 @@ LauncherTime launcher_time(const KernelStats& stats, const session::Kernel& k);
 // ("cudagraphs"). A session without runs (an imported torch.compile log) answers -1 (its
 // import-wide events). Throws kiln::Error listing the session's runs when none matches.
 int find_run(const session::Session& s, const std::string& which);
+int find_run(session::SessionRows& rows, const std::string& which);
 
 // `kiln stats` output: a Markdown table (top `limit` kernels, then one line for the rest; 0 = all)
 // under a heading of `level` (1 = "#"), and JSON with every row.

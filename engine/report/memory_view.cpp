@@ -82,4 +82,45 @@ std::vector<MemoryLane> memory_lanes(const std::vector<session::TimelineEvent>& 
   return lanes;
 }
 
+void MemoryPeaks::add(const session::TimelineEvent& e) {
+  if (!is_memory_event(e)) return;
+  auto [it, fresh] = index_.emplace(e.lane, lanes_.size());
+  if (fresh) {
+    lanes_.emplace_back();
+    lanes_.back().peak.lane = e.lane;
+  }
+  Lane& lane = lanes_[it->second];
+  const int64_t b = bytes_of(e);
+  if (e.category == "memory") {
+    ++lane.peak.samples;
+    if (!lane.any_point || b > lane.top_bytes || (b == lane.top_bytes && e.start_ns < lane.top_ns)) {
+      lane.top_bytes = b;
+      lane.top_ns = e.start_ns;
+    }
+    lane.any_point = true;
+  } else {
+    lane.peak.at_peak.push_back({e.name, b});
+    lane.peak.peak_ns = e.start_ns;
+  }
+}
+
+std::vector<MemoryPeak> MemoryPeaks::lanes() const {
+  // As memory_lanes: the recorded peak's owners, unless a point rose above their sum (then the
+  // first point in time at the highest value).
+  std::vector<MemoryPeak> out;
+  for (const auto& lane : lanes_) {
+    MemoryPeak p = lane.peak;
+    std::stable_sort(p.at_peak.begin(), p.at_peak.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    int64_t recorded = 0;
+    for (const auto& [owner, b] : p.at_peak) recorded += b;
+    p.peak_bytes = recorded;
+    if (lane.any_point && lane.top_bytes > recorded) {
+      p.peak_bytes = lane.top_bytes;
+      if (p.at_peak.empty()) p.peak_ns = lane.top_ns;
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
 }  // namespace kiln::report

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,6 +34,31 @@ bool is_memory_event(const session::TimelineEvent& e);
 std::vector<MemoryLane> memory_lanes(const std::vector<session::TimelineEvent>& events);
 // The memory lanes of run `run` of a session (what every report reads).
 std::vector<MemoryLane> memory_lanes_of_run(const session::Session& s, int run);
+
+// A lane's peak gathered event by event without keeping its points (what the JSON report states):
+// add() the events in stored order; lanes() equals memory_lanes(events) in lane, peak_bytes, peak_ns,
+// at_peak, and points.size() as samples.
+struct MemoryPeak {
+  std::string lane;
+  size_t samples = 0;
+  int64_t peak_bytes = 0;
+  int64_t peak_ns = 0;
+  std::vector<std::pair<std::string, int64_t>> at_peak;  // owner, bytes; largest first
+};
+class MemoryPeaks {
+ public:
+  void add(const session::TimelineEvent& e);
+  std::vector<MemoryPeak> lanes() const;
+
+ private:
+  struct Lane {
+    MemoryPeak peak;
+    bool any_point = false;
+    int64_t top_bytes = 0, top_ns = 0;  // the largest point, the earliest in time of those
+  };
+  std::vector<Lane> lanes_;
+  std::map<std::string, size_t> index_;
+};
 
 // The "bytes" of a memory event (0 when absent or not an integer).
 int64_t bytes_of(const session::TimelineEvent& e);

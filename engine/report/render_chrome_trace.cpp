@@ -7,6 +7,7 @@
 
 #include "engine/base/error.h"
 #include "engine/base/json_text.h"
+#include "engine/report/json_stream.h"
 #include "engine/report/gpu_kernel_stats.h"
 
 namespace kiln::report {
@@ -26,30 +27,28 @@ ordered_json metadata(const char* name, int pid, int tid, const std::string& val
 
 }  // namespace
 
-std::string render_chrome_trace(const session::Session& s, const std::string& mode) {
-  const int run_id = find_run(s, mode);
+void write_chrome_trace(session::SessionRows& rows, int run_id, OutputSink& sink) {
+  const session::Session& s = rows.summary();
   // Times are relative to the run's first event (otherData.start_ns), so that microseconds with
   // nanosecond fractions stay exact in a double even for clock values since the epoch.
-  int64_t origin = 0;
-  bool first = true;
-  for (const auto& e : s.timeline)
-    if (e.run == run_id && (first || e.start_ns < origin)) {
-      origin = e.start_ns;
-      first = false;
-    }
-  ordered_json events = ordered_json::array();
+  const int64_t origin = rows.earliest_start(run_id);
+  JsonStream out(sink, 1);
+  out.begin_object();
+  out.key("displayTimeUnit");
+  out.value("ns");
+  out.key("traceEvents");
+  out.begin_array();
   std::map<std::string, int> pids;                 // process name → pid
   std::map<std::string, std::pair<int, int>> ids;  // lane → (pid, tid)
-  for (const auto& e : s.timeline) {
-    if (e.run != run_id) continue;
+  rows.each_event(run_id, false, [&](const session::TimelineEvent& e) {
     auto lane = ids.find(e.lane);
     if (lane == ids.end()) {
       std::string process = process_of(e.lane);
       auto [p, new_process] = pids.emplace(process, static_cast<int>(pids.size()) + 1);
-      if (new_process) events.push_back(metadata("process_name", p->second, 0, process));
+      if (new_process) out.value(metadata("process_name", p->second, 0, process));
       int tid = static_cast<int>(ids.size()) + 1;
       lane = ids.emplace(e.lane, std::make_pair(p->second, tid)).first;
-      events.push_back(metadata("thread_name", p->second, tid, e.lane));
+      out.value(metadata("thread_name", p->second, tid, e.lane));
     }
     ordered_json args{{"category", e.category}};
     if (!e.compile_id.empty()) args["compile_id"] = e.compile_id;
@@ -60,7 +59,7 @@ std::string render_chrome_trace(const session::Session& s, const std::string& mo
       if (text_nesting_depth(e.args_json) <= kMaxJsonDepth) extra = ordered_json::parse(e.args_json, nullptr, false);
       if (extra.is_object()) {
         for (auto it = extra.begin(); it != extra.end(); ++it)
-          if (!args.contains(it.key())) args[it.key()] = it.value();
+          if (!args.contains(it.key())) args[it.key()] = std::move(it.value());
       } else {
         args["args_json"] = e.args_json;
       }
@@ -72,21 +71,30 @@ std::string render_chrome_trace(const session::Session& s, const std::string& mo
     else ev["s"] = "t";
     ev["pid"] = lane->second.first;
     ev["tid"] = lane->second.second;
-    ev["args"] = args;
-    events.push_back(std::move(ev));
-  }
-  ordered_json out;
-  out["displayTimeUnit"] = "ns";
-  out["traceEvents"] = events;
+    ev["args"] = std::move(args);
+    out.value(ev);
+  });
+  out.end_array();
   session::Run imported;  // an import-wide export: no run of its own
   imported.mode = "imported";
   const session::Run* run = &imported;
   for (const auto& r : s.runs)
     if (r.id == run_id) run = &r;
-  out["otherData"] = ordered_json{{"producer", "kiln"}, {"model", s.model.path}, {"mode", run->mode},
-                                  {"backend", run->backend}, {"device", run->device}, {"run", run_id},
-                                  {"start_ns", origin}};
-  return out.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  out.key("otherData");
+  out.value(ordered_json{{"producer", "kiln"}, {"model", s.model.path}, {"mode", run->mode},
+                         {"backend", run->backend}, {"device", run->device}, {"run", run_id},
+                         {"start_ns", origin}});
+  out.end_object();
+  out.finish();
+}
+
+std::string render_chrome_trace(const session::Session& s, const std::string& mode) {
+  session::SessionInMemory rows(s);
+  const int run_id = find_run(rows, mode);
+  std::string text;
+  StringSink sink(text);
+  write_chrome_trace(rows, run_id, sink);
+  return text;
 }
 
 }  // namespace kiln::report

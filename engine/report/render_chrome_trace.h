@@ -11,14 +11,22 @@
 //       prefix before '/' ("cuda:0" of "cuda:0/stream 7"), with process_name/thread_name metadata
 //       (ph "M"). Event args carry category, compile id, kernel, correlation and args_json.
 // error: kiln::Error "no run 'X' (this session has: eager, default, default/cudagraphs; ...)".
+//
+// write_chrome_trace(rows, run, out): the same text for run `run` (find_run(rows, mode),
+//   gpu_kernel_stats.h) of a session read row by row (session_rows.h), written to `out` as it is
+//   made: memory for one timeline event and the lanes, not for the run or the text. Errors of the
+//   session file and of `out` pass through (kiln::Error).
 #pragma once
 
 #include <string>
 
+#include "engine/base/output_file.h"
 #include "engine/session/session.h"
+#include "engine/session/session_rows.h"
 
 namespace kiln::report {
 
 std::string render_chrome_trace(const session::Session& s, const std::string& mode);
+void write_chrome_trace(session::SessionRows& rows, int run, OutputSink& out);
 
 }  // namespace kiln::report

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/base/json_text.h"
+#include "engine/report/json_stream.h"
 #include "engine/report/memory_view.h"
 #include "engine/report/recompile_costs.h"
 
@@ -116,81 +117,118 @@ ordered_json timeline_json(const TimelineEvent& e) {
                       {"correlation", e.correlation}, {"args", args}};
 }
 
-template <typename T, typename F>
-ordered_json list(const std::vector<T>& items, F to_json) {
+ordered_json memory_json(const std::vector<MemoryPeak>& lanes) {
   ordered_json out = ordered_json::array();
-  for (const auto& item : items) out.push_back(to_json(item));
+  for (const auto& lane : lanes) {
+    ordered_json live = ordered_json::array();
+    for (const auto& [owner, b] : lane.at_peak) live.push_back({{"owner", owner}, {"bytes", b}});
+    out.push_back({{"lane", lane.lane}, {"peak_bytes", lane.peak_bytes}, {"peak_ns", lane.peak_ns},
+                   {"samples", lane.samples}, {"live_at_peak", live}});
+  }
   return out;
+}
+
+ordered_json break_cost_json(const BreakCost& c) {
+  return ordered_json{{"run", c.run},
+                      {"id", c.break_id},
+                      {"reason", c.reason},
+                      {"file", c.file},
+                      {"line", c.line},
+                      {"total_ms", c.total_ms},
+                      {"share", c.share},
+                      {"gap_ms", c.gap_ms},
+                      {"interpreter_ms", c.interpreter_ms},
+                      {"guard_ms", c.guard_ms},
+                      {"step_ms", c.step_ms},
+                      {"iterations", c.iterations},
+                      {"gaps", c.gaps},
+                      {"shared_gaps", c.shared_gaps},
+                      {"fusion_pair", c.fusion_pair},
+                      {"fusion_pair_ms", c.fusion_pair_ms},
+                      {"device_ms", c.device_ms},
+                      {"compile_ms", c.compile_ms},
+                      {"compiles", c.compiles},
+                      {"unmeasured", c.unmeasured},
+                      {"lost_fusion", c.lost_fusion_checked
+                                          ? ordered_json{{"measured", c.lost_fusion_unmeasured.empty()},
+                                                         {"lost_ms", c.lost_fusion_ms},
+                                                         {"fused_across", c.lost_fusion},
+                                                         {"reason", c.lost_fusion_unmeasured}}
+                                          : ordered_json(nullptr)}};
+}
+
+template <typename T, typename F>
+void list(JsonStream& out, const char* name, const std::vector<T>& items, F to_json) {
+  out.key(name);
+  out.begin_array();
+  for (const auto& item : items) out.value(to_json(item));
+  out.end_array();
 }
 
 }  // namespace
 
-std::string render_json(const Session& s) {
-  ordered_json j;
-  j["schema_version"] = s.schema_version;
-  j["origin"] = s.origin;
-  j["rank"] = s.rank;
-  j["environment"] = env_json(s.env);
-  j["model"] = model_json(s.model);
-  j["graph_breaks"] = list(s.breaks, break_json);
-  j["regions"] = list(s.regions, region_json);
-  j["events"] = list(s.events, event_json);
-  j["kernels"] = list(s.kernels, kernel_json);
-  j["fusion"] = list(s.fusion, [](const FusionDecision& f) {
+void write_json(SessionRows& rows, OutputSink& sink) {
+  const Session& s = rows.summary();
+  JsonStream out(sink, 2);  // invalid UTF-8 in imported text is replaced, not fatal
+  out.begin_object();
+  out.key("schema_version");
+  out.value(s.schema_version);
+  out.key("origin");
+  out.value(s.origin);
+  out.key("rank");
+  out.value(s.rank);
+  out.key("environment");
+  out.value(env_json(s.env));
+  out.key("model");
+  out.value(model_json(s.model));
+  list(out, "graph_breaks", s.breaks, break_json);
+  out.key("regions");
+  out.begin_array();
+  rows.each_region([&](const CompiledRegion& r) { out.value(region_json(r)); });
+  out.end_array();
+  list(out, "events", s.events, event_json);
+  out.key("kernels");
+  out.begin_array();
+  rows.each_kernel([&](const Kernel& k) { out.value(kernel_json(k)); });
+  out.end_array();
+  list(out, "fusion", s.fusion, [](const FusionDecision& f) {
     return ordered_json{{"compile_id", f.compile_id}, {"first", f.first}, {"second", f.second}, {"fused", f.fused},
                         {"reason", f.reason}};
   });
-  j["runs"] = list(s.runs, run_json);
   // Per run: what was live at its memory peak, by owner (report/memory_view.h).
-  for (size_t i = 0; i < s.runs.size(); ++i) {
-    ordered_json lanes = ordered_json::array();
-    for (const auto& lane : memory_lanes_of_run(s, s.runs[i].id)) {
-      ordered_json live = ordered_json::array();
-      for (const auto& [owner, b] : lane.at_peak) live.push_back({{"owner", owner}, {"bytes", b}});
-      lanes.push_back({{"lane", lane.lane}, {"peak_bytes", lane.peak_bytes}, {"peak_ns", lane.peak_ns},
-                       {"samples", lane.points.size()}, {"live_at_peak", live}});
-    }
-    j["runs"][i]["memory"] = lanes;
+  out.key("runs");
+  out.begin_array();
+  for (const auto& r : s.runs) {
+    MemoryPeaks peaks;
+    rows.each_event(r.id, true, [&](const TimelineEvent& e) { peaks.add(e); });
+    ordered_json j = run_json(r);
+    j["memory"] = memory_json(peaks.lanes());
+    out.value(j);
   }
+  out.end_array();
   // What each graph-break site cost per iteration, per run (report/break_costs.h), most costly first.
-  j["break_costs"] = list(s.break_costs, [](const BreakCost& c) {
-    return ordered_json{{"run", c.run},
-                        {"id", c.break_id},
-                        {"reason", c.reason},
-                        {"file", c.file},
-                        {"line", c.line},
-                        {"total_ms", c.total_ms},
-                        {"share", c.share},
-                        {"gap_ms", c.gap_ms},
-                        {"interpreter_ms", c.interpreter_ms},
-                        {"guard_ms", c.guard_ms},
-                        {"step_ms", c.step_ms},
-                        {"iterations", c.iterations},
-                        {"gaps", c.gaps},
-                        {"shared_gaps", c.shared_gaps},
-                        {"fusion_pair", c.fusion_pair},
-                        {"fusion_pair_ms", c.fusion_pair_ms},
-                        {"device_ms", c.device_ms},
-                        {"compile_ms", c.compile_ms},
-                        {"compiles", c.compiles},
-                        {"unmeasured", c.unmeasured},
-                        {"lost_fusion", c.lost_fusion_checked
-                                            ? ordered_json{{"measured", c.lost_fusion_unmeasured.empty()},
-                                                           {"lost_ms", c.lost_fusion_ms},
-                                                           {"fused_across", c.lost_fusion},
-                                                           {"reason", c.lost_fusion_unmeasured}}
-                                            : ordered_json(nullptr)}};
-  });
+  list(out, "break_costs", s.break_costs, break_cost_json);
   // What recompiles cost (kiln explain --cost -o); null when not measured.
-  j["recompile_costs"] = nullptr;
-  if (s.recompile_costs.measured())
-    j["recompile_costs"] = ordered_json::parse(recompile_costs_json(s.recompile_costs));
-  j["timeline"] = list(s.timeline, timeline_json);
-  j["import_notes"] = list(s.import_notes, [](const ImportNote& n) {
+  out.key("recompile_costs");
+  out.value(s.recompile_costs.measured() ? ordered_json::parse(recompile_costs_json(s.recompile_costs))
+                                         : ordered_json(nullptr));
+  out.key("timeline");
+  out.begin_array();
+  rows.each_event(std::nullopt, false, [&](const TimelineEvent& e) { out.value(timeline_json(e)); });
+  out.end_array();
+  list(out, "import_notes", s.import_notes, [](const ImportNote& n) {
     return ordered_json{{"source", n.source}, {"what", n.what}, {"count", n.count}, {"example", n.example}};
   });
-  // Invalid UTF-8 in imported text is replaced, not fatal.
-  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  out.end_object();
+  out.finish();
+}
+
+std::string render_json(const Session& s) {
+  std::string text;
+  StringSink sink(text);
+  SessionInMemory rows(s);
+  write_json(rows, sink);
+  return text;
 }
 
 }  // namespace kiln::report

@@ -79,63 +79,6 @@ void move_into_place(const std::string& tmp, const std::string& path) {
   }
 }
 
-uint32_t big_endian(const unsigned char* p, int n) {
-  uint32_t v = 0;
-  for (int i = 0; i < n; ++i) v = (v << 8) | p[i];
-  return v;
-}
-
-// Checks what can be checked before SQLite opens the file: it exists, it starts like an SQLite
-// database, and (with no WAL beside it) it is as long as its header says.
-void check_file(const std::string& path) {
-  std::error_code ec;
-  auto status = fs::status(path, ec);
-  if (!fs::exists(status)) throw Error(path + ": file not found");
-  if (fs::is_directory(status)) throw Error(path + ": is a folder, not a session file");
-  uint64_t size = fs::file_size(path, ec);
-  if (ec) throw Error(path + ": cannot read (" + ec.message() + ")");
-  if (size == 0) throw Error(path + ": not a Kiln session (empty file)");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot read (" + std::strerror(errno) + ")");
-  unsigned char header[100] = {};
-  in.read(reinterpret_cast<char*>(header), sizeof header);
-  auto got = static_cast<size_t>(in.gcount());
-  static const char kMagic[] = "SQLite format 3";  // 16 bytes with its NUL
-  if (got < sizeof kMagic || std::memcmp(header, kMagic, sizeof kMagic) != 0)
-    throw Error(path + ": not a Kiln session (not an SQLite database)");
-  if (got < sizeof header)
-    throw Error(path + ": corrupt session file (truncated: " + std::to_string(size) + " bytes)");
-  if (fs::exists(path + "-wal", ec)) return;  // the WAL may hold pages the main file does not have yet
-  uint64_t page_size = big_endian(header + 16, 2);
-  if (page_size == 1) page_size = 65536;
-  uint32_t change_counter = big_endian(header + 24, 4);
-  uint32_t pages = big_endian(header + 28, 4);
-  uint32_t valid_for = big_endian(header + 92, 4);
-  if (valid_for == change_counter && pages > 0 && page_size * pages > size)
-    throw Error(path + ": corrupt session file (truncated: " + std::to_string(size) + " of " +
-                std::to_string(page_size * pages) + " bytes)");
-}
-
-// A SQLite failure while reading `path`, as one line naming it.
-Error read_error(const std::string& path, const SqliteError& e) {
-  if (e.is_not_a_db()) return Error(path + ": not a Kiln session (not an SQLite database)");
-  if (e.is_corrupt()) return Error(path + ": corrupt session file (" + std::string(e.what()) + ")");
-  return Error(path + ": cannot read session (" + std::string(e.what()) + ")");
-}
-
-std::unique_ptr<SqliteDb> open_for_reading(const std::string& path) {
-  try {
-    auto db = std::make_unique<SqliteDb>(path, SqliteDb::Mode::ReadOnly);
-    db->has_table("meta");  // the first read: SQLite opens the file (and its WAL) lazily
-    return db;
-  } catch (const SqliteError& e) {
-    std::error_code ec;
-    // A folder this process cannot write: no -shm can be made; read the file as it stands.
-    if (e.is_cant_open() && !fs::exists(path + "-wal", ec)) return std::make_unique<SqliteDb>(path, SqliteDb::Mode::Immutable);
-    throw;
-  }
-}
-
 void check_output_folder(const std::string& path) {
   fs::path parent = fs::path(path).parent_path();
   std::error_code ec;
@@ -202,10 +145,8 @@ void save_session(const std::string& path, const Session& s) {
 }
 
 Session load_session(const std::string& path) {
-  check_file(path);
+  auto db = open_session_file(path);
   try {
-    auto db = open_for_reading(path);
-    check_schema(*db, path);
     db->exec("BEGIN");  // one snapshot: a writer appending runs meanwhile is not seen half-way
     Session s = read_session(*db, path);
     db->exec("COMMIT");

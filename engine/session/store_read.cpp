@@ -1,9 +1,16 @@
 // Rows → Session values; see store_read.h and the schema in store_schema.cpp.
 #include "engine/session/store_read.h"
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "engine/session/capture_names.h"
+#include "engine/session/store_schema.h"
 
 namespace kiln::session {
 
@@ -114,7 +121,7 @@ void read_breaks(const Rows& rows, Session& s) {
   }
 }
 
-void read_regions(const Rows& rows, Session& s) {
+void each_region(const Rows& rows, const std::function<void(CompiledRegion&&)>& fn) {
   auto st = rows.db.prepare(
       "SELECT seq, compile_id, region, frame, guards_json, symbols_json, recompile_reason, compile_ms, hits, "
       "metrics_json FROM regions ORDER BY seq");
@@ -137,7 +144,7 @@ void read_regions(const Rows& rows, Session& s) {
       r.graphs.push_back({graphs->column_text(0), graphs->column_text(1), graphs->column_text(2),
                           graphs->column_text(3)});
     graphs->reset();
-    s.regions.push_back(std::move(r));
+    fn(std::move(r));
   }
 }
 
@@ -157,7 +164,7 @@ void read_events(const Rows& rows, Session& s) {
   }
 }
 
-void read_kernels(const Rows& rows, Session& s) {
+void each_kernel(const Rows& rows, const std::function<void(Kernel&&)>& fn) {
   auto st = rows.db.prepare(
       "SELECT seq, name, compile_id, language, source, nodes_json, launch_config, registers, shared_bytes "
       "FROM kernels ORDER BY seq");
@@ -176,7 +183,7 @@ void read_kernels(const Rows& rows, Session& s) {
     tune->bind(1, seq);
     while (tune->step()) k.autotune.push_back({tune->column_text(0), tune->column_double(1), tune->column_int(2) != 0});
     tune->reset();
-    s.kernels.push_back(std::move(k));
+    fn(std::move(k));
   }
 }
 
@@ -220,9 +227,17 @@ void read_runs(const Rows& rows, Session& s) {
     r.max_rel_error = st->column_double(19);
     s.runs.push_back(std::move(r));
   }
+}
+
+void each_timeline_event(const Rows& rows, std::optional<int> run, bool memory_only,
+                         const std::function<void(TimelineEvent&&)>& fn) {
+  std::string where;
+  if (run) where = " WHERE run = ?";
+  if (memory_only) where += std::string(run ? " AND" : " WHERE") + " category IN ('memory', 'memory peak')";
   auto tl = rows.db.prepare(
       "SELECT run, lane, name, category, start_ns, dur_ns, compile_id, kernel, correlation, args_json "
-      "FROM timeline ORDER BY seq");
+      "FROM timeline" + where + " ORDER BY seq");
+  if (run) tl->bind(1, *run);
   while (tl->step()) {
     TimelineEvent e;
     e.run = static_cast<int>(tl->column_int(0));
@@ -235,7 +250,7 @@ void read_runs(const Rows& rows, Session& s) {
     e.kernel = tl->column_text(7);
     e.correlation = tl->column_int(8);
     e.args_json = tl->column_text(9);
-    s.timeline.push_back(std::move(e));
+    fn(std::move(e));
   }
 }
 
@@ -348,21 +363,141 @@ void read_recompile_costs(const Rows& rows, Session& s) {
   }
 }
 
+namespace fs = std::filesystem;
+
+uint32_t big_endian(const unsigned char* p, int n) {
+  uint32_t v = 0;
+  for (int i = 0; i < n; ++i) v = (v << 8) | p[i];
+  return v;
+}
+
+// Checks what can be checked before SQLite opens the file: it exists, it starts like an SQLite
+// database, and (with no WAL beside it) it is as long as its header says.
+void check_file(const std::string& path) {
+  std::error_code ec;
+  auto status = fs::status(path, ec);
+  if (!fs::exists(status)) throw Error(path + ": file not found");
+  if (fs::is_directory(status)) throw Error(path + ": is a folder, not a session file");
+  uint64_t size = fs::file_size(path, ec);
+  if (ec) throw Error(path + ": cannot read (" + ec.message() + ")");
+  if (size == 0) throw Error(path + ": not a Kiln session (empty file)");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path + ": cannot read (" + std::strerror(errno) + ")");
+  unsigned char header[100] = {};
+  in.read(reinterpret_cast<char*>(header), sizeof header);
+  auto got = static_cast<size_t>(in.gcount());
+  static const char kMagic[] = "SQLite format 3";  // 16 bytes with its NUL
+  if (got < sizeof kMagic || std::memcmp(header, kMagic, sizeof kMagic) != 0)
+    throw Error(path + ": not a Kiln session (not an SQLite database)");
+  if (got < sizeof header)
+    throw Error(path + ": corrupt session file (truncated: " + std::to_string(size) + " bytes)");
+  if (fs::exists(path + "-wal", ec)) return;  // the WAL may hold pages the main file does not have yet
+  uint64_t page_size = big_endian(header + 16, 2);
+  if (page_size == 1) page_size = 65536;
+  uint32_t change_counter = big_endian(header + 24, 4);
+  uint32_t pages = big_endian(header + 28, 4);
+  uint32_t valid_for = big_endian(header + 92, 4);
+  if (valid_for == change_counter && pages > 0 && page_size * pages > size)
+    throw Error(path + ": corrupt session file (truncated: " + std::to_string(size) + " of " +
+                std::to_string(page_size * pages) + " bytes)");
+}
+
 }  // namespace
+
+Error read_error(const std::string& path, const SqliteError& e) {
+  if (e.is_not_a_db()) return Error(path + ": not a Kiln session (not an SQLite database)");
+  if (e.is_corrupt()) return Error(path + ": corrupt session file (" + std::string(e.what()) + ")");
+  return Error(path + ": cannot read session (" + std::string(e.what()) + ")");
+}
+
+namespace {
+
+std::unique_ptr<SqliteDb> open_for_reading(const std::string& path) {
+  try {
+    auto db = std::make_unique<SqliteDb>(path, SqliteDb::Mode::ReadOnly);
+    db->has_table("meta");  // the first read: SQLite opens the file (and its WAL) lazily
+    return db;
+  } catch (const SqliteError& e) {
+    std::error_code ec;
+    // A folder this process cannot write: no -shm can be made; read the file as it stands.
+    if (e.is_cant_open() && !fs::exists(path + "-wal", ec)) return std::make_unique<SqliteDb>(path, SqliteDb::Mode::Immutable);
+    throw;
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<SqliteDb> open_session_file(const std::string& path) {
+  check_file(path);
+  try {
+    auto db = open_for_reading(path);
+    check_schema(*db, path);
+    return db;
+  } catch (const SqliteError& e) {
+    throw read_error(path, e);
+  }
+}
+
+Session read_session_summary(SqliteDb& db, const std::string& path) {
+  Rows rows{db, path};
+  Session s;
+  read_meta_env_model(rows, s);
+  read_breaks(rows, s);
+  read_events(rows, s);
+  read_fusion_and_notes(rows, s);
+  read_runs(rows, s);
+  read_break_costs(rows, s);
+  read_recompile_costs(rows, s);
+  return s;
+}
 
 Session read_session(SqliteDb& db, const std::string& path) {
   Rows rows{db, path};
   Session s;
   read_meta_env_model(rows, s);
   read_breaks(rows, s);
-  read_regions(rows, s);
+  each_region(rows, [&](CompiledRegion&& r) { s.regions.push_back(std::move(r)); });
   read_events(rows, s);
-  read_kernels(rows, s);
+  each_kernel(rows, [&](Kernel&& k) { s.kernels.push_back(std::move(k)); });
   read_fusion_and_notes(rows, s);
   read_runs(rows, s);
+  each_timeline_event(rows, std::nullopt, false, [&](TimelineEvent&& e) { s.timeline.push_back(std::move(e)); });
   read_break_costs(rows, s);
   read_recompile_costs(rows, s);
   return s;
+}
+
+void read_regions(SqliteDb& db, const std::string& path, const std::function<void(CompiledRegion&&)>& fn) {
+  each_region(Rows{db, path}, fn);
+}
+
+void read_kernels(SqliteDb& db, const std::string& path, const std::function<void(Kernel&&)>& fn) {
+  each_kernel(Rows{db, path}, fn);
+}
+
+void read_timeline(SqliteDb& db, const std::string& path, std::optional<int> run, bool memory_only,
+                   const std::function<void(TimelineEvent&&)>& fn) {
+  each_timeline_event(Rows{db, path}, run, memory_only, fn);
+}
+
+bool has_timeline_events(SqliteDb& db, int run) {
+  auto st = db.prepare("SELECT 1 FROM timeline WHERE run = ? LIMIT 1");
+  st->bind(1, run);
+  return st->step();
+}
+
+int64_t earliest_start(SqliteDb& db, int run) {
+  // As read_timeline reads start_ns (column_int: NULL is 0), without the rest of each row.
+  auto st = db.prepare("SELECT start_ns FROM timeline WHERE run = ?");
+  st->bind(1, run);
+  int64_t origin = 0;
+  bool first = true;
+  while (st->step()) {
+    int64_t t = st->column_int(0);
+    if (first || t < origin) origin = t;
+    first = false;
+  }
+  return origin;
 }
 
 }  // namespace kiln::session

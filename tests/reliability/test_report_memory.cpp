@@ -1,0 +1,204 @@
+// kiln report --format json and kiln trace stream a session: their memory does not grow with the
+// session. A session of ~60 MB (timeline events with 2 KB args, graphs, kernel sources) is exported
+// by the engine in a child process whose address space is limited to far less than the session (the
+// whole-session path fails under the same limit), and by the real binary, whose peak resident size
+// stays within a few MB of the same command on a small session. The outputs equal the whole-session
+// renderings, and a failed write keeps the previous output.
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+#include "engine/base/output_file.h"
+#include "engine/report/gpu_kernel_stats.h"
+#include "engine/report/render_chrome_trace.h"
+#include "engine/report/render_json.h"
+#include "engine/session/session_rows.h"
+#include "engine/session/store.h"
+#include "tests/reliability/kiln_cli.h"
+#include "tests/support/paths.h"
+
+using namespace kiln;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kEvents = 24000;       // timeline events of 2 KB args each: 48 MB
+constexpr size_t kArgsBytes = 2000;
+constexpr long kLimitMb = 32;        // address space the streaming export may add
+
+long status_kb(const char* key) {
+  std::ifstream st("/proc/self/status");
+  for (std::string line; std::getline(st, line);)
+    if (line.rfind(key, 0) == 0) return std::atol(line.c_str() + std::strlen(key));
+  return 0;
+}
+
+// Runs f in a child process; its exit status (128 + signal when killed).
+int in_child(const std::function<int()>& f) {
+  pid_t child = fork();
+  if (child == 0) {
+    int code = 1;
+    try {
+      code = f();
+    } catch (...) {
+      code = 2;
+    }
+    _exit(code);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// Built in a child: this process's heap stays as small as before, so that the limit below is real.
+const std::string& big_session() {
+  static const std::string path = [] {
+    std::string p = test::temp_dir() + "/big.kiln";
+    int rc = in_child([&] {
+      session::Session s;
+      s.origin = "TORCH_TRACE import";
+      s.model.path = "big.py";
+      session::Run run;
+      run.id = 0;
+      run.mode = "default";
+      run.backend = "inductor";
+      s.runs.push_back(run);
+      for (int r = 0; r < 200; ++r) {
+        session::CompiledRegion region;
+        region.compile_id = "[" + std::to_string(r) + "/0]";
+        region.graphs.push_back({"dynamo_output_graph", std::string(20000, 'g'), "", ""});
+        s.regions.push_back(region);
+        session::Kernel k;
+        k.name = "triton_poi_" + std::to_string(r);
+        k.source = std::string(10000, 'k');
+        s.kernels.push_back(k);
+      }
+      for (int i = 0; i < kEvents; ++i) {
+        session::TimelineEvent e;
+        e.run = i % 3 == 0 ? -1 : 0;
+        e.lane = i % 2 ? "cuda:0/stream 7" : "host/thread 1";
+        e.name = "event " + std::to_string(i);
+        e.category = "kernel";
+        e.start_ns = 1000 * static_cast<int64_t>(i);
+        e.dur_ns = 500;
+        e.correlation = i;
+        e.args_json = "{\"grid\": [" + std::to_string(i) + ", 1, 1], \"stack\": \"" + std::string(kArgsBytes, 's') + "\"}";
+        s.timeline.push_back(std::move(e));
+      }
+      session::save_session(p, s);
+      return 0;
+    });
+    EXPECT_EQ(rc, 0) << "building the session failed";
+    return p;
+  }();
+  return path;
+}
+
+// Runs f in a child whose address space may grow by kLimitMb only.
+int under_limit(const std::function<int()>& f) {
+  return in_child([&] {
+    rlimit lim{};
+    lim.rlim_cur = lim.rlim_max = static_cast<rlim_t>(status_kb("VmSize:") + kLimitMb * 1024) * 1024;
+    setrlimit(RLIMIT_AS, &lim);
+    return f();
+  });
+}
+
+// The peak resident size (MB) of `kiln args` run as a child of this process.
+long kiln_peak_mb(const std::vector<std::string>& args) {
+  pid_t child = fork();
+  if (child == 0) {
+    std::vector<char*> argv;
+    std::string kiln = test::binary("app/kiln");
+    argv.push_back(kiln.data());
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(kiln.c_str(), argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  rusage use{};
+  wait4(child, &status, 0, &use);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "kiln " << args[0] << " failed";
+  return use.ru_maxrss / 1024;
+}
+
+}  // namespace
+
+TEST(ReportMemory, StreamedExportsFitInLessMemoryThanTheSession) {
+#if defined(__SANITIZE_ADDRESS__) || defined(KILN_SANITIZED)
+  GTEST_SKIP() << "address-space limits do not work under AddressSanitizer";
+#else
+  const std::string& path = big_session();
+  ASSERT_GT(fs::file_size(path), static_cast<uintmax_t>(kEvents) * kArgsBytes);
+  const std::string dir = fs::path(path).parent_path().string();
+  // The limit is real: holding the session (the whole-session report) does not fit under it.
+  EXPECT_NE(under_limit([&] { return report::render_json(session::load_session(path)).empty() ? 3 : 0; }), 0);
+  EXPECT_EQ(under_limit([&] {
+              session::SessionFile rows(path);
+              AtomicOutputFile out(dir + "/report.json");
+              report::write_json(rows, out);
+              out.commit();
+              AtomicOutputFile trace(dir + "/trace.json");
+              report::write_chrome_trace(rows, report::find_run(rows, "default"), trace);
+              trace.commit();
+              return 0;
+            }),
+            0);
+  ASSERT_GT(fs::file_size(dir + "/report.json"), fs::file_size(path) / 2);
+  auto s = session::load_session(path);
+  EXPECT_TRUE(test::read_file(dir + "/report.json") == report::render_json(s)) << "the report differs";
+  EXPECT_TRUE(test::read_file(dir + "/trace.json") == report::render_chrome_trace(s, "default")) << "the trace differs";
+#endif
+}
+
+TEST(ReportMemory, TheCommandsPeakDoesNotGrowWithTheSession) {
+#if defined(__SANITIZE_ADDRESS__) || defined(KILN_SANITIZED)
+  GTEST_SKIP() << "resident sizes under AddressSanitizer do not measure the program";
+#else
+  const std::string& big = big_session();
+  const std::string dir = test::temp_dir();
+  std::string small = dir + "/small.kiln";
+  fs::copy_file(test::example("sessions/block_h100.kiln"), small);
+  // A child's peak may count the pages it shared with this process before exec: this one must be smaller.
+  ASSERT_LT(status_kb("VmRSS:") / 1024, kiln_peak_mb({"report", small, "--format", "json", "-o", dir + "/s.json"}));
+  const long floor = std::max(kiln_peak_mb({"report", small, "--format", "json", "-o", dir + "/s.json"}),
+                              kiln_peak_mb({"trace", small, "--mode", "default", "-o", dir + "/s.trace.json"}));
+  const long report = kiln_peak_mb({"report", big, "--format", "json", "-o", dir + "/b.json"});
+  const long trace = kiln_peak_mb({"trace", big, "--mode", "default", "-o", dir + "/b.trace.json"});
+  EXPECT_LT(report, floor + kLimitMb) << "report --format json: " << report << " MB, small session " << floor << " MB";
+  EXPECT_LT(trace, floor + kLimitMb) << "trace: " << trace << " MB, small session " << floor << " MB";
+  EXPECT_GT(fs::file_size(dir + "/b.json"), fs::file_size(big) / 2);
+#endif
+}
+
+// A write that fails half-way (the file size limit stands in for a full disk) keeps the previous
+// output and leaves no temporary; standard output that fails is one error line.
+TEST(ReportMemory, AFailedStreamedWriteKeepsThePreviousOutput) {
+  const std::string& big = big_session();
+  const std::string dir = test::temp_dir();
+  for (const std::string& command : {std::string("report ") + big + " --format json -o " + dir + "/out.json",
+                                     std::string("trace ") + big + " --mode default -o " + dir + "/out.json"}) {
+    SCOPED_TRACE(command);
+    { std::ofstream(dir + "/out.json") << "previous"; }
+    test::CliAnswer a;
+    a.status = test::run_command("sh -c \"trap '' XFSZ; ulimit -f 4096; exec " + test::binary("app/kiln") + " " +
+                                     command + "\" 2>&1",
+                                 a.output);
+    test::expect_one_error(a, 1, "kiln: error: " + dir + "/out.json: writing failed", "previous file is kept");
+    EXPECT_EQ(test::read_file(dir + "/out.json"), "previous");
+    for (const auto& e : fs::directory_iterator(dir))
+      EXPECT_EQ(e.path().filename().string().find(".tmp-"), std::string::npos) << e.path();
+  }
+  std::string out;
+  EXPECT_NE(test::run_command("sh -c '" + test::binary("app/kiln") + " report " + big + " --format json > /dev/full'", out),
+            0);
+  EXPECT_EQ(test::error_lines(out).size(), 1u) << out;
+  EXPECT_NE(out.find("writing to standard output failed"), std::string::npos) << out;
+}
