@@ -56,10 +56,21 @@ int in_child(const std::function<int()>& f) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+// Removes the big session's folder when the tests end (it and the outputs beside it are large).
+struct RemovedAtExit {
+  std::string dir;
+  ~RemovedAtExit() {
+    std::error_code ec;
+    if (!dir.empty()) fs::remove_all(dir, ec);
+  }
+};
+
 // Built in a child: this process's heap stays as small as before, so that the limit below is real.
 const std::string& big_session() {
+  static RemovedAtExit folder;
   static const std::string path = [] {
-    std::string p = test::temp_dir() + "/big.kiln";
+    folder.dir = test::temp_dir();
+    std::string p = folder.dir + "/big.kiln";
     int rc = in_child([&] {
       session::Session s;
       s.origin = "TORCH_TRACE import";
@@ -155,6 +166,8 @@ TEST(ReportMemory, StreamedExportsFitInLessMemoryThanTheSession) {
   auto s = session::load_session(path);
   EXPECT_TRUE(test::read_file(dir + "/report.json") == report::render_json(s)) << "the report differs";
   EXPECT_TRUE(test::read_file(dir + "/trace.json") == report::render_chrome_trace(s, "default")) << "the trace differs";
+  fs::remove(dir + "/report.json");
+  fs::remove(dir + "/trace.json");
 #endif
 }
 
@@ -175,6 +188,7 @@ TEST(ReportMemory, TheCommandsPeakDoesNotGrowWithTheSession) {
   EXPECT_LT(report, floor + kLimitMb) << "report --format json: " << report << " MB, small session " << floor << " MB";
   EXPECT_LT(trace, floor + kLimitMb) << "trace: " << trace << " MB, small session " << floor << " MB";
   EXPECT_GT(fs::file_size(dir + "/b.json"), fs::file_size(big) / 2);
+  fs::remove_all(dir);
 #endif
 }
 
@@ -201,4 +215,5 @@ TEST(ReportMemory, AFailedStreamedWriteKeepsThePreviousOutput) {
             0);
   EXPECT_EQ(test::error_lines(out).size(), 1u) << out;
   EXPECT_NE(out.find("writing to standard output failed"), std::string::npos) << out;
+  fs::remove_all(dir);
 }
