@@ -15,6 +15,18 @@ void ImportTally::note(std::string_view what, std::string_view example, int64_t 
   entries_[it->second].count += n;
 }
 
+void ImportTally::note_at(size_t position, std::string_view what, std::string_view example, int64_t n) {
+  if (position >= entries_.size() || index_.count(std::string(what))) return note(what, example, n);
+  Entry e;
+  e.what = std::string(what);
+  e.example = std::string(example.substr(0, 200));
+  e.count = n;
+  entries_.insert(entries_.begin() + static_cast<std::ptrdiff_t>(position), std::move(e));
+  for (auto& [key, at] : index_)
+    if (at >= position) ++at;
+  index_.emplace(std::string(what), position);
+}
+
 int64_t ImportTally::count(std::string_view what) const {
   auto it = index_.find(std::string(what));
   return it == index_.end() ? 0 : entries_[it->second].count;

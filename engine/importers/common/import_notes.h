@@ -4,6 +4,10 @@
 // note(what, example, n)
 //   post: the count for `what` grows by n (default one); the first example given for it is kept (cut to
 //         200 characters).
+// note_at(position, what, example, n)
+//   post: as note(), except that a `what` not seen yet is placed at `position` in the first-seen
+//         order (clamped to the end) rather than last: a note about something read before the
+//         notes made since size() was `position`.
 // notes(source)
 //   post: one ImportNote per `what`, in first-seen order, each naming `source`.
 #pragma once
@@ -21,6 +25,8 @@ namespace kiln::importers {
 class ImportTally {
  public:
   void note(std::string_view what, std::string_view example = {}, int64_t n = 1);
+  void note_at(size_t position, std::string_view what, std::string_view example = {}, int64_t n = 1);
+  size_t size() const { return entries_.size(); }
   int64_t count(std::string_view what) const;
   int64_t total() const;
   std::vector<session::ImportNote> notes(const std::string& source) const;

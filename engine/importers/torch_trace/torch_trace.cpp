@@ -78,6 +78,7 @@ session::Session import_torch_trace(const std::string& path, const TorchTraceOpt
   ro.verify_md5 = options.verify_md5;
   ro.max_line_bytes = options.max_line_bytes;
   ro.max_payload_bytes = options.max_payload_bytes;
+  ro.md5_in_background = true;  // large payloads hashed on a second thread while the builder works
   TorchTraceReader reader(source, tally, ro);
   TraceSessionBuilder builder(tally);
   TraceRecord record;
@@ -233,10 +234,11 @@ void TraceSessionBuilder::on_dynamo_start(const Context& c) {
 
 void TraceSessionBuilder::on_graph(const Context& c, const std::string& stage) {
   if (!c.record->has_payload) return on_generic(c, true);
-  s_.regions[region_of(c)].graphs.push_back(stage_graph(stage, c.record->payload, c.record->md5_ok));
+  s_.regions[region_of(c)].graphs.push_back(stage_graph(stage, c.record->payload, *c.record));
 }
 
-session::StageGraph TraceSessionBuilder::stage_graph(const std::string& stage, std::string_view payload, bool intact) {
+session::StageGraph TraceSessionBuilder::stage_graph(const std::string& stage, std::string_view payload,
+                                                     const TraceRecord& record) {
   session::StageGraph g{stage, std::string(payload), "", ""};
   const bool graph_stage = stage.size() > 6 && stage.compare(stage.size() - 6, 6, "_graph") == 0;
   if (!graph_stage || !looks_like_fx_readable(payload)) return g;
@@ -245,7 +247,7 @@ session::StageGraph TraceSessionBuilder::stage_graph(const std::string& stage, s
     bool calls = false;
     for (const auto& n : fx.graph.nodes) calls |= n.op == ir::NodeOp::CallFunction;
     if (calls) g.json = ir::to_json(fx.graph, -1);
-    if (fx.skipped_lines && intact) tally_.note("FX graph lines not read (" + stage + ")", fx.first_skipped, fx.skipped_lines);
+    if (fx.skipped_lines && record.intact()) tally_.note("FX graph lines not read (" + stage + ")", fx.first_skipped, fx.skipped_lines);
   } catch (const Error&) {
     // Not FX graph code after all (a JSON payload quoting it): kept as text only.
   }
@@ -308,7 +310,7 @@ void TraceSessionBuilder::on_symbol(const Context& c) {
 void TraceSessionBuilder::on_generic(const Context& c, bool known) {
   if (!known) tally_.note("unrecognized event type '" + c.type + "' (kept as a generic record)",
                           "line " + std::to_string(c.record->line));
-  if (c.record->has_payload) s_.regions[region_of(c)].graphs.push_back(stage_graph(c.type, c.record->payload, c.record->md5_ok));
+  if (c.record->has_payload) s_.regions[region_of(c)].graphs.push_back(stage_graph(c.type, c.record->payload, *c.record));
   bool meta_worth_keeping = !c.meta.is_object() || c.meta.size() > 0;
   if (meta_worth_keeping || !c.record->has_payload) {
     std::string m = c.meta.dump();

@@ -2,11 +2,21 @@
 // lines anywhere else are ignored.
 #include "engine/importers/torch_trace/torch_trace_records.h"
 
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <system_error>
+#include <thread>
+
 #include "engine/importers/common/md5.h"
 
 namespace kiln::importers {
 
 namespace {
+
+// Payloads this long are hashed on the second thread (with md5_in_background); shorter ones cost
+// less than handing them over.
+constexpr size_t kBackgroundMd5Bytes = 32 << 10;
 
 // A buffer that one large record grew past this is released afterwards rather than kept for reuse.
 constexpr size_t kKeptBufferBytes = size_t(64) << 20;
@@ -66,8 +76,119 @@ bool parse_glog_header(std::string_view line, size_t* json_at, int64_t* time_ns,
   return true;
 }
 
+// Payloads waiting for their digest hold at most this much memory (besides the one being read):
+// past it, the reader waits for the oldest.
+constexpr size_t kPendingMd5Bytes = 32 << 20;
+
+// One thread that hashes queued payloads in order. The reader owns the queue's front: it takes
+// finished digests from there (their notes in record order) and frees a payload once its record
+// is no longer the one last returned.
+struct TorchTraceReader::Md5Worker {
+  struct Job {
+    uint64_t id = 0;
+    std::string payload;  // moved out of the reader: the returned record views it
+    std::string expected, example;
+    size_t note_at = 0;   // the tally's size when its record was returned
+    bool done = false, ok = true, noted = false;
+  };
+  std::mutex m;
+  std::condition_variable work, finished;
+  std::deque<std::unique_ptr<Job>> jobs;  // in record order; jobs[next] is the next to hash
+  size_t next = 0;
+  size_t pending_bytes = 0;               // payload bytes of jobs not yet hashed
+  uint64_t last_id = 0;
+  bool stop = false;
+  std::thread thread;  // last: started once the members above exist
+
+  Md5Worker() : thread([this] { run(); }) {}
+  ~Md5Worker() {
+    {
+      std::lock_guard<std::mutex> lock(m);
+      stop = true;
+    }
+    work.notify_all();
+    thread.join();
+  }
+  void run() {
+    std::unique_lock<std::mutex> lock(m);
+    while (true) {
+      work.wait(lock, [&] { return next < jobs.size() || stop; });
+      if (stop) return;
+      Job* job = jobs[next].get();  // stays put: only the reader pops, and only finished jobs
+      lock.unlock();
+      bool ok = md5_hex(job->payload) == job->expected;
+      lock.lock();
+      job->ok = ok;
+      job->done = true;
+      pending_bytes -= job->payload.size();
+      ++next;
+      finished.notify_all();
+    }
+  }
+  // Queues a payload; returns its id.
+  uint64_t submit(std::unique_ptr<Job> job) {
+    std::unique_lock<std::mutex> lock(m);
+    finished.wait(lock, [&] { return pending_bytes < kPendingMd5Bytes; });
+    job->id = ++last_id;
+    pending_bytes += job->payload.size();
+    bool idle = next == jobs.size();
+    jobs.push_back(std::move(job));
+    lock.unlock();
+    if (idle) work.notify_one();
+    return last_id;
+  }
+  // Waits until every job up to `id` is hashed; notes their mismatches in order. Returns the
+  // digest check of job `id` (true when no such job is queued).
+  bool settle_until(uint64_t id, ImportTally& tally) {
+    std::unique_lock<std::mutex> lock(m);
+    bool ok = true;
+    for (auto& job : jobs) {
+      if (job->id > id) break;
+      finished.wait(lock, [&] { return job->done; });
+      if (!job->noted) {
+        job->noted = true;
+        if (!job->ok) tally.note_at(job->note_at, "payload MD5 mismatch", job->example);
+      }
+      if (job->id == id) ok = job->ok;
+    }
+    return ok;
+  }
+  // Notes what is finished, and frees the jobs before `keep` that are noted.
+  void collect(uint64_t keep, ImportTally& tally) {
+    std::lock_guard<std::mutex> lock(m);
+    for (auto& job : jobs) {
+      if (!job->done) break;
+      if (!job->noted) {
+        job->noted = true;
+        if (!job->ok) tally.note_at(job->note_at, "payload MD5 mismatch", job->example);
+      }
+    }
+    while (!jobs.empty() && jobs.front()->noted && jobs.front()->id != keep) {
+      jobs.pop_front();
+      --next;
+    }
+  }
+};
+
+bool TraceRecord::intact() const { return md5_pending && reader_ ? reader_->settle_md5(md5_job_) : md5_ok; }
+
 TorchTraceReader::TorchTraceReader(ByteSource& source, ImportTally& tally, TraceReaderOptions options)
     : source_(source), tally_(tally), options_(options), lines_(source, options.max_line_bytes) {}
+
+TorchTraceReader::~TorchTraceReader() = default;  // the worker finishes its job before it goes
+
+bool TorchTraceReader::settle_md5(uint64_t job) { return md5_worker_->settle_until(job, tally_); }
+
+bool TorchTraceReader::start_md5_worker() {
+  if (md5_worker_) return true;
+  if (md5_worker_failed_) return false;
+  try {
+    md5_worker_ = std::make_unique<Md5Worker>();
+  } catch (const std::exception&) {  // no thread (or memory) to be had: hash on this one
+    md5_worker_failed_ = true;
+  }
+  return md5_worker_ != nullptr;
+}
 
 bool TorchTraceReader::read_line(std::string_view& line) {
   bool ok = lines_.next(line);
@@ -82,11 +203,17 @@ bool TorchTraceReader::read_line(std::string_view& line) {
 }
 
 bool TorchTraceReader::next(TraceRecord& record) {
+  if (md5_worker_) md5_worker_->collect(0, tally_);  // the record last returned is done with
+  record.md5_pending = false;
+  record.reader_ = nullptr;
   std::string_view line;
   while (true) {
     // Find a header: the one left over from the previous call, or the next one in the input.
     if (header_line_ == 0) {
-      if (!read_line(line)) return false;
+      if (!read_line(line)) {
+        if (md5_worker_) md5_worker_->settle_until(UINT64_MAX, tally_);  // every note in before the end
+        return false;
+      }
       if (line.empty()) continue;
       if (line[0] == '\t') {
         tally_.note("payload line outside a record", line_example(lines_.line_number(), line));
@@ -171,8 +298,25 @@ bool TorchTraceReader::next(TraceRecord& record) {
     JsonValue expected = record.envelope["has_payload"];
     if (oversized == 0 && options_.verify_md5 && expected.is_string()) {
       record.md5_checked = true;
+      if (options_.md5_in_background && payload_.size() >= kBackgroundMd5Bytes && start_md5_worker()) {
+        auto job = std::make_unique<Md5Worker::Job>();
+        job->payload = std::move(payload_);  // its bytes stay where record.payload views them
+        job->expected = std::string(expected.str());
+        job->example = std::move(json_example);
+        job->note_at = tally_.size();
+        record.payload = job->payload;
+        record.md5_job_ = md5_worker_->submit(std::move(job));
+        record.md5_pending = true;
+        record.reader_ = this;
+        payload_ = std::string();
+        return true;
+      }
       record.md5_ok = md5_hex(payload_) == expected.str();
-      if (!record.md5_ok) tally_.note("payload MD5 mismatch", json_example);
+      if (!record.md5_ok) {
+        // A queued record's mismatch comes first in the tally (a rare wait: damaged logs only).
+        if (md5_worker_) md5_worker_->settle_until(UINT64_MAX, tally_);
+        tally_.note("payload MD5 mismatch", json_example);
+      }
     }
     return true;
   }

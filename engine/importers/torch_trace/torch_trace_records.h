@@ -11,9 +11,15 @@
 //         outside a record", "overlong line". A file cut anywhere yields every record before the cut
 //         (the cut record with a mismatching MD5 when its payload was cut).
 //   The record's views stay valid until the next call.
+//   With options.md5_in_background, large payloads' digests are computed on a second thread, in
+//   order, while reading and the caller go on (at most 32 MiB of payloads wait): md5_ok is then not
+//   known when next() returns; the record's intact() waits for it. A mismatch note takes the place
+//   in the tally it has without the option (before any note the caller made for its record), at
+//   the latest when next() returns false.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -24,6 +30,8 @@
 
 namespace kiln::importers {
 
+class TorchTraceReader;
+
 struct TraceRecord {
   int64_t line = 0;          // 1-based line of the header
   int64_t log_time_ns = -1;  // the header's month/day/time as ns since 1 January 00:00 (no year)
@@ -31,11 +39,20 @@ struct TraceRecord {
   std::string_view payload;  // payload lines without their tab, joined by "\n"
   bool has_payload = false;  // payload lines were present
   bool md5_checked = false;  // the envelope carried "has_payload" and checking was on
-  bool md5_ok = true;
+  bool md5_ok = true;        // (not yet known while md5_pending)
+  bool md5_pending = false;  // the digest is being computed in the background
+  // False when the payload's digest did not match; waits for a digest still being computed.
+  bool intact() const;
+
+ private:
+  friend class TorchTraceReader;
+  TorchTraceReader* reader_ = nullptr;
+  uint64_t md5_job_ = 0;
 };
 
 struct TraceReaderOptions {
   bool verify_md5 = true;
+  bool md5_in_background = false;  // see above; payloads under 32 KiB are always checked at once
   size_t max_line_bytes = size_t(1) << 30;
   // A record whose payload grows past this is kept without its payload (noted "oversized payload
   // skipped"): memory stays bounded whatever one record holds.
@@ -45,11 +62,19 @@ struct TraceReaderOptions {
 class TorchTraceReader {
  public:
   TorchTraceReader(ByteSource& source, ImportTally& tally, TraceReaderOptions options = {});
+  ~TorchTraceReader();
+  TorchTraceReader(const TorchTraceReader&) = delete;
+  TorchTraceReader& operator=(const TorchTraceReader&) = delete;
   bool next(TraceRecord& record);
   uint64_t bytes_read() const { return source_.bytes_read(); }
   int64_t pid() const { return pid_; }  // of the first record's header, -1 before one
 
+  // Waits for the digests queued up to `job` (TraceRecord::intact()); true when that one matched.
+  bool settle_md5(uint64_t job);
+
  private:
+  struct Md5Worker;
+  bool start_md5_worker();  // false when no thread could be started
   bool read_line(std::string_view& line);
   ByteSource& source_;
   ImportTally& tally_;
@@ -61,6 +86,8 @@ class TorchTraceReader {
   std::string payload_;
   int64_t overlong_seen_ = 0;
   int64_t pid_ = -1;
+  std::unique_ptr<Md5Worker> md5_worker_;  // started for the first large payload
+  bool md5_worker_failed_ = false;
 };
 
 // Parses the glog prefix of a header line. post: true, the offset of the JSON text in *json_at,

@@ -143,7 +143,7 @@ void TraceSessionBuilder::on_artifact(const Context& c) {
   }
   if (!c.record->has_payload) return on_generic(c, true);
   // Any other named text (before_pre_grad_graph, fx_graph_runnable, dynamo_error, ...) is a stage.
-  s_.regions[r].graphs.push_back(stage_graph(name, payload, c.record->md5_ok));
+  s_.regions[r].graphs.push_back(stage_graph(name, payload, *c.record));
   if (name == "dynamo_error" || ends_with(name, "_error"))
     event(c, capture::Event::Kind::EagerFallback, name + ": " + std::string(payload.substr(payload.rfind('\n') + 1)));
 }

@@ -59,8 +59,8 @@ class TraceSessionBuilder {
   void on_generic(const Context& c, bool known);
   std::string frame_text(const JsonValue& frame);  // "file:line in name"
   // A stage's text; FX graph code (stages named *_graph) also as graph JSON, lines it could not
-  // read counted in the tally (unless the payload is already noted as damaged: `intact` false).
-  session::StageGraph stage_graph(const std::string& stage, std::string_view payload, bool intact);
+  // read counted in the tally (unless `record`'s payload is already noted as damaged: not intact).
+  session::StageGraph stage_graph(const std::string& stage, std::string_view payload, const TraceRecord& record);
 
   // Handlers (trace_compile_facts.cpp).
   void on_compilation_metrics(const Context& c, const std::string& prefix);

@@ -156,3 +156,114 @@ TEST(TorchTraceReader, BlankLinesInsideAPayloadStayBlankLinesElsewhereDoNot) {
   EXPECT_FALSE(reader.next(r));
   EXPECT_EQ(over.tally.total(), 0);
 }
+
+namespace {
+
+// Records with large payloads (hashed on the second thread in the background mode), one of them
+// with a wrong digest and an unknown line after it, and a small one with a wrong digest.
+std::string log_with_large_payloads() {
+  std::string text;
+  auto record = [&](int i, const std::string& payload, bool right_digest) {
+    std::string digest = md5_hex(payload);
+    if (!right_digest) digest[0] = digest[0] == '0' ? '1' : '0';
+    text += "V1122 07:00:0" + std::to_string(i) + ".000000 1 x.py:1] {\"artifact\": {\"name\": \"a" + std::to_string(i) +
+            "\"}, \"has_payload\": \"" + digest + "\"}\n";
+    for (size_t at = 0; at <= payload.size();) {  // one payload line per "\n"-separated line
+      size_t nl = std::min(payload.find('\n', at), payload.size());
+      text += "\t" + payload.substr(at, nl - at) + "\n";
+      at = nl + 1;
+    }
+  };
+  std::string big(100000, 'x');
+  for (size_t i = 100; i < big.size(); i += 101) big[i] = '\n';
+  std::string big2 = big;
+  big2.replace(0, 100, std::string(100, '\n'));  // payload lines that are empty
+  record(0, big, true);
+  record(1, big2, false);
+  text += "an unknown line\n";
+  record(2, "small", false);
+  record(3, big, false);
+  return text;
+}
+
+struct ReadOutcome {
+  std::vector<bool> intact;
+  std::vector<std::string> payloads;
+  std::vector<session::ImportNote> notes;
+};
+
+// Reads every record, making a note of its own per record as a caller would (after next()).
+ReadOutcome read_all(const std::string& text, bool background) {
+  ByteSource src(write_file(background ? "bg.log" : "fg.log", text));
+  ImportTally tally;
+  TraceReaderOptions o;
+  o.md5_in_background = background;
+  TorchTraceReader reader(src, tally, o);
+  ReadOutcome out;
+  TraceRecord r;
+  while (reader.next(r)) {
+    out.payloads.emplace_back(r.payload);
+    tally.note("record " + std::to_string(out.payloads.size()));
+    out.intact.push_back(r.intact());
+  }
+  out.notes = tally.notes("x.log");
+  return out;
+}
+
+}  // namespace
+
+TEST(TorchTraceReader, DigestsInTheBackgroundGiveWhatTheyGiveAtOnce) {
+  std::string text = log_with_large_payloads();
+  auto fg = read_all(text, false), bg = read_all(text, true);
+  EXPECT_EQ(fg.intact, (std::vector<bool>{true, false, false, false}));
+  EXPECT_EQ(bg.intact, fg.intact);
+  EXPECT_EQ(bg.payloads, fg.payloads);
+  ASSERT_EQ(bg.notes.size(), fg.notes.size());
+  for (size_t i = 0; i < fg.notes.size(); ++i) {
+    EXPECT_EQ(bg.notes[i].what, fg.notes[i].what) << i;
+    EXPECT_EQ(bg.notes[i].count, fg.notes[i].count) << i;
+    EXPECT_EQ(bg.notes[i].example, fg.notes[i].example) << i;
+  }
+  // The mismatch is noted after what was read with its record and before the caller's note on it.
+  ASSERT_EQ(fg.notes.size(), 6u);
+  EXPECT_EQ(fg.notes[1].what, "unknown line");
+  EXPECT_EQ(fg.notes[2].what, "payload MD5 mismatch");
+  EXPECT_EQ(fg.notes[2].count, 3);
+  EXPECT_EQ(fg.notes[3].what, "record 2");
+}
+
+TEST(TorchTraceReader, DigestsNotAskedForAreNotedByTheEnd) {
+  std::string text = log_with_large_payloads();
+  auto fg = read_all(text, false);
+  ByteSource src(write_file("settle.log", text));
+  ImportTally tally;
+  TraceReaderOptions o;
+  o.md5_in_background = true;
+  TorchTraceReader reader(src, tally, o);
+  TraceRecord r;
+  std::vector<bool> pending;
+  for (int i = 1; reader.next(r); ++i) {
+    pending.push_back(r.md5_pending);
+    tally.note("record " + std::to_string(i));
+  }
+  EXPECT_EQ(pending, (std::vector<bool>{true, true, false, true}));  // the small payload is checked at once
+  auto notes = tally.notes("x.log");
+  ASSERT_EQ(notes.size(), fg.notes.size());
+  for (size_t i = 0; i < notes.size(); ++i) {
+    EXPECT_EQ(notes[i].what, fg.notes[i].what) << i;
+    EXPECT_EQ(notes[i].count, fg.notes[i].count) << i;
+  }
+}
+
+TEST(TorchTraceReader, AReaderDestroyedWhileDigestsAreQueuedStopsCleanly) {
+  std::string text = log_with_large_payloads();
+  for (int records = 1; records <= 4; ++records) {
+    ByteSource src(write_file("stop.log", text));
+    ImportTally tally;
+    TraceReaderOptions o;
+    o.md5_in_background = true;
+    TorchTraceReader reader(src, tally, o);
+    TraceRecord r;
+    for (int i = 0; i < records; ++i) ASSERT_TRUE(reader.next(r));
+  }
+}
