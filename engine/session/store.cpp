@@ -104,16 +104,26 @@ std::vector<int> assign_run_ids(const std::string& path, const std::vector<Run>&
   return ids;
 }
 
+// Roughly the bytes `s` fills its rows with: the large texts and a few dozen bytes per timeline row.
+uint64_t expected_bytes(const Session& s) {
+  uint64_t n = 0;
+  for (const auto& r : s.regions)
+    for (const auto& g : r.graphs) n += g.text.size() + g.json.size() + g.dot.size();
+  for (const auto& k : s.kernels) n += k.source.size();
+  for (const auto& e : s.timeline) n += 48 + e.name.size() + e.args_json.size();
+  return n;
+}
+
 // A new session file at `path`, filled by `fill` in one transaction: written to a temporary file
 // that is renamed into place once committed, so a kill before then leaves no file (or the older
-// one) at `path`, never a file without a header.
+// one) at `path`, never a file without a header. `expected`: expected_bytes of what fill writes.
 template <typename Fill>
-void write_new_file(const std::string& path, Fill&& fill) {
+void write_new_file(const std::string& path, uint64_t expected, Fill&& fill) {
   std::string tmp = path + ".tmp-" + std::to_string(::getpid());
   remove_db_files(tmp);
   try {
     SqliteDb db(tmp, SqliteDb::Mode::Create);
-    create_schema(db, now_utc());
+    create_schema(db, now_utc(), expected);
     Transaction t(db);
     fill(db);
     t.commit();
@@ -135,7 +145,7 @@ void save_session(const std::string& path, const Session& s) {
   OutputLock lock(path, "cannot write session");
   remove_stale_session_temporaries(path);
   std::vector<int> ids = assign_run_ids(path, s.runs);
-  write_new_file(path, [&](SqliteDb& db) {
+  write_new_file(path, expected_bytes(s), [&](SqliteDb& db) {
     write_header(db, s);
     for (size_t i = 0; i < s.runs.size(); ++i) write_run(db, s.runs[i], ids[i]);
     write_timeline(db, s.timeline);
@@ -177,7 +187,7 @@ SessionWriter::SessionWriter(const std::string& path, const Session& header) : i
   check_output_folder(path);
   impl_->lock = std::make_unique<OutputLock>(path, "cannot write session");
   remove_stale_session_temporaries(path);
-  write_new_file(path, [&](SqliteDb& db) {
+  write_new_file(path, 0, [&](SqliteDb& db) {
     write_header(db, header);
     std::vector<TimelineEvent> session_wide;
     for (const auto& e : header.timeline)

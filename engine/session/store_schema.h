@@ -1,10 +1,11 @@
 // The .kiln file's schema: the tables, and the `meta` table that names the schema version.
 //
-// create_schema(db, created_at)
+// create_schema(db, created_at, expected_bytes)
 //   pre:  db is a fresh, empty database opened for writing, in a temporary file that nobody reads
 //         before finish_schema() ran (the caller removes it when any write fails).
-//   post: bulk-write settings (journal in memory, no syncs); every table exists; meta holds
-//         schema_version = kSchemaVersion, kiln_version and created_at.
+//   post: bulk-write settings (journal in memory, no syncs; 64 KiB pages when the caller expects
+//         64 MiB or more of rows); every table exists; meta holds schema_version = kSchemaVersion,
+//         kiln_version and created_at.
 // finish_schema(db)
 //   pre:  create_schema ran and no transaction is open.
 //   post: WAL journal mode (kept in the file) with synchronous = NORMAL for this connection.
@@ -15,13 +16,14 @@
 //          "written by schema N; this Kiln reads schema 1 to 2". SqliteError passes through.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "engine/session/sqlite_db.h"
 
 namespace kiln::session {
 
-void create_schema(SqliteDb& db, const std::string& created_at);
+void create_schema(SqliteDb& db, const std::string& created_at, uint64_t expected_bytes = 0);
 void finish_schema(SqliteDb& db);
 void check_schema(SqliteDb& db, const std::string& path);
 

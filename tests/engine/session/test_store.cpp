@@ -198,6 +198,19 @@ int64_t sql_int(const std::string& path, const std::string& query) {
   return v;
 }
 
+std::string sql_text(const std::string& path, const std::string& query) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, query.c_str(), -1, &st, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  std::string v;
+  if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+    v = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return v;
+}
+
 }  // namespace
 
 TEST(Store, SharedArgsAreStoredOnceAndReadBackAsWritten) {
@@ -264,4 +277,30 @@ TEST(Store, FilesWithATimelineTableStillOpen) {
   auto back = session::load_session(path);
   ASSERT_EQ(back.timeline.size(), s.timeline.size());
   for (size_t i = 0; i < s.timeline.size(); ++i) EXPECT_EQ(back.timeline[i].args_json, s.timeline[i].args_json) << i;
+}
+
+// Sessions of 64 MiB or more are written with 64 KiB pages; they read back as written.
+TEST(Store, LargeSessionsRoundTripWithLargePages) {
+  std::string path = test::temp_dir() + "/large.kiln";
+  session::Session s;
+  for (int i = 0; i < 70000; ++i) {
+    session::TimelineEvent e;
+    e.run = -1;
+    e.lane = "host:1";
+    e.name = "op " + std::to_string(i);
+    e.category = "cpu_op";
+    e.start_ns = i;
+    e.args_json = "{\"External id\":" + std::to_string(i) + ",\"pad\":\"" + std::string(1000, 'p') + "\"}";
+    s.timeline.push_back(std::move(e));
+  }
+  session::save_session(path, s);
+  EXPECT_EQ(sql_int(path, "PRAGMA page_size"), 65536);
+  EXPECT_EQ(sql_text(path, "PRAGMA journal_mode"), "wal");  // written without the log, finished with it
+  auto back = session::load_session(path);
+  ASSERT_EQ(back.timeline.size(), s.timeline.size());
+  for (size_t i = 0; i < s.timeline.size(); i += 997) EXPECT_EQ(back.timeline[i].args_json, s.timeline[i].args_json);
+  std::string small = test::temp_dir() + "/small.kiln";
+  session::save_session(small, session::Session{});
+  EXPECT_EQ(sql_int(small, "PRAGMA page_size"), 4096);
+  EXPECT_EQ(sql_text(small, "PRAGMA journal_mode"), "wal");
 }
