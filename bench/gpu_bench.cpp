@@ -215,14 +215,18 @@ json error_of(const c10::IValue& out, const c10::IValue& ref, bool tf32) {
   return {{"rel_err", e.max_rel}, {"ok", e.ok}, {"problem", e.problem}};
 }
 
-// `mode` may name a convolution layout after an @ ("default@contiguous"): the same mode compiled with
-// that layout (`kiln compile --conv-layout`), for A/B runs in one process.
+// `mode` may name compile choices after an @, joined by +: a convolution layout ("default@contiguous",
+// `kiln compile --conv-layout`) and where linears add their bias ("default@bias=epilogue", `--linear-bias`),
+// for A/B runs in one process.
 json run_kiln(const model::Model& m, const std::vector<at::Tensor>& x, const c10::IValue& ref, bool tf32,
               std::string mode, const std::string& cache_root) {
   json r;
-  std::string layout = "auto";
+  std::string layout = "auto", linear_bias = "auto";
   if (auto at = mode.find('@'); at != std::string::npos) {
-    layout = mode.substr(at + 1);
+    std::stringstream choices(mode.substr(at + 1));
+    for (std::string c; std::getline(choices, c, '+');)
+      if (c.rfind("bias=", 0) == 0) linear_bias = c.substr(5);
+      else layout = c;
     mode = mode.substr(0, at);
   }
   try {
@@ -234,6 +238,7 @@ json run_kiln(const model::Model& m, const std::vector<at::Tensor>& x, const c10
     o.backend = "kiln";
     o.mode = mode;
     o.conv_layout = layout;
+    o.linear_bias = linear_bias;
     std::ostringstream printed;
     auto t0 = Clock::now();
     auto cold = std::make_unique<runtime::CapturedRuntime>(m, o);

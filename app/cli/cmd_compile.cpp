@@ -1,4 +1,4 @@
-// kiln compile MODEL.pt --input 8x64 [--backend kiln|eager|aot_eager] [--mode default] [--conv-layout L]
+// kiln compile MODEL.pt --input 8x64 [--backend kiln|eager|aot_eager] [--mode default] [--conv-layout L] [--linear-bias W]
 //   [--dump DIR] [--json]
 #include <cstdlib>
 #include <iostream>
@@ -24,6 +24,7 @@ struct CompileArgs {
   std::string dump;
   std::string device;  // set by add_device_option
   std::string conv_layout = "auto";
+  std::string linear_bias = "auto";
   int checks = 3;
   bool json = false;
 };
@@ -36,6 +37,8 @@ int run(const CompileArgs& a) {
   a.backend.apply(o);
   api::check_conv_layout(a.conv_layout);
   o.conv_layout = a.conv_layout;
+  api::check_linear_bias(a.linear_bias);
+  o.linear_bias = a.linear_bias;
   std::string dump = a.dump;
   if (dump.empty())
     if (const char* d = std::getenv("KILN_DUMP_DIR"); d && *d) dump = d;
@@ -68,6 +71,10 @@ Command add_compile(CLI::App& app) {
   add_device_option(cmd, args.device, DeviceDefault::Cpu);
   cmd.add_option("--conv-layout", args.conv_layout,
                  "Storage of convolution chains: auto (channels-last on cuda), channels-last or contiguous")
+      ->capture_default_str();
+  cmd.add_option("--linear-bias", args.linear_bias,
+                 "Where a linear's bias is added: auto (by the pointwise work reading the product, on cuda "
+                 "except max-autotune, which times both), epilogue (in the GEMM call) or readers")
       ->capture_default_str();
   cmd.add_option("--dump", args.dump,
                  "Write every stage (captured graph, loop IR, fusion, source) under DIR "

@@ -46,6 +46,11 @@ std::optional<bool> parse_dynamic(const std::string& text) {
   return std::nullopt;
 }
 
+void check_linear_bias(const std::string& where) {
+  if (where != "auto" && where != "epilogue" && where != "readers")
+    throw Error("--linear-bias '" + where + "': use auto, epilogue or readers");
+}
+
 void check_conv_layout(const std::string& layout) {
   if (layout != "auto" && layout != "channels-last" && layout != "contiguous")
     throw Error("--conv-layout '" + layout + "': use auto, channels-last or contiguous");

@@ -36,5 +36,6 @@ std::optional<bool> parse_dynamic(const std::string& text);
 
 // --conv-layout: auto (channels-last on the GPU), channels-last or contiguous.
 void check_conv_layout(const std::string& layout);
+void check_linear_bias(const std::string& where);  // auto, epilogue, readers
 
 }  // namespace kiln::api

@@ -26,6 +26,7 @@ class ReferenceProbe : public StepProbe {
     names_.resize(comps.size());
     for (const auto& [name, c] : fn.lowered().tensor_of) {
       if (c < 0 || c >= static_cast<int>(comps.size())) continue;
+      if (comps[c].drop_bias) continue;  // holds the product without the bias eager's value has
       auto v = value_of.find(name);
       if (v == value_of.end()) continue;
       const auto& iv = reference.at(v->second);

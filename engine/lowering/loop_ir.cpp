@@ -286,6 +286,7 @@ std::string loop_program_text(const LoopProgram& p) {
         os << " " << c.target << "(";
         for (size_t d = 0; d < c.deps.size(); ++d) os << (d ? ", " : "") << names[c.deps[d]];
         os << ")";
+        if (c.drop_bias) os << " without its bias (its readers add it)";
         if (!c.why_fallback.empty()) os << "  # " << c.why_fallback;
         break;
       }

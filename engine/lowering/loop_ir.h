@@ -94,6 +94,7 @@ struct Comp {
   std::string why_fallback;      // Fallback: why it has no lowering
   std::vector<int> deps;         // computations this one reads (Load targets or extern inputs)
   std::vector<int> operands;     // Extern/Fallback: tensor arguments in argument order (-1: not a tensor)
+  bool drop_bias = false;        // Extern aten::linear: called without its bias, which its readers add (linear_bias.h)
   std::vector<std::string> provenance;  // IR nodes this computation comes from
 };
 

@@ -4,6 +4,7 @@
 
 #include "engine/ir/print_text.h"
 #include "engine/lowering/channels_last.h"
+#include "engine/lowering/linear_bias.h"
 #include "engine/lowering/loop_ir.h"
 #include "engine/pipeline/stages.h"
 
@@ -39,6 +40,7 @@ void lower(State& s) {
 
 void layout(State& s) {
   if (s.options.channels_last) lowering::choose_channels_last(s.out.lowered.program);
+  if (s.options.linear_bias_in_readers) lowering::move_linear_bias_to_readers(s.out.lowered.program);
   s.dump(kLoopsBeforeFusion, lowering::loop_program_text(s.out.lowered.program));
 }
 

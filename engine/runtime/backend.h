@@ -27,6 +27,10 @@ struct BackendOptions {
   // Storage of convolution chains: "auto" (channels-last on the GPU, where cuDNN's tensor-core
   // kernels want NHWC), "channels-last" or "contiguous".
   std::string conv_layout = "auto";
+  // Where a linear's bias is added (lowering/linear_bias.h): "auto" (by the pointwise work that reads
+  // the product, on the GPU, except in max-autotune, which times both per linear), "epilogue" (in the
+  // GEMM call) or "readers".
+  std::string linear_bias = "auto";
 };
 
 struct StageDump {

@@ -302,6 +302,7 @@ void CapturedRuntime::run_region(int r, Env& env) {
     BackendOptions bo;
     bo.mode = options_.mode;
     bo.conv_layout = options_.conv_layout;
+    bo.linear_bias = options_.linear_bias;
     {
       profile::Span compile_span("compile", "compile " + id + " (" + backend_->name() + ")", id);
       fn = backend_->compile(entry, region, bo, art);

@@ -54,7 +54,7 @@ std::vector<runtime::GemmSite> gemm_sites(const std::string& compile_id, const f
     const auto& step = fused.steps[s];
     if (step.kind == fusion::Step::Kind::Kernel) continue;
     const auto& comp = fused.program.comps[step.index];
-    if (comp.target != "aten::linear") continue;
+    if (comp.target != "aten::linear" || comp.drop_bias) continue;
     runtime::GemmSite site;
     site.comp = static_cast<size_t>(step.index);
     site.name = comp.name;

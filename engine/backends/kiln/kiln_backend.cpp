@@ -34,6 +34,9 @@ class KilnBackend : public runtime::Backend {
     fe.fuse = fuse_;
     fe.channels_last = options.conv_layout == "channels-last" || (options.conv_layout == "auto" && on_gpu);
     fe.gemm_epilogues = on_gpu && options.mode == "max-autotune";
+    // max-autotune races "the plain product, then the bias" against the epilogue per linear by timing instead.
+    fe.linear_bias_in_readers = options.linear_bias == "readers" ||
+                                (options.linear_bias == "auto" && on_gpu && options.mode != "max-autotune");
 #if KILN_WITH_CUDA
     if (on_gpu) {
       CudaTarget target(options);

@@ -64,3 +64,8 @@ TEST(ApiOptions, ConvLayout) {
   EXPECT_EQ(error_of([] { api::check_conv_layout("nhwc"); }),
             "--conv-layout 'nhwc': use auto, channels-last or contiguous");
 }
+
+TEST(ApiOptions, LinearBias) {
+  for (const char* ok : {"auto", "epilogue", "readers"}) EXPECT_NO_THROW(api::check_linear_bias(ok));
+  EXPECT_EQ(error_of([] { api::check_linear_bias("fused"); }), "--linear-bias 'fused': use auto, epilogue or readers");
+}

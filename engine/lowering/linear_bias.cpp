@@ -1,0 +1,73 @@
+#include "engine/lowering/linear_bias.h"
+
+#include <algorithm>
+
+#include "engine/lowering/lowering_context.h"
+
+namespace kiln::lowering {
+
+namespace {
+
+// e with every load of `linear` replaced by load + bias[last index of that load].
+VExpr add_bias_at_loads(const VExpr& e, int linear, int bias) {
+  if (!e) return e;
+  if (e->op == VExprNode::Op::Load) {
+    if (e->comp != linear || e->index.empty()) return e;
+    return ve_binary("add", e, ve_load(bias, {e->index.back()}));
+  }
+  VExpr a = add_bias_at_loads(e->a, linear, bias);
+  VExpr b = add_bias_at_loads(e->b, linear, bias);
+  VExpr c = add_bias_at_loads(e->c, linear, bias);
+  if (a == e->a && b == e->b && c == e->c) return e;
+  auto copy = std::make_shared<VExprNode>(*e);
+  copy->a = std::move(a);
+  copy->b = std::move(b);
+  copy->c = std::move(c);
+  return copy;
+}
+
+bool reads(const Comp& reader, int c) {
+  if (std::find(reader.deps.begin(), reader.deps.end(), c) != reader.deps.end()) return true;
+  if (std::find(reader.operands.begin(), reader.operands.end(), c) != reader.operands.end()) return true;
+  std::set<int> loads;
+  collect_loads(reader.body, loads);
+  return loads.count(c) > 0;
+}
+
+}  // namespace
+
+int move_linear_bias_to_readers(LoopProgram& p) {
+  const std::set<int> outputs(p.outputs.begin(), p.outputs.end());
+  int changed = 0;
+  for (size_t i = 0; i < p.comps.size(); ++i) {
+    const int c = static_cast<int>(i);
+    const Comp& linear = p.comps[i];
+    if (linear.kind != Comp::Kind::Extern || linear.target != "aten::linear" || linear.drop_bias) continue;
+    if (linear.operands.size() < 3 || linear.operands[2] < 0 || outputs.count(c) || linear.sizes.empty()) continue;
+    const int bias = linear.operands[2];
+    const Comp& b = p.comps[static_cast<size_t>(bias)];
+    if (b.sizes.size() != 1 || !same_size(b.sizes[0], linear.sizes.back()) || b.dtype != linear.dtype) continue;
+    std::vector<size_t> readers;
+    bool only_pointwise = true;
+    for (size_t r = i + 1; r < p.comps.size() && only_pointwise; ++r) {
+      const Comp& reader = p.comps[r];
+      if (!reads(reader, c)) continue;
+      only_pointwise = (reader.kind == Comp::Kind::Pointwise || reader.kind == Comp::Kind::Reduction) && !reader.is_view;
+      readers.push_back(r);
+    }
+    if (!only_pointwise || readers.empty()) continue;
+    for (size_t r : readers) {
+      Comp& reader = p.comps[r];
+      reader.body = add_bias_at_loads(reader.body, c, bias);
+      if (std::find(reader.deps.begin(), reader.deps.end(), bias) == reader.deps.end()) {
+        reader.deps.push_back(bias);
+        std::sort(reader.deps.begin(), reader.deps.end());
+      }
+    }
+    p.comps[i].drop_bias = true;
+    ++changed;
+  }
+  return changed;
+}
+
+}  // namespace kiln::lowering

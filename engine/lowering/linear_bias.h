@@ -1,0 +1,27 @@
+// Where a linear's bias is added: in the GEMM (cuBLASLt's bias epilogue) or by the computations
+// that read its result.
+//
+// On the GPU, cuBLAS picks its tiles for a plain product better than for one with a bias epilogue
+// (float32 ViT-B/16 on an H100: 64x64 tiles with the epilogue, 128x128 without, 11.5 against
+// 7.4 ms per iteration of GEMMs), and the bias costs a reader one more load of a vector it reads
+// beside the product. So a linear whose result only pointwise computations and reductions read
+// runs without its bias, and each reader adds it where it loads the result (the choice Inductor
+// makes for an addmm followed by pointwise work).
+//
+// move_linear_bias_to_readers(program)
+//   pre:  program verifies (lowering's output, before fusion).
+//   post: every aten::linear extern with a 1-d tensor bias of its dtype and last size, that is not
+//         a region output and whose every reader is a pointwise computation or a reduction (not a
+//         view, not an extern), has drop_bias set (the runtime calls it without the bias) and each
+//         of its readers' loads of it became load + bias[last index]; the bias is among the
+//         readers' deps. Values are unchanged up to float rounding; other linears are untouched.
+//   returns the number of linears changed.
+#pragma once
+
+#include "engine/lowering/loop_ir.h"
+
+namespace kiln::lowering {
+
+int move_linear_bias_to_readers(LoopProgram& program);
+
+}  // namespace kiln::lowering
