@@ -41,7 +41,7 @@ bool is_conv2d_target(const std::string& target) {
   return target == "aten::conv2d" || target == "aten::_convolution" || target == "aten::convolution";
 }
 
-int choose_channels_last(LoopProgram& p) {
+int choose_channels_last(LoopProgram& p, bool weight_copies) {
   std::set<int> outputs(p.outputs.begin(), p.outputs.end());
   int changed = 0;
   auto set_nhwc = [&](int c) {
@@ -57,7 +57,7 @@ int choose_channels_last(LoopProgram& p) {
     if (comp.operands.size() < 2 || comp.operands[0] < 0 || comp.operands[1] < 0) continue;
     set_nhwc(static_cast<int>(c));
     const Comp& weight = p.comps[comp.operands[1]];
-    if (weight.kind == Comp::Kind::Constant) set_nhwc(comp.operands[1]);
+    if (weight.kind == Comp::Kind::Constant && weight_copies) set_nhwc(comp.operands[1]);
     if (p.comps[comp.operands[0]].kind == Comp::Kind::Pointwise) set_nhwc(comp.operands[0]);
   }
   if (changed == 0) return 0;

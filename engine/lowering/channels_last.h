@@ -6,7 +6,8 @@
 // choose_channels_last(program)
 //   pre:  program verifies (lowering's output, before fusion).
 //   post: every 4-d convolution extern stores its output channels-last ({0, 2, 3, 1}) and reads
-//         its weight channels-last (the runtime converts a constant once and keeps it); its
+//         its weight channels-last (the runtime converts a constant once and keeps it; with
+//         weight_copies false a constant weight keeps its layout); its
 //         input, when computed in the region by a pointwise computation, is stored channels-last;
 //         4-d pointwise computations that read a channels-last buffer of their own shape at their
 //         own position follow it (so conv → batch_norm → relu → add stays NHWC end to end and
@@ -19,7 +20,10 @@
 
 namespace kiln::lowering {
 
-int choose_channels_last(LoopProgram& program);
+// weight_copies false: constant weights keep their layout, and LibTorch converts each for its call
+// (a transient copy per call instead of a second copy of every weight kept with the region: the
+// memory of default mode, where no CUDA graph replays the conversion for free).
+int choose_channels_last(LoopProgram& program, bool weight_copies = true);
 
 // True for the aten ops the pass treats as 2-d convolutions.
 bool is_conv2d_target(const std::string& target);

@@ -39,7 +39,7 @@ void lower(State& s) {
 }
 
 void layout(State& s) {
-  if (s.options.channels_last) lowering::choose_channels_last(s.out.lowered.program);
+  if (s.options.channels_last) lowering::choose_channels_last(s.out.lowered.program, s.options.conv_weight_copies);
   if (s.options.linear_bias_in_readers) lowering::move_linear_bias_to_readers(s.out.lowered.program);
   s.dump(kLoopsBeforeFusion, lowering::loop_program_text(s.out.lowered.program));
 }

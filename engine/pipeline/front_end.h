@@ -30,6 +30,7 @@ struct FrontEndOptions {
   bool fuse = true;            // false: one kernel per computation (aot_eager)
   bool channels_last = false;  // store convolution chains NHWC
   bool gemm_epilogues = false; // a GEMM may run the kernel after it (max-autotune on the GPU): plan its buffers early
+  bool conv_weight_copies = true;  // channels-last: constant conv weights converted once and kept (not per call)
   bool linear_bias_in_readers = false;  // linears read only by pointwise work leave their bias to it (lowering/linear_bias.h)
 };
 

@@ -34,6 +34,10 @@ class KilnBackend : public runtime::Backend {
     fe.fuse = fuse_;
     fe.channels_last = options.conv_layout == "channels-last" || (options.conv_layout == "auto" && on_gpu);
     fe.gemm_epilogues = on_gpu && options.mode == "max-autotune";
+    // Default mode on the GPU keeps no channels-last copy of the conv weights (LibTorch converts each per
+    // call): a copy of every weight would put its peak above eager's (ResNet-18 b8: 158 against 137 MiB).
+    // CUDA-graph modes keep them: a replayed conversion would cost device time on every call.
+    fe.conv_weight_copies = !(on_gpu && options.mode == "default");
     // max-autotune races "the plain product, then the bias" against the epilogue per linear by timing instead.
     fe.linear_bias_in_readers = options.linear_bias == "readers" ||
                                 (options.linear_bias == "auto" && on_gpu && options.mode != "max-autotune");

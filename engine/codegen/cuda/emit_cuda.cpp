@@ -15,6 +15,31 @@ using fusion::FusedKernel;
 
 namespace {
 
+// `decl` (declare_buffers' lines over the region's "args.buf[c]") with each region buffer index c
+// replaced by its position in `buffers`, which collects them in order of first appearance.
+std::string own_buffer_indices(const std::string& decl, std::vector<int>& buffers) {
+  static const std::string key = "args.buf[";
+  std::string out;
+  size_t at = 0;
+  for (size_t hit; (hit = decl.find(key, at)) != std::string::npos;) {
+    const size_t digits = hit + key.size();
+    size_t end = digits;
+    while (end < decl.size() && decl[end] >= '0' && decl[end] <= '9') ++end;
+    out.append(decl, at, digits - at);
+    if (end == digits || end >= decl.size() || decl[end] != ']') {
+      at = digits;
+      continue;
+    }
+    const int c = std::stoi(decl.substr(digits, end - digits));
+    auto pos = std::find(buffers.begin(), buffers.end(), c);
+    if (pos == buffers.end()) pos = buffers.insert(buffers.end(), c);
+    out += std::to_string(pos - buffers.begin());
+    at = end;
+  }
+  out.append(decl, at, std::string::npos);
+  return out;
+}
+
 const char* ctype(ir::DType t) {
   switch (t) {
     case ir::DType::Float64: return "double";
@@ -559,16 +584,25 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
       forms.push_back({k.name + "_block", 1, false});
     }
     const size_t begin = static_cast<size_t>(os.tellp());
+    // Its own argument block: only the buffers it reads or writes (a launch copies the whole block,
+    // and a region's every buffer would make each launch carry kilobytes), then scalars and sizes.
+    std::ostringstream decl;
+    em.declare_buffers(decl, k, ctype, "args.buf");
+    std::vector<int> buffers;
+    const std::string declared = own_buffer_indices(decl.str(), buffers);
+    std::ostringstream block;
+    block << "struct KilnArgs_" << k.name << " {\n  void* buf[" << std::max<size_t>(1, buffers.size())
+          << "];\n  double scalar[" << nscalar << "];\n  long long sym[" << nsym << "];\n};\n";
     size_t function_end = 0;
     for (const auto& f : forms) {
-      if (f.function == k.name) os << head.str();
+      if (f.function == k.name) os << head.str() << block.str();  // forms[0]: before every form
       else if (row) os << "// " << k.name << " with " << (f.thread_per_row ? "one thread" : f.warp_per_row ? "one warp" : "one block")
                        << " per row (an autotuning candidate)\n";
       else os << "// " << k.name << " with " << f.vector_width << " element" << (f.vector_width == 1 ? "" : "s")
               << " per thread (an autotuning candidate)\n";
-      os << "extern \"C\" __global__ void " << f.function << "(const KilnArgs args) {\n";
+      os << "extern \"C\" __global__ void " << f.function << "(const KilnArgs_" << k.name << " args) {\n";
       os << "  const double* scalar = args.scalar; const long long* sym = args.sym; (void)scalar; (void)sym;\n";
-      em.declare_buffers(os, k, ctype, "args.buf");
+      os << declared;
       if (row && f.thread_per_row) emit_column(em, os, k);
       else if (row) em.row(os, k, f.warp_per_row);
       else em.pointwise(os, k, f.vector_width);
@@ -583,6 +617,7 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
       ki.range = ki.row ? k.outer : p.program.comps[k.comps[0]].sizes;
       ki.vector_width = width;
       ki.variants = forms;
+      ki.buffers = buffers;
       ki.prelude_end = prelude_end;
       ki.source_begin = begin;
       ki.source_end = static_cast<size_t>(os.tellp());

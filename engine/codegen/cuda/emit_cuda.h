@@ -1,8 +1,10 @@
 // CUDA code generation for fused kernels (compiled with NVRTC, launched through the driver API).
 //
 // emit_cuda(program, notes)
-//   post: one `extern "C" __global__` function per kernel taking one KilnArgs by value (every
-//         buffer pointer of the region, its scalar inputs, its size symbols). Pointwise kernels are
+//   post: one `extern "C" __global__` function per kernel taking its own KilnArgs_<name> by value
+//         (the pointers of the buffers it reads or writes, CudaKernelInfo::buffers, then the region's
+//         scalar inputs and size symbols; the region-wide KilnArgs in the prelude is what GEMM
+//         epilogues read). Pointwise kernels are
 //         grid-stride loops, 4 elements per thread when the innermost size allows 16-byte vector
 //         accesses; row kernels run one warp per row when every loop of the row is at most 1024
 //         long (warp shuffles), else one block per row with warp-shuffle + shared-memory block
@@ -41,6 +43,9 @@ struct CudaKernelInfo {
   // [source_begin, source_end); [0, prelude_end) is what every kernel shares (types, helpers).
   size_t prelude_end = 0, source_begin = 0, source_end = 0;
   size_t function_end = 0;  // the end of variants[0]'s function: [source_begin, function_end) is the kernel's span
+  // Its argument block (KilnArgs_<name>): these region buffers, in this order, then the region's
+  // scalars and size symbols.
+  std::vector<int> buffers;
 };
 
 std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>& notes = {},

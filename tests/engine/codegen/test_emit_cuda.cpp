@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "engine/codegen/cuda/gemm_template.h"
 #include "engine/codegen/cuda/nvrtc_compiler.h"
+#include "engine/fusion/schedule.h"
 #include "engine/lowering/lower_graph.h"
 #include "tests/support/compile_support.h"
 
@@ -91,13 +94,13 @@ TEST(EmitCuda, AutotuneVariantsComeWithTwoAndOneElementsPerThreadAndCompile) {
       ASSERT_EQ(tuned[k].variants.size(), 3u);
       EXPECT_EQ(tuned[k].variants[1].vector_width, 2);
       EXPECT_EQ(tuned[k].variants[2].vector_width, 1);
-      EXPECT_NE(src.find("void " + tuned[k].name + "_w1(const KilnArgs args)"), std::string::npos);
+      EXPECT_NE(src.find("void " + tuned[k].name + "_w1(const KilnArgs_" + tuned[k].name + " args)"), std::string::npos);
       EXPECT_EQ(base.find(tuned[k].name + "_w1"), std::string::npos);
       // A thread's first element sits at a multiple of its width: the vector moved is exactly that
       // wide (a float4 at a multiple of 2 is a misaligned address on the device), the alignment
       // checked is the vector's size, and one element per thread moves no vectors at all.
       auto body = [&](const std::string& fn) {
-        size_t at = src.find("void " + fn + "(const KilnArgs args)");
+        size_t at = src.find("void " + fn + "(const KilnArgs_" + tuned[k].name + " args)");
         EXPECT_NE(at, std::string::npos) << fn;
         return at == std::string::npos ? std::string() : src.substr(at, src.find("\n}\n", at) - at);
       };
@@ -170,7 +173,7 @@ TEST(EmitCuda, SoftmaxAndLayerNormReduceInOnePass) {
     if (!k.row) continue;
     ASSERT_EQ(k.variants.size(), 2u) << k.name;
     // The autotuning candidate with one block per row: the same forms with block-wide merges.
-    const size_t at = tuned.find("void " + k.name + "_block(const KilnArgs args)");
+    const size_t at = tuned.find("void " + k.name + "_block(const KilnArgs_" + k.name + " args)");
     ASSERT_NE(at, std::string::npos) << k.name;
     const std::string body = tuned.substr(at, tuned.find("\n}\n", at) - at);
     if (k.name.find("softmax") != std::string::npos) {
@@ -254,3 +257,32 @@ TEST(GemmTemplate, EveryTileConfigCompilesForSm90WithTensorCoreInstructions) {
   }
 }
 
+
+// Each kernel's argument block carries only the buffers it reads or writes (a launch copies the
+// whole block: a region's every pointer in each would make launches of large regions carry
+// kilobytes), in the order CudaKernelInfo::buffers gives the runtime.
+TEST(EmitCuda, EachKernelTakesOnlyItsOwnBuffers) {
+  auto cm = test::compile_example("block.pt", "2x16x64", "eager");
+  auto lowered = lowering::lower_graph(cm.rt->regions().at(0).entries.at(0).graph);
+  auto fused = fusion::schedule(lowered.program);
+  std::vector<codegen::CudaKernelInfo> info;
+  auto src = codegen::emit_cuda(fused, {}, &info);
+  ASSERT_FALSE(info.empty());
+  for (size_t k = 0; k < info.size(); ++k) {
+    const auto& ki = info[k];
+    std::set<int> expected(fused.kernels[k].comps.begin(), fused.kernels[k].comps.end());
+    for (int c : fused.kernels[k].comps) lowering::collect_loads(fused.program.comps[c].body, expected);
+    for (auto it = expected.begin(); it != expected.end();) it = fused.realized[*it] ? std::next(it) : expected.erase(it);
+    EXPECT_EQ(std::set<int>(ki.buffers.begin(), ki.buffers.end()), expected) << ki.name;
+    EXPECT_EQ(ki.buffers.size(), std::set<int>(ki.buffers.begin(), ki.buffers.end()).size()) << ki.name;
+    const std::string block = "struct KilnArgs_" + ki.name + " {\n  void* buf[" + std::to_string(ki.buffers.size()) + "];";
+    EXPECT_NE(src.find(block), std::string::npos) << ki.name;
+    // Every buffer it declares is read from its own block, by position.
+    const std::string body = src.substr(ki.source_begin, ki.function_end - ki.source_begin);
+    for (size_t i = 0; i < ki.buffers.size(); ++i)
+      EXPECT_NE(body.find("* __restrict__ b" + std::to_string(ki.buffers[i]) + " = static_cast<"), std::string::npos);
+    for (size_t i = 0; i < ki.buffers.size(); ++i)
+      EXPECT_NE(body.find("(args.buf[" + std::to_string(i) + "]);"), std::string::npos) << ki.name << " " << i;
+    EXPECT_EQ(body.find("(args.buf[" + std::to_string(ki.buffers.size()) + "]);"), std::string::npos) << ki.name;
+  }
+}
