@@ -72,7 +72,7 @@ def main():
         kiln = k.get("kiln", {})
         ind = peer.get("inductor_default", {})
         ind_ro = peer.get("inductor_reduce-overhead", {})
-        aoti = k.get("aoti", {})
+        aoti = k.get("aoti") or {}
         for what, v in [("kiln " + m, kiln.get(m, {})) for m in ("default", "reduce-overhead", "max-autotune")] + \
                 [("inductor default", ind), ("inductor reduce-overhead", ind_ro), ("AOTInductor (C++)", aoti),
                  ("AOTInductor compile", aoti_c)]:
