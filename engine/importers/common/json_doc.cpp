@@ -19,6 +19,14 @@
 
 namespace kiln::importers {
 
+// A JSON number read as an integer: truncated toward zero; NaN and values no int64 holds (an id of
+// 4e87 in a hostile trace) give the fallback, as a non-number does.
+static int64_t whole_i64(double d, int64_t fallback) {
+  if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0)) return fallback;
+  return static_cast<int64_t>(d);
+}
+
+
 #ifdef KILN_HAVE_SIMDJSON
 using Element = simdjson::dom::element;
 #else
@@ -71,7 +79,7 @@ int64_t JsonValue::i64(int64_t fallback) const {
   uint64_t u;
   if (!e.get_uint64().get(u)) return static_cast<int64_t>(u);
   double d;
-  if (!e.get_double().get(d)) return static_cast<int64_t>(d);
+  if (!e.get_double().get(d)) return whole_i64(d, fallback);
   return fallback;
 }
 
@@ -284,7 +292,7 @@ std::string_view JsonValue::str(std::string_view fallback) const {
 int64_t JsonValue::i64(int64_t fallback) const {
   if (kind_ != Kind::Number) return fallback;
   const auto* j = JsonAccess::get(*this);
-  if (j->is_number_float()) return static_cast<int64_t>(j->get<double>());
+  if (j->is_number_float()) return whole_i64(j->get<double>(), fallback);
   if (j->is_number_unsigned()) return static_cast<int64_t>(j->get<uint64_t>());
   return j->get<int64_t>();
 }

@@ -31,3 +31,19 @@ TEST(JsonDoc, DumpOfLongStringsWithManyEscapes) {
   ASSERT_TRUE(parser.parse("{\"components\": [\"" + code + "\", \"plain\"]}", v));
   EXPECT_EQ(v.dump(), "{\"components\":[\"" + code + "\",\"plain\"]}");
 }
+
+// A number read as an integer that no int64 holds (a flow id of 4.44e87 in a fuzzed profiler trace made
+// the conversion undefined behaviour) gives the fallback, like a non-number; others truncate.
+TEST(JsonDoc, IntegersOutsideInt64GiveTheFallback) {
+  JsonParser parser;
+  JsonValue v;
+  ASSERT_TRUE(parser.parse(R"({"big": 4.44444e87, "small": -1e300, "edge": 9223372036854775808.0, "ok": 12.9,
+    "neg": -7.5, "int": -9223372036854775808, "s": "12"})", v));
+  EXPECT_EQ(v["big"].i64(-1), -1);
+  EXPECT_EQ(v["small"].i64(-1), -1);
+  EXPECT_EQ(v["edge"].i64(-1), -1);
+  EXPECT_EQ(v["ok"].i64(-1), 12);
+  EXPECT_EQ(v["neg"].i64(-1), -7);
+  EXPECT_EQ(v["int"].i64(-1), INT64_MIN);
+  EXPECT_EQ(v["s"].i64(-1), -1);
+}
