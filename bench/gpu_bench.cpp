@@ -126,6 +126,43 @@ double steady_ms(const std::function<void()>& fn, int iters = 100, double* sprea
   return blocks[1];
 }
 
+// Eager against a Kiln mode, paired: `rounds` rounds, each timing a block of `per` calls of each side
+// (the order alternating between rounds; per-call CUDA events, the block's median), so drift of the
+// machine's host between measurements reaches both sides alike. Returns the median over rounds of
+// eager's median / Kiln's median (above 1: Kiln faster) and both sides' medians of their block medians.
+json paired_with_eager(const std::function<void()>& eager, const std::function<void()>& kiln, int rounds = 15,
+                       int per = 20) {
+  auto block = [&](const std::function<void()>& fn) {
+    std::vector<double> t;
+    auto stream = static_cast<cuda::Stream>(at::cuda::getCurrentCUDAStream().stream());
+    for (int i = 0; i < per; ++i) {
+      cuda::EventTimer timer(stream);
+      timer.start();
+      fn();
+      t.push_back(timer.stop_ms());
+    }
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+  };
+  for (int i = 0; i < 5; ++i) eager(), kiln();
+  c10::cuda::device_synchronize();
+  std::vector<double> ratios, e_ms, k_ms;
+  for (int r = 0; r < rounds; ++r) {
+    double e = 0, k = 0;
+    if (r % 2 == 0) e = block(eager), k = block(kiln);
+    else k = block(kiln), e = block(eager);
+    ratios.push_back(e / k);
+    e_ms.push_back(e);
+    k_ms.push_back(k);
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  return {{"speedup", median(ratios)}, {"eager_ms", median(e_ms)}, {"kiln_ms", median(k_ms)},
+          {"rounds", rounds}, {"calls_per_block", per}};
+}
+
 // Device time per iteration: kernels, copies and sets CUPTI recorded over `iters` calls. `kernels`,
 // when given, gets the 25 device activities that took longest per iteration: {name: [count, ms]}.
 double device_ms(const std::function<void()>& fn, int iters = 20, json* kernels = nullptr) {
@@ -219,7 +256,7 @@ json error_of(const c10::IValue& out, const c10::IValue& ref, bool tf32) {
 // `kiln compile --conv-layout`) and where linears add their bias ("default@bias=epilogue", `--linear-bias`),
 // for A/B runs in one process.
 json run_kiln(const model::Model& m, const std::vector<at::Tensor>& x, const c10::IValue& ref, bool tf32,
-              std::string mode, const std::string& cache_root) {
+              std::string mode, const std::string& cache_root, const std::function<void()>& eager) {
   json r;
   std::string layout = "auto", linear_bias = "auto";
   if (auto at = mode.find('@'); at != std::string::npos) {
@@ -259,6 +296,7 @@ json run_kiln(const model::Model& m, const std::vector<at::Tensor>& x, const c10
     r["ms"] = steady_ms(call, 100, &spread);
     r["spread"] = spread;
     r["peak_mib"] = peak_mib(call);
+    r["paired"] = paired_with_eager(eager, call);
     json kernels;
     r["device_ms"] = device_ms(call, 20, &kernels);
     r["kernels"] = kernels;
@@ -406,7 +444,7 @@ int main(int argc, char** argv) {
     std::stringstream ms(modes);
     for (std::string mode; std::getline(ms, mode, ',');) {
       if (mode.empty()) continue;
-      result["kiln"][mode] = run_kiln(m, x, ref, tf32, mode, cache_root);
+      result["kiln"][mode] = run_kiln(m, x, ref, tf32, mode, cache_root, eager);
       std::fprintf(stderr, "%s kiln %s: %s\n", name.c_str(), mode.c_str(), result["kiln"][mode].dump().c_str());
     }
     if (!std::getenv("KILN_BENCH_NO_AOTI")) result["aoti"] = run_aoti(dir + "/" + name + ".aoti.pt2", x, ref, tf32);

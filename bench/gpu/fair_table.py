@@ -111,6 +111,7 @@ def main():
                     [kiln.get(m, {}).get("peak_mib") for m in ("default", "reduce-overhead", "max-autotune")] +
                     [aoti.get("peak_mib")],
             "variants": {m: v for m, v in kiln.items() if m not in ("default", "reduce-overhead", "max-autotune")},
+            "kiln_all": kiln,
             "k_eager_ms": k.get("eager", {}).get("ms"),
             "noise": max([v for v in [k.get("eager", {}).get("spread"), aoti.get("spread"), ind.get("replay_spread"),
                                       ind.get("spread")] + [kiln.get(m, {}).get("spread") for m in kiln]
@@ -187,6 +188,14 @@ def main():
             worst = max((v for v in (kd, kro, kma) if v is not None), default=None)
             print(f"| {r['name']} | {f(e, 1)} | {f(kd, 1)} | {f(kro, 1)} | {f(kma, 1)} | {f(ao, 1)} | "
                   f"{f(ratio(worst, e), 2)} |")
+    paired = [(r, m, v["paired"]) for r in rows for m, v in r["kiln_all"].items() if v.get("paired")]
+    if paired:
+        print("\nKiln against eager, paired in one process (15 rounds alternating a block of 20 calls of each; "
+              "median of the rounds' eager / Kiln ratios: above 1 Kiln is faster)")
+        print("| model | Kiln mode | speedup | eager ms | Kiln ms |")
+        print("|---|---|--:|--:|--:|")
+        for r, m, p in paired:
+            print(f"| {r['name']} | {m} | {p['speedup']:.2f}x | {f(p.get('eager_ms'))} | {f(p.get('kiln_ms'))} |")
     variants = [(r, m, v) for r in rows for m, v in r["variants"].items()]
     if variants:
         print("\nOther Kiln variants (KILN_BENCH_KILN_MODES), against eager in the same process")
