@@ -70,8 +70,13 @@ bool parse_glog_header(std::string_view line, size_t* json_at, int64_t* time_ns,
     while (p < close && line[p] == ' ') ++p;
     int64_t v = 0;
     size_t q = p;
-    while (q < close && line[q] >= '0' && line[q] <= '9') v = v * 10 + (line[q++] - '0');
-    *pid = q > p ? v : -1;
+    bool too_long = false;  // more digits than an int64 holds: no pid (a fuzzed header overflowed here)
+    for (; q < close && line[q] >= '0' && line[q] <= '9'; ++q) {
+      const int d = line[q] - '0';
+      if (too_long || v > (INT64_MAX - d) / 10) too_long = true;
+      else v = v * 10 + d;
+    }
+    *pid = q > p && !too_long ? v : -1;
   }
   return true;
 }

@@ -109,6 +109,12 @@ TEST(TorchTraceReader, GlogHeader) {
   EXPECT_FALSE(parse_glog_header("V1122 07:29:54.143000 1175 torch/_dynamo/utils.py:2126] not json", &at, &t));
   EXPECT_FALSE(parse_glog_header("\t{\"name\": 1}", &at, &t));
   EXPECT_FALSE(parse_glog_header("hello world, this is not a header at all", &at, &t));
+  // A thread id longer than an int64 (found by the TORCH_TRACE fuzzer: signed overflow) reads as no pid;
+  // the record is still read.
+  ASSERT_TRUE(parse_glog_header("V1206 15:24:45.403000 16677439877824898048123 t.py:1] {}", &at, &t, &pid));
+  EXPECT_EQ(pid, -1);
+  ASSERT_TRUE(parse_glog_header("V1206 15:24:45.403000 9223372036854775807 t.py:1] {}", &at, &t, &pid));
+  EXPECT_EQ(pid, INT64_MAX);
 }
 
 TEST(TorchTraceReader, RecordsPayloadsAndDigests) {
