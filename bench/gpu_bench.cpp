@@ -105,22 +105,29 @@ double peak_mib(const std::function<void()>& fn) {
 // Per-call time: CUDA events around one synchronized call, after 10 warm-up calls, in three blocks of
 // `iters`; the median of the block medians (the peers do the same). `spread` gets the largest block
 // median over the smallest minus 1: a difference under it is noise.
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// The median of `calls` calls, each timed by CUDA events around it.
+double block_median_ms(const std::function<void()>& fn, int calls) {
+  auto stream = static_cast<cuda::Stream>(at::cuda::getCurrentCUDAStream().stream());
+  std::vector<double> t;
+  for (int i = 0; i < calls; ++i) {
+    cuda::EventTimer timer(stream);
+    timer.start();
+    fn();
+    t.push_back(timer.stop_ms());
+  }
+  return median(std::move(t));
+}
+
 double steady_ms(const std::function<void()>& fn, int iters = 100, double* spread = nullptr) {
   for (int i = 0; i < 10; ++i) fn();
   c10::cuda::device_synchronize();
-  auto stream = static_cast<cuda::Stream>(at::cuda::getCurrentCUDAStream().stream());
   std::vector<double> blocks;
-  for (int b = 0; b < 3; ++b) {
-    std::vector<double> t;
-    for (int i = 0; i < iters; ++i) {
-      cuda::EventTimer timer(stream);
-      timer.start();
-      fn();
-      t.push_back(timer.stop_ms());
-    }
-    std::sort(t.begin(), t.end());
-    blocks.push_back(t[t.size() / 2]);
-  }
+  for (int b = 0; b < 3; ++b) blocks.push_back(block_median_ms(fn, iters));
   std::sort(blocks.begin(), blocks.end());
   if (spread) *spread = blocks.back() / blocks.front() - 1;
   return blocks[1];
@@ -132,18 +139,7 @@ double steady_ms(const std::function<void()>& fn, int iters = 100, double* sprea
 // eager's median / Kiln's median (above 1: Kiln faster) and both sides' medians of their block medians.
 json paired_with_eager(const std::function<void()>& eager, const std::function<void()>& kiln, int rounds = 15,
                        int per = 20) {
-  auto block = [&](const std::function<void()>& fn) {
-    std::vector<double> t;
-    auto stream = static_cast<cuda::Stream>(at::cuda::getCurrentCUDAStream().stream());
-    for (int i = 0; i < per; ++i) {
-      cuda::EventTimer timer(stream);
-      timer.start();
-      fn();
-      t.push_back(timer.stop_ms());
-    }
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
-  };
+  auto block = [&](const std::function<void()>& fn) { return block_median_ms(fn, per); };
   for (int i = 0; i < 5; ++i) eager(), kiln();
   c10::cuda::device_synchronize();
   std::vector<double> ratios, e_ms, k_ms;
@@ -155,10 +151,6 @@ json paired_with_eager(const std::function<void()>& eager, const std::function<v
     e_ms.push_back(e);
     k_ms.push_back(k);
   }
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
   return {{"speedup", median(ratios)}, {"eager_ms", median(e_ms)}, {"kiln_ms", median(k_ms)},
           {"rounds", rounds}, {"calls_per_block", per}};
 }

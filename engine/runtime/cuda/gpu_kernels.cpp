@@ -77,13 +77,7 @@ std::vector<KernelCall> make_gpu_calls(const std::shared_ptr<GpuKernelSet>& set)
     calls.push_back([set, k](void* const* ptrs, const double* scalars, const int64_t* syms) {
       // The kernel's own argument block (KilnArgs_<name>): its buffers, then the region's scalars and sizes.
       thread_local std::vector<char> args;
-      const auto& own = set->info[k].buffers;
-      const size_t nbuf = std::max<size_t>(1, own.size());
-      args.assign(8 * (nbuf + set->args.nscalar + set->args.nsym), 0);
-      for (size_t i = 0; i < own.size(); ++i) std::memcpy(args.data() + 8 * i, &ptrs[own[i]], 8);
-      if (set->args.scalar_count) std::memcpy(args.data() + 8 * nbuf, scalars, 8 * set->args.scalar_count);
-      if (set->args.sym_count)
-        std::memcpy(args.data() + 8 * (nbuf + set->args.nscalar), syms, 8 * set->args.sym_count);
+      set->args.pack_own(args, set->info[k].buffers, ptrs, scalars, syms);
       int64_t work = 0;
       if (set->symbols.empty()) {
         work = set->last_launch[k].function ? set->last_launch[k].work : range_size(set->info[k].range, {});

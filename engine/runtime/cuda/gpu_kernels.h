@@ -30,6 +30,16 @@ struct KernelArgsShape {
     if (scalar_count) std::memcpy(out + 8 * nbuf, scalars, 8 * scalar_count);
     if (sym_count) std::memcpy(out + 8 * (nbuf + nscalar), syms, 8 * sym_count);
   }
+  // One kernel's own block (KilnArgs_<kernel>): the pointers of `own` (region buffer indices), then the
+  // region's scalars and sizes laid out as above. `out` is resized and zeroed.
+  void pack_own(std::vector<char>& out, const std::vector<int>& own, void* const* ptrs, const double* scalars,
+                const int64_t* syms) const {
+    const size_t n = own.empty() ? 1 : own.size();
+    out.assign(8 * (n + nscalar + nsym), 0);
+    for (size_t i = 0; i < own.size(); ++i) std::memcpy(out.data() + 8 * i, &ptrs[own[i]], 8);
+    if (scalar_count) std::memcpy(out.data() + 8 * n, scalars, 8 * scalar_count);
+    if (sym_count) std::memcpy(out.data() + 8 * (n + nscalar), syms, 8 * sym_count);
+  }
 };
 
 struct GpuKernelSet {
