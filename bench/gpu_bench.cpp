@@ -237,6 +237,48 @@ double traced_ms(const std::function<void()>& fn) {
   return ms;
 }
 
+// What CUPTI tracing adds to a call, paired: `rounds` rounds, each an untraced block of `per` calls and a
+// traced one (tracing started before the block, stopped and flushed after it, neither timed), the order
+// alternating; the median over rounds of traced / untraced block medians, less 1. Per way of recording
+// the launching calls (cupti_trace.h), and with device records only, so the note can say what each costs.
+json cupti_overhead(const std::function<void()>& fn, int rounds = 9, int per = 20) {
+  struct Variant {
+    const char* name;
+    profile::CuptiOptions options;
+  };
+  std::vector<Variant> variants;
+  for (auto api : {profile::CuptiApiRecords::Activity, profile::CuptiApiRecords::Callbacks, profile::CuptiApiRecords::None}) {
+    profile::CuptiOptions o;
+    o.api = api;
+    variants.push_back({profile::cupti_api_records_name(api), o});
+  }
+  profile::CuptiOptions bare;
+  bare.api = profile::CuptiApiRecords::None;
+  bare.markers = false;
+  bare.syncs = false;
+  variants.push_back({"device records only", bare});
+  json out;
+  for (const auto& v : variants) {
+    std::vector<double> ratios;
+    size_t records = 0;
+    for (int r = 0; r < rounds; ++r) {
+      auto traced = [&] {
+        c10::cuda::device_synchronize();
+        profile::CuptiTrace trace(Clock::now(), v.options);
+        double ms = block_median_ms(fn, per);
+        records = trace.stop().records.size();
+        return ms;
+      };
+      double plain = 0, with = 0;
+      if (r % 2 == 0) plain = block_median_ms(fn, per), with = traced();
+      else with = traced(), plain = block_median_ms(fn, per);
+      ratios.push_back(with / plain);
+    }
+    out[v.name] = {{"overhead", median(ratios) - 1}, {"records_per_call", static_cast<double>(records) / per}};
+  }
+  return out;
+}
+
 c10::IValue first_output(const std::vector<c10::IValue>& outs) { return outs.empty() ? c10::IValue() : outs[0]; }
 
 json error_of(const c10::IValue& out, const c10::IValue& ref, bool tf32) {
@@ -292,6 +334,7 @@ json run_kiln(const model::Model& m, const std::vector<at::Tensor>& x, const c10
     json kernels;
     r["device_ms"] = device_ms(call, 20, &kernels);
     r["kernels"] = kernels;
+    r["cupti"] = cupti_overhead(call);
     if (mode == "default") {
       r["host"] = host_breakdown(call);
       r["traced_ms"] = traced_ms(call);

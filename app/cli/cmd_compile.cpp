@@ -25,6 +25,7 @@ struct CompileArgs {
   std::string device;  // set by add_device_option
   std::string conv_layout = "auto";
   std::string linear_bias = "auto";
+  std::string conv_weights = "auto";
   int checks = 3;
   bool json = false;
 };
@@ -39,6 +40,8 @@ int run(const CompileArgs& a) {
   o.conv_layout = a.conv_layout;
   api::check_linear_bias(a.linear_bias);
   o.linear_bias = a.linear_bias;
+  api::check_conv_weights(a.conv_weights);
+  o.conv_weights = a.conv_weights;
   std::string dump = a.dump;
   if (dump.empty())
     if (const char* d = std::getenv("KILN_DUMP_DIR"); d && *d) dump = d;
@@ -71,6 +74,11 @@ Command add_compile(CLI::App& app) {
   add_device_option(cmd, args.device, DeviceDefault::Cpu);
   cmd.add_option("--conv-layout", args.conv_layout,
                  "Storage of convolution chains: auto (channels-last on cuda), channels-last or contiguous")
+      ->capture_default_str();
+  cmd.add_option("--conv-weights", args.conv_weights,
+                 "Constant weights of channels-last convolutions: auto (per-call in default mode on cuda, kept "
+                 "in the CUDA-graph modes), kept (converted once and held: more memory) or per-call (converted "
+                 "by each call: more device time)")
       ->capture_default_str();
   cmd.add_option("--linear-bias", args.linear_bias,
                  "Where a linear's bias is added: auto (by the pointwise work reading the product, on cuda "

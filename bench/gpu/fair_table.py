@@ -196,6 +196,17 @@ def main():
         print("|---|---|--:|--:|--:|")
         for r, m, p in paired:
             print(f"| {r['name']} | {m} | {p['speedup']:.2f}x | {f(p.get('eager_ms'))} | {f(p.get('kiln_ms'))} |")
+    cupti = [(r, m, v["cupti"]) for r in rows for m, v in r["kiln_all"].items() if v.get("cupti")]
+    if cupti:
+        ways = list(dict.fromkeys(w for _, _, c in cupti for w in c))
+        print("\nWhat CUPTI tracing adds to a call, paired in one process (9 rounds alternating an untraced and a "
+              "traced block of 20 calls; median of traced / untraced - 1), by how the launching calls are recorded "
+              "(records per call in brackets)")
+        print("| model | Kiln mode | " + " | ".join(ways) + " |")
+        print("|---|---|" + "--:|" * len(ways))
+        for r, m, c in cupti:
+            cells = [f"{c[w]['overhead'] * 100:+.1f} % ({c[w]['records_per_call']:.0f})" if w in c else "-" for w in ways]
+            print(f"| {r['name']} | {m} | " + " | ".join(cells) + " |")
     variants = [(r, m, v) for r in rows for m, v in r["variants"].items()]
     if variants:
         print("\nOther Kiln variants (KILN_BENCH_KILN_MODES), against eager in the same process")

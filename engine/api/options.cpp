@@ -51,6 +51,11 @@ void check_linear_bias(const std::string& where) {
     throw Error("--linear-bias '" + where + "': use auto, epilogue or readers");
 }
 
+void check_conv_weights(const std::string& weights) {
+  if (weights != "auto" && weights != "kept" && weights != "per-call")
+    throw Error("--conv-weights '" + weights + "': use auto, kept or per-call");
+}
+
 void check_conv_layout(const std::string& layout) {
   if (layout != "auto" && layout != "channels-last" && layout != "contiguous")
     throw Error("--conv-layout '" + layout + "': use auto, channels-last or contiguous");

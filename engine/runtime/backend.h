@@ -31,6 +31,10 @@ struct BackendOptions {
   // the product, on the GPU, except in max-autotune, which times both per linear), "epilogue" (in the
   // GEMM call) or "readers".
   std::string linear_bias = "auto";
+  // Channels-last convolutions' constant weights: "kept" (converted once, a second copy held with the
+  // region), "per-call" (LibTorch converts each for its call) or "auto" (per-call in default mode on the
+  // GPU, kept in the CUDA-graph modes, where a replayed conversion would cost device time every call).
+  std::string conv_weights = "auto";
 };
 
 struct StageDump {

@@ -37,7 +37,8 @@ class KilnBackend : public runtime::Backend {
     // Default mode on the GPU keeps no channels-last copy of the conv weights (LibTorch converts each per
     // call): a copy of every weight would put its peak above eager's (ResNet-18 b8: 158 against 137 MiB).
     // CUDA-graph modes keep them: a replayed conversion would cost device time on every call.
-    fe.conv_weight_copies = !(on_gpu && options.mode == "default");
+    fe.conv_weight_copies = options.conv_weights == "kept" ||
+                            (options.conv_weights == "auto" && !(on_gpu && options.mode == "default"));
     // max-autotune races "the plain product, then the bias" against the epilogue per linear by timing instead.
     fe.linear_bias_in_readers = options.linear_bias == "readers" ||
                                 (options.linear_bias == "auto" && on_gpu && options.mode != "max-autotune");

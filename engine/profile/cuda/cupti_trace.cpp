@@ -3,6 +3,8 @@
 #include <cupti.h>
 #include <cxxabi.h>
 #include <dlfcn.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -25,6 +27,16 @@ struct Collector {
   std::mutex mu;
   std::vector<GpuActivity> records;
   std::map<uint32_t, GpuActivity> open_markers;  // NVTX range id → start record
+  // Launching calls stamped by the callback API (CuptiApiRecords::Callbacks): kept raw on the hot path,
+  // named at stop.
+  struct ApiCall {
+    uint64_t start, end;
+    uint32_t correlation, thread, cbid;
+    bool runtime;
+  };
+  std::mutex api_mu;  // its own lock: the launching thread never waits on a buffer's conversion
+  std::vector<ApiCall> api_calls;
+  CUpti_SubscriberHandle subscriber = nullptr;
   uint64_t dropped = 0;
   int64_t offset_ns = 0;
   bool active = false;
@@ -68,9 +80,48 @@ void check(CUptiResult r, const char* what) {
   throw Error(std::string("CUPTI: ") + what + " failed: " + (text ? text : "unknown error"));
 }
 
+// Activity buffers come from a pool filled (and its pages touched) when tracing starts, so a buffer
+// CUPTI asks for on the launching thread costs neither an allocation nor page faults there.
+struct BufferPool {
+  std::mutex mu;
+  std::vector<uint8_t*> free;
+};
+BufferPool& buffer_pool() {
+  static BufferPool p;
+  return p;
+}
+uint8_t* new_buffer() {
+  auto* b = static_cast<uint8_t*>(std::aligned_alloc(kAlign, kBufferBytes));
+  if (b) std::memset(b, 0, kBufferBytes);
+  return b;
+}
+void fill_buffer_pool(size_t n) {
+  auto& p = buffer_pool();
+  std::lock_guard<std::mutex> lock(p.mu);
+  while (p.free.size() < n)
+    if (uint8_t* b = new_buffer()) p.free.push_back(b);
+    else break;
+}
+void release_buffer(uint8_t* b) {
+  auto& p = buffer_pool();
+  std::lock_guard<std::mutex> lock(p.mu);
+  if (p.free.size() < 4) p.free.push_back(b);
+  else std::free(b);
+}
+
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
-  *buffer = static_cast<uint8_t*>(std::aligned_alloc(kAlign, kBufferBytes));
-  *size = *buffer ? kBufferBytes : 0;
+  uint8_t* b = nullptr;
+  {
+    auto& p = buffer_pool();
+    std::lock_guard<std::mutex> lock(p.mu);
+    if (!p.free.empty()) {
+      b = p.free.back();
+      p.free.pop_back();
+    }
+  }
+  if (!b) b = static_cast<uint8_t*>(std::aligned_alloc(kAlign, kBufferBytes));
+  *buffer = b;
+  *size = b ? kBufferBytes : 0;
   *max_records = 0;
 }
 
@@ -176,7 +227,7 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, 
     size_t dropped = 0;
     if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS) c.dropped += dropped;
   }
-  std::free(buffer);
+  release_buffer(buffer);
 }
 
 const CUpti_ActivityKind kKinds[] = {
@@ -215,6 +266,38 @@ std::vector<CUpti_ActivityKind> enable_api_records() {
   return enabled;
 }
 
+// CuptiApiRecords::Callbacks: entry and exit of the recorded calls, stamped on CUPTI's clock.
+void CUPTIAPI on_api_call(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  const auto* d = static_cast<const CUpti_CallbackData*>(data);
+  uint64_t now = 0;
+  cuptiGetTimestamp(&now);
+  if (d->callbackSite == CUPTI_API_ENTER) {
+    *d->correlationData = now;
+    return;
+  }
+  auto& c = collector();
+  thread_local uint32_t tid = static_cast<uint32_t>(syscall(SYS_gettid));
+  std::lock_guard<std::mutex> lock(c.api_mu);
+  c.api_calls.push_back({*d->correlationData, now, d->correlationId, tid, static_cast<uint32_t>(cbid),
+                         domain == CUPTI_CB_DOMAIN_RUNTIME_API});
+}
+
+void subscribe_api_callbacks(Collector& c) {
+  check(cuptiSubscribe(&c.subscriber, on_api_call, nullptr), "cuptiSubscribe");
+  for (uint32_t cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; ++cbid)
+    if (api_recorded(api_name(CUPTI_CB_DOMAIN_RUNTIME_API, cbid)))
+      cuptiEnableCallback(1, c.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
+  for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid)
+    if (api_recorded(api_name(CUPTI_CB_DOMAIN_DRIVER_API, cbid)))
+      cuptiEnableCallback(1, c.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+}
+
+void unsubscribe_api_callbacks(Collector& c) {
+  if (!c.subscriber) return;
+  cuptiUnsubscribe(c.subscriber);
+  c.subscriber = nullptr;
+}
+
 void disable_api_records() {
   for (auto kind : kApiKinds) cuptiActivityDisable(kind);
   // The per-call switches back on, so the next enable starts from CUPTI's default (every call).
@@ -233,6 +316,26 @@ void point_nvtx_at_cupti() {
 
 }  // namespace
 
+const char* cupti_api_records_name(CuptiApiRecords a) {
+  switch (a) {
+    case CuptiApiRecords::Activity: return "activity";
+    case CuptiApiRecords::Callbacks: return "callbacks";
+    case CuptiApiRecords::None: return "none";
+  }
+  return "activity";
+}
+
+CuptiOptions default_cupti_options() {
+  CuptiOptions o;
+  if (const char* api = std::getenv("KILN_CUPTI_API")) {
+    std::string v = api;
+    if (v == "callbacks") o.api = CuptiApiRecords::Callbacks;
+    else if (v == "none") o.api = CuptiApiRecords::None;
+    else if (v == "activity") o.api = CuptiApiRecords::Activity;
+  }
+  return o;
+}
+
 std::string cupti_unavailable_reason() {
   uint32_t version = 0;
   CUptiResult r = cuptiGetVersion(&version);
@@ -244,7 +347,8 @@ std::string cupti_unavailable_reason() {
   return "";
 }
 
-CuptiTrace::CuptiTrace(std::chrono::steady_clock::time_point host_origin) {
+CuptiTrace::CuptiTrace(std::chrono::steady_clock::time_point host_origin, const CuptiOptions& options)
+    : options_(options) {
   auto& c = collector();
   {
     std::lock_guard<std::mutex> lock(c.mu);
@@ -253,7 +357,13 @@ CuptiTrace::CuptiTrace(std::chrono::steady_clock::time_point host_origin) {
     c.open_markers.clear();
     c.dropped = 0;
   }
-  point_nvtx_at_cupti();
+  {
+    std::lock_guard<std::mutex> lock(c.api_mu);
+    c.api_calls.clear();
+    c.api_calls.reserve(1 << 16);
+  }
+  fill_buffer_pool(2);
+  if (options_.markers) point_nvtx_at_cupti();
   uint64_t ts = 0;
   check(cuptiGetTimestamp(&ts), "cuptiGetTimestamp");
   auto host_now = std::chrono::steady_clock::now();
@@ -265,23 +375,32 @@ CuptiTrace::CuptiTrace(std::chrono::steady_clock::time_point host_origin) {
     c.active = true;
   }
   check(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed), "cuptiActivityRegisterCallbacks");
+  std::vector<CUpti_ActivityKind> kinds;
   for (auto kind : kKinds) {
+    if (kind == CUPTI_ACTIVITY_KIND_MARKER && !options_.markers) continue;
+    if (kind == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION && !options_.syncs) continue;
+    kinds.push_back(kind);
+  }
+  auto undo = [&] {
+    for (auto k : kinds) cuptiActivityDisable(k);
+    if (options_.api == CuptiApiRecords::Activity) disable_api_records();
+    unsubscribe_api_callbacks(c);
+    std::lock_guard<std::mutex> lock(c.mu);
+    c.active = false;
+  };
+  for (auto kind : kinds) {
     CUptiResult r = cuptiActivityEnable(kind);
     // Markers need NVTX injection; a machine without it still traces everything else.
     if (r != CUPTI_SUCCESS && kind != CUPTI_ACTIVITY_KIND_MARKER) {
-      for (auto k : kKinds) cuptiActivityDisable(k);
-      std::lock_guard<std::mutex> lock(c.mu);
-      c.active = false;
+      undo();
       check(r, "cuptiActivityEnable");
     }
   }
   try {
-    enable_api_records();
+    if (options_.api == CuptiApiRecords::Activity) enable_api_records();
+    if (options_.api == CuptiApiRecords::Callbacks) subscribe_api_callbacks(c);
   } catch (const Error&) {
-    for (auto k : kKinds) cuptiActivityDisable(k);
-    disable_api_records();
-    std::lock_guard<std::mutex> lock(c.mu);
-    c.active = false;
+    undo();
     throw;
   }
   running_ = true;
@@ -291,14 +410,32 @@ GpuTrace CuptiTrace::stop() {
   GpuTrace out;
   if (!running_) return out;
   running_ = false;
-  for (auto kind : kKinds) cuptiActivityDisable(kind);
-  disable_api_records();
-  CUptiResult r = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   auto& c = collector();
+  for (auto kind : kKinds) cuptiActivityDisable(kind);
+  if (options_.api == CuptiApiRecords::Activity) disable_api_records();
+  unsubscribe_api_callbacks(c);
+  CUptiResult r = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   std::lock_guard<std::mutex> lock(c.mu);
+  std::lock_guard<std::mutex> api_lock(c.api_mu);
   c.active = false;
   out.records = std::move(c.records);
   c.records.clear();
+  // The calls the callbacks stamped, as the records the activity API would have given.
+  std::map<std::pair<bool, uint32_t>, std::string> names;
+  for (const auto& call : c.api_calls) {
+    GpuActivity a;
+    a.kind = call.runtime ? GpuActivityKind::Runtime : GpuActivityKind::Driver;
+    auto& name = names[{call.runtime, call.cbid}];
+    if (name.empty())
+      name = api_name(call.runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, call.cbid);
+    a.name = name;
+    a.start_ns = static_cast<int64_t>(call.start) + c.offset_ns;
+    a.end_ns = static_cast<int64_t>(call.end) + c.offset_ns;
+    a.thread = call.thread;
+    a.correlation = call.correlation;
+    out.records.push_back(std::move(a));
+  }
+  c.api_calls.clear();
   out.dropped = c.dropped;
   if (r != CUPTI_SUCCESS) {
     const char* text = nullptr;

@@ -15,11 +15,27 @@ namespace kiln::profile {
 // "" when CUPTI can trace here; else why not ("no GPU driver", "CUPTI: ...").
 std::string cupti_unavailable_reason();
 
+// How the launching calls are recorded (what a device record's correlation id names):
+//   Activity   CUPTI's runtime and driver API activity kinds, the calls not wanted switched off one by one
+//   Callbacks  CUPTI's callback API subscribed to the launch, copy, set and wait calls only; Kiln stamps
+//              each call's entry and exit itself (same records, same correlation ids)
+//   None       no API records: device records only (kernels are then attributed by name, not by call)
+enum class CuptiApiRecords { Activity, Callbacks, None };
+
+struct CuptiOptions {
+  CuptiApiRecords api = CuptiApiRecords::Activity;
+  bool markers = true;  // NVTX ranges (Kiln's spans, when HostTrace::set_nvtx is on)
+  bool syncs = true;    // synchronization records
+};
+// The options `kiln profile` traces with; KILN_CUPTI_API=activity|callbacks|none overrides the API records.
+CuptiOptions default_cupti_options();
+const char* cupti_api_records_name(CuptiApiRecords a);  // "activity", "callbacks", "none"
+
 class CuptiTrace {
  public:
   // Starts tracing. `host_origin` is the steady-clock instant the HostTrace calls 0, so device
   // records line up with host spans. Throws kiln::Error when tracing cannot start.
-  explicit CuptiTrace(std::chrono::steady_clock::time_point host_origin);
+  explicit CuptiTrace(std::chrono::steady_clock::time_point host_origin, const CuptiOptions& options = default_cupti_options());
   ~CuptiTrace();  // stops tracing if stop() was not called
   CuptiTrace(const CuptiTrace&) = delete;
   CuptiTrace& operator=(const CuptiTrace&) = delete;
@@ -29,6 +45,7 @@ class CuptiTrace {
 
  private:
   bool running_ = false;
+  CuptiOptions options_;
   int64_t offset_ns_ = 0;  // host trace ns = CUPTI timestamp + offset
 };
 

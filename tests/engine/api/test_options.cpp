@@ -69,3 +69,8 @@ TEST(ApiOptions, LinearBias) {
   for (const char* ok : {"auto", "epilogue", "readers"}) EXPECT_NO_THROW(api::check_linear_bias(ok));
   EXPECT_EQ(error_of([] { api::check_linear_bias("fused"); }), "--linear-bias 'fused': use auto, epilogue or readers");
 }
+
+TEST(ApiOptions, ConvWeights) {
+  for (const char* ok : {"auto", "kept", "per-call"}) EXPECT_NO_THROW(api::check_conv_weights(ok));
+  EXPECT_EQ(error_of([] { api::check_conv_weights("copy"); }), "--conv-weights 'copy': use auto, kept or per-call");
+}

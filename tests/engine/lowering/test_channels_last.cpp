@@ -170,3 +170,38 @@ TEST(ChannelsLast, MaxPoolIsAGeneratedWindowMaxThatKeepsTheLayoutAndMatchesEager
   auto r = runtime::check_model(model, {parse_input_spec("2x3x15x15")}, c);
   EXPECT_TRUE(r.match) << runtime::check_text(r);
 }
+
+// --conv-weights: "kept" converts each constant conv weight once and holds the channels-last copy with
+// the region; "per-call" leaves the weights as they are (LibTorch converts one for its call). Both
+// match eager, with every kernel buffer NaN-poisoned first.
+TEST(ChannelsLast, ConvWeightsKeptOrPerCallBothMatchEager) {
+  auto model = model::load_model(test::example("tiny_resnet.pt"));
+  std::map<std::string, int> nhwc_constants;
+  for (const char* weights : {"kept", "per-call"}) {
+    capture::CompileOptions o;
+    o.backend = "kiln";
+    o.conv_layout = "channels-last";
+    o.conv_weights = weights;
+    o.dynamic = false;
+    runtime::CapturedRuntime rt(model, o);
+    for (int i = 0; i < 2; ++i) {
+      auto x = runtime::make_inputs({parse_input_spec("2x3x16x16")});
+      auto out = rt.run(x)[0].toTensor();
+      auto ref = runtime::eager_call(const_cast<torch::jit::Module&>(model.impl->module), {x[0]}).toTensor();
+      EXPECT_TRUE(out.allclose(ref, 1e-4, 1e-5)) << weights;
+    }
+    std::string loops;
+    for (const auto& st : rt.artifacts(0).at(0).stages)
+      if (st.file == "20_loops_before_fusion.txt") loops = st.text;
+    std::istringstream lines(loops);
+    for (std::string line; std::getline(lines, line);)
+      if (line.find("= constant") != std::string::npos && line.find("channels-last") != std::string::npos)
+        ++nhwc_constants[weights];
+    runtime::CheckOptions c;
+    c.capture = o;
+    auto r = runtime::check_model(model, {parse_input_spec("2x3x15x15")}, c);
+    EXPECT_TRUE(r.match) << weights << "\n" << runtime::check_text(r);
+  }
+  EXPECT_GT(nhwc_constants["kept"], 0);
+  EXPECT_EQ(nhwc_constants["per-call"], 0);
+}
