@@ -287,16 +287,19 @@ json error_of(const c10::IValue& out, const c10::IValue& ref, bool tf32) {
 }
 
 // `mode` may name compile choices after an @, joined by +: a convolution layout ("default@contiguous",
-// `kiln compile --conv-layout`) and where linears add their bias ("default@bias=epilogue", `--linear-bias`),
+// `kiln compile --conv-layout`), where linears add their bias ("default@bias=epilogue", `--linear-bias`) and
+// whether conv weights are kept channels-last ("reduce-overhead@weights=per-call", `--conv-weights`),
 // for A/B runs in one process.
 json run_kiln(const model::Model& m, const std::vector<at::Tensor>& x, const c10::IValue& ref, bool tf32,
               std::string mode, const std::string& cache_root, const std::function<void()>& eager) {
   json r;
-  std::string layout = "auto", linear_bias = "auto";
+  std::string layout = "auto", linear_bias = "auto", conv_weights = "auto";
+  const bool variant = mode.find('@') != std::string::npos;
   if (auto at = mode.find('@'); at != std::string::npos) {
     std::stringstream choices(mode.substr(at + 1));
     for (std::string c; std::getline(choices, c, '+');)
       if (c.rfind("bias=", 0) == 0) linear_bias = c.substr(5);
+      else if (c.rfind("weights=", 0) == 0) conv_weights = c.substr(8);
       else layout = c;
     mode = mode.substr(0, at);
   }
@@ -310,6 +313,7 @@ json run_kiln(const model::Model& m, const std::vector<at::Tensor>& x, const c10
     o.mode = mode;
     o.conv_layout = layout;
     o.linear_bias = linear_bias;
+    o.conv_weights = conv_weights;
     std::ostringstream printed;
     auto t0 = Clock::now();
     auto cold = std::make_unique<runtime::CapturedRuntime>(m, o);
@@ -334,7 +338,7 @@ json run_kiln(const model::Model& m, const std::vector<at::Tensor>& x, const c10
     json kernels;
     r["device_ms"] = device_ms(call, 20, &kernels);
     r["kernels"] = kernels;
-    r["cupti"] = cupti_overhead(call);
+    if (!variant && mode != "max-autotune" && !std::getenv("KILN_BENCH_NO_CUPTI_WAYS")) r["cupti"] = cupti_overhead(call);
     if (mode == "default") {
       r["host"] = host_breakdown(call);
       r["traced_ms"] = traced_ms(call);
