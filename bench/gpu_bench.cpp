@@ -335,6 +335,8 @@ json run_kiln(const model::Model& m, const std::vector<at::Tensor>& x, const c10
     r["spread"] = spread;
     r["peak_mib"] = peak_mib(call);
     r["paired"] = paired_with_eager(eager, call);
+    // Eager against itself, the same way, with this Kiln runtime alive: what the pairing alone does to eager.
+    if (mode == "default" && !variant) r["paired_eager_aa"] = paired_with_eager(eager, eager);
     json kernels;
     r["device_ms"] = device_ms(call, 20, &kernels);
     r["kernels"] = kernels;

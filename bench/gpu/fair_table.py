@@ -196,6 +196,10 @@ def main():
         print("|---|---|--:|--:|--:|")
         for r, m, p in paired:
             print(f"| {r['name']} | {m} | {p['speedup']:.2f}x | {f(p.get('eager_ms'))} | {f(p.get('kiln_ms'))} |")
+            aa = r["kiln_all"][m].get("paired_eager_aa")
+            if aa:
+                print(f"| {r['name']} | eager against eager | {aa['speedup']:.2f}x | {f(aa.get('eager_ms'))} | "
+                      f"{f(aa.get('kiln_ms'))} |")
     cupti = [(r, m, v["cupti"]) for r in rows for m, v in r["kiln_all"].items() if v.get("cupti")]
     if cupti:
         ways = list(dict.fromkeys(w for _, _, c in cupti for w in c))
