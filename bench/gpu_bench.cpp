@@ -257,6 +257,9 @@ json cupti_overhead(const std::function<void()>& fn, int rounds = 9, int per = 2
   bare.markers = false;
   bare.syncs = false;
   variants.push_back({"device records only", bare});
+  profile::CuptiOptions external = bare;
+  external.external_correlation = true;
+  variants.push_back({"device records + external ids", external});
   json out;
   for (const auto& v : variants) {
     std::vector<double> ratios;
@@ -265,8 +268,15 @@ json cupti_overhead(const std::function<void()>& fn, int rounds = 9, int per = 2
       auto traced = [&] {
         c10::cuda::device_synchronize();
         profile::CuptiTrace trace(Clock::now(), v.options);
-        double ms = block_median_ms(fn, per);
-        records = trace.stop().records.size();
+        double ms = 0;
+        if (v.options.external_correlation) {
+          uint64_t id = 0;
+          ms = block_median_ms([&] { profile::cupti_push_external_id(++id); fn(); profile::cupti_pop_external_id(); }, per);
+        } else {
+          ms = block_median_ms(fn, per);
+        }
+        auto t = trace.stop();
+        records = t.records.size() + t.external.size();
         return ms;
       };
       double plain = 0, with = 0;

@@ -1,5 +1,6 @@
 #include "engine/lowering/channels_last.h"
 
+#include <algorithm>
 #include <functional>
 #include <set>
 
@@ -39,6 +40,74 @@ bool keeps_memory_format(const std::string& target) {
 
 bool is_conv2d_target(const std::string& target) {
   return target == "aten::conv2d" || target == "aten::_convolution" || target == "aten::convolution";
+}
+
+namespace {
+
+// Bytes of c's result when every size is a number; -1 otherwise.
+int64_t constant_bytes(const Comp& c) {
+  int64_t n = ir::dtype_size(c.dtype);
+  for (const auto& s : c.sizes) {
+    if (!capture::sym_is_const(s)) return -1;
+    n *= s->value;
+  }
+  return n;
+}
+
+// The convolutions choose_channels_last gives the layout: 4-d, with computed or constant input and weight.
+bool converted_conv(const LoopProgram& p, const Comp& comp) {
+  return comp.kind == Comp::Kind::Extern && is_conv2d_target(comp.target) && comp.sizes.size() == 4 &&
+         comp.operands.size() >= 2 && comp.operands[0] >= 0 && comp.operands[1] >= 0;
+}
+
+}  // namespace
+
+int64_t conv_weight_copy_bytes(const LoopProgram& p) {
+  std::set<int> weights;
+  for (const auto& comp : p.comps)
+    if (converted_conv(p, comp) && p.comps[comp.operands[1]].kind == Comp::Kind::Constant)
+      weights.insert(comp.operands[1]);
+  int64_t total = 0;
+  for (int w : weights) {
+    const int64_t b = constant_bytes(p.comps[w]);
+    if (b < 0) return -1;
+    total += b;
+  }
+  return total;
+}
+
+int64_t eager_activation_peak(const LoopProgram& p) {
+  const size_t n = p.comps.size();
+  auto counted = [&](const Comp& c) {
+    return c.kind != Comp::Kind::Input && c.kind != Comp::Kind::Constant && !c.is_view;
+  };
+  // A view holds no memory: whoever reads it reads what it views (recursively).
+  std::vector<int> last_use(n, -1);
+  std::function<void(int, int)> read = [&](int c, int at) {
+    if (c < 0 || static_cast<size_t>(c) >= n) return;
+    last_use[static_cast<size_t>(c)] = std::max(last_use[static_cast<size_t>(c)], at);
+    if (p.comps[static_cast<size_t>(c)].is_view)
+      for (int d : p.comps[static_cast<size_t>(c)].deps) read(d, at);
+  };
+  for (size_t j = 0; j < n; ++j)
+    for (int d : p.comps[j].deps) read(d, static_cast<int>(j));
+  for (int o : p.outputs) read(o, static_cast<int>(n));
+  std::vector<std::vector<int>> dies(n + 1);
+  std::vector<int64_t> bytes(n, 0);
+  for (size_t c = 0; c < n; ++c) {
+    if (!counted(p.comps[c])) continue;
+    bytes[c] = constant_bytes(p.comps[c]);
+    if (bytes[c] < 0) return -1;
+    // Never read: freed right after it is made.
+    dies[static_cast<size_t>(std::max(last_use[c], static_cast<int>(c)))].push_back(static_cast<int>(c));
+  }
+  int64_t live = 0, peak = 0;
+  for (size_t j = 0; j < n; ++j) {
+    live += bytes[j];
+    peak = std::max(peak, live);
+    for (int c : dies[j]) live -= bytes[static_cast<size_t>(c)];
+  }
+  return peak;
 }
 
 int choose_channels_last(LoopProgram& p, bool weight_copies) {

@@ -25,6 +25,16 @@ namespace kiln::lowering {
 // memory of default mode, where no CUDA graph replays the conversion for free).
 int choose_channels_last(LoopProgram& program, bool weight_copies = true);
 
+// Bytes of the channels-last copies choose_channels_last(program, true) would keep: the constant
+// weights of the 4-d convolutions it converts. -1 when a size is symbolic.
+int64_t conv_weight_copy_bytes(const LoopProgram& program);
+
+// The most bytes of intermediate results live at once when the program's computations run one by one
+// in order, each result in its own buffer freed after its last reader (region inputs and constants not
+// counted, views free): an estimate of what eager holds for the same graph, as a yardstick for memory
+// Kiln adds. -1 when a size is symbolic.
+int64_t eager_activation_peak(const LoopProgram& program);
+
 // True for the aten ops the pass treats as 2-d convolutions.
 bool is_conv2d_target(const std::string& target);
 

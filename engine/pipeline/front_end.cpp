@@ -38,10 +38,35 @@ void lower(State& s) {
   s.dump(kLowered, lowering::loop_program_text(s.out.lowered.program));
 }
 
+// Whether channels-last conv weights are converted once and kept; `why` gets a line for the dump.
+bool keep_conv_weight_copies(const lowering::LoopProgram& p, FrontEndOptions::ConvWeights choice, std::string& why) {
+  using CW = FrontEndOptions::ConvWeights;
+  const int64_t copies = lowering::conv_weight_copy_bytes(p);
+  if (copies == 0) return true;
+  if (choice == CW::Kept) {
+    why = "# conv weights: channels-last copies kept (" + std::to_string(copies) + " bytes)\n";
+    return true;
+  }
+  if (choice == CW::PerCall) {
+    why = "# conv weights: converted by each call (no copies kept)\n";
+    return false;
+  }
+  const int64_t eager = lowering::eager_activation_peak(p);
+  const bool keep = copies < 0 || eager < 0 || copies <= eager;
+  why = "# conv weights: " + std::string(keep ? "channels-last copies kept" : "converted by each call") + " (copies " +
+        (copies < 0 ? std::string("symbolic") : std::to_string(copies) + " bytes") + ", eager's activation peak " +
+        (eager < 0 ? std::string("symbolic") : "about " + std::to_string(eager) + " bytes") + ")\n";
+  return keep;
+}
+
 void layout(State& s) {
-  if (s.options.channels_last) lowering::choose_channels_last(s.out.lowered.program, s.options.conv_weight_copies);
+  std::string why;
+  if (s.options.channels_last) {
+    const bool keep = keep_conv_weight_copies(s.out.lowered.program, s.options.conv_weights, why);
+    lowering::choose_channels_last(s.out.lowered.program, keep);
+  }
   if (s.options.linear_bias_in_readers) lowering::move_linear_bias_to_readers(s.out.lowered.program);
-  s.dump(kLoopsBeforeFusion, lowering::loop_program_text(s.out.lowered.program));
+  s.dump(kLoopsBeforeFusion, why + lowering::loop_program_text(s.out.lowered.program));
 }
 
 void schedule(State& s) {
@@ -79,7 +104,7 @@ std::vector<std::string> front_end_passes() {
 
 FrontEnd run_front_end(const ir::Graph& graph, const FrontEndOptions& options, runtime::RegionArtifacts& art) {
   art.stages.push_back({kCaptured.dump_file, ir::to_readable(graph)});
-  State state{graph, options, {}};
+  State state{graph, options, {}, false, {}};
   for (const auto& pass : passes()) {
     auto t0 = Clock::now();
     pass.run(state);

@@ -30,7 +30,12 @@ struct FrontEndOptions {
   bool fuse = true;            // false: one kernel per computation (aot_eager)
   bool channels_last = false;  // store convolution chains NHWC
   bool gemm_epilogues = false; // a GEMM may run the kernel after it (max-autotune on the GPU): plan its buffers early
-  bool conv_weight_copies = true;  // channels-last: constant conv weights converted once and kept (not per call)
+  // Channels-last convolutions' constant weights: converted once and a copy kept with the region
+  // (Kept), converted by LibTorch in each call (PerCall), or kept only while the copies are no larger
+  // than the activations eager would hold for the region (KeptWithinEager: lowering::eager_activation_peak;
+  // kept when a size is symbolic). The layout pass's dump says which and why.
+  enum class ConvWeights { Kept, PerCall, KeptWithinEager };
+  ConvWeights conv_weights = ConvWeights::Kept;
   bool linear_bias_in_readers = false;  // linears read only by pointwise work leave their bias to it (lowering/linear_bias.h)
 };
 

@@ -2,6 +2,7 @@
 #include "engine/report/gpu_kernel_stats.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <queue>
 #include <set>
@@ -14,6 +15,7 @@
 #include "engine/base/error.h"
 #include "engine/base/json_text.h"
 #include "engine/report/markdown_text.h"
+#include "engine/report/name_table.h"
 #include "engine/report/number_text.h"
 
 namespace kiln::report {
@@ -25,32 +27,6 @@ bool device_lane(const std::string& lane) { return lane.rfind("cuda:", 0) == 0 |
 // Host spans that can have launched a device kernel, innermost first.
 bool launcher_span(const session::TimelineEvent& e) {
   return e.dur_ns > 0 && !device_lane(e.lane) && (e.category == "kernel" || e.category == "extern" || e.category == "cpu_op");
-}
-
-// For each query (time, record) in time order, the innermost launcher span containing the time: a sweep over the spans
-// in start order, with the open ones kept by duration and retired by end.
-std::vector<int> innermost_spans(const std::vector<const session::TimelineEvent*>& spans,
-                                 const std::vector<std::pair<int64_t, size_t>>& queries) {
-  std::vector<int> out(queries.size(), -1);
-  std::multiset<std::pair<int64_t, int>> open;  // (duration, span index)
-  using End = std::pair<int64_t, std::multiset<std::pair<int64_t, int>>::iterator>;
-  auto later = [](const End& a, const End& b) { return a.first > b.first; };
-  std::priority_queue<End, std::vector<End>, decltype(later)> ends(later);
-  size_t next = 0;
-  for (size_t q = 0; q < queries.size(); ++q) {
-    const int64_t t = queries[q].first;
-    while (next < spans.size() && spans[next]->start_ns <= t) {
-      auto it = open.insert({spans[next]->dur_ns, static_cast<int>(next)});
-      ends.push({spans[next]->start_ns + spans[next]->dur_ns, it});
-      ++next;
-    }
-    while (!ends.empty() && ends.top().first < t) {
-      open.erase(ends.top().second);
-      ends.pop();
-    }
-    if (!open.empty()) out[q] = open.begin()->second;
-  }
-  return out;
 }
 
 std::string run_label(const session::Session& s, int run) {
@@ -98,149 +74,272 @@ int find_run(session::SessionRows& rows, const std::string& which) {
   throw Error("no run '" + which + "' (this session has: " + list + "; name a mode, MODE/BACKEND or a backend)");
 }
 
-KernelRecords kernel_records(const session::Session& s, int run) {
-  KernelRecords out;
-  out.run = run;
-  std::set<std::string> kiln_kernels;
-  for (const auto& k : s.kernels) kiln_kernels.insert(k.name);
-  const bool from_kiln = s.origin.rfind("kiln profile", 0) == 0;
+namespace {
 
-  std::vector<const session::TimelineEvent*> device, spans;
-  std::unordered_map<int64_t, int64_t> api_time;  // correlation id → start of the host API call
-  int iterations = 0, steps = 0;
-  std::map<std::string, HostCost> host;
-  for (const auto& e : s.timeline) {
-    if (e.run != run) continue;
-    if (e.category == "iteration") ++iterations;
-    if (e.category == "step" && !device_lane(e.lane)) ++steps;  // not the GPU lane's mirror of the step
-    if (device_lane(e.lane)) {
-      if (e.category == "kernel" && e.dur_ns >= 0) device.push_back(&e);
-      continue;
+enum class SpanKind : uint8_t { kernel, extern_call, cpu_op };
+
+// A host span that can have launched a device kernel, and a device kernel record: the numbers and
+// names (by number) the analysis reads.
+struct Span {
+  int64_t start = 0, dur = 0;
+  uint32_t name = 0, kernel = 0, compile_id = 0;
+  SpanKind kind = SpanKind::kernel;
+};
+struct DeviceRecord {
+  int64_t dur = 0, correlation = -1;
+  uint32_t name = 0, kernel = 0, compile_id = 0;
+};
+
+// For each query (time, record) in time order, the innermost span containing the time, as a position
+// in `sorted` (spans by start): a sweep over the spans in start order, with the open ones kept by
+// duration and retired by end.
+std::vector<int> innermost_spans(const std::vector<Span>& spans, const std::vector<uint32_t>& sorted,
+                                 const std::vector<std::pair<int64_t, size_t>>& queries) {
+  std::vector<int> out(queries.size(), -1);
+  std::multiset<std::pair<int64_t, int>> open;  // (duration, position)
+  using End = std::pair<int64_t, std::multiset<std::pair<int64_t, int>>::iterator>;
+  auto later = [](const End& a, const End& b) { return a.first > b.first; };
+  std::priority_queue<End, std::vector<End>, decltype(later)> ends(later);
+  size_t next = 0;
+  for (size_t q = 0; q < queries.size(); ++q) {
+    const int64_t t = queries[q].first;
+    while (next < sorted.size() && spans[sorted[next]].start <= t) {
+      const Span& s = spans[sorted[next]];
+      auto it = open.insert({s.dur, static_cast<int>(next)});
+      ends.push({s.start + s.dur, it});
+      ++next;
     }
-    if (e.correlation >= 0) api_time.emplace(e.correlation, e.start_ns);
-    if (launcher_span(e)) spans.push_back(&e);
+    while (!ends.empty() && ends.top().first < t) {
+      open.erase(ends.top().second);
+      ends.pop();
+    }
+    if (!open.empty()) out[q] = open.begin()->second;
+  }
+  return out;
+}
+
+// One record with what launched it, as kernel_records states it.
+struct ResolvedRecord {
+  const std::string* name = nullptr;
+  int64_t dur = 0;
+  std::string launched_by, launcher, compile_id;
+  const session::TimelineEvent* event = nullptr;  // keep_events only
+  const session::TimelineEvent* span = nullptr;   // keep_events only
+};
+
+// kernel_records' analysis of one run, fed its events one at a time in timeline order. Each device
+// record and launcher span is kept as a few numbers, names by number (NameTable), so that a run read
+// row by row from a file takes memory for those and not for its events. With keep_events the
+// events' addresses are kept too: then every event given must outlive this object.
+class RunRecords {
+ public:
+  RunRecords(const session::Session& summary, std::set<std::string> kiln_kernels, int run, bool keep_events)
+      : kiln_kernels_(std::move(kiln_kernels)), keep_(keep_events) {
+    from_kiln_ = summary.origin.rfind("kiln profile", 0) == 0;
+    // Kernels replayed from a CUDA graph were launched by one graph launch, not one API call each
+    // (Kiln's reduce-overhead and max-autotune, the cudagraphs peer).
+    for (const auto& r : summary.runs)
+      if (r.id == run)
+        graph_replay_ = r.mode == "reduce-overhead" || r.backend == "cudagraphs" ||
+                        (r.mode == "max-autotune" && r.backend == "kiln");
+  }
+
+  void add(const session::TimelineEvent& e) {
+    if (e.category == "iteration") ++iterations_;
+    const bool device = device_lane(e.lane);
+    if (e.category == "step" && !device) ++steps_;  // not the GPU lane's mirror of the step
+    if (e.category == "region" && !device) region_calls_ = std::max(region_calls_, ++calls_of_[e.name]);
+    if (device) {
+      if (e.category == "kernel" && e.dur_ns >= 0) {
+        device_.push_back({e.dur_ns, e.correlation, names_.id(e.name), names_.id(e.kernel), names_.id(e.compile_id)});
+        if (keep_) device_events_.push_back(&e);
+      }
+      return;
+    }
+    if (e.correlation >= 0) api_time_.push_back({e.correlation, e.start_ns});
+    if (launcher_span(e)) {
+      const SpanKind kind = e.category == "kernel" ? SpanKind::kernel
+                            : e.category == "extern" ? SpanKind::extern_call
+                                                     : SpanKind::cpu_op;
+      spans_.push_back({e.start_ns, e.dur_ns, names_.id(e.name), names_.id(e.kernel), names_.id(e.compile_id), kind});
+      if (keep_) span_events_.push_back(&e);
+    }
     // nvtx ranges mirror Kiln's own spans; iterations, steps and regions hold everything else.
     if (e.dur_ns > 0 && e.category != "iteration" && e.category != "step" && e.category != "region" &&
         e.category != "nvtx") {
-      auto& h = host[e.category];
+      auto& h = host_[e.category];
       h.category = e.category;
       ++h.calls;
       h.total_ns += e.dur_ns;
     }
   }
+
   // Iterations: Kiln's traced iterations, else profiler steps, else the calls of the most called
   // compiled region (an imported trace of a few torch.compile calls).
-  int calls = 0;
-  if (iterations == 0 && steps == 0) {
-    std::map<std::string, int> region_calls;
-    for (const auto& e : s.timeline)
-      if (e.run == run && e.category == "region" && !device_lane(e.lane)) calls = std::max(calls, ++region_calls[e.name]);
-  }
-  out.iterations = std::max(1, iterations > 0 ? iterations : steps > 0 ? steps : calls);
-  for (auto& [_, h] : host) out.host.push_back(h);
-  std::sort(out.host.begin(), out.host.end(), [](const HostCost& a, const HostCost& b) {
-    return std::tie(b.total_ns, a.category) < std::tie(a.total_ns, b.category);
-  });
-
-  // The CPU: Kiln's kernels and extern calls run on the host; their spans are the kernel time.
-  std::vector<const session::TimelineEvent*> records = device;
-  out.time_source = "device";
-  if (device.empty()) {
-    out.time_source = "host";
-    for (const auto* e : spans)
-      if ((e->category == "kernel" && !e->kernel.empty()) || e->category == "extern") records.push_back(e);
+  int iterations() const { return std::max(1, iterations_ > 0 ? iterations_ : steps_ > 0 ? steps_ : region_calls_); }
+  std::string time_source() const { return device_.empty() ? "host" : "device"; }
+  std::vector<HostCost> host() const {
+    std::vector<HostCost> out;
+    for (const auto& [_, h] : host_) out.push_back(h);
+    std::sort(out.begin(), out.end(), [](const HostCost& a, const HostCost& b) {
+      return std::tie(b.total_ns, a.category) < std::tie(a.total_ns, b.category);
+    });
+    return out;
   }
 
-  // Launchers found through the launch API call's correlation id, for records that name none.
-  std::sort(spans.begin(), spans.end(), [](const auto* a, const auto* b) { return a->start_ns < b->start_ns; });
-  std::vector<std::pair<int64_t, size_t>> queries;
-  for (size_t i = 0; i < records.size(); ++i) {
-    if (records[i]->correlation < 0) continue;
-    auto it = api_time.find(records[i]->correlation);
-    if (it != api_time.end()) queries.push_back({it->second, i});
-  }
-  std::sort(queries.begin(), queries.end());
-  std::vector<int> found = innermost_spans(spans, queries);
-  std::vector<const session::TimelineEvent*> launcher_of(records.size(), nullptr);
-  for (size_t q = 0; q < queries.size(); ++q)
-    if (found[q] >= 0) launcher_of[queries[q].second] = spans[static_cast<size_t>(found[q])];
-  // The Kiln kernel or extern call around the launch (the LibTorch op inside an extern call is the
-  // innermost span, but the call is what maps to a graph node).
-  std::vector<const session::TimelineEvent*> kiln_spans;
-  for (const auto* e : spans)
-    if (e->category == "kernel" || e->category == "extern") kiln_spans.push_back(e);
-  std::vector<int> found_kiln = innermost_spans(kiln_spans, queries);
-  std::vector<const session::TimelineEvent*> kiln_span_of(records.size(), nullptr);
-  for (size_t q = 0; q < queries.size(); ++q)
-    if (found_kiln[q] >= 0) kiln_span_of[queries[q].second] = kiln_spans[static_cast<size_t>(found_kiln[q])];
-
-  // Kernels replayed from a CUDA graph were launched by one graph launch, not one API call each
-  // (Kiln's reduce-overhead and max-autotune, the cudagraphs peer).
-  bool graph_replay = false;
-  for (const auto& r : s.runs)
-    if (r.id == run)
-      graph_replay = r.mode == "reduce-overhead" || r.backend == "cudagraphs" ||
-                     (r.mode == "max-autotune" && r.backend == "kiln");
-  for (size_t i = 0; i < records.size(); ++i) {
-    const auto& e = *records[i];
-    KernelRecord rec;
-    rec.event = &e;
-    rec.compile_id = e.compile_id;
-    std::string& by = rec.launched_by;
-    std::string& kind = rec.launcher;
-    std::string& compile_id = rec.compile_id;
-    if (out.time_source == "host") {
-      rec.span = &e;
-      by = e.category == "extern" ? e.name : e.kernel;
-      kind = e.category == "extern" ? "extern" : "kiln kernel";
-    } else if (!e.kernel.empty()) {
-      by = e.kernel;
-      kind = kiln_kernels.count(e.kernel) ? (from_kiln ? "kiln kernel" : "compiled kernel")
-             : e.kernel.rfind("aten::", 0) == 0 ? "extern"
-                                                : "op";
-      rec.span = kiln_span_of[i] ? kiln_span_of[i] : launcher_of[i];
-    } else if (const auto* l = launcher_of[i]) {
-      rec.span = kiln_span_of[i] ? kiln_span_of[i] : l;
-      by = l->kernel.empty() ? l->name : l->kernel;
-      kind = l->category == "kernel" ? (from_kiln ? "kiln kernel" : "compiled kernel")
-             : l->category == "extern" ? "extern"
-                                       : "op";
-      if (compile_id.empty()) compile_id = l->compile_id;
-    } else if (graph_replay) {
-      kind = "CUDA graph replay";
+  // Every record in timeline order with what launched it.
+  void each(const std::function<void(const ResolvedRecord&)>& fn) {
+    // The CPU: Kiln's kernels and extern calls run on the host; their spans are the kernel time.
+    if (device_.empty()) {
+      for (size_t i = 0; i < spans_.size(); ++i) {
+        const Span& s = spans_[i];
+        if (!((s.kind == SpanKind::kernel && !names_[s.kernel].empty()) || s.kind == SpanKind::extern_call)) continue;
+        ResolvedRecord rec;
+        rec.name = &names_[s.name];
+        rec.dur = s.dur;
+        rec.compile_id = names_[s.compile_id];
+        rec.launched_by = s.kind == SpanKind::extern_call ? names_[s.name] : names_[s.kernel];
+        rec.launcher = s.kind == SpanKind::extern_call ? "extern" : "kiln kernel";
+        if (keep_) rec.event = rec.span = span_events_[i];
+        fn(rec);
+      }
+      return;
     }
-    out.records.push_back(std::move(rec));
+    // Launchers found through the launch API call's correlation id, for records that name none.
+    std::vector<uint32_t> sorted(spans_.size());
+    for (size_t i = 0; i < sorted.size(); ++i) sorted[i] = static_cast<uint32_t>(i);
+    std::sort(sorted.begin(), sorted.end(), [&](uint32_t a, uint32_t b) { return spans_[a].start < spans_[b].start; });
+    std::stable_sort(api_time_.begin(), api_time_.end(),  // the first host event of a correlation id counts
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<std::pair<int64_t, size_t>> queries;
+    for (size_t i = 0; i < device_.size(); ++i) {
+      const int64_t c = device_[i].correlation;
+      if (c < 0) continue;
+      auto it = std::lower_bound(api_time_.begin(), api_time_.end(), c,
+                                 [](const std::pair<int64_t, int64_t>& a, int64_t v) { return a.first < v; });
+      if (it != api_time_.end() && it->first == c) queries.push_back({it->second, i});
+    }
+    std::sort(queries.begin(), queries.end());
+    std::vector<int> launcher_of(device_.size(), -1);  // span index
+    std::vector<int> found = innermost_spans(spans_, sorted, queries);
+    for (size_t q = 0; q < queries.size(); ++q)
+      if (found[q] >= 0) launcher_of[queries[q].second] = static_cast<int>(sorted[static_cast<size_t>(found[q])]);
+    // The Kiln kernel or extern call around the launch (the LibTorch op inside an extern call is the
+    // innermost span, but the call is what maps to a graph node): only the span a record points to.
+    std::vector<int> kiln_span_of(device_.size(), -1);
+    if (keep_) {
+      std::vector<uint32_t> kiln_spans;
+      for (uint32_t i : sorted)
+        if (spans_[i].kind != SpanKind::cpu_op) kiln_spans.push_back(i);
+      std::vector<int> found_kiln = innermost_spans(spans_, kiln_spans, queries);
+      for (size_t q = 0; q < queries.size(); ++q)
+        if (found_kiln[q] >= 0) kiln_span_of[queries[q].second] = static_cast<int>(kiln_spans[static_cast<size_t>(found_kiln[q])]);
+    }
+    auto span_event = [&](int kiln, int launcher) -> const session::TimelineEvent* {
+      if (!keep_) return nullptr;
+      if (kiln >= 0) return span_events_[static_cast<size_t>(kiln)];
+      return launcher >= 0 ? span_events_[static_cast<size_t>(launcher)] : nullptr;
+    };
+    for (size_t i = 0; i < device_.size(); ++i) {
+      const DeviceRecord& e = device_[i];
+      ResolvedRecord rec;
+      rec.name = &names_[e.name];
+      rec.dur = e.dur;
+      rec.compile_id = names_[e.compile_id];
+      if (keep_) rec.event = device_events_[i];
+      const std::string& kernel = names_[e.kernel];
+      if (!kernel.empty()) {
+        rec.launched_by = kernel;
+        rec.launcher = kiln_kernels_.count(kernel) ? (from_kiln_ ? "kiln kernel" : "compiled kernel")
+                       : kernel.rfind("aten::", 0) == 0 ? "extern"
+                                                        : "op";
+        rec.span = span_event(kiln_span_of[i], launcher_of[i]);
+      } else if (launcher_of[i] >= 0) {
+        const Span& l = spans_[static_cast<size_t>(launcher_of[i])];
+        rec.span = span_event(kiln_span_of[i], launcher_of[i]);
+        rec.launched_by = names_[l.kernel].empty() ? names_[l.name] : names_[l.kernel];
+        rec.launcher = l.kind == SpanKind::kernel ? (from_kiln_ ? "kiln kernel" : "compiled kernel")
+                       : l.kind == SpanKind::extern_call ? "extern"
+                                                         : "op";
+        if (rec.compile_id.empty()) rec.compile_id = names_[l.compile_id];
+      } else if (graph_replay_) {
+        rec.launcher = "CUDA graph replay";
+      }
+      fn(rec);
+    }
   }
+
+ private:
+  std::set<std::string> kiln_kernels_;
+  bool keep_ = false, from_kiln_ = false, graph_replay_ = false;
+  NameTable names_;
+  int iterations_ = 0, steps_ = 0, region_calls_ = 0;
+  std::map<std::string, int> calls_of_;  // compiled region name → calls
+  std::map<std::string, HostCost> host_;
+  std::vector<DeviceRecord> device_;
+  std::vector<Span> spans_;                                 // in timeline order
+  std::vector<std::pair<int64_t, int64_t>> api_time_;       // (correlation id, start of the host event)
+  std::vector<const session::TimelineEvent*> device_events_, span_events_;  // keep_events
+};
+
+std::set<std::string> kernel_names(session::SessionRows& rows) {
+  std::set<std::string> out;
+  rows.each_kernel([&](const session::Kernel& k) { out.insert(k.name); });
+  return out;
+}
+
+}  // namespace
+
+KernelRecords kernel_records(const session::Session& s, int run) {
+  std::set<std::string> kiln_kernels;
+  for (const auto& k : s.kernels) kiln_kernels.insert(k.name);
+  RunRecords gathered(s, std::move(kiln_kernels), run, true);  // s.timeline stays: its addresses are kept
+  for (const auto& e : s.timeline)
+    if (e.run == run) gathered.add(e);
+  KernelRecords out;
+  out.run = run;
+  out.time_source = gathered.time_source();
+  out.iterations = gathered.iterations();
+  out.host = gathered.host();
+  gathered.each([&](const ResolvedRecord& r) {
+    out.records.push_back(KernelRecord{r.event, r.span, r.launched_by, r.launcher, r.compile_id});
+  });
   return out;
 }
 
 KernelStats kernel_stats(const session::Session& s, int run) {
-  KernelRecords recs = kernel_records(s, run);
+  session::SessionInMemory rows(s);
+  return kernel_stats(rows, run);
+}
+
+KernelStats kernel_stats(session::SessionRows& rows, int run) {
+  RunRecords gathered(rows.summary(), kernel_names(rows), run, false);
+  rows.each_event(run, false, [&](const session::TimelineEvent& e) { gathered.add(e); });
   KernelStats out;
   out.run = run;
-  out.time_source = recs.time_source;
-  out.iterations = recs.iterations;
-  out.host = std::move(recs.host);
-  std::map<std::tuple<std::string, std::string, std::string>, KernelStat> rows;
-  for (const auto& rec : recs.records) {
-    const auto& e = *rec.event;
-    auto& r = rows[{e.name, rec.launched_by, rec.compile_id}];
+  out.time_source = gathered.time_source();
+  out.iterations = gathered.iterations();
+  out.host = gathered.host();
+  std::map<std::tuple<std::string, std::string, std::string>, KernelStat> rows_of;
+  gathered.each([&](const ResolvedRecord& rec) {
+    const int64_t dur = rec.dur;
+    auto& r = rows_of[{*rec.name, rec.launched_by, rec.compile_id}];
     if (r.launches == 0) {
-      r.name = e.name;
+      r.name = *rec.name;
       r.launched_by = rec.launched_by;
       r.launcher = rec.launcher;
       r.compile_id = rec.compile_id;
-      r.min_ns = e.dur_ns;
-      r.max_ns = e.dur_ns;
+      r.min_ns = dur;
+      r.max_ns = dur;
     }
     ++r.launches;
-    r.total_ns += e.dur_ns;
-    r.min_ns = std::min(r.min_ns, e.dur_ns);
-    r.max_ns = std::max(r.max_ns, e.dur_ns);
-    out.total_ns += e.dur_ns;
+    r.total_ns += dur;
+    r.min_ns = std::min(r.min_ns, dur);
+    r.max_ns = std::max(r.max_ns, dur);
+    out.total_ns += dur;
     ++out.records;
-  }
-  for (auto& [_, r] : rows) {
+  });
+  for (auto& [_, r] : rows_of) {
     r.mean_ns = static_cast<double>(r.total_ns) / static_cast<double>(r.launches);
     r.launches_per_iter = static_cast<double>(r.launches) / out.iterations;
     r.share = out.total_ns > 0 ? static_cast<double>(r.total_ns) / static_cast<double>(out.total_ns) : 0;
@@ -343,20 +442,33 @@ std::string render_kernel_stats_json(const session::Session& s, const KernelStat
   return safe_dump(j, 1) + "\n";
 }
 
-int report_run(const session::Session& s) {
-  std::set<int> timed;
-  for (const auto& e : s.timeline)
-    if (e.dur_ns > 0 && ((device_lane(e.lane) && e.category == "kernel") || (!e.kernel.empty() && e.category == "kernel")))
-      timed.insert(e.run);
+void TimedRuns::add(const session::TimelineEvent& e) {
+  if (e.dur_ns > 0 && ((device_lane(e.lane) && e.category == "kernel") || (!e.kernel.empty() && e.category == "kernel")))
+    timed_.insert(e.run);
+}
+
+int TimedRuns::report_run(const session::Session& s) const {
   const session::Run* best = nullptr;
   for (const auto& r : s.runs)
-    if (r.status == "ok" && r.mode != "eager" && timed.count(r.id) &&
+    if (r.status == "ok" && r.mode != "eager" && timed_.count(r.id) &&
         (!best || r.speedup_vs_eager > best->speedup_vs_eager))
       best = &r;
   if (best) return best->id;
   for (const auto& r : s.runs)
-    if (timed.count(r.id)) return r.id;
+    if (timed_.count(r.id)) return r.id;
   return -1;
+}
+
+int report_run(const session::Session& s) {
+  session::SessionInMemory rows(s);
+  return report_run(rows);
+}
+
+int report_run(session::SessionRows& rows) {
+  if (rows.summary().runs.empty()) return -1;  // no run to pick: nothing to read
+  TimedRuns timed;
+  rows.each_event(std::nullopt, false, [&](const session::TimelineEvent& e) { timed.add(e); });
+  return timed.report_run(rows.summary());
 }
 
 }  // namespace kiln::report

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,10 @@ struct KernelStats {
 };
 
 KernelStats kernel_stats(const session::Session& s, int run);
+// The same from a session read row by row (session_rows.h): one pass over the run's events
+// (each_event), each device record and launcher span kept as a few numbers with its names by number,
+// not as the event; the kernel names through each_kernel.
+KernelStats kernel_stats(session::SessionRows& rows, int run);
 
 // The records kernel_stats sums, one by one, with what launched each: the analysis under it, for
 // views that group device time otherwise (by graph node, module or source line: module_time.h).
@@ -97,7 +102,20 @@ std::string render_kernel_stats_markdown(const session::Session& s, const Kernel
 std::string render_kernel_stats_json(const session::Session& s, const KernelStats& stats);
 
 // The run whose kernels a report shows: the fastest compiled run that recorded kernel time, else
-// any run that did (eager included), else -1 (an import's own events, or nothing).
+// any run that did (eager included), else -1 (an import's own events, or nothing). From rows: one
+// pass over the timeline (none when the session has no runs).
 int report_run(const session::Session& s);
+int report_run(session::SessionRows& rows);
+
+// report_run gathered event by event, for a writer that reads the timeline once for several things:
+// add() every event (any order), then report_run(summary).
+class TimedRuns {
+ public:
+  void add(const session::TimelineEvent& e);
+  int report_run(const session::Session& summary) const;
+
+ private:
+  std::set<int> timed_;  // runs with kernel time
+};
 
 }  // namespace kiln::report

@@ -6,12 +6,14 @@
 
 namespace kiln::report {
 
-std::vector<std::pair<std::string, int64_t>> folded_at_peak(const MemoryLane& lane) {
+namespace {
+
+std::vector<std::pair<std::string, int64_t>> folded(const std::vector<std::pair<std::string, int64_t>>& at_peak) {
   static const std::string kCopy = "layout copy of ";
   std::vector<std::pair<std::string, int64_t>> out;
   int copies = 0;
   int64_t copied = 0;
-  for (const auto& [owner, b] : lane.at_peak) {
+  for (const auto& [owner, b] : at_peak) {
     if (owner.rfind(kCopy, 0) == 0) {
       ++copies;
       copied += b;
@@ -20,7 +22,7 @@ std::vector<std::pair<std::string, int64_t>> folded_at_peak(const MemoryLane& la
     }
   }
   if (copies == 1) {
-    for (const auto& e : lane.at_peak)
+    for (const auto& e : at_peak)
       if (e.first.rfind(kCopy, 0) == 0) out.push_back(e);
   } else if (copies > 1) {
     out.push_back({"layout copies of " + std::to_string(copies) + " weights", copied});
@@ -28,6 +30,11 @@ std::vector<std::pair<std::string, int64_t>> folded_at_peak(const MemoryLane& la
   std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   return out;
 }
+
+}  // namespace
+
+std::vector<std::pair<std::string, int64_t>> folded_at_peak(const MemoryLane& lane) { return folded(lane.at_peak); }
+std::vector<std::pair<std::string, int64_t>> folded_at_peak(const MemoryPeak& peak) { return folded(peak.at_peak); }
 
 bool is_memory_event(const session::TimelineEvent& e) {
   return (e.category == "memory" || e.category == "memory peak") && e.lane.rfind("memory ", 0) == 0;
@@ -43,29 +50,38 @@ int64_t bytes_of(const session::TimelineEvent& e) {
 }
 
 std::vector<MemoryLane> memory_lanes_of_run(const session::Session& s, int run) {
-  std::vector<session::TimelineEvent> events;
-  for (const auto& e : s.timeline)
-    if (e.run == run && is_memory_event(e)) events.push_back(e);
-  return memory_lanes(events);
+  session::SessionInMemory rows(s);
+  return memory_lanes_of_run(rows, run);
+}
+
+std::vector<MemoryLane> memory_lanes_of_run(session::SessionRows& rows, int run) {
+  MemoryLanes lanes;
+  rows.each_event(run, true, [&](const session::TimelineEvent& e) { lanes.add(e); });
+  return std::move(lanes).lanes();
 }
 
 std::vector<MemoryLane> memory_lanes(const std::vector<session::TimelineEvent>& events) {
-  std::vector<MemoryLane> lanes;
-  std::map<std::string, size_t> index;
-  for (const auto& e : events) {
-    if (!is_memory_event(e)) continue;
-    auto [it, fresh] = index.emplace(e.lane, lanes.size());
-    if (fresh) lanes.push_back(MemoryLane{e.lane, {}, 0, 0, {}});
-    MemoryLane& lane = lanes[it->second];
-    const int64_t b = bytes_of(e);
-    if (e.category == "memory") {
-      lane.points.push_back({e.start_ns, b});
-    } else {
-      lane.at_peak.push_back({e.name, b});
-      lane.peak_ns = e.start_ns;
-    }
+  MemoryLanes lanes;
+  for (const auto& e : events) lanes.add(e);
+  return std::move(lanes).lanes();
+}
+
+void MemoryLanes::add(const session::TimelineEvent& e) {
+  if (!is_memory_event(e)) return;
+  auto [it, fresh] = index_.emplace(e.lane, lanes_.size());
+  if (fresh) lanes_.push_back(MemoryLane{e.lane, {}, 0, 0, {}});
+  MemoryLane& lane = lanes_[it->second];
+  const int64_t b = bytes_of(e);
+  if (e.category == "memory") {
+    lane.points.push_back({e.start_ns, b});
+  } else {
+    lane.at_peak.push_back({e.name, b});
+    lane.peak_ns = e.start_ns;
   }
-  for (auto& lane : lanes) {
+}
+
+std::vector<MemoryLane> MemoryLanes::lanes() && {
+  for (auto& lane : lanes_) {
     std::stable_sort(lane.points.begin(), lane.points.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
     std::stable_sort(lane.at_peak.begin(), lane.at_peak.end(),
@@ -79,7 +95,7 @@ std::vector<MemoryLane> memory_lanes(const std::vector<session::TimelineEvent>& 
         if (lane.at_peak.empty()) lane.peak_ns = t;
       }
   }
-  return lanes;
+  return std::move(lanes_);
 }
 
 void MemoryPeaks::add(const session::TimelineEvent& e) {
@@ -121,6 +137,21 @@ std::vector<MemoryPeak> MemoryPeaks::lanes() const {
     out.push_back(std::move(p));
   }
   return out;
+}
+
+void RunMemoryPeaks::add(const session::TimelineEvent& e) {
+  if (is_memory_event(e)) runs_[e.run].add(e);
+}
+
+std::vector<MemoryPeak> RunMemoryPeaks::of(int run) const {
+  auto it = runs_.find(run);
+  return it == runs_.end() ? std::vector<MemoryPeak>() : it->second.lanes();
+}
+
+RunMemoryPeaks run_memory_peaks(const session::Session& s) {
+  RunMemoryPeaks peaks;
+  for (const auto& e : s.timeline) peaks.add(e);
+  return peaks;
 }
 
 }  // namespace kiln::report

@@ -6,6 +6,10 @@
 //
 // memory_lanes(events): one lane per "memory <device>" lane of the events (order of appearance);
 //   points in time order; at_peak largest first. No memory events: an empty list.
+// memory_lanes_of_run(s or rows, run): the memory lanes of one run's events (from rows: its memory
+//   events only, read once).
+// MemoryLanes: memory_lanes gathered event by event: add() the events in stored order, then lanes().
+// MemoryPeaks / RunMemoryPeaks: the peaks without the points (below).
 #pragma once
 
 #include <cstdint>
@@ -15,6 +19,7 @@
 #include <vector>
 
 #include "engine/session/session.h"
+#include "engine/session/session_rows.h"
 
 namespace kiln::report {
 
@@ -29,11 +34,24 @@ struct MemoryLane {
 // at_peak with every "layout copy of <weight>" folded into one "layout copies of N weights" entry
 // (a convolution network has one per weight), largest first: what the reports table.
 std::vector<std::pair<std::string, int64_t>> folded_at_peak(const MemoryLane& lane);
+struct MemoryPeak;
+std::vector<std::pair<std::string, int64_t>> folded_at_peak(const MemoryPeak& peak);
 
 bool is_memory_event(const session::TimelineEvent& e);
 std::vector<MemoryLane> memory_lanes(const std::vector<session::TimelineEvent>& events);
-// The memory lanes of run `run` of a session (what every report reads).
+// The memory lanes of run `run` of a session.
 std::vector<MemoryLane> memory_lanes_of_run(const session::Session& s, int run);
+std::vector<MemoryLane> memory_lanes_of_run(session::SessionRows& rows, int run);
+
+class MemoryLanes {
+ public:
+  void add(const session::TimelineEvent& e);
+  std::vector<MemoryLane> lanes() &&;
+
+ private:
+  std::vector<MemoryLane> lanes_;
+  std::map<std::string, size_t> index_;
+};
 
 // A lane's peak gathered event by event without keeping its points (what the JSON report states):
 // add() the events in stored order; lanes() equals memory_lanes(events) in lane, peak_bytes, peak_ns,
@@ -59,6 +77,19 @@ class MemoryPeaks {
   std::vector<Lane> lanes_;
   std::map<std::string, size_t> index_;
 };
+
+// Every run's MemoryPeaks in one pass over a timeline (what the reports table and observe): add()
+// every event in stored order; of(run) equals the lanes() of a MemoryPeaks fed that run's events,
+// and so memory_lanes_of_run(s, run) in lane, peak_bytes, peak_ns, at_peak and points.size().
+class RunMemoryPeaks {
+ public:
+  void add(const session::TimelineEvent& e);
+  std::vector<MemoryPeak> of(int run) const;
+
+ private:
+  std::map<int, MemoryPeaks> runs_;
+};
+RunMemoryPeaks run_memory_peaks(const session::Session& s);
 
 // The "bytes" of a memory event (0 when absent or not an integer).
 int64_t bytes_of(const session::TimelineEvent& e);

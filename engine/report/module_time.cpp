@@ -446,4 +446,24 @@ ModuleTime module_time(const session::Session& s, int run) {
   return out;
 }
 
+ModuleTime module_time(session::SessionRows& rows, int run) {
+  // The graphs and kernel sources (they grow with the compiled code) and the run's events that the
+  // analysis reads, without their args, in memory; no other event.
+  session::Session s;
+  s.origin = rows.summary().origin;
+  s.runs = rows.summary().runs;
+  rows.each_region([&](const session::CompiledRegion& r) { s.regions.push_back(r); });
+  rows.each_kernel([&](const session::Kernel& k) { s.kernels.push_back(k); });
+  rows.each_event(run, false, [&](const session::TimelineEvent& e) {
+    const bool read = e.category == "iteration" || e.category == "step" || e.category == "region" ||
+                      e.category == "kernel" || e.category == "extern" || e.category == "cpu_op" ||
+                      (e.correlation >= 0 && !device_lane(e.lane));
+    if (!read) return;
+    session::TimelineEvent kept = e;
+    kept.args_json.clear();
+    s.timeline.push_back(std::move(kept));
+  });
+  return module_time(s, run);
+}
+
 }  // namespace kiln::report

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "engine/session/session.h"
+#include "engine/session/session_rows.h"
 
 namespace kiln::report {
 
@@ -58,6 +59,10 @@ struct ModuleTime {
 };
 
 ModuleTime module_time(const session::Session& s, int run);
+// The same from a session read row by row: the run's events read once, and of them only those the
+// analysis looks at (kernel records, launch calls, launcher, region and step spans) kept, without
+// their args; the regions and kernels in memory.
+ModuleTime module_time(session::SessionRows& rows, int run);
 
 // Module paths as a tree: "layer1.0" is inside "layer1", which is inside "" (the model).
 std::string parent_module(const std::string& path);

@@ -40,7 +40,9 @@ std::string error_text(double e) {
 
 }  // namespace
 
-std::vector<std::string> observations(const session::Session& s) {
+std::vector<std::string> observations(const session::Session& s) { return observations(s, run_memory_peaks(s)); }
+
+std::vector<std::string> observations(const session::Session& s, const RunMemoryPeaks& memory) {
   std::vector<std::string> out;
   for (const auto& r : s.runs) {
     if (r.status.rfind("skipped", 0) == 0) {
@@ -106,7 +108,7 @@ std::vector<std::string> observations(const session::Session& s) {
       if (ratio <= 1.05) continue;
       // The largest owners at that run's peak (report/memory_view.h), when the session kept them.
       std::string largest;
-      for (const auto& lane : memory_lanes_of_run(s, r.id)) {
+      for (const auto& lane : memory.of(r.id)) {
         const auto owners = folded_at_peak(lane);
         for (size_t i = 0; i < owners.size() && i < 3; ++i)
           largest += (largest.empty() ? "" : ", ") + owners[i].first + " " + bytes(owners[i].second);

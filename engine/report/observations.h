@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/report/memory_view.h"
 #include "engine/session/session.h"
 
 namespace kiln::report {
@@ -23,6 +24,8 @@ namespace kiln::report {
 inline constexpr double kErrorTolerance = 1e-3;
 
 std::vector<std::string> observations(const session::Session& s);
+// The same with every run's memory peaks gathered already (the session's timeline is not read).
+std::vector<std::string> observations(const session::Session& s, const RunMemoryPeaks& memory);
 
 // One line that answers "did compiling pay?": the fastest compiled run against eager (or that none
 // beats it), how many runs failed; for an imported log without runs, what it holds.

@@ -16,6 +16,7 @@
 #include "engine/report/number_text.h"
 #include "engine/report/recompile_costs.h"
 #include "engine/report/recompile_history.h"
+#include "engine/report/report_timeline.h"
 #include "engine/report/svg_speedup_chart.h"
 #include "engine/report/svg_timeline.h"
 
@@ -143,9 +144,9 @@ void compiles(std::ostringstream& os, const session::Session& s) {
 }
 
 // The answer first: one line of verdict, what Kiln noticed, and the numbers that say why.
-void verdict_first(std::ostringstream& os, const session::Session& s) {
+void verdict_first(std::ostringstream& os, const session::Session& s, const RunMemoryPeaks& memory) {
   os << "<section class=verdict><h2>Verdict</h2><p class=verdict-line><b>" << esc(verdict(s)) << "</b></p>";
-  auto seen = observations(s);
+  auto seen = observations(s, memory);
   if (!seen.empty()) {
     os << "<ul class=observations>";
     for (const auto& o : seen) os << "<li>" << esc(o) << "</li>";
@@ -291,12 +292,13 @@ void regions(std::ostringstream& os, const session::Session& s) {
   os << "</section>";
 }
 
+// Whether kernel_time shows the report's run `run`.
+bool shows_kernel_time(const session::Session& s, int run) { return run >= 0 || s.runs.empty(); }
+
 // Where the device time went in the report's run (gpu_kernel_stats.h): the ten longest kernels,
 // the rest folded.
-void kernel_time(std::ostringstream& os, const session::Session& s) {
-  const int run = report_run(s);
-  if (run < 0 && !s.runs.empty()) return;
-  auto st = kernel_stats(s, run);
+void kernel_time(std::ostringstream& os, const session::Session& s, int run, const KernelStats& st) {
+  if (!shows_kernel_time(s, run)) return;
   if (st.records == 0) return;
   const bool dev = st.time_source == "device";
   std::string label = run < 0 ? "imported trace" : "";
@@ -334,10 +336,10 @@ void kernel_time(std::ostringstream& os, const session::Session& s) {
   os << "</section>";
 }
 
-void kernels(std::ostringstream& os, const session::Session& s) {
+// st: the report run's kernel_stats.
+void kernels(std::ostringstream& os, const session::Session& s, const KernelStats& st) {
   if (s.kernels.empty()) return;
   // Share of the report run's kernel time, per (compile id, kernel): names repeat across regions.
-  const auto st = kernel_stats(s, report_run(s));
   os << "<section><h2>Generated kernels</h2><table><tr><th>kernel</th><th>compile id</th><th>language</th>"
         "<th>time share</th><th>launch</th><th>nodes fused</th></tr>";
   for (const auto& k : s.kernels) {
@@ -362,11 +364,11 @@ void kernels(std::ostringstream& os, const session::Session& s) {
 
 // What was live at each run's memory peak, per owner: the graph node behind a Kiln buffer or
 // extern, eager's top-level op, or what the run kept from before the traced window.
-void memory_at_peak(std::ostringstream& os, const session::Session& s) {
+void memory_at_peak(std::ostringstream& os, const session::Session& s, const RunMemoryPeaks& memory) {
   bool any = false;
   std::ostringstream body;
   for (const auto& r : s.runs) {
-    for (const auto& lane : memory_lanes_of_run(s, r.id)) {
+    for (const auto& lane : memory.of(r.id)) {
       if (lane.at_peak.empty()) continue;
       any = true;
       body << "<h3>" << esc(r.mode) << " / " << esc(r.backend) << " &middot; " << esc(lane.lane) << ": peak "
@@ -391,37 +393,38 @@ void memory_at_peak(std::ostringstream& os, const session::Session& s) {
      << body.str() << "</section>";
 }
 
-// Every run's timeline on one axis: the same time per pixel, so runs compare by eye.
-void timelines(std::ostringstream& os, const session::Session& s) {
-  std::map<int, std::pair<int64_t, int64_t>> extent;  // run → (first start, last end)
-  for (const auto& e : s.timeline) {
-    auto [it, fresh] = extent.try_emplace(e.run, e.start_ns, e.start_ns + std::max<int64_t>(0, e.dur_ns));
-    if (!fresh) {
-      it->second.first = std::min(it->second.first, e.start_ns);
-      it->second.second = std::max(it->second.second, e.start_ns + std::max<int64_t>(0, e.dur_ns));
-    }
-  }
+// Every run's timeline on one axis: the same time per pixel, so runs compare by eye. Each run's
+// events are read once, as it is drawn (svg_timeline.h), and its section written out at once.
+void timelines(const session::Session& s, session::SessionRows& rows, const ReportTimeline& t, OutputSink& out) {
   int64_t axis = 0;
-  for (const auto& r : s.runs)
-    if (extent.count(r.id)) axis = std::max(axis, extent[r.id].second - extent[r.id].first);
+  for (const auto& r : s.runs) {
+    auto it = t.extent.find(r.id);
+    if (it != t.extent.end()) axis = std::max(axis, it->second.second - it->second.first);
+  }
   bool first = true;
   for (const auto& r : s.runs) {
-    std::vector<session::TimelineEvent> ev;
-    for (const auto& e : s.timeline)
-      if (e.run == r.id) ev.push_back(e);
-    if (ev.empty()) continue;
+    if (!t.extent.count(r.id)) continue;  // no events
+    TimelinePicture picture;
+    rows.each_event(r.id, false, [&](const session::TimelineEvent& e) { picture.add(e); });
+    if (picture.empty()) continue;
+    std::ostringstream os;
     os << "<section><h2>Timeline: " << esc(r.mode) << " / " << esc(r.backend) << "</h2>"
        << (first ? "<p class=muted>Every run's timeline is drawn on one axis (" + esc(duration_text(axis)) +
                        " wide): equal lengths are equal times.</p>"
                  : "")
-       << "<div class=svgbox>" << timeline_svg(ev, axis) << "</div></section>";
+       << "<div class=svgbox>" << std::move(picture).svg(axis) << "</div></section>";
+    out.write(os.str());
     first = false;
   }
 }
 
-}  // namespace
-
-std::string render_html(const session::Session& s) {
+// The report of `s` (its summary, regions and kernels) whose timeline is read from `rows`; written
+// to `out` a section or one run's timeline at a time.
+void write_report(const session::Session& s, session::SessionRows& rows, OutputSink& out) {
+  const ReportTimeline t = read_report_timeline(rows);
+  const int run = t.shown_run;
+  KernelStats st;  // the report run's, read when a section shows it
+  if (shows_kernel_time(s, run) || !s.kernels.empty()) st = kernel_stats(rows, run);
   std::ostringstream os;
   // Reports come from other people's sessions: no script, frame, form or remote load runs in one.
   os << "<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"
@@ -430,17 +433,21 @@ std::string render_html(const session::Session& s) {
         "<title>Kiln report: " << esc(s.model.path)
      << "</title><style>" << kStyle << "</style></head><body><header><h1>Kiln report</h1><p>" << esc(s.model.path)
      << " &middot; " << esc(s.origin) << "</p></header><main>";
-  verdict_first(os, s);
-  kernel_time(os, s);
+  verdict_first(os, s, t.memory);
+  kernel_time(os, s, run, st);
   compiles(os, s);
   breaks(os, s);
   recompiles(os, s);
   recompile_costs(os, s);
   runs(os, s);
+  out.write(os.str());
+  os.str("");
   regions(os, s);
-  kernels(os, s);
-  memory_at_peak(os, s);
-  timelines(os, s);
+  kernels(os, s, st);
+  memory_at_peak(os, s, t.memory);
+  out.write(os.str());
+  os.str("");
+  timelines(s, rows, t, out);
   summary(os, s);
   if (!s.import_notes.empty()) {
     os << "<section><h2>Import notes</h2><table><tr><th>source</th><th>what</th><th>count</th><th>example</th></tr>";
@@ -450,7 +457,29 @@ std::string render_html(const session::Session& s) {
     os << "</table></section>";
   }
   os << "</main></body></html>\n";
-  return os.str();
+  out.write(os.str());
+}
+
+}  // namespace
+
+std::string render_html(const session::Session& s) {
+  std::string text;
+  StringSink sink(text);
+  session::SessionInMemory rows(s);
+  write_report(s, rows, sink);
+  return text;
+}
+
+std::string render_html(session::SessionRows& rows) {
+  std::string text;
+  StringSink sink(text);
+  write_html(rows, sink);
+  return text;
+}
+
+void write_html(session::SessionRows& rows, OutputSink& out) {
+  session::SessionCodeInMemory code(rows);  // regions and kernels: read many times, they grow with the code
+  write_report(code.summary(), code, out);
 }
 
 }  // namespace kiln::report

@@ -17,6 +17,7 @@
 #include "engine/report/number_text.h"
 #include "engine/report/recompile_costs.h"
 #include "engine/report/recompile_history.h"
+#include "engine/report/report_timeline.h"
 
 namespace kiln::report {
 
@@ -60,11 +61,11 @@ std::string cut(const std::string& text, size_t n) { return text.size() > n ? te
 std::string ms(double v) { return v > 0 ? fixed(v, 3) : (v == 0 ? "-" : fixed(v, 3)); }
 
 // The answer first: the verdict, what Kiln noticed, and the few numbers that say why.
-void verdict_first(std::ostream& os, const Session& s) {
+void verdict_first(std::ostream& os, const Session& s, const RunMemoryPeaks& memory) {
   std::string model = s.model.path.empty() ? "(no model)" : s.model.path;
   os << "# Kiln session: " << md(model) << "\n\n";
   os << "**Verdict:** " << md(verdict(s)) << "\n\n";
-  auto seen = observations(s);
+  auto seen = observations(s, memory);
   for (size_t i = 0; i < seen.size() && i < 20; ++i) os << "- " << md(cut(seen[i], 200)) << "\n";
   if (seen.size() > 20) os << "- … " << seen.size() - 20 << " more\n";
   if (!seen.empty()) os << "\n";
@@ -159,7 +160,7 @@ void modes(std::ostream& os, const Session& s) {
 }
 
 // What was live at each run's memory peak: its five largest owners (all of them in the JSON report).
-void memory_at_peak(std::ostream& os, const Session& s) {
+void memory_at_peak(std::ostream& os, const Session& s, const RunMemoryPeaks& memory) {
   std::ostringstream body;
   int rows = 0;
   for (const auto& r : s.runs) {
@@ -167,7 +168,7 @@ void memory_at_peak(std::ostream& os, const Session& s) {
       body << "| … | | | more runs in the JSON report |\n";
       break;
     }
-    for (const auto& lane : memory_lanes_of_run(s, r.id)) {
+    for (const auto& lane : memory.of(r.id)) {
       if (lane.at_peak.empty()) continue;
       ++rows;
       body << "| " << md(r.mode) << " / " << or_dash(r.backend) << " | " << md(lane.lane.substr(7)) << " | "
@@ -438,10 +439,9 @@ void compiles(std::ostream& os, const Session& s) {
 }
 
 // Where the device time went in the report's run: the ten longest kernels, the rest in one line.
-void kernel_time(std::ostream& os, const Session& s) {
-  const int run = report_run(s);
+void kernel_time(std::ostream& os, const Session& s, SessionRows& rows, int run) {
   if (run < 0 && s.runs.size() > 0) return;
-  auto st = kernel_stats(s, run);
+  auto st = kernel_stats(rows, run);
   if (st.records == 0) return;
   os << "\n" << render_kernel_stats_markdown(s, st, 10, 2);
 }
@@ -484,17 +484,17 @@ void import_notes(std::ostream& os, const Session& s) {
        << (n.example.empty() ? "-" : code(cut(n.example, 200))) << " |\n";
 }
 
-}  // namespace
-
-std::string render_markdown(const Session& s) {
+// The report of `s` (its summary, regions and kernels) whose timeline is read from `rows`.
+std::string render(const Session& s, SessionRows& rows) {
+  const ReportTimeline t = read_report_timeline(rows);
   std::ostringstream os;
-  verdict_first(os, s);
-  kernel_time(os, s);
+  verdict_first(os, s, t.memory);
+  kernel_time(os, s, rows, t.shown_run);
   compiles(os, s);
   summary(os, s);
   environment(os, s);
   modes(os, s);
-  memory_at_peak(os, s);
+  memory_at_peak(os, s, t.memory);
   graph_breaks(os, s);
   recompiles(os, s);
   recompile_costs(os, s);
@@ -502,6 +502,18 @@ std::string render_markdown(const Session& s) {
   kernels(os, s);
   import_notes(os, s);
   return os.str();
+}
+
+}  // namespace
+
+std::string render_markdown(const Session& s) {
+  SessionInMemory rows(s);
+  return render(s, rows);
+}
+
+std::string render_markdown(SessionRows& rows) {
+  SessionCodeInMemory code(rows);  // regions and kernels: read many times, they grow with the code
+  return render(code.summary(), code);
 }
 
 }  // namespace kiln::report

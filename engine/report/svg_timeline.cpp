@@ -32,42 +32,57 @@ const char* category_class(const std::string& category) {
   return others[std::hash<std::string>{}(category) % 3];
 }
 
-struct Item {
-  const session::TimelineEvent* event;
-  int depth;
+}  // namespace
+
+// A span or instant as the picture needs it: numbers, names by number.
+struct TimelinePicture::Item {
+  int64_t start = 0, dur = 0;
+  uint32_t name = 0, category = 0, compile_id = 0, kernel = 0;
+  int depth = 0;
 };
 
 // Lanes in order of first appearance, each with its spans sorted and given a nesting depth.
-struct Lane {
+struct TimelinePicture::Lane {
   std::string name;
   std::vector<Item> items;
   int rows = 1;
 };
 
-std::vector<Lane> lay_out(const std::vector<session::TimelineEvent>& events) {
-  std::vector<Lane> lanes;
-  std::map<std::string, size_t> index;
-  for (const auto& e : events) {
-    if (is_memory_event(e)) continue;  // drawn as a curve (memory_curve)
-    auto [it, inserted] = index.emplace(e.lane, lanes.size());
-    if (inserted) lanes.push_back(Lane{e.lane, {}, 1});
-    lanes[it->second].items.push_back({&e, 0});
-  }
+TimelinePicture::TimelinePicture() = default;
+TimelinePicture::~TimelinePicture() = default;
+
+void TimelinePicture::add(const session::TimelineEvent& e) {
+  const int64_t end = e.start_ns + std::max<int64_t>(0, e.dur_ns);
+  if (!any_) t0_ = t1_ = e.start_ns;
+  any_ = true;
+  t0_ = std::min(t0_, e.start_ns);
+  t1_ = std::max(t1_, end);
+  memory_.add(e);
+  if (is_memory_event(e)) return;  // drawn as a curve (memory_curve)
+  auto [it, inserted] = index_.emplace(e.lane, lanes_.size());
+  if (inserted) lanes_.push_back(Lane{e.lane, {}, 1});
+  lanes_[it->second].items.push_back(
+      Item{e.start_ns, e.dur_ns, names_.id(e.name), names_.id(e.category), names_.id(e.compile_id), names_.id(e.kernel), 0});
+}
+
+namespace {
+
+void lay_out(std::vector<TimelinePicture::Lane>& lanes) {
+  using Item = TimelinePicture::Item;
   for (auto& lane : lanes) {
     std::stable_sort(lane.items.begin(), lane.items.end(), [](const Item& a, const Item& b) {
-      if (a.event->start_ns != b.event->start_ns) return a.event->start_ns < b.event->start_ns;
-      return a.event->dur_ns > b.event->dur_ns;  // the enclosing span first
+      if (a.start != b.start) return a.start < b.start;
+      return a.dur > b.dur;  // the enclosing span first
     });
     std::vector<int64_t> open_ends;
     for (auto& item : lane.items) {
-      int64_t start = item.event->start_ns;
+      int64_t start = item.start;
       while (!open_ends.empty() && open_ends.back() <= start) open_ends.pop_back();
       item.depth = std::min<int>(static_cast<int>(open_ends.size()), kMaxRows - 1);
       lane.rows = std::max(lane.rows, item.depth + 1);
-      if (item.event->dur_ns > 0) open_ends.push_back(start + item.event->dur_ns);
+      if (item.dur > 0) open_ends.push_back(start + item.dur);
     }
   }
-  return lanes;
 }
 
 // One memory lane: bytes live as a step curve scaled to the lane's peak, the peak marked, with
@@ -101,10 +116,11 @@ void memory_curve(std::ostringstream& os, const MemoryLane& lane, int y, int wid
      << "</title></rect>\n";
 }
 
-std::string span_title(const session::TimelineEvent& e) {
-  std::string t = e.name + " (" + e.category + ") " + duration_text(e.dur_ns);
-  if (!e.compile_id.empty()) t += " " + e.compile_id;
-  if (!e.kernel.empty() && e.kernel != e.name) t += " kernel " + e.kernel;
+std::string span_title(const std::string& name, const std::string& category, int64_t dur_ns,
+                       const std::string& compile_id, const std::string& kernel) {
+  std::string t = name + " (" + category + ") " + duration_text(dur_ns);
+  if (!compile_id.empty()) t += " " + compile_id;
+  if (!kernel.empty() && kernel != name) t += " kernel " + kernel;
   return t;
 }
 
@@ -118,23 +134,27 @@ std::string duration_text(int64_t ns) {
 }
 
 std::string timeline_svg(const std::vector<session::TimelineEvent>& events, int64_t axis_ns) {
+  TimelinePicture picture;
+  for (const auto& e : events) picture.add(e);
+  return std::move(picture).svg(axis_ns);
+}
+
+std::string TimelinePicture::svg(int64_t axis_ns) && {
   std::ostringstream os;
-  if (events.empty()) {
+  if (!any_) {
     os << "<svg class=\"timeline\" width=\"400\" height=\"30\"><text x=\"10\" y=\"20\">no timeline events</text></svg>\n";
     return os.str();
   }
-  int64_t t0 = events.front().start_ns, t1 = t0;
-  for (const auto& e : events) {
-    t0 = std::min(t0, e.start_ns);
-    t1 = std::max(t1, e.start_ns + std::max<int64_t>(0, e.dur_ns));
-  }
+  int64_t t0 = t0_, t1 = t1_;
   if (t1 <= t0) t1 = t0 + 1;
   if (axis_ns > t1 - t0) t1 = t0 + axis_ns;  // a shared axis: every run drawn at the same scale
   double scale = static_cast<double>(kPlotWidth) / static_cast<double>(t1 - t0);
   auto x_of = [&](int64_t t) { return kLabelWidth + (t - t0) * scale; };
 
-  auto lanes = lay_out(events);
-  auto memory = memory_lanes(events);
+  lay_out(lanes_);
+  const auto& lanes = lanes_;
+  const auto memory = std::move(memory_).lanes();
+  const NameTable& names = names_;
   int height = kAxisHeight;
   for (const auto& l : lanes) height += l.rows * kRowHeight + kLaneGap;
   height += static_cast<int>(memory.size()) * (kMemoryHeight + kLaneGap);
@@ -160,7 +180,7 @@ std::string timeline_svg(const std::vector<session::TimelineEvent>& events, int6
       double x0 = 0, x1 = 0;
       int count = 0;
       int64_t total_ns = 0;
-      const session::TimelineEvent* only = nullptr;
+      const Item* only = nullptr;
     };
     std::vector<Fold> folds(static_cast<size_t>(lane.rows));
     auto flush = [&](int row) {
@@ -169,9 +189,11 @@ std::string timeline_svg(const std::vector<session::TimelineEvent>& events, int6
       double ry = y + row * kRowHeight + 1;
       double w = std::max(1.0, f.x1 - f.x0);
       if (f.count == 1) {
-        os << "<rect class=\"" << category_class(f.only->category) << "\" x=\"" << fixed(f.x0, 2) << "\" y=\"" << ry
+        const Item& o = *f.only;
+        os << "<rect class=\"" << category_class(names[o.category]) << "\" x=\"" << fixed(f.x0, 2) << "\" y=\"" << ry
            << "\" width=\"" << fixed(w, 2) << "\" height=\"" << kRowHeight - 2 << "\"><title>"
-           << html_escape(span_title(*f.only)) << "</title></rect>\n";
+           << html_escape(span_title(names[o.name], names[o.category], o.dur, names[o.compile_id], names[o.kernel]))
+           << "</title></rect>\n";
       } else {
         os << "<rect class=\"fold\" x=\"" << fixed(f.x0, 2) << "\" y=\"" << ry << "\" width=\"" << fixed(w, 2)
            << "\" height=\"" << kRowHeight - 2 << "\"><title>" << f.count << " spans, " << duration_text(f.total_ns)
@@ -180,33 +202,35 @@ std::string timeline_svg(const std::vector<session::TimelineEvent>& events, int6
       f = Fold{};
     };
     for (const auto& item : lane.items) {
-      const auto& e = *item.event;
-      double x0 = x_of(e.start_ns);
+      const std::string& name = names[item.name];
+      const std::string& category = names[item.category];
+      double x0 = x_of(item.start);
       double ry = y + item.depth * kRowHeight + 1;
-      if (e.dur_ns <= 0) {  // an instant: a tick with a tooltip
+      if (item.dur <= 0) {  // an instant: a tick with a tooltip
         os << "<rect class=\"instant\" x=\"" << fixed(x0 - 0.5, 2) << "\" y=\"" << ry << "\" width=\"1\" height=\""
-           << kRowHeight - 2 << "\"><title>" << html_escape(e.name + " (" + e.category + ")") << "</title></rect>\n";
+           << kRowHeight - 2 << "\"><title>" << html_escape(name + " (" + category + ")") << "</title></rect>\n";
         continue;
       }
-      double x1 = x_of(e.start_ns + e.dur_ns);
+      double x1 = x_of(item.start + item.dur);
       Fold& f = folds[static_cast<size_t>(item.depth)];
       if (x1 - x0 < kFoldPx) {
         if (f.count > 0 && x0 > f.x1 + 1.0) flush(item.depth);
         if (f.count == 0) f.x0 = x0;
         f.x1 = std::max(f.x1, x1);
         f.count += 1;
-        f.total_ns += e.dur_ns;
-        f.only = &e;
+        f.total_ns += item.dur;
+        f.only = &item;
         continue;
       }
       flush(item.depth);
       double w = x1 - x0;
-      os << "<rect class=\"" << category_class(e.category) << "\" x=\"" << fixed(x0, 2) << "\" y=\"" << ry
+      os << "<rect class=\"" << category_class(category) << "\" x=\"" << fixed(x0, 2) << "\" y=\"" << ry
          << "\" width=\"" << fixed(w, 2) << "\" height=\"" << kRowHeight - 2 << "\"><title>"
-         << html_escape(span_title(e)) << "</title></rect>";
+         << html_escape(span_title(name, category, item.dur, names[item.compile_id], names[item.kernel]))
+         << "</title></rect>";
       if (w > 40) {
         size_t chars = static_cast<size_t>((w - 6) / 6.5);
-        std::string label = e.name;
+        std::string label = name;
         if (label.size() > chars) {
           size_t cut = chars > 1 ? chars - 1 : 0;
           while (cut > 0 && (static_cast<unsigned char>(label[cut]) & 0xC0) == 0x80) --cut;  // whole UTF-8 characters

@@ -43,6 +43,38 @@ int64_t SessionInMemory::earliest_start(int run) {
   return origin;
 }
 
+SessionCodeInMemory::SessionCodeInMemory(SessionRows& rows) : rows_(rows) {
+  // Every field but the three large tables (a SessionInMemory's summary holds its timeline too).
+  const Session& from = rows.summary();
+  s_.schema_version = from.schema_version;
+  s_.origin = from.origin;
+  s_.env = from.env;
+  s_.model = from.model;
+  s_.breaks = from.breaks;
+  s_.events = from.events;
+  s_.fusion = from.fusion;
+  s_.runs = from.runs;
+  s_.break_costs = from.break_costs;
+  s_.recompile_costs = from.recompile_costs;
+  s_.import_notes = from.import_notes;
+  s_.rank = from.rank;
+  rows.each_region([&](const CompiledRegion& r) { s_.regions.push_back(r); });
+  rows.each_kernel([&](const Kernel& k) { s_.kernels.push_back(k); });
+}
+
+void SessionCodeInMemory::each_region(const std::function<void(const CompiledRegion&)>& fn) {
+  for (const auto& r : s_.regions) fn(r);
+}
+
+void SessionCodeInMemory::each_kernel(const std::function<void(const Kernel&)>& fn) {
+  for (const auto& k : s_.kernels) fn(k);
+}
+
+void SessionCodeInMemory::each_event(std::optional<int> run, bool memory_only,
+                                     const std::function<void(const TimelineEvent&)>& fn) {
+  rows_.each_event(run, memory_only, fn);
+}
+
 template <typename F>
 auto SessionFile::guarded(F&& f) -> decltype(f()) {
   try {

@@ -11,6 +11,10 @@
 // earliest_start(run): the smallest start_ns of that run's events (0 when none).
 //
 // SessionInMemory(s): over a Session already read (the GUI's, a test's).
+// SessionCodeInMemory(rows): over `rows`, with the regions and kernels read into memory once (they
+//   grow with the compiled code, not with the runs, and writers that look them up many times want
+//   them at hand): summary() holds the summary, the regions and the kernels, never the timeline;
+//   events are read from `rows` as they are asked for. `rows` must outlive it.
 // SessionFile(path): over a .kiln file, read in one snapshot (a writer appending runs meanwhile is
 //   not seen half-way) until destroyed.
 //   error: kiln::Error naming the file, as load_session words them (store.h), from the constructor
@@ -53,6 +57,22 @@ class SessionInMemory : public SessionRows {
 
  private:
   const Session& s_;
+};
+
+class SessionCodeInMemory : public SessionRows {
+ public:
+  explicit SessionCodeInMemory(SessionRows& rows);
+  const Session& summary() const override { return s_; }
+  void each_region(const std::function<void(const CompiledRegion&)>& fn) override;
+  void each_kernel(const std::function<void(const Kernel&)>& fn) override;
+  void each_event(std::optional<int> run, bool memory_only,
+                  const std::function<void(const TimelineEvent&)>& fn) override;
+  bool has_events(int run) override { return rows_.has_events(run); }
+  int64_t earliest_start(int run) override { return rows_.earliest_start(run); }
+
+ private:
+  SessionRows& rows_;
+  Session s_;
 };
 
 class SessionFile : public SessionRows {

@@ -36,9 +36,14 @@ class KilnBackend : public runtime::Backend {
     fe.gemm_epilogues = on_gpu && options.mode == "max-autotune";
     // Default mode on the GPU keeps no channels-last copy of the conv weights (LibTorch converts each per
     // call): a copy of every weight would put its peak above eager's (ResNet-18 b8: 158 against 137 MiB).
-    // CUDA-graph modes keep them: a replayed conversion would cost device time on every call.
-    fe.conv_weight_copies = options.conv_weights == "kept" ||
-                            (options.conv_weights == "auto" && !(on_gpu && options.mode == "default"));
+    // Elsewhere they are kept while no larger than eager's activations: a conversion replayed in a CUDA
+    // graph costs device time on every call (ResNet-18 b8 reduce-overhead 0.48 → 0.66 ms), but at batch 1
+    // the copies would outweigh everything else (121 against eager's 88 MiB).
+    using CW = pipeline::FrontEndOptions::ConvWeights;
+    fe.conv_weights = options.conv_weights == "kept"                             ? CW::Kept
+                      : options.conv_weights == "per-call"                       ? CW::PerCall
+                      : on_gpu && options.mode == "default"                      ? CW::PerCall
+                                                                                 : CW::KeptWithinEager;
     // max-autotune races "the plain product, then the bias" against the epilogue per linear by timing instead.
     fe.linear_bias_in_readers = options.linear_bias == "readers" ||
                                 (options.linear_bias == "auto" && on_gpu && options.mode != "max-autotune");

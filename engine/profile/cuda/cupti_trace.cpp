@@ -26,6 +26,7 @@ constexpr size_t kAlign = 8;
 struct Collector {
   std::mutex mu;
   std::vector<GpuActivity> records;
+  std::vector<std::pair<uint32_t, uint64_t>> external;
   std::map<uint32_t, GpuActivity> open_markers;  // NVTX range id → start record
   // Launching calls stamped by the callback API (CuptiApiRecords::Callbacks): kept raw on the hot path,
   // named at stop.
@@ -194,6 +195,11 @@ void convert(const CUpti_Activity* rec, Collector& c) {
       a.correlation = s->correlationId;
       break;
     }
+    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
+      auto* x = reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(rec);
+      c.external.emplace_back(x->correlationId, x->externalId);
+      return;
+    }
     case CUPTI_ACTIVITY_KIND_MARKER: {
       auto* m = reinterpret_cast<const CUpti_ActivityMarker2*>(rec);
       if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_START) {
@@ -316,6 +322,15 @@ void point_nvtx_at_cupti() {
 
 }  // namespace
 
+void cupti_push_external_id(uint64_t id) {
+  cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, id);
+}
+
+void cupti_pop_external_id() {
+  uint64_t last = 0;
+  cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
+}
+
 const char* cupti_api_records_name(CuptiApiRecords a) {
   switch (a) {
     case CuptiApiRecords::Activity: return "activity";
@@ -354,6 +369,7 @@ CuptiTrace::CuptiTrace(std::chrono::steady_clock::time_point host_origin, const 
     std::lock_guard<std::mutex> lock(c.mu);
     if (c.active) throw Error("CUPTI: a trace is already running in this process");
     c.records.clear();
+    c.external.clear();
     c.open_markers.clear();
     c.dropped = 0;
   }
@@ -388,6 +404,7 @@ CuptiTrace::CuptiTrace(std::chrono::steady_clock::time_point host_origin, const 
     std::lock_guard<std::mutex> lock(c.mu);
     c.active = false;
   };
+  if (options_.external_correlation) kinds.push_back(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
   for (auto kind : kinds) {
     CUptiResult r = cuptiActivityEnable(kind);
     // Markers need NVTX injection; a machine without it still traces everything else.
@@ -412,6 +429,7 @@ GpuTrace CuptiTrace::stop() {
   running_ = false;
   auto& c = collector();
   for (auto kind : kKinds) cuptiActivityDisable(kind);
+  if (options_.external_correlation) cuptiActivityDisable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
   if (options_.api == CuptiApiRecords::Activity) disable_api_records();
   unsubscribe_api_callbacks(c);
   CUptiResult r = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -420,6 +438,8 @@ GpuTrace CuptiTrace::stop() {
   c.active = false;
   out.records = std::move(c.records);
   c.records.clear();
+  out.external = std::move(c.external);
+  c.external.clear();
   // The calls the callbacks stamped, as the records the activity API would have given.
   std::map<std::pair<bool, uint32_t>, std::string> names;
   for (const auto& call : c.api_calls) {

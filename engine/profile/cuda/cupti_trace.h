@@ -26,7 +26,11 @@ struct CuptiOptions {
   CuptiApiRecords api = CuptiApiRecords::Activity;
   bool markers = true;  // NVTX ranges (Kiln's spans, when HostTrace::set_nvtx is on)
   bool syncs = true;    // synchronization records
+  bool external_correlation = false;  // records tying calls to the ids pushed with cupti_push_external_id
 };
+// Tags the calling thread's CUDA calls with `id` until the matching pop (CUPTI's external correlation).
+void cupti_push_external_id(uint64_t id);
+void cupti_pop_external_id();
 // The options `kiln profile` traces with; KILN_CUPTI_API=activity|callbacks|none overrides the API records.
 CuptiOptions default_cupti_options();
 const char* cupti_api_records_name(CuptiApiRecords a);  // "activity", "callbacks", "none"

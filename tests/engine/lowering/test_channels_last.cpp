@@ -205,3 +205,66 @@ TEST(ChannelsLast, ConvWeightsKeptOrPerCallBothMatchEager) {
   EXPECT_GT(nhwc_constants["kept"], 0);
   EXPECT_EQ(nhwc_constants["per-call"], 0);
 }
+
+// eager_activation_peak over a program built by hand: x → a → view v of a → b(v) → c(a, b) (output).
+// Eager holds a while b is computed (c reads it), then a, b and c at once: 3 × 16 bytes; the view
+// holds nothing and keeps a alive through its readers; the input is not counted.
+TEST(ChannelsLast, EagerActivationPeakCountsEachResultUntilItsLastReader) {
+  using namespace lowering;
+  auto comp = [](Comp::Kind kind, const std::string& name, std::vector<int> deps) {
+    Comp c;
+    c.kind = kind;
+    c.name = name;
+    c.sizes = {capture::sym_const(4)};
+    c.deps = std::move(deps);
+    return c;
+  };
+  LoopProgram p;
+  Comp x = comp(Comp::Kind::Input, "x", {});
+  x.input = 0;
+  Comp v = comp(Comp::Kind::Pointwise, "v", {1});
+  v.is_view = true;
+  p.comps = {x, comp(Comp::Kind::Pointwise, "a", {0}), v, comp(Comp::Kind::Pointwise, "b", {2}),
+             comp(Comp::Kind::Pointwise, "c", {1, 3})};
+  p.outputs = {4};
+  EXPECT_EQ(eager_activation_peak(p), 48);
+  // Without the final reader of a, a dies at the view's reader b: a and b, then b and c.
+  p.comps[4].deps = {3};
+  EXPECT_EQ(eager_activation_peak(p), 32);
+  // A symbolic size: no estimate.
+  p.comps[1].sizes = {capture::sym_var("s0")};
+  EXPECT_EQ(eager_activation_peak(p), -1);
+}
+
+// Automatic conv weights (KeptWithinEager, the CUDA-graph modes' and the CPU's choice): tiny_resnet's three
+// conv weights are 20160 bytes of copies; at batch 8 eager's activations are larger and the copies are
+// kept, at one 4x4 image smaller and each call converts the weights. The layout dump says which.
+TEST(ChannelsLast, WeightCopiesAreKeptOnlyWhileNoLargerThanEagersActivations) {
+  auto small = lower_example("tiny_resnet.pt", "1x3x4x4");
+  auto large = lower_example("tiny_resnet.pt", "8x3x16x16");
+  EXPECT_EQ(lowering::conv_weight_copy_bytes(small.program), (16 * 3 * 3 * 3 + 2 * 16 * 16 * 3 * 3) * 4);
+  EXPECT_LT(lowering::eager_activation_peak(small.program), 20160);
+  EXPECT_GT(lowering::eager_activation_peak(large.program), 20160);
+  auto model = model::load_model(test::example("tiny_resnet.pt"));
+  for (const char* shape : {"1x3x4x4", "8x3x16x16"}) {
+    capture::CompileOptions o;
+    o.backend = "kiln";
+    o.conv_layout = "channels-last";
+    o.dynamic = false;
+    runtime::CapturedRuntime rt(model, o);
+    auto x = runtime::make_inputs({parse_input_spec(shape)});
+    auto out = rt.run(x)[0].toTensor();
+    auto ref = runtime::eager_call(const_cast<torch::jit::Module&>(model.impl->module), {x[0]}).toTensor();
+    EXPECT_TRUE(out.allclose(ref, 1e-4, 1e-5)) << shape;
+    std::string loops;
+    for (const auto& st : rt.artifacts(0).at(0).stages)
+      if (st.file == "20_loops_before_fusion.txt") loops = st.text;
+    const bool kept = std::string(shape) == "8x3x16x16";
+    EXPECT_EQ(loops.rfind(kept ? "# conv weights: channels-last copies kept (copies 20160 bytes, eager's activation peak about "
+                               : "# conv weights: converted by each call (copies 20160 bytes, eager's activation peak about ",
+                          0),
+              0u)
+        << loops.substr(0, 300);
+    EXPECT_EQ(loops.find("weight = constant [16, 16, 3, 3] channels-last") != std::string::npos, kept) << shape;
+  }
+}
