@@ -8,7 +8,6 @@
 #include <functional>
 #include <fstream>
 #include <iostream>
-#include <memory>
 #include <unistd.h>
 
 #include "app/cli/commands.h"
@@ -71,17 +70,15 @@ Command add_report(CLI::App& app) {
   return command([](const ReportArgs& a) {
     if (a.format != "html" && a.format != "md" && a.format != "json")
       throw Error("--format '" + a.format + "': use html, md or json");
+    // Read from the file as it is written: the timeline one event at a time, never the whole session.
+    session::SessionFile rows(a.session);
     std::function<void(OutputSink&)> write;
-    std::unique_ptr<session::SessionFile> rows;
-    if (a.format == "json") {  // streamed from the file: memory for one row, not the session
-      rows = std::make_unique<session::SessionFile>(a.session);
-      write = [&](OutputSink& out) { report::write_json(*rows, out); };
-    } else {
-      auto s = api::open_session(a.session);
-      auto text = std::make_shared<std::string>(a.format == "html" ? report::render_html(s)
-                                                                   : report::render_markdown(s));
-      write = [text](OutputSink& out) { out.write(*text); };
-    }
+    if (a.format == "json")
+      write = [&](OutputSink& out) { report::write_json(rows, out); };
+    else if (a.format == "html")
+      write = [&](OutputSink& out) { report::write_html(rows, out); };
+    else
+      write = [&](OutputSink& out) { out.write(report::render_markdown(rows)); };
     if (a.out.empty()) {
       StandardOutput out;
       write(out);
@@ -123,9 +120,10 @@ Command add_stats(CLI::App& app) {
   cmd.add_option("--top", args.top, "Markdown: list the N longest kernels and fold the rest into one line (0: all)");
   return command([](const StatsArgs& a) {
     if (a.format != "md" && a.format != "json") throw Error("--format '" + a.format + "': use md or json");
-    auto s = api::open_session(a.session);
-    const int run = a.run.empty() ? report::report_run(s) : report::find_run(s, a.run);
-    auto st = report::kernel_stats(s, run);
+    session::SessionFile rows(a.session);  // the timeline read one event at a time
+    const int run = a.run.empty() ? report::report_run(rows) : report::find_run(rows, a.run);
+    auto st = report::kernel_stats(rows, run);
+    const session::Session& s = rows.summary();
     std::cout << (a.format == "md" ? report::render_kernel_stats_markdown(s, st, a.top)
                                    : report::render_kernel_stats_json(s, st));
     return 0;
