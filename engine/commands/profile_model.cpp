@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <set>
@@ -211,8 +212,12 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
   std::unique_ptr<profile::CuptiTrace> cupti;
   if (setup.gpu) {
     try {
-      cupti = std::make_unique<profile::CuptiTrace>(t_ops_origin);
-      profile::HostTrace::set_nvtx(true);
+      const auto cupti_options = profile::default_cupti_options();
+      // Kiln's spans are on the host lanes already; as NVTX ranges they cost a string and a record
+      // each, so only when asked (KILN_CUPTI_MARKERS=1) or when another profiler injected NVTX.
+      const bool nvtx = cupti_options.markers || std::getenv("NVTX_INJECTION64_PATH");
+      cupti = std::make_unique<profile::CuptiTrace>(t_ops_origin, cupti_options);
+      profile::HostTrace::set_nvtx(nvtx);
     } catch (const Error& e) {
       gpu_trace.error = e.what();
     }

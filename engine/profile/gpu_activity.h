@@ -34,9 +34,6 @@ struct GpuTrace {
   std::vector<GpuActivity> records;
   uint64_t dropped = 0;    // records CUPTI could not store (reported, never silent)
   std::string error;       // why tracing did not run ("" when it did)
-  // CuptiOptions::external_correlation: (correlation id, external id) of each call made while an
-  // external id was pushed (cupti_push_external_id).
-  std::vector<std::pair<uint32_t, uint64_t>> external;
 };
 
 const char* gpu_activity_kind_name(GpuActivityKind k);  // "kernel", "memcpy", ...

@@ -6,6 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -26,7 +27,6 @@ constexpr size_t kAlign = 8;
 struct Collector {
   std::mutex mu;
   std::vector<GpuActivity> records;
-  std::vector<std::pair<uint32_t, uint64_t>> external;
   std::map<uint32_t, GpuActivity> open_markers;  // NVTX range id → start record
   // Launching calls stamped by the callback API (CuptiApiRecords::Callbacks): kept raw on the hot path,
   // named at stop.
@@ -195,11 +195,6 @@ void convert(const CUpti_Activity* rec, Collector& c) {
       a.correlation = s->correlationId;
       break;
     }
-    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
-      auto* x = reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(rec);
-      c.external.emplace_back(x->correlationId, x->externalId);
-      return;
-    }
     case CUPTI_ACTIVITY_KIND_MARKER: {
       auto* m = reinterpret_cast<const CUpti_ActivityMarker2*>(rec);
       if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_START) {
@@ -312,9 +307,12 @@ void disable_api_records() {
   for (auto kind : kApiKinds) cuptiActivityDisable(kind);
 }
 
+std::atomic<bool> g_nvtx_at_cupti{false};
+
 // NVTX ranges reach CUPTI only through NVTX's injection hook, read once at the first NVTX call.
 void point_nvtx_at_cupti() {
   if (std::getenv("NVTX_INJECTION64_PATH")) return;
+  g_nvtx_at_cupti = true;
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(&cuptiActivityEnable), &info) && info.dli_fname)
     setenv("NVTX_INJECTION64_PATH", info.dli_fname, 0);
@@ -322,13 +320,18 @@ void point_nvtx_at_cupti() {
 
 }  // namespace
 
-void cupti_push_external_id(uint64_t id) {
-  cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, id);
+namespace {
+// The driver's entry points, from the driver CUDA already loaded (Kiln never links libcuda).
+template <typename F>
+F driver_fn(const char* name) {
+  return reinterpret_cast<F>(dlsym(RTLD_DEFAULT, name));
 }
+}  // namespace
 
-void cupti_pop_external_id() {
-  uint64_t last = 0;
-  cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
+void cupti_fence() {
+  static auto fn = driver_fn<CUresult (*)(int*)>("cuDriverGetVersion");
+  int v = 0;
+  if (fn) fn(&v);
 }
 
 const char* cupti_api_records_name(CuptiApiRecords a) {
@@ -336,15 +339,18 @@ const char* cupti_api_records_name(CuptiApiRecords a) {
     case CuptiApiRecords::Activity: return "activity";
     case CuptiApiRecords::Callbacks: return "callbacks";
     case CuptiApiRecords::None: return "none";
+    case CuptiApiRecords::Fences: return "fences";
   }
   return "activity";
 }
 
 CuptiOptions default_cupti_options() {
   CuptiOptions o;
+  if (const char* m = std::getenv("KILN_CUPTI_MARKERS")) o.markers = std::string(m) == "1";
   if (const char* api = std::getenv("KILN_CUPTI_API")) {
     std::string v = api;
     if (v == "callbacks") o.api = CuptiApiRecords::Callbacks;
+    else if (v == "fences") o.api = CuptiApiRecords::Fences;
     else if (v == "none") o.api = CuptiApiRecords::None;
     else if (v == "activity") o.api = CuptiApiRecords::Activity;
   }
@@ -369,7 +375,6 @@ CuptiTrace::CuptiTrace(std::chrono::steady_clock::time_point host_origin, const 
     std::lock_guard<std::mutex> lock(c.mu);
     if (c.active) throw Error("CUPTI: a trace is already running in this process");
     c.records.clear();
-    c.external.clear();
     c.open_markers.clear();
     c.dropped = 0;
   }
@@ -399,12 +404,11 @@ CuptiTrace::CuptiTrace(std::chrono::steady_clock::time_point host_origin, const 
   }
   auto undo = [&] {
     for (auto k : kinds) cuptiActivityDisable(k);
-    if (options_.api == CuptiApiRecords::Activity) disable_api_records();
+    if (options_.api == CuptiApiRecords::Activity || options_.api == CuptiApiRecords::Fences) disable_api_records();
     unsubscribe_api_callbacks(c);
     std::lock_guard<std::mutex> lock(c.mu);
     c.active = false;
   };
-  if (options_.external_correlation) kinds.push_back(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
   for (auto kind : kinds) {
     CUptiResult r = cuptiActivityEnable(kind);
     // Markers need NVTX injection; a machine without it still traces everything else.
@@ -416,6 +420,11 @@ CuptiTrace::CuptiTrace(std::chrono::steady_clock::time_point host_origin, const 
   try {
     if (options_.api == CuptiApiRecords::Activity) enable_api_records();
     if (options_.api == CuptiApiRecords::Callbacks) subscribe_api_callbacks(c);
+    if (options_.api == CuptiApiRecords::Fences) {
+      check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER), "cuptiActivityEnable");
+      for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid)
+        if (cbid != CUPTI_DRIVER_TRACE_CBID_cuDriverGetVersion) cuptiActivityEnableDriverApi(cbid, 0);
+    }
   } catch (const Error&) {
     undo();
     throw;
@@ -423,23 +432,15 @@ CuptiTrace::CuptiTrace(std::chrono::steady_clock::time_point host_origin, const 
   running_ = true;
 }
 
-GpuTrace CuptiTrace::stop() {
-  GpuTrace out;
-  if (!running_) return out;
-  running_ = false;
-  auto& c = collector();
-  for (auto kind : kKinds) cuptiActivityDisable(kind);
-  if (options_.external_correlation) cuptiActivityDisable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
-  if (options_.api == CuptiApiRecords::Activity) disable_api_records();
-  unsubscribe_api_callbacks(c);
-  CUptiResult r = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+namespace {
+
+// Everything the trace gathered, moved out; the calls the callbacks stamped turned into API records.
+void collect(Collector& c, GpuTrace& out) {
   std::lock_guard<std::mutex> lock(c.mu);
   std::lock_guard<std::mutex> api_lock(c.api_mu);
   c.active = false;
   out.records = std::move(c.records);
   c.records.clear();
-  out.external = std::move(c.external);
-  c.external.clear();
   // The calls the callbacks stamped, as the records the activity API would have given.
   std::map<std::pair<bool, uint32_t>, std::string> names;
   for (const auto& call : c.api_calls) {
@@ -457,11 +458,29 @@ GpuTrace CuptiTrace::stop() {
   }
   c.api_calls.clear();
   out.dropped = c.dropped;
+}
+
+}  // namespace
+
+GpuTrace CuptiTrace::stop() {
+  GpuTrace out;
+  if (!running_) return out;
+  running_ = false;
+  auto& c = collector();
+  for (auto kind : kKinds) cuptiActivityDisable(kind);
+  if (options_.api == CuptiApiRecords::Activity || options_.api == CuptiApiRecords::Fences) disable_api_records();
+  unsubscribe_api_callbacks(c);
+  // What CUPTI still holds must reach the buffers before they are flushed (and before a detach).
+  static auto sync = driver_fn<CUresult (*)()>("cuCtxSynchronize");
+  if (sync) sync();
+  CUptiResult r = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  collect(c, out);
   if (r != CUPTI_SUCCESS) {
     const char* text = nullptr;
     cuptiGetResultString(r, &text);
     out.error = std::string("CUPTI: flush failed: ") + (text ? text : "unknown error");
   }
+  if (options_.detach && !g_nvtx_at_cupti) cuptiFinalize();  // no lock held: CUPTI may still call back
   return out;
 }
 

@@ -20,17 +20,22 @@ std::string cupti_unavailable_reason();
 //   Callbacks  CUPTI's callback API subscribed to the launch, copy, set and wait calls only; Kiln stamps
 //              each call's entry and exit itself (same records, same correlation ids)
 //   None       no API records: device records only (kernels are then attributed by name, not by call)
-enum class CuptiApiRecords { Activity, Callbacks, None };
+//   Fences     only the driver's version query, which cupti_fence() calls: its records' correlation ids
+//              bracket the device work launched between two fences
+enum class CuptiApiRecords { Activity, Callbacks, None, Fences };
 
 struct CuptiOptions {
   CuptiApiRecords api = CuptiApiRecords::Activity;
-  bool markers = true;  // NVTX ranges (Kiln's spans, when HostTrace::set_nvtx is on)
-  bool syncs = true;    // synchronization records
-  bool external_correlation = false;  // records tying calls to the ids pushed with cupti_push_external_id
+  bool markers = false;  // NVTX ranges (Kiln's spans, when HostTrace::set_nvtx is on): KILN_CUPTI_MARKERS=1
+  bool syncs = true;     // synchronization records
+  // Detach CUPTI from the process at stop (cuptiFinalize): once attached, CUPTI's hooks stay on every
+  // CUDA call after tracing stops and slow what is measured next. Not after NVTX was pointed at CUPTI
+  // (its injection cannot be undone).
+  bool detach = true;
 };
-// Tags the calling thread's CUDA calls with `id` until the matching pop (CUPTI's external correlation).
-void cupti_push_external_id(uint64_t id);
-void cupti_pop_external_id();
+// One driver call whose record marks a point in the launch order (CuptiApiRecords::Fences).
+void cupti_fence();
+
 // The options `kiln profile` traces with; KILN_CUPTI_API=activity|callbacks|none overrides the API records.
 CuptiOptions default_cupti_options();
 const char* cupti_api_records_name(CuptiApiRecords a);  // "activity", "callbacks", "none"
