@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -76,6 +77,27 @@ std::vector<records::TimelineEvent> gpu_timeline(const std::vector<GpuActivity>&
     }
   }
 
+  // A device record whose launching call left no record (CUPTI recording only fences, or a call not
+  // recorded): it was launched after the recorded call just before it in the launch order (correlation
+  // ids count calls) and before the one just after it, so inside the innermost span holding both.
+  std::vector<const GpuActivity*> calls;
+  for (const auto& r : records)
+    if (r.kind == GpuActivityKind::Runtime || r.kind == GpuActivityKind::Driver) calls.push_back(&r);
+  std::sort(calls.begin(), calls.end(), [](const GpuActivity* a, const GpuActivity* b) { return a->correlation < b->correlation; });
+  auto bracketed = [&](uint32_t correlation) -> std::optional<Attribution> {
+    auto next = std::upper_bound(calls.begin(), calls.end(), correlation,
+                                 [](uint32_t c, const GpuActivity* a) { return c < a->correlation; });
+    if (next == calls.begin() || next == calls.end()) return std::nullopt;
+    const GpuActivity* before = *(next - 1);
+    if (before->correlation == correlation) return std::nullopt;  // its own call: attributed above
+    const HostSpan* s = launching_span(launchers, before->end_ns, (*next)->start_ns);
+    if (!s) return std::nullopt;
+    Attribution a;
+    a.kernel = s->kernel.empty() && s->category != "region" ? s->name : s->kernel;
+    a.compile_id = s->compile_id;
+    return a;
+  };
+
   std::vector<records::TimelineEvent> out;
   out.reserve(records.size());
   GpuFigures f;
@@ -115,6 +137,11 @@ std::vector<records::TimelineEvent> gpu_timeline(const std::vector<GpuActivity>&
       if (it != by_correlation.end()) {
         e.kernel = it->second.kernel;
         e.compile_id = it->second.compile_id;
+      } else if (is_device_work(r.kind)) {
+        if (auto a = bracketed(r.correlation)) {
+          e.kernel = a->kernel;
+          e.compile_id = a->compile_id;
+        }
       }
       if (r.kind == GpuActivityKind::Kernel && kiln_kernels.count(r.name)) e.kernel = r.name;
       if (r.kind == GpuActivityKind::Kernel && !e.kernel.empty()) ++f.attributed;

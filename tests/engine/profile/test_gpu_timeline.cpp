@@ -139,3 +139,37 @@ TEST(GpuTimeline, UnattributedRecordsStayVisible) {
   EXPECT_EQ(f.attributed, 0);
   EXPECT_NEAR(f.busy_fraction, 14.0 / 15.0, 1e-12);
 }
+
+// Recording only fences (cuDriverGetVersion at the start and end of each launching span): the launches
+// have no records of their own, and each device record is placed by the fences around it in the
+// launch order (correlation ids), then in the innermost span holding both fences.
+TEST(GpuTimeline, DeviceWorkBetweenFencesBelongsToTheSpanHoldingThem) {
+  std::vector<HostSpan> spans = {
+      span("region", "region 0", 10, 890, 0),
+      span("kernel", "k0_fused_add_relu", 20, 100, 1, "k0_fused_add_relu"),
+      span("extern", "linear", 200, 300, 1, "linear_1"),
+  };
+  std::vector<GpuActivity> records = {
+      api("cuDriverGetVersion", 12, 13, 10),   // region starts
+      api("cuDriverGetVersion", 205, 206, 20), // extern starts
+      api("cuDriverGetVersion", 495, 496, 23), // extern ends
+      api("cuDriverGetVersion", 890, 891, 30), // region ends
+      kernel("k0_fused_add_relu", 100, 180, 15),
+      kernel("sm90_xmma_gemm_f32f32_tf32f32", 300, 500, 21),
+      kernel("void at::native::vectorized_elementwise_kernel<...>", 510, 520, 22),
+      kernel("k1_sum", 600, 700, 25),
+      kernel("before any fence", 1, 2, 5),
+  };
+  GpuFigures f;
+  auto ev = gpu_timeline(records, spans, {"k0_fused_add_relu", "k1_sum"}, &f);
+  EXPECT_EQ(find(ev, "sm90_xmma_gemm_f32f32_tf32f32", "kernel")->kernel, "linear_1");
+  EXPECT_EQ(find(ev, "void at::native::vectorized_elementwise_kernel<...>", "kernel")->kernel, "linear_1");
+  // Kiln's kernels: in the region (the fences around them are the region's and the extern's), by name.
+  EXPECT_EQ(find(ev, "k0_fused_add_relu", "kernel")->kernel, "k0_fused_add_relu");
+  EXPECT_EQ(find(ev, "k0_fused_add_relu", "kernel")->compile_id, "[0/0]");
+  EXPECT_EQ(find(ev, "k1_sum", "kernel")->compile_id, "[0/0]");
+  // Nothing recorded before it: not attributed, still shown.
+  EXPECT_EQ(find(ev, "before any fence", "kernel")->compile_id, "");
+  EXPECT_EQ(f.kernels, 5);
+  EXPECT_EQ(f.attributed, 4);
+}
