@@ -113,6 +113,7 @@ def main():
             "variants": {m: v for m, v in kiln.items() if m not in ("default", "reduce-overhead", "max-autotune")},
             "kiln_all": kiln,
             "k_eager_ms": k.get("eager", {}).get("ms"), "eager_end": k.get("eager", {}).get("ms_end"),
+            "eager_peak_end": k.get("eager", {}).get("peak_mib_end"),
             "noise": max([v for v in [k.get("eager", {}).get("spread"), aoti.get("spread"), ind.get("replay_spread"),
                                       ind.get("spread")] + [kiln.get(m, {}).get("spread") for m in kiln]
                           if v is not None], default=None),
@@ -200,10 +201,11 @@ def main():
             if aa:
                 print(f"| {r['name']} | eager against eager | {aa['speedup']:.2f}x | {f(aa.get('eager_ms'))} | "
                       f"{f(aa.get('kiln_ms'))} |")
-    ends = [(r["name"], r["k_eager_ms"], r["eager_end"]) for r in rows if r.get("eager_end")]
+    ends = [(r["name"], r["k_eager_ms"], r["eager_end"], r["peak"][0], r["eager_peak_end"]) for r in rows
+            if r.get("eager_end")]
     if ends:
-        print("\nEager's per-call median first and again after every Kiln run of the model (same process): "
-              + "; ".join(f"{n} {f(a)} → {f(b)} ms" for n, a, b in ends))
+        print("\nEager's per-call median and peak first and again after every Kiln run of the model (same process): "
+              + "; ".join(f"{n} {f(a)} → {f(b)} ms, {f(p, 1)} → {f(q, 1)} MiB" for n, a, b, p, q in ends))
     cupti = [(r, m, v["cupti"]) for r in rows for m, v in r["kiln_all"].items() if v.get("cupti")]
     if cupti:
         ways = list(dict.fromkeys(w for _, _, c in cupti for w in c))

@@ -347,6 +347,7 @@ const char* cupti_api_records_name(CuptiApiRecords a) {
 CuptiOptions default_cupti_options() {
   CuptiOptions o;
   if (const char* m = std::getenv("KILN_CUPTI_MARKERS")) o.markers = std::string(m) == "1";
+  if (const char* s = std::getenv("KILN_CUPTI_SYNCS")) o.syncs = std::string(s) == "1";
   if (const char* api = std::getenv("KILN_CUPTI_API")) {
     std::string v = api;
     if (v == "callbacks") o.api = CuptiApiRecords::Callbacks;
