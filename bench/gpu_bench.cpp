@@ -247,8 +247,7 @@ json cupti_overhead(const std::function<void()>& fn, int rounds = 9, int per = 2
     profile::CuptiOptions options;
   };
   std::vector<Variant> variants;
-  for (auto api : {profile::CuptiApiRecords::Activity, profile::CuptiApiRecords::Callbacks, profile::CuptiApiRecords::Fences,
-                   profile::CuptiApiRecords::None}) {
+  for (auto api : {profile::CuptiApiRecords::Activity, profile::CuptiApiRecords::Callbacks, profile::CuptiApiRecords::None}) {
     profile::CuptiOptions o;  // kiln profile's defaults otherwise: no synchronization records, no NVTX
     o.api = api;
     variants.push_back({api == profile::CuptiApiRecords::None ? "device records only" : profile::cupti_api_records_name(api), o});
@@ -265,11 +264,7 @@ json cupti_overhead(const std::function<void()>& fn, int rounds = 9, int per = 2
         c10::cuda::device_synchronize();
         profile::CuptiTrace trace(Clock::now(), v.options);
         double ms = 0;
-        if (v.options.api == profile::CuptiApiRecords::Fences) {
-          ms = block_median_ms([&] { profile::cupti_fence(); fn(); }, per);
-        } else {
-          ms = block_median_ms(fn, per);
-        }
+        ms = block_median_ms(fn, per);
         auto t = trace.stop();
         records = t.records.size();
         return ms;

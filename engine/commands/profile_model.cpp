@@ -218,7 +218,6 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
       const bool nvtx = cupti_options.markers || std::getenv("NVTX_INJECTION64_PATH");
       cupti = std::make_unique<profile::CuptiTrace>(t_ops_origin, cupti_options);
       profile::HostTrace::set_nvtx(nvtx);
-      if (cupti_options.api == profile::CuptiApiRecords::Fences) profile::HostTrace::set_fence(profile::cupti_fence);
     } catch (const Error& e) {
       gpu_trace.error = e.what();
     }
@@ -268,7 +267,6 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
   }
 #if KILN_WITH_CUDA
   profile::HostTrace::set_nvtx(false);
-  profile::HostTrace::set_fence(nullptr);
   if (cupti) gpu_trace = cupti->stop();
 #endif
   int aten_ops = 0;  // top-level ops only: aten::linear counts once, not with the addmm inside it

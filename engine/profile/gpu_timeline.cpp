@@ -77,8 +77,8 @@ std::vector<records::TimelineEvent> gpu_timeline(const std::vector<GpuActivity>&
     }
   }
 
-  // A device record whose launching call left no record (CUPTI recording only fences, or a call not
-  // recorded): it was launched after the recorded call just before it in the launch order (correlation
+  // A device record whose launching call left no record (a launch API CUPTI was not asked to record):
+  // it was launched after the recorded call just before it in the launch order (correlation
   // ids count calls) and before the one just after it, so inside the innermost span holding both.
   std::vector<const GpuActivity*> calls;
   for (const auto& r : records)

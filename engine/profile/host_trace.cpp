@@ -1,7 +1,6 @@
 #include "engine/profile/host_trace.h"
 
 #include <atomic>
-#include <cstring>
 #include <functional>
 #include <thread>
 
@@ -14,11 +13,7 @@ namespace kiln::profile {
 namespace {
 thread_local HostTrace* t_active = nullptr;
 std::atomic<bool> g_nvtx{false};
-std::atomic<void (*)()> g_fence{nullptr};
 
-bool fenced(const char* category) {
-  return !std::strcmp(category, "region") || !std::strcmp(category, "extern") || !std::strcmp(category, "fallback");
-}
 int thread_number() {
   static thread_local int n = static_cast<int>(std::hash<std::thread::id>{}(std::this_thread::get_id()) % 100000);
   return n;
@@ -35,7 +30,7 @@ int64_t HostTrace::now_ns() const {
 HostTrace* HostTrace::active() { return t_active; }
 
 void HostTrace::set_nvtx(bool on) { g_nvtx = on; }
-void HostTrace::set_fence(void (*fence)()) { g_fence = fence; }
+
 
 Span::Span(const char* category, std::string name, std::string compile_id, std::string kernel) : trace_(t_active) {
   if (!trace_) return;
@@ -49,10 +44,7 @@ Span::Span(const char* category, std::string name, std::string compile_id, std::
   s.start_ns = trace_->now_ns();
   index_ = trace_->spans_.size();
   trace_->spans_.push_back(std::move(s));
-  if (auto* fence = g_fence.load(std::memory_order_relaxed); fence && fenced(category)) {
-    fence_ = fence;
-    fence();
-  }
+
 #if KILN_WITH_CUDA
   if (g_nvtx.load(std::memory_order_relaxed)) {
     const auto& pushed = trace_->spans_.back();
@@ -64,7 +56,6 @@ Span::Span(const char* category, std::string name, std::string compile_id, std::
 
 Span::~Span() {
   if (!trace_) return;
-  if (fence_) fence_();
   auto& s = trace_->spans_[index_];
   s.dur_ns = trace_->now_ns() - s.start_ns;
   --trace_->depth_;

@@ -35,10 +35,7 @@ class HostTrace {
   // While on (and Kiln has the CUDA toolkit), every Span is also an NVTX range, so CUPTI and
   // Nsight Systems see Kiln's regions, guard checks and fallbacks beside the GPU work.
   static void set_nvtx(bool on);
-  // While set, `fence` is called at the start and the end of every span that launches device work for
-  // others (region, extern, fallback): CUPTI records only those calls (CuptiApiRecords::Fences), and the
-  // device work between two of them is placed in the span holding both (gpu_timeline.h). nullptr: off.
-  static void set_fence(void (*fence)());
+
 
  private:
   friend class Span;
@@ -62,7 +59,6 @@ class Span {
   HostTrace* trace_;
   size_t index_ = 0;
   bool nvtx_ = false;
-  void (*fence_)() = nullptr;
 };
 
 }  // namespace kiln::profile

@@ -328,18 +328,11 @@ F driver_fn(const char* name) {
 }
 }  // namespace
 
-void cupti_fence() {
-  static auto fn = driver_fn<CUresult (*)(int*)>("cuDriverGetVersion");
-  int v = 0;
-  if (fn) fn(&v);
-}
-
 const char* cupti_api_records_name(CuptiApiRecords a) {
   switch (a) {
     case CuptiApiRecords::Activity: return "activity";
     case CuptiApiRecords::Callbacks: return "callbacks";
     case CuptiApiRecords::None: return "none";
-    case CuptiApiRecords::Fences: return "fences";
   }
   return "activity";
 }
@@ -351,7 +344,6 @@ CuptiOptions default_cupti_options() {
   if (const char* api = std::getenv("KILN_CUPTI_API")) {
     std::string v = api;
     if (v == "callbacks") o.api = CuptiApiRecords::Callbacks;
-    else if (v == "fences") o.api = CuptiApiRecords::Fences;
     else if (v == "none") o.api = CuptiApiRecords::None;
     else if (v == "activity") o.api = CuptiApiRecords::Activity;
   }
@@ -405,7 +397,7 @@ CuptiTrace::CuptiTrace(std::chrono::steady_clock::time_point host_origin, const 
   }
   auto undo = [&] {
     for (auto k : kinds) cuptiActivityDisable(k);
-    if (options_.api == CuptiApiRecords::Activity || options_.api == CuptiApiRecords::Fences) disable_api_records();
+    if (options_.api == CuptiApiRecords::Activity) disable_api_records();
     unsubscribe_api_callbacks(c);
     std::lock_guard<std::mutex> lock(c.mu);
     c.active = false;
@@ -421,11 +413,6 @@ CuptiTrace::CuptiTrace(std::chrono::steady_clock::time_point host_origin, const 
   try {
     if (options_.api == CuptiApiRecords::Activity) enable_api_records();
     if (options_.api == CuptiApiRecords::Callbacks) subscribe_api_callbacks(c);
-    if (options_.api == CuptiApiRecords::Fences) {
-      check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER), "cuptiActivityEnable");
-      for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid)
-        if (cbid != CUPTI_DRIVER_TRACE_CBID_cuDriverGetVersion) cuptiActivityEnableDriverApi(cbid, 0);
-    }
   } catch (const Error&) {
     undo();
     throw;
@@ -469,7 +456,7 @@ GpuTrace CuptiTrace::stop() {
   running_ = false;
   auto& c = collector();
   for (auto kind : kKinds) cuptiActivityDisable(kind);
-  if (options_.api == CuptiApiRecords::Activity || options_.api == CuptiApiRecords::Fences) disable_api_records();
+  if (options_.api == CuptiApiRecords::Activity) disable_api_records();
   unsubscribe_api_callbacks(c);
   // What CUPTI still holds must reach the buffers before they are flushed (and before a detach).
   static auto sync = driver_fn<CUresult (*)()>("cuCtxSynchronize");

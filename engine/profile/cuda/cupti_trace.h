@@ -20,9 +20,9 @@ std::string cupti_unavailable_reason();
 //   Callbacks  CUPTI's callback API subscribed to the launch, copy, set and wait calls only; Kiln stamps
 //              each call's entry and exit itself (same records, same correlation ids)
 //   None       no API records: device records only (kernels are then attributed by name, not by call)
-//   Fences     only the driver's version query, which cupti_fence() calls: its records' correlation ids
-//              bracket the device work launched between two fences
-enum class CuptiApiRecords { Activity, Callbacks, None, Fences };
+// (Recording only a marker call per span instead costs as much as Activity: any API record makes CUPTI
+// intercept every driver call.)
+enum class CuptiApiRecords { Activity, Callbacks, None };
 
 struct CuptiOptions {
   CuptiApiRecords api = CuptiApiRecords::Activity;
@@ -35,8 +35,7 @@ struct CuptiOptions {
   // (its injection cannot be undone).
   bool detach = true;
 };
-// One driver call whose record marks a point in the launch order (CuptiApiRecords::Fences).
-void cupti_fence();
+
 
 // The options `kiln profile` traces with; KILN_CUPTI_API=activity|callbacks|none overrides the API records.
 CuptiOptions default_cupti_options();

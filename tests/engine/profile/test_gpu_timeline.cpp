@@ -140,10 +140,10 @@ TEST(GpuTimeline, UnattributedRecordsStayVisible) {
   EXPECT_NEAR(f.busy_fraction, 14.0 / 15.0, 1e-12);
 }
 
-// Recording only fences (cuDriverGetVersion at the start and end of each launching span): the launches
-// have no records of their own, and each device record is placed by the fences around it in the
-// launch order (correlation ids), then in the innermost span holding both fences.
-TEST(GpuTimeline, DeviceWorkBetweenFencesBelongsToTheSpanHoldingThem) {
+// Device records whose launching calls left no record of their own (a launch API CUPTI was not asked to
+// record): each is placed by the recorded calls around it in the launch order (correlation ids count
+// calls), then in the innermost span holding both; here those calls come at the start and end of spans.
+TEST(GpuTimeline, DeviceWorkBetweenRecordedCallsBelongsToTheSpanHoldingThem) {
   std::vector<HostSpan> spans = {
       span("region", "region 0", 10, 890, 0),
       span("kernel", "k0_fused_add_relu", 20, 100, 1, "k0_fused_add_relu"),
