@@ -1,7 +1,8 @@
 // libFuzzer target: the HTML and Markdown renderers on a session whose text fields come from the
 // input (model path, break reason and source line, kernel source, a memory owner and a memory
 // event's args as the session stores them). Findings besides
-// crashes: markup that escapes into the HTML, raw control characters in the Markdown.
+// crashes: markup that escapes into the HTML, raw control characters in the Markdown, and a report
+// read row by row (session_rows.h) that is not the report of the whole session.
 #include <algorithm>
 #include <cctype>
 #include <string>
@@ -11,6 +12,7 @@
 #include "engine/report/render_html.h"
 #include "engine/report/render_markdown.h"
 #include "engine/session/session.h"
+#include "engine/session/session_rows.h"
 
 namespace {
 
@@ -66,5 +68,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string md = kiln::report::render_markdown(s);
   for (unsigned char c : md)
     if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) __builtin_trap();
+  kiln::session::SessionInMemory rows(s);
+  if (kiln::report::render_html(rows) != html || kiln::report::render_markdown(rows) != md) __builtin_trap();
   return 0;
 }

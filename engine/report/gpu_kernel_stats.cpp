@@ -8,7 +8,6 @@
 #include <set>
 #include <sstream>
 #include <tuple>
-#include <unordered_map>
 
 #include <nlohmann/json.hpp>
 

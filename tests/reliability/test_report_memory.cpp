@@ -1,13 +1,15 @@
-// kiln report --format json and kiln trace stream a session: their memory does not grow with the
-// session. A session of ~60 MB (timeline events with 2 KB args, graphs, kernel sources) is exported
-// by the engine in a child process whose address space is limited to far less than the session (the
-// whole-session path fails under the same limit), and by the real binary, whose peak resident size
-// stays within a few MB of the same command on a small session. The outputs equal the whole-session
-// renderings, and a failed write keeps the previous output.
+// kiln report (json, html, md), kiln trace and kiln stats read a session from its file: their memory
+// does not grow with the session. A session of ~60 MB (timeline events with 2 KB args, graphs, kernel
+// sources) is exported by the engine in a child process whose address space is limited to far less
+// than the session (the whole-session path fails under the same limit), and by the real binary,
+// whose peak resident size stays within a few MB of the same command on a small session. The outputs
+// equal the whole-session renderings, and a failed write keeps the previous output.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <fcntl.h>
 
 #include <cstring>
 #include <filesystem>
@@ -17,7 +19,9 @@
 #include "engine/base/output_file.h"
 #include "engine/report/gpu_kernel_stats.h"
 #include "engine/report/render_chrome_trace.h"
+#include "engine/report/render_html.h"
 #include "engine/report/render_json.h"
+#include "engine/report/render_markdown.h"
 #include "engine/session/session_rows.h"
 #include "engine/session/store.h"
 #include "tests/reliability/kiln_cli.h"
@@ -121,10 +125,13 @@ int under_limit(const std::function<int()>& f) {
   });
 }
 
-// The peak resident size (MB) of `kiln args` run as a child of this process.
+// The peak resident size (MB) of `kiln args` run as a child of this process (its standard output
+// discarded).
 long kiln_peak_mb(const std::vector<std::string>& args) {
   pid_t child = fork();
   if (child == 0) {
+    int null = open("/dev/null", O_WRONLY);
+    if (null >= 0) dup2(null, 1);
     std::vector<char*> argv;
     std::string kiln = test::binary("app/kiln");
     argv.push_back(kiln.data());
@@ -188,6 +195,65 @@ TEST(ReportMemory, TheCommandsPeakDoesNotGrowWithTheSession) {
   EXPECT_LT(report, floor + kLimitMb) << "report --format json: " << report << " MB, small session " << floor << " MB";
   EXPECT_LT(trace, floor + kLimitMb) << "trace: " << trace << " MB, small session " << floor << " MB";
   EXPECT_GT(fs::file_size(dir + "/b.json"), fs::file_size(big) / 2);
+  fs::remove_all(dir);
+#endif
+}
+
+TEST(ReportMemory, HtmlAndMarkdownFitInLessMemoryThanTheSession) {
+#if defined(__SANITIZE_ADDRESS__) || defined(KILN_SANITIZED)
+  GTEST_SKIP() << "address-space limits do not work under AddressSanitizer";
+#else
+  const std::string& path = big_session();
+  const std::string dir = fs::path(path).parent_path().string();
+  EXPECT_NE(under_limit([&] { return report::render_html(session::load_session(path)).empty() ? 3 : 0; }), 0);
+  EXPECT_NE(under_limit([&] { return report::render_markdown(session::load_session(path)).empty() ? 3 : 0; }), 0);
+  EXPECT_EQ(under_limit([&] {
+              session::SessionFile rows(path);
+              AtomicOutputFile html(dir + "/report.html");
+              report::write_html(rows, html);
+              html.commit();
+              AtomicOutputFile md(dir + "/report.md");
+              md.write(report::render_markdown(rows));
+              md.commit();
+              auto stats = report::kernel_stats(rows, report::report_run(rows));
+              return stats.records > 0 ? 0 : 3;
+            }),
+            0);
+  // Compared in a child: holding the session would leave this process larger than the commands measured next.
+  EXPECT_EQ(in_child([&] {
+              auto s = session::load_session(path);
+              if (test::read_file(dir + "/report.html") != report::render_html(s)) return 4;
+              return test::read_file(dir + "/report.md") != report::render_markdown(s) ? 5 : 0;
+            }),
+            0)
+      << "4: the HTML report differs, 5: the Markdown report differs";
+  fs::remove(dir + "/report.html");
+  fs::remove(dir + "/report.md");
+#endif
+}
+
+TEST(ReportMemory, HtmlMarkdownAndStatsPeakDoesNotGrowWithTheSession) {
+#if defined(__SANITIZE_ADDRESS__) || defined(KILN_SANITIZED)
+  GTEST_SKIP() << "resident sizes under AddressSanitizer do not measure the program";
+#else
+  const std::string& big = big_session();
+  const std::string dir = test::temp_dir();
+  std::string small = dir + "/small.kiln";
+  fs::copy_file(test::example("sessions/block_h100.kiln"), small);
+  // A child's peak may count the pages it shared with this process before exec: this one must be smaller.
+  ASSERT_LT(status_kb("VmRSS:") / 1024, kiln_peak_mb({"report", small, "--format", "md", "-o", dir + "/s.md"}));
+  const long floor = std::max({kiln_peak_mb({"report", small, "--format", "html", "-o", dir + "/s.html"}),
+                               kiln_peak_mb({"report", small, "--format", "md", "-o", dir + "/s.md"}),
+                               kiln_peak_mb({"stats", small})});
+  const long html = kiln_peak_mb({"report", big, "--format", "html", "-o", dir + "/b.html"});
+  const long md = kiln_peak_mb({"report", big, "--format", "md", "-o", dir + "/b.md"});
+  const long stats = kiln_peak_mb({"stats", big, "--format", "json"});
+  EXPECT_LT(html, floor + kLimitMb) << "report --format html: " << html << " MB, small session " << floor << " MB";
+  EXPECT_LT(md, floor + kLimitMb) << "report --format md: " << md << " MB, small session " << floor << " MB";
+  EXPECT_LT(stats, floor + kLimitMb) << "stats: " << stats << " MB, small session " << floor << " MB";
+  EXPECT_NE(test::read_file(dir + "/b.html").find("GPU time per kernel"), std::string::npos);
+  EXPECT_NE(test::read_file(dir + "/b.md").find("8,000 device records"), std::string::npos)
+      << test::read_file(dir + "/b.md").substr(0, 2000);
   fs::remove_all(dir);
 #endif
 }
