@@ -374,6 +374,17 @@ int64_t us_to_ns(double us) {
   return static_cast<int64_t>(whole) * 1000 + static_cast<int64_t>(std::llround((us - whole) * 1000.0));
 }
 
+#ifdef KILN_HAVE_SIMDJSON
+void append_dumped_double(std::string& out, double d) {
+  char number[32];
+  out.append(number, simdjson::internal::to_chars(number, nullptr, d));
+}
+bool json_backend_is_simdjson() { return true; }
+#else
+void append_dumped_double(std::string& out, double d) { out += nlohmann::json(d).dump(); }
+bool json_backend_is_simdjson() { return false; }
+#endif
+
 std::string json_quote(std::string_view s) { return quoted_literal(s, LiteralStyle::Json); }
 
 }  // namespace kiln::importers

@@ -66,6 +66,12 @@ class JsonParser : NonCopyable {
 // epoch timestamps (a double holds them to 1/4 µs; multiplying first would round to 256 ns).
 int64_t us_to_ns(double us);
 
+// Appends `d` as JsonValue::dump() writes a number parsed as a double.
+void append_dumped_double(std::string& out, double d);
+
+// True when JsonValue::dump() is simdjson's (the backend ChromeEvent reproduces).
+bool json_backend_is_simdjson();
+
 // "a\"b" → a JSON string literal with quotes, for building small JSON texts by hand.
 std::string json_quote(std::string_view s);
 

@@ -18,6 +18,7 @@
 
 #include "engine/base/error.h"
 #include "engine/importers/common/byte_source.h"
+#include "engine/importers/kineto/chrome_event.h"
 #include "engine/importers/kineto/chrome_trace_scanner.h"
 #include "engine/importers/common/json_doc.h"
 #include "engine/importers/kineto/kineto_trace.h"
@@ -26,7 +27,8 @@ namespace kiln::importers {
 
 namespace {
 
-std::string id_text(const JsonValue& v) {
+template <typename Value>
+std::string id_text(const Value& v) {
   if (v.is_number()) return std::to_string(v.i64());
   if (v.is_string()) return std::string(v.str());
   return "?";
@@ -66,13 +68,21 @@ class KinetoReader {
  public:
   explicit KinetoReader(ImportTally& tally) : tally_(tally) {}
 
-  void on_event(std::string_view text) {
+  // One event: read by ChromeEvent already (root >= 0 in doc), or its text parsed here.
+  void on_event(std::string_view text, const ChromeEvent& doc, int32_t root) {
     ++events_;
+    if (root >= 0) return handle(doc.value(root));
     JsonValue e;
     if (!parser_.parse(text, e) || !e.is_object()) {
       tally_.note("corrupt JSON event", std::string(text.substr(0, 120)));
       return;
     }
+    handle(e);
+  }
+
+  // Value: JsonValue, or EventValue for the events ChromeEvent reads (the same answers).
+  template <typename Value>
+  void handle(const Value& e) {
     std::string_view ph = e["ph"].str();
     if (ph == "X" || ph == "B") return add_span(e, ph == "B");
     if (ph == "E") return close_span(e);
@@ -123,9 +133,10 @@ class KinetoReader {
   int64_t events() const { return events_; }
 
  private:
-  const std::string& lane_for(const JsonValue& e, bool device) {
-    JsonValue a = device && e["args"]["device"].exists() ? e["args"]["device"] : e["pid"];
-    JsonValue b = device && e["args"]["stream"].exists() ? e["args"]["stream"] : e["tid"];
+  template <typename Value>
+  const std::string& lane_for(const Value& e, bool device) {
+    Value a = device && e["args"]["device"].exists() ? e["args"]["device"] : e["pid"];
+    Value b = device && e["args"]["stream"].exists() ? e["args"]["stream"] : e["tid"];
     if (a.is_number() && b.is_number()) {  // the common case: numeric ids, looked up without building text
       auto key = std::make_tuple(device, a.i64(), b.i64());
       auto it = numeric_lanes_.find(key);
@@ -137,7 +148,8 @@ class KinetoReader {
     return lane;
   }
 
-  void fill(session::TimelineEvent& ev, EventIds& ids, const JsonValue& e) {
+  template <typename Value>
+  void fill(session::TimelineEvent& ev, EventIds& ids, const Value& e) {
     std::string_view cat = e["cat"].str();
     std::string_view name = e["name"].str();
     ids.device = is_device_category(cat);
@@ -147,7 +159,7 @@ class KinetoReader {
     ev.name = std::string(name);
     ev.category = category_of(cat);
     ev.start_ns = us_to_ns(e["ts"].f64());
-    JsonValue args = e["args"];
+    Value args = e["args"];
     if (args.is_object() && args.size() > 0) ev.args_json = args.dump();
     ev.correlation = args["correlation"].is_number() ? args["correlation"].i64() : -1;
     ids.external_id = args["External id"].is_number() ? args["External id"].i64() : -1;
@@ -182,7 +194,8 @@ class KinetoReader {
     }
   }
 
-  void add_span(const JsonValue& e, bool begin) {
+  template <typename Value>
+  void add_span(const Value& e, bool begin) {
     session::TimelineEvent ev;
     EventIds ids;
     fill(ev, ids, e);
@@ -192,7 +205,8 @@ class KinetoReader {
     t_.ids.push_back(ids);
   }
 
-  void close_span(const JsonValue& e) {
+  template <typename Value>
+  void close_span(const Value& e) {
     auto& stack = open_[stack_key(e)];
     if (stack.empty()) {
       tally_.note("unmatched end event", std::string(e["name"].str()));
@@ -203,9 +217,10 @@ class KinetoReader {
     stack.pop_back();
   }
 
-  void add_instant(const JsonValue& e) {
+  template <typename Value>
+  void add_instant(const Value& e) {
     if (e["name"].str() == "[memory]") {
-      JsonValue args = e["args"];
+      Value args = e["args"];
       MemorySample m;
       m.ts_ns = us_to_ns(e["ts"].f64());
       m.allocated = args["Total Allocated"].i64(-1);
@@ -219,7 +234,8 @@ class KinetoReader {
     t_.ids.push_back(ids);
   }
 
-  void add_flow(const JsonValue& e, bool start) {
+  template <typename Value>
+  void add_flow(const Value& e, bool start) {
     if (e["cat"].str() != "ac2g" && e["name"].str() != "ac2g") return;  // other flows carry no launch link
     FlowPoint f;
     f.id = e["id"].i64(-1);
@@ -230,7 +246,8 @@ class KinetoReader {
     t_.flows.push_back(std::move(f));
   }
 
-  std::string stack_key(const JsonValue& e) { return id_text(e["pid"]) + "/" + id_text(e["tid"]); }
+  template <typename Value>
+  std::string stack_key(const Value& e) { return id_text(e["pid"]) + "/" + id_text(e["tid"]); }
 
   struct RegionCalls {
     int64_t calls = 0;
@@ -262,7 +279,12 @@ session::Session import_kineto_trace(const std::string& path, KinetoFacts* facts
     reader.trace().session.timeline.reserve(static_cast<size_t>(st.st_size / 250));
     reader.trace().ids.reserve(static_cast<size_t>(st.st_size / 250));
   }
-  ChromeTraceScanner scanner([&](std::string_view text) { reader.on_event(text); });
+  ChromeEvent doc;
+  ChromeTraceScanner scanner([&](std::string_view text) {
+    int32_t root = doc.read(text);
+    reader.on_event(text, doc, root);
+    doc.clear();
+  });
   std::vector<char> chunk(4 << 20);
   size_t n;
   while ((n = source.read(chunk.data(), chunk.size())) > 0) scanner.feed(std::string_view(chunk.data(), n));

@@ -10,15 +10,51 @@
 
 namespace kiln::importers {
 
-void add_json_field(std::string& object, std::string_view key, std::string_view value_json) {
-  std::string field = json_quote(key) + ":" + std::string(value_json);
-  if (object.empty() || object == "{}") {
-    object = "{" + field + "}";
-    return;
+namespace {
+
+// json_quote(s) appended to out; without a copy for text that needs no escape (most names).
+void append_quoted(std::string& out, std::string_view s) {
+  for (char ch : s) {
+    auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == '"' || c == '\\') {
+      out += json_quote(s);
+      return;
+    }
   }
-  size_t close = object.rfind('}');
-  if (close == std::string::npos) return;
-  object.insert(close, "," + field);
+  out += '"';
+  out.append(s);
+  out += '"';
+}
+
+// Adds "key": value to object (see add_json_field), the value quoted first when `quote`; the
+// object's text is rebuilt once, in a string of the right size.
+void add_field(std::string& object, std::string_view key, std::string_view value, bool quote) {
+  size_t close = std::string::npos;
+  const bool empty = object.empty() || object == "{}";
+  if (!empty) {
+    close = object.rfind('}');
+    if (close == std::string::npos) return;
+  }
+  std::string out;
+  out.reserve(object.size() + key.size() + value.size() + 8);
+  if (empty) out += '{';
+  else {
+    out.append(object, 0, close);
+    out += ',';
+  }
+  append_quoted(out, key);
+  out += ':';
+  if (quote) append_quoted(out, value);
+  else out.append(value);
+  if (empty) out += '}';
+  else out.append(object, close, std::string::npos);
+  object.swap(out);
+}
+
+}  // namespace
+
+void add_json_field(std::string& object, std::string_view key, std::string_view value_json) {
+  add_field(object, key, value_json, false);
 }
 
 namespace {
@@ -52,12 +88,12 @@ void annotate_launches(KinetoTrace& t) {
     int64_t ext = t.ids[i].external_id;
     auto r = tl[i].correlation >= 0 ? runtime_of.find(tl[i].correlation) : runtime_of.end();
     if (r != runtime_of.end()) {
-      add_json_field(tl[i].args_json, "launch", json_quote(tl[r->second].name));
+      add_field(tl[i].args_json, "launch", tl[r->second].name, true);
       if (tl[r->second].name == "cudaGraphLaunch") add_json_field(tl[i].args_json, "cuda_graph", "true");
       if (ext < 0) ext = t.ids[r->second].external_id;
     }
     auto op = ext >= 0 ? op_of.find(ext) : op_of.end();
-    if (op != op_of.end()) add_json_field(tl[i].args_json, "cpu_op", json_quote(tl[op->second].name));
+    if (op != op_of.end()) add_field(tl[i].args_json, "cpu_op", tl[op->second].name, true);
   }
 }
 
