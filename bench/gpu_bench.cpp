@@ -61,6 +61,13 @@ using nlohmann::json;
 #if KILN_TORCH_CUDA
 namespace {
 
+// Set to something: an empty value (VAR= in a script) counts as unset.
+bool env_set(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v;
+}
+
+
 void on_crash(int sig) {
   void* frames[64];
   int n = ::backtrace(frames, 64);
@@ -340,7 +347,7 @@ json run_kiln(const model::Model& m, const std::vector<at::Tensor>& x, const c10
     json kernels;
     r["device_ms"] = device_ms(call, 20, &kernels);
     r["kernels"] = kernels;
-    if (!variant && mode != "max-autotune" && !std::getenv("KILN_BENCH_NO_CUPTI_WAYS")) r["cupti"] = cupti_overhead(call);
+    if (!variant && mode != "max-autotune" && !env_set("KILN_BENCH_NO_CUPTI_WAYS")) r["cupti"] = cupti_overhead(call);
     if (mode == "default") {
       r["host"] = host_breakdown(call);
       r["traced_ms"] = traced_ms(call);
@@ -493,7 +500,7 @@ int main(int argc, char** argv) {
     result["eager"]["ms_end"] = steady_ms(eager, 100);
     fresh_workspaces();
     result["eager"]["peak_mib_end"] = peak_mib(eager);
-    if (!std::getenv("KILN_BENCH_NO_AOTI")) result["aoti"] = run_aoti(dir + "/" + name + ".aoti.pt2", x, ref, tf32);
+    if (!env_set("KILN_BENCH_NO_AOTI")) result["aoti"] = run_aoti(dir + "/" + name + ".aoti.pt2", x, ref, tf32);
     std::fprintf(stderr, "%s aoti: %s\n", name.c_str(), result["aoti"].dump().c_str());
     remove_tree(cache_root);
   }
