@@ -62,8 +62,16 @@ bool keep_conv_weight_copies(const lowering::LoopProgram& p, FrontEndOptions::Co
 void layout(State& s) {
   std::string why;
   if (s.options.channels_last) {
-    const bool keep = keep_conv_weight_copies(s.out.lowered.program, s.options.conv_weights, why);
-    lowering::choose_channels_last(s.out.lowered.program, keep);
+    const auto& p = s.out.lowered.program;
+    const int64_t weights = lowering::conv_weight_copy_bytes(p);
+    const int64_t eager = s.options.row_major_when_weights_dominate && weights > 0 ? lowering::eager_activation_peak(p) : -1;
+    if (weights > 0 && eager >= 0 && weights > eager) {
+      why = "# layout: row-major (conv weights " + std::to_string(weights) + " bytes, more than eager's activation peak of about " +
+            std::to_string(eager) + " bytes: converting them every call would cost more than channels-last saves)\n";
+    } else {
+      const bool keep = keep_conv_weight_copies(p, s.options.conv_weights, why);
+      lowering::choose_channels_last(s.out.lowered.program, keep);
+    }
   }
   if (s.options.linear_bias_in_readers) lowering::move_linear_bias_to_readers(s.out.lowered.program);
   s.dump(kLoopsBeforeFusion, why + lowering::loop_program_text(s.out.lowered.program));

@@ -36,6 +36,10 @@ struct FrontEndOptions {
   // kept when a size is symbolic). The layout pass's dump says which and why.
   enum class ConvWeights { Kept, PerCall, KeptWithinEager };
   ConvWeights conv_weights = ConvWeights::Kept;
+  // With weights converted per call: channels-last only while the conv weights are no larger than eager's
+  // activations; otherwise the region stays row-major (each call would convert more weight bytes than its
+  // convolutions move in activations: ResNet-18 at batch 1).
+  bool row_major_when_weights_dominate = false;
   bool linear_bias_in_readers = false;  // linears read only by pointwise work leave their bias to it (lowering/linear_bias.h)
 };
 

@@ -44,6 +44,10 @@ class KilnBackend : public runtime::Backend {
                       : options.conv_weights == "per-call"                       ? CW::PerCall
                       : on_gpu && options.mode == "default"                      ? CW::PerCall
                                                                                  : CW::KeptWithinEager;
+    // Default mode converting weights per call: row-major where the weights outweigh the activations
+    // (ResNet-18 batch 1: 1.65 against 1.99 ms, peak 87.9 against 89.7 MiB; eager 87.9).
+    fe.row_major_when_weights_dominate = options.conv_layout == "auto" && options.conv_weights == "auto" &&
+                                         fe.conv_weights == CW::PerCall;
     // max-autotune races "the plain product, then the bias" against the epilogue per linear by timing instead.
     fe.linear_bias_in_readers = options.linear_bias == "readers" ||
                                 (options.linear_bias == "auto" && on_gpu && options.mode != "max-autotune");

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/lowering/lower_graph.h"
+#include "engine/pipeline/front_end.h"
 #include "engine/model/model_impl.h"
 #include "engine/commands/check_model.h"
 #include "engine/runtime/example_inputs.h"
@@ -266,5 +267,31 @@ TEST(ChannelsLast, WeightCopiesAreKeptOnlyWhileNoLargerThanEagersActivations) {
               0u)
         << loops.substr(0, 300);
     EXPECT_EQ(loops.find("weight = constant [16, 16, 3, 3] channels-last") != std::string::npos, kept) << shape;
+  }
+}
+
+// Default mode on the GPU converts the conv weights in each call; where the weights outweigh eager's
+// activations (one 4x4 image) the region stays row-major instead, and the layout dump says why.
+TEST(ChannelsLast, RowMajorWhenConvertingTheWeightsEachCallWouldOutweighTheActivations) {
+  for (const char* shape : {"1x3x4x4", "8x3x16x16"}) {
+    auto cm = test::compile_example("tiny_resnet.pt", shape, "eager");
+    const auto regions = cm.rt->regions();
+    const auto& graph = regions.at(0).entries.at(0).graph;
+    pipeline::FrontEndOptions fe;
+    fe.channels_last = true;
+    fe.conv_weights = pipeline::FrontEndOptions::ConvWeights::PerCall;
+    fe.row_major_when_weights_dominate = true;
+    runtime::RegionArtifacts art;
+    auto out = pipeline::run_front_end(graph, fe, art);
+    std::string loops;
+    for (const auto& st : art.stages)
+      if (st.file == "20_loops_before_fusion.txt") loops = st.text;
+    const bool small = std::string(shape) == "1x3x4x4";
+    EXPECT_EQ(loops.rfind(small ? "# layout: row-major (conv weights 20160 bytes, more than eager's activation peak of about "
+                                : "# conv weights: converted by each call (no copies kept)",
+                          0),
+              0u)
+        << loops.substr(0, 300);
+    EXPECT_EQ(loops.find("] channels-last") == std::string::npos, small) << shape;  // no computation takes the layout
   }
 }
