@@ -260,6 +260,7 @@ json cupti_overhead(const std::function<void()>& fn, int rounds = 9, int per = 2
     variants.push_back({api == profile::CuptiApiRecords::None ? "device records only" : profile::cupti_api_records_name(api), o});
   }
   profile::CuptiOptions syncs;
+  syncs.api = profile::CuptiApiRecords::Activity;
   syncs.syncs = true;
   variants.push_back({"activity + synchronization records", syncs});
   json out;

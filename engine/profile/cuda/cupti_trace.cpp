@@ -284,6 +284,7 @@ void CUPTIAPI on_api_call(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
 }
 
 void subscribe_api_callbacks(Collector& c) {
+  c.subscriber = nullptr;
   check(cuptiSubscribe(&c.subscriber, on_api_call, nullptr), "cuptiSubscribe");
   for (uint32_t cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; ++cbid)
     if (api_recorded(api_name(CUPTI_CB_DOMAIN_RUNTIME_API, cbid)))
@@ -412,7 +413,15 @@ CuptiTrace::CuptiTrace(std::chrono::steady_clock::time_point host_origin, const 
   }
   try {
     if (options_.api == CuptiApiRecords::Activity) enable_api_records();
-    if (options_.api == CuptiApiRecords::Callbacks) subscribe_api_callbacks(c);
+    if (options_.api == CuptiApiRecords::Callbacks) {
+      try {
+        subscribe_api_callbacks(c);
+      } catch (const Error&) {  // CUPTI has one subscriber per process: another tool may hold it
+        unsubscribe_api_callbacks(c);
+        options_.api = CuptiApiRecords::Activity;
+        enable_api_records();
+      }
+    }
   } catch (const Error&) {
     undo();
     throw;

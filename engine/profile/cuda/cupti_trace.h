@@ -16,19 +16,21 @@ namespace kiln::profile {
 std::string cupti_unavailable_reason();
 
 // How the launching calls are recorded (what a device record's correlation id names):
-//   Activity   CUPTI's runtime and driver API activity kinds, the calls not wanted switched off one by one
 //   Callbacks  CUPTI's callback API subscribed to the launch, copy, set and wait calls only; Kiln stamps
-//              each call's entry and exit itself (same records, same correlation ids)
+//              each call's entry and exit itself (same records, same correlation ids as Activity). The
+//              default: the API activity kinds make CUPTI intercept every driver call (H100, host-bound
+//              default-mode calls traced: ResNet-18 +60 % with Activity, +20 % with Callbacks, +20 % with
+//              device records alone; mobilenet +60 / +23 / +19 %). Falls back to Activity when another
+//              tool holds CUPTI's one subscriber.
+//   Activity   CUPTI's runtime and driver API activity kinds, the calls not wanted switched off one by one
 //   None       no API records: device records only (kernels are then attributed by name, not by call)
-// (Recording only a marker call per span instead costs as much as Activity: any API record makes CUPTI
-// intercept every driver call.)
 enum class CuptiApiRecords { Activity, Callbacks, None };
 
 struct CuptiOptions {
-  CuptiApiRecords api = CuptiApiRecords::Activity;
+  CuptiApiRecords api = CuptiApiRecords::Callbacks;
   bool markers = false;  // NVTX ranges (Kiln's spans, when HostTrace::set_nvtx is on): KILN_CUPTI_MARKERS=1
   // Synchronization records (KILN_CUPTI_SYNCS=1): CUPTI then intercepts every driver call, which cost
-  // +30 % on host-bound calls (H100, ResNet-18 default mode: +49 % traced with them, +14 % without).
+  // +35 % on host-bound calls (H100, ResNet-18 default mode: +49 % traced with them, +14 % without).
   bool syncs = false;
   // Detach CUPTI from the process at stop (cuptiFinalize): once attached, CUPTI's hooks stay on every
   // CUDA call after tracing stops and slow what is measured next. Not after NVTX was pointed at CUPTI
