@@ -55,7 +55,7 @@ int64_t constant_bytes(const Comp& c) {
 }
 
 // The convolutions choose_channels_last gives the layout: 4-d, with computed or constant input and weight.
-bool converted_conv(const LoopProgram& p, const Comp& comp) {
+bool converted_conv(const Comp& comp) {
   return comp.kind == Comp::Kind::Extern && is_conv2d_target(comp.target) && comp.sizes.size() == 4 &&
          comp.operands.size() >= 2 && comp.operands[0] >= 0 && comp.operands[1] >= 0;
 }
@@ -65,7 +65,7 @@ bool converted_conv(const LoopProgram& p, const Comp& comp) {
 int64_t conv_weight_copy_bytes(const LoopProgram& p) {
   std::set<int> weights;
   for (const auto& comp : p.comps)
-    if (converted_conv(p, comp) && p.comps[comp.operands[1]].kind == Comp::Kind::Constant)
+    if (converted_conv(comp) && p.comps[comp.operands[1]].kind == Comp::Kind::Constant)
       weights.insert(comp.operands[1]);
   int64_t total = 0;
   for (int w : weights) {
@@ -121,9 +121,8 @@ int choose_channels_last(LoopProgram& p, bool weight_copies) {
   };
   // Convolutions, their weights and the inputs computed for them.
   for (size_t c = 0; c < p.comps.size(); ++c) {
-    Comp& comp = p.comps[c];
-    if (comp.kind != Comp::Kind::Extern || !is_conv2d_target(comp.target) || comp.sizes.size() != 4) continue;
-    if (comp.operands.size() < 2 || comp.operands[0] < 0 || comp.operands[1] < 0) continue;
+    const Comp& comp = p.comps[c];
+    if (!converted_conv(comp)) continue;
     set_nhwc(static_cast<int>(c));
     const Comp& weight = p.comps[comp.operands[1]];
     if (weight.kind == Comp::Kind::Constant && weight_copies) set_nhwc(comp.operands[1]);

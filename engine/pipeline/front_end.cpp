@@ -38,40 +38,42 @@ void lower(State& s) {
   s.dump(kLowered, lowering::loop_program_text(s.out.lowered.program));
 }
 
-// Whether channels-last conv weights are converted once and kept; `why` gets a line for the dump.
-bool keep_conv_weight_copies(const lowering::LoopProgram& p, FrontEndOptions::ConvWeights choice, std::string& why) {
+// How a region's convolutions are stored: channels-last or row-major, and whether their constant weights
+// are converted once and kept; `why` is the dump's line about it ("" without conv weights to convert).
+struct ConvLayout {
+  bool channels_last = true;
+  bool keep_weight_copies = true;
+  std::string why;
+};
+
+ConvLayout conv_layout(const lowering::LoopProgram& p, const FrontEndOptions& o) {
   using CW = FrontEndOptions::ConvWeights;
-  const int64_t copies = lowering::conv_weight_copy_bytes(p);
-  if (copies == 0) return true;
-  if (choice == CW::Kept) {
-    why = "# conv weights: channels-last copies kept (" + std::to_string(copies) + " bytes)\n";
-    return true;
-  }
-  if (choice == CW::PerCall) {
-    why = "# conv weights: converted by each call (no copies kept)\n";
-    return false;
-  }
+  const int64_t weights = lowering::conv_weight_copy_bytes(p);
+  if (weights == 0) return {};
+  auto bytes = [](int64_t b) { return b < 0 ? std::string("symbolic") : std::to_string(b) + " bytes"; };
+  if (o.conv_weights == CW::Kept) return {true, true, "# conv weights: channels-last copies kept (" + bytes(weights) + ")\n"};
+  const bool per_call = o.conv_weights == CW::PerCall;
+  if (per_call && !o.row_major_when_weights_dominate)
+    return {true, false, "# conv weights: converted by each call (no copies kept)\n"};
   const int64_t eager = lowering::eager_activation_peak(p);
-  const bool keep = copies < 0 || eager < 0 || copies <= eager;
-  why = "# conv weights: " + std::string(keep ? "channels-last copies kept" : "converted by each call") + " (copies " +
-        (copies < 0 ? std::string("symbolic") : std::to_string(copies) + " bytes") + ", eager's activation peak " +
-        (eager < 0 ? std::string("symbolic") : "about " + std::to_string(eager) + " bytes") + ")\n";
-  return keep;
+  const bool outweigh = weights >= 0 && eager >= 0 && weights > eager;
+  if (per_call && outweigh)
+    return {false, false, "# layout: row-major (conv weights " + std::to_string(weights) +
+                              " bytes, more than eager's activation peak of about " + std::to_string(eager) +
+                              " bytes: converting them every call would cost more than channels-last saves)\n"};
+  if (per_call) return {true, false, "# conv weights: converted by each call (no copies kept)\n"};
+  return {true, !outweigh,
+          "# conv weights: " + std::string(outweigh ? "converted by each call" : "channels-last copies kept") + " (copies " +
+              bytes(weights) + ", eager's activation peak " + (eager < 0 ? std::string("symbolic") : "about " + bytes(eager)) +
+              ")\n"};
 }
 
 void layout(State& s) {
   std::string why;
   if (s.options.channels_last) {
-    const auto& p = s.out.lowered.program;
-    const int64_t weights = lowering::conv_weight_copy_bytes(p);
-    const int64_t eager = s.options.row_major_when_weights_dominate && weights > 0 ? lowering::eager_activation_peak(p) : -1;
-    if (weights > 0 && eager >= 0 && weights > eager) {
-      why = "# layout: row-major (conv weights " + std::to_string(weights) + " bytes, more than eager's activation peak of about " +
-            std::to_string(eager) + " bytes: converting them every call would cost more than channels-last saves)\n";
-    } else {
-      const bool keep = keep_conv_weight_copies(p, s.options.conv_weights, why);
-      lowering::choose_channels_last(s.out.lowered.program, keep);
-    }
+    const ConvLayout choice = conv_layout(s.out.lowered.program, s.options);
+    why = choice.why;
+    if (choice.channels_last) lowering::choose_channels_last(s.out.lowered.program, choice.keep_weight_copies);
   }
   if (s.options.linear_bias_in_readers) lowering::move_linear_bias_to_readers(s.out.lowered.program);
   s.dump(kLoopsBeforeFusion, why + lowering::loop_program_text(s.out.lowered.program));

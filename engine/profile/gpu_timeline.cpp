@@ -49,6 +49,14 @@ const HostSpan* launching_span(const std::vector<const HostSpan*>& sorted, int64
   return best;
 }
 
+// What a launch inside span s belongs to: a kernel or extern span names it; a region span gives its compile id.
+Attribution attribution_of(const HostSpan& s) {
+  Attribution a;
+  a.kernel = s.kernel.empty() && s.category != "region" ? s.name : s.kernel;
+  a.compile_id = s.compile_id;
+  return a;
+}
+
 }  // namespace
 
 std::vector<records::TimelineEvent> gpu_timeline(const std::vector<GpuActivity>& records,
@@ -69,11 +77,8 @@ std::vector<records::TimelineEvent> gpu_timeline(const std::vector<GpuActivity>&
   for (const auto& r : records) {
     if (r.kind != GpuActivityKind::Runtime && r.kind != GpuActivityKind::Driver) continue;
     if (const HostSpan* s = launching_span(launchers, r.start_ns, r.end_ns)) {
-      Attribution a;
-      a.kernel = s->kernel.empty() && s->category != "region" ? s->name : s->kernel;
-      a.compile_id = s->compile_id;
       auto& slot = by_correlation[r.correlation];
-      if (slot.kernel.empty() && slot.compile_id.empty()) slot = a;
+      if (slot.kernel.empty() && slot.compile_id.empty()) slot = attribution_of(*s);
     }
   }
 
@@ -92,10 +97,7 @@ std::vector<records::TimelineEvent> gpu_timeline(const std::vector<GpuActivity>&
     if (before->correlation == correlation) return std::nullopt;  // its own call: attributed above
     const HostSpan* s = launching_span(launchers, before->end_ns, (*next)->start_ns);
     if (!s) return std::nullopt;
-    Attribution a;
-    a.kernel = s->kernel.empty() && s->category != "region" ? s->name : s->kernel;
-    a.compile_id = s->compile_id;
-    return a;
+    return attribution_of(*s);
   };
 
   std::vector<records::TimelineEvent> out;

@@ -13,7 +13,6 @@ namespace kiln::profile {
 namespace {
 thread_local HostTrace* t_active = nullptr;
 std::atomic<bool> g_nvtx{false};
-
 int thread_number() {
   static thread_local int n = static_cast<int>(std::hash<std::thread::id>{}(std::this_thread::get_id()) % 100000);
   return n;
@@ -31,7 +30,6 @@ HostTrace* HostTrace::active() { return t_active; }
 
 void HostTrace::set_nvtx(bool on) { g_nvtx = on; }
 
-
 Span::Span(const char* category, std::string name, std::string compile_id, std::string kernel) : trace_(t_active) {
   if (!trace_) return;
   HostSpan s;
@@ -44,7 +42,6 @@ Span::Span(const char* category, std::string name, std::string compile_id, std::
   s.start_ns = trace_->now_ns();
   index_ = trace_->spans_.size();
   trace_->spans_.push_back(std::move(s));
-
 #if KILN_WITH_CUDA
   if (g_nvtx.load(std::memory_order_relaxed)) {
     const auto& pushed = trace_->spans_.back();

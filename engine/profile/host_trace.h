@@ -36,7 +36,6 @@ class HostTrace {
   // Nsight Systems see Kiln's regions, guard checks and fallbacks beside the GPU work.
   static void set_nvtx(bool on);
 
-
  private:
   friend class Span;
   std::chrono::steady_clock::time_point start_;

@@ -342,6 +342,7 @@ CuptiOptions default_cupti_options() {
   CuptiOptions o;
   if (const char* m = std::getenv("KILN_CUPTI_MARKERS")) o.markers = std::string(m) == "1";
   if (const char* s = std::getenv("KILN_CUPTI_SYNCS")) o.syncs = std::string(s) == "1";
+  if (const char* all = std::getenv("KILN_CUPTI_ALL_API"); all && *all) o.api = CuptiApiRecords::Activity;
   if (const char* api = std::getenv("KILN_CUPTI_API")) {
     std::string v = api;
     if (v == "callbacks") o.api = CuptiApiRecords::Callbacks;
@@ -477,7 +478,7 @@ GpuTrace CuptiTrace::stop() {
     cuptiGetResultString(r, &text);
     out.error = std::string("CUPTI: flush failed: ") + (text ? text : "unknown error");
   }
-  if (options_.detach && !g_nvtx_at_cupti) cuptiFinalize();  // no lock held: CUPTI may still call back
+  if (!g_nvtx_at_cupti) cuptiFinalize();  // no lock held: CUPTI may still call back
   return out;
 }
 

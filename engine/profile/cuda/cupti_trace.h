@@ -1,8 +1,11 @@
-// CUPTI Activity API tracing: kernels (grid, block, registers, shared memory, stream, CUDA graph
-// node), memcpy/memset, the runtime and driver calls that launch, copy, set or wait (the ones a
-// device record's correlation id names; KILN_CUPTI_ALL_API=1 records every call), and on request
-// synchronization and NVTX ranges, with correlation ids. CUPTI detaches from the process at stop. The only file that includes cupti.h. One trace at a time per process (CUPTI's
-// activity buffers are process-wide); records come back on the host trace's clock.
+// CUPTI tracing: kernels (grid, block, registers, shared memory, stream, CUDA graph node), memcpy/memset,
+// the runtime and driver calls that launch, copy, set or wait (the ones a device record's correlation id
+// names; KILN_CUPTI_ALL_API=1 records every call, through the activity API), and on request
+// synchronization and NVTX ranges, with correlation ids. The only file that includes cupti.h. One trace
+// at a time per process (CUPTI's activity buffers are process-wide); records come back on the host
+// trace's clock. At stop CUPTI detaches from the process (cuptiFinalize): once attached, its hooks stay on
+// every CUDA call and slow whatever is measured next — except after NVTX was pointed at CUPTI, whose
+// injection cannot be undone.
 #pragma once
 
 #include <chrono>
@@ -32,14 +35,10 @@ struct CuptiOptions {
   // Synchronization records (KILN_CUPTI_SYNCS=1): CUPTI then intercepts every driver call, which cost
   // +35 % on host-bound calls (H100, ResNet-18 default mode: +49 % traced with them, +14 % without).
   bool syncs = false;
-  // Detach CUPTI from the process at stop (cuptiFinalize): once attached, CUPTI's hooks stay on every
-  // CUDA call after tracing stops and slow what is measured next. Not after NVTX was pointed at CUPTI
-  // (its injection cannot be undone).
-  bool detach = true;
 };
 
-
-// The options `kiln profile` traces with; KILN_CUPTI_API=activity|callbacks|none overrides the API records.
+// The options `kiln profile` traces with; KILN_CUPTI_API=activity|callbacks|none overrides the API records
+// (KILN_CUPTI_ALL_API=1 alone means activity).
 CuptiOptions default_cupti_options();
 const char* cupti_api_records_name(CuptiApiRecords a);  // "activity", "callbacks", "none"
 

@@ -31,6 +31,22 @@ const lowering::Comp& named(const lowering::LoopProgram& p, const std::string& n
 
 const std::vector<int> kNhwc = {0, 2, 3, 1};
 
+// The layout pass's dump among a compiled entry's stages.
+std::string layout_dump(const std::vector<runtime::StageDump>& stages) {
+  for (const auto& st : stages)
+    if (st.file == "20_loops_before_fusion.txt") return st.text;
+  return "";
+}
+
+// One call of the compiled model on fresh random inputs of `shape` against LibTorch eager (rtol 1e-4,
+// atol 1e-5: float32 convolutions in another memory order sum in another order).
+void expect_call_matches_eager(runtime::CapturedRuntime& rt, const model::Model& model, const std::string& shape) {
+  auto x = runtime::make_inputs({parse_input_spec(shape)});
+  auto out = rt.run(x)[0].toTensor();
+  auto ref = runtime::eager_call(const_cast<torch::jit::Module&>(model.impl->module), {x[0]}).toTensor();
+  EXPECT_TRUE(out.allclose(ref, 1e-4, 1e-5)) << shape;
+}
+
 }  // namespace
 
 TEST(ChannelsLast, BeforeAfterGolden) {
@@ -145,17 +161,11 @@ TEST(ChannelsLast, MaxPoolIsAGeneratedWindowMaxThatKeepsTheLayoutAndMatchesEager
     o.conv_layout = layout;
     runtime::CapturedRuntime rt(model, o);
     // 15x15: the last window of each row hangs over the padding on both sides.
-    for (const char* shape : {"2x3x15x15", "2x3x16x16"}) {
-      auto x = runtime::make_inputs({parse_input_spec(shape)});
-      auto out = rt.run(x)[0].toTensor();
-      auto ref = runtime::eager_call(const_cast<torch::jit::Module&>(model.impl->module), {x[0]}).toTensor();
-      EXPECT_TRUE(out.allclose(ref, 1e-4, 1e-5)) << layout << " " << shape;
-    }
+    SCOPED_TRACE(layout);
+    for (const char* shape : {"2x3x15x15", "2x3x16x16"}) expect_call_matches_eager(rt, model, shape);
     const auto& arts = rt.artifacts(0).at(0);
     EXPECT_TRUE(arts.fallbacks.empty()) << arts.fallbacks.front();
-    std::string loops;
-    for (const auto& st : arts.stages)
-      if (st.file == "20_loops_before_fusion.txt") loops = st.text;
+    const std::string loops = layout_dump(arts.stages);
     // The pooled tensor follows the conv's layout; padded taps are masked, their loads wrapped in bounds.
     EXPECT_NE(loops.find(std::string("_max = reduction [2, 8, 8, 8]") +
                          (std::string(layout) == "channels-last" ? " channels-last" : "") +
@@ -185,16 +195,9 @@ TEST(ChannelsLast, ConvWeightsKeptOrPerCallBothMatchEager) {
     o.conv_weights = weights;
     o.dynamic = false;
     runtime::CapturedRuntime rt(model, o);
-    for (int i = 0; i < 2; ++i) {
-      auto x = runtime::make_inputs({parse_input_spec("2x3x16x16")});
-      auto out = rt.run(x)[0].toTensor();
-      auto ref = runtime::eager_call(const_cast<torch::jit::Module&>(model.impl->module), {x[0]}).toTensor();
-      EXPECT_TRUE(out.allclose(ref, 1e-4, 1e-5)) << weights;
-    }
-    std::string loops;
-    for (const auto& st : rt.artifacts(0).at(0).stages)
-      if (st.file == "20_loops_before_fusion.txt") loops = st.text;
-    std::istringstream lines(loops);
+    SCOPED_TRACE(weights);
+    for (int i = 0; i < 2; ++i) expect_call_matches_eager(rt, model, "2x3x16x16");
+    std::istringstream lines(layout_dump(rt.artifacts(0).at(0).stages));
     for (std::string line; std::getline(lines, line);)
       if (line.find("= constant") != std::string::npos && line.find("channels-last") != std::string::npos)
         ++nhwc_constants[weights];
@@ -253,13 +256,8 @@ TEST(ChannelsLast, WeightCopiesAreKeptOnlyWhileNoLargerThanEagersActivations) {
     o.conv_layout = "channels-last";
     o.dynamic = false;
     runtime::CapturedRuntime rt(model, o);
-    auto x = runtime::make_inputs({parse_input_spec(shape)});
-    auto out = rt.run(x)[0].toTensor();
-    auto ref = runtime::eager_call(const_cast<torch::jit::Module&>(model.impl->module), {x[0]}).toTensor();
-    EXPECT_TRUE(out.allclose(ref, 1e-4, 1e-5)) << shape;
-    std::string loops;
-    for (const auto& st : rt.artifacts(0).at(0).stages)
-      if (st.file == "20_loops_before_fusion.txt") loops = st.text;
+    expect_call_matches_eager(rt, model, shape);
+    const std::string loops = layout_dump(rt.artifacts(0).at(0).stages);
     const bool kept = std::string(shape) == "8x3x16x16";
     EXPECT_EQ(loops.rfind(kept ? "# conv weights: channels-last copies kept (copies 20160 bytes, eager's activation peak about "
                                : "# conv weights: converted by each call (copies 20160 bytes, eager's activation peak about ",
@@ -282,10 +280,8 @@ TEST(ChannelsLast, RowMajorWhenConvertingTheWeightsEachCallWouldOutweighTheActiv
     fe.conv_weights = pipeline::FrontEndOptions::ConvWeights::PerCall;
     fe.row_major_when_weights_dominate = true;
     runtime::RegionArtifacts art;
-    auto out = pipeline::run_front_end(graph, fe, art);
-    std::string loops;
-    for (const auto& st : art.stages)
-      if (st.file == "20_loops_before_fusion.txt") loops = st.text;
+    pipeline::run_front_end(graph, fe, art);
+    const std::string loops = layout_dump(art.stages);
     const bool small = std::string(shape) == "1x3x4x4";
     EXPECT_EQ(loops.rfind(small ? "# layout: row-major (conv weights 20160 bytes, more than eager's activation peak of about "
                                 : "# conv weights: converted by each call (no copies kept)",
