@@ -1,13 +1,14 @@
-# Installation layout and the Debian package (CPack DEB): kiln, kiln-gui, a desktop entry and icon,
+# Installation layout and the Debian package (CPack DEB): kiln (and kiln-model, which it runs), kiln-gui, a desktop entry and icon,
 # the shared-MIME type of .kiln sessions, man pages made from --help, and the example models.
 # scripts/package builds it; scripts/package-check installs it into a scratch root and runs it.
 include(GNUInstallDirs)
 
 install(TARGETS kiln RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS kiln-model RUNTIME DESTINATION ${KILN_MODEL_COMMANDS_DIR})  # app/CMakeLists.txt
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/resources/examples/ DESTINATION ${CMAKE_INSTALL_DATADIR}/kiln/examples)
 
 set(KILN_MAN_DIR ${PROJECT_BINARY_DIR}/man)
-set(KILN_CLI_SUBCOMMANDS "inspect;explain;compile;check;profile;report;trace;import")
+set(KILN_CLI_SUBCOMMANDS "inspect;explain;compile;check;profile;report;trace;stats;import;diff")
 add_custom_command(OUTPUT ${KILN_MAN_DIR}/kiln.1 ${KILN_MAN_DIR}/kiln.1.gz
   COMMAND ${CMAKE_COMMAND} -E make_directory ${KILN_MAN_DIR}
   COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:kiln> -DNAME=kiln -DVERSION=${PROJECT_VERSION}

@@ -39,9 +39,7 @@ int run(const CheckArgs& a) {
 }  // namespace
 
 Command add_check(CLI::App& app) {
-  auto [cmd, args, command] = subcommand<CheckArgs>(app, "check",
-      "Check a compiled model against LibTorch eager on the same random inputs; on a mismatch, name the first region "
-      "and the first kernel whose outputs differ. Exit 0: match, 1: mismatch, 2: bad input.");
+  auto [cmd, args, command] = subcommand<CheckArgs>(app, "check", kCheckDescription);
   add_model_options(cmd, args.model);
   add_precision_option(cmd, args.precision);
   add_backend_options(cmd, args.backend, kCheckDynamicDefault);

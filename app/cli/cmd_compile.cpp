@@ -65,9 +65,7 @@ int run(const CompileArgs& a) {
 }  // namespace
 
 Command add_compile(CLI::App& app) {
-  auto [cmd, args, command] = subcommand<CompileArgs>(app, "compile",
-      "Capture and compile a model with a backend; print the kernels per region, what each fuses, extern and "
-      "fallback calls, compile time by stage, and a check against LibTorch eager.");
+  auto [cmd, args, command] = subcommand<CompileArgs>(app, "compile", kCompileDescription);
   add_model_options(cmd, args.model);
   add_precision_option(cmd, args.precision);
   add_backend_options(cmd, args.backend, kDynamicDefault);

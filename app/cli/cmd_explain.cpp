@@ -72,9 +72,7 @@ int run(const ExplainArgs& a) {
 }  // namespace
 
 Command add_explain(CLI::App& app) {
-  auto [cmd, args, command] = subcommand<ExplainArgs>(app, "explain",
-      "Run the model through Kiln's capture over a sequence of calls and report graphs, graph breaks (deduplicated, "
-      "with lines and hints), guards and recompiles with their reasons.");
+  auto [cmd, args, command] = subcommand<ExplainArgs>(app, "explain", kExplainDescription);
   add_model_options(cmd, args.model, InputIs::Call);
   cmd.add_option("--call", args.calls, "One call with several arguments: \"4x64 4x8:int64\"");
   add_dynamic_option(cmd, args.dynamic, kDynamicDefault);

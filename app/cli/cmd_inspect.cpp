@@ -86,9 +86,7 @@ int run(const InspectArgs& a) {
 }  // namespace
 
 Command add_inspect(CLI::App& app) {
-  auto [cmd, args, command] = subcommand<InspectArgs>(app, "inspect",
-      "Load a TorchScript model, run it once on random inputs and print its graph with shapes, module paths and "
-      "source lines, an op histogram and the parameter count.");
+  auto [cmd, args, command] = subcommand<InspectArgs>(app, "inspect", kInspectDescription);
   add_model_options(cmd, args.model);
   cmd.add_option("--dot", args.dot, "Also write the graph as Graphviz DOT to FILE");
   add_json_flag(cmd, args.json);

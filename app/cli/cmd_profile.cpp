@@ -73,9 +73,7 @@ int run(const ProfileArgs& a) {
 }  // namespace
 
 Command add_profile(CLI::App& app) {
-  auto [cmd, args, command] = subcommand<ProfileArgs>(app, "profile",
-      "Run a model eagerly and in every compile mode, measure each (compile time, first call, steady state, kernels, "
-      "host overhead, error vs eager) and write a session file.");
+  auto [cmd, args, command] = subcommand<ProfileArgs>(app, "profile", kProfileDescription);
   add_model_options(cmd, args.model);
   add_precision_option(cmd, args.precision);
   cmd.add_option("--modes", args.modes, "Comma-separated: eager, default, reduce-overhead, max-autotune")

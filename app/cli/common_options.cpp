@@ -58,14 +58,6 @@ void add_dynamic_option(CLI::App& cmd, std::string& dynamic, const char* default
       ->capture_default_str();
 }
 
-void BackendArgs::apply(api::CompileOptions& o) const {
-  api::check_mode(mode);
-  for (const auto& p : plugins) api::load_backend_plugin(p);
-  o.backend = backend;
-  o.mode = mode;
-  o.dynamic = api::parse_dynamic(dynamic);
-}
-
 void add_backend_options(CLI::App& cmd, BackendArgs& a, const char* dynamic_default) {
   cmd.add_option("--backend", a.backend, "kiln (fusing C++ codegen), aot_eager, eager, or a plugin's")
       ->capture_default_str();

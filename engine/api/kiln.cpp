@@ -3,14 +3,11 @@
 #include <cstdio>
 
 #include "engine/backends/builtin.h"
-#include "engine/base/build_info.h"
 #include "engine/model/model.h"
 #include "engine/report/number_text.h"
 
 namespace kiln::api {
 
-std::string version() { return build_version(); }
-std::string version_description() { return build_description(); }
 std::string libtorch_version() { return model::libtorch_version(); }
 
 InspectResult inspect(const std::string& model_path, const std::vector<InputSpec>& inputs, uint64_t seed) {

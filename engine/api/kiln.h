@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/base/build_info.h"
 #include "engine/base/error.h"
 #include "engine/commands/check_model.h"
 #include "engine/commands/compile_model.h"
@@ -24,8 +25,9 @@
 
 namespace kiln::api {
 
-std::string version();            // Kiln's version, "0.1.0"
-std::string version_description();  // version and git commit, "0.1.0 (git 4b6787f1a2b3)"
+// Inline: the `kiln` binary, which links no LibTorch, prints them too.
+inline std::string version() { return build_version(); }  // Kiln's version, "0.1.0"
+inline std::string version_description() { return build_description(); }  // "0.1.0 (git 4b6787f1a2b3)"
 std::string libtorch_version();   // the LibTorch Kiln runs on, "1.13.0"
 
 using InspectResult = capture::InspectResult;

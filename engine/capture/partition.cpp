@@ -10,18 +10,6 @@ using torch::jit::Block;
 using torch::jit::Node;
 using torch::jit::Value;
 
-BreakCategoryInfo break_category_info(BreakCategory c) {
-  switch (c) {
-    case BreakCategory::SideEffect: return {"KB001", "side effect"};
-    case BreakCategory::DataDependentBranch: return {"KB002", "data-dependent branch"};
-    case BreakCategory::ScalarExtraction: return {"KB003", "scalar extraction from a tensor"};
-    case BreakCategory::OpaqueCall: return {"KB004", "opaque call"};
-    case BreakCategory::DataDependentLoop: return {"KB005", "data-dependent loop"};
-    case BreakCategory::UnrollLimit: return {"KB006", "loop too large to unroll"};
-  }
-  return {"KB000", "unknown"};
-}
-
 std::string user_name(const Value* v) {
   std::string n = v->hasDebugName() ? v->debugName() : "";
   if (n.empty() || std::isdigit(static_cast<unsigned char>(n[0]))) return v->node()->kind().toUnqualString();
@@ -432,25 +420,6 @@ Partition partition_graph(const torch::jit::Graph& graph, SourceFiles& sources, 
   std::vector<int> pending;
   link_breaks(part.main, part, last, pending);
   return part;
-}
-
-}  // namespace kiln::capture
-
-namespace kiln::capture {
-
-const char* event_kind_name(Event::Kind k) {
-  switch (k) {
-    case Event::Kind::Capture: return "capture";
-    case Event::Kind::GraphBreak: return "graph_break";
-    case Event::Kind::GuardFailure: return "guard_failure";
-    case Event::Kind::Recompile: return "recompile";
-    case Event::Kind::RecompileLimit: return "recompile_limit";
-    case Event::Kind::CacheHit: return "cache_hit";
-    case Event::Kind::EagerFallback: return "eager_fallback";
-    case Event::Kind::UnrollLimit: return "unroll_limit";
-    case Event::Kind::CudaGraph: return "cuda_graph";
-  }
-  return "?";
 }
 
 }  // namespace kiln::capture

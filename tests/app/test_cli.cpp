@@ -1,6 +1,7 @@
 // The `kiln` command line, run as a user would run it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -31,6 +32,33 @@ TEST(Cli, HelpAndVersion) {
   EXPECT_EQ(run_kiln("inspect --help", out), 0);
   EXPECT_NE(out.find("--input"), std::string::npos) << out;
   EXPECT_NE(out.find("--dot"), std::string::npos) << out;
+}
+
+// The session commands run without LibTorch: `kiln` itself needs none of its libraries, and runs
+// kiln-model for the commands that load a model, with their help and exit statuses unchanged.
+TEST(Cli, KilnLoadsNoLibTorchAndHandsModelCommandsToKilnModel) {
+  std::string out;
+  ASSERT_EQ(test::run_command("readelf -d " + kiln_cmd(), out), 0) << out;
+  EXPECT_NE(out.find("(NEEDED)"), std::string::npos) << out;
+  for (const char* lib : {"libtorch", "libc10", "libtorch_cpu", "libtorch_cuda"})
+    EXPECT_EQ(out.find(std::string("[") + lib), std::string::npos) << lib << " in\n" << out;
+  ASSERT_EQ(test::run_command("readelf -d " + test::binary("app/kiln-model"), out), 0) << out;
+  EXPECT_NE(out.find("[libc10"), std::string::npos) << "kiln-model links LibTorch: " << out;
+  // A model command gives kiln-model's own answers: its help, its exit status for a usage error.
+  EXPECT_EQ(run_kiln("compile --help", out), 0);
+  EXPECT_NE(out.find("--mode"), std::string::npos) << out;
+  EXPECT_EQ(run_kiln("compile " + test::example("small_mlp.pt"), out), 2) << out;
+  EXPECT_NE(out.find("--input is required"), std::string::npos) << out;
+  // Without kiln-model beside it (or in an installation's libexec), one line saying what is missing.
+  const std::string dir = test::temp_dir();
+  std::filesystem::copy_file(kiln_cmd(), dir + "/kiln");
+  EXPECT_EQ(test::run_command(dir + "/kiln inspect " + test::example("small_mlp.pt") + " --input 4x64", out), 1);
+  EXPECT_NE(out.find("kiln: error: " + dir + "/kiln-model or "), std::string::npos) << out;
+  EXPECT_NE(out.find("kiln-model: not found; the commands that load a model"), std::string::npos) << out;
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+  // The session commands still run there.
+  EXPECT_EQ(test::run_command(dir + "/kiln stats " + test::example("sessions/block_h100.kiln"), out), 0) << out;
+  EXPECT_NE(out.find("# GPU time per kernel"), std::string::npos) << out;
 }
 
 TEST(Cli, ControlCharactersFromInputsNeverReachTheTerminal) {
