@@ -68,8 +68,13 @@ int find_run(session::SessionRows& rows, const std::string& which) {
     std::string label = r.backend.empty() || r.backend == "kiln" || r.backend == "eager" ? r.mode : r.mode + "/" + r.backend;
     if (std::find(labels.begin(), labels.end(), label) == labels.end()) labels.push_back(label);
   }
+  // One line a reader can take in: a few runs, each name cut short (a session may hold thousands of
+  // profiler steps, or a run named by a megabyte of text).
+  constexpr size_t kShown = 8, kLabelChars = 60;
   std::string list;
-  for (const auto& l : labels) list += (list.empty() ? "" : ", ") + l;
+  for (size_t i = 0; i < labels.size() && i < kShown; ++i)
+    list += (list.empty() ? "" : ", ") + (labels[i].size() <= kLabelChars ? labels[i] : labels[i].substr(0, kLabelChars) + "…");
+  if (labels.size() > kShown) list += " and " + std::to_string(labels.size() - kShown) + " more";
   throw Error("no run '" + which + "' (this session has: " + list + "; name a mode, MODE/BACKEND or a backend)");
 }
 

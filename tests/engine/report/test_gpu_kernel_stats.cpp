@@ -220,6 +220,29 @@ TEST(GpuKernelStats, RunsAreNamedByModeBackendOrPeer) {
   }
 }
 
+// A run that is not there is one line however many runs the session holds (an imported trace has one per
+// profiler step) and however long their names.
+TEST(GpuKernelStats, AnUnknownRunIsOneShortLineWhateverTheSessionHolds) {
+  session::Session s;
+  for (int i = 0; i < 5000; ++i) {
+    session::Run r;
+    r.id = i;
+    r.mode = i == 3 ? std::string(1 << 20, 'm') : "ProfilerStep#" + std::to_string(i);
+    r.backend = "torch.compile";
+    s.runs.push_back(r);
+  }
+  try {
+    report::find_run(s, "fastest");
+    FAIL();
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_LT(m.size(), 1000u) << m.substr(0, 2000);
+    EXPECT_NE(m.find("no run 'fastest' (this session has: ProfilerStep#0/torch.compile, "), std::string::npos) << m;
+    EXPECT_NE(m.find(std::string(60, 'm') + "…"), std::string::npos) << m;
+    EXPECT_NE(m.find(" and 4992 more; name a mode"), std::string::npos) << m;
+  }
+}
+
 TEST(GpuKernelStats, ReportsShowTheTopTenByGpuTimeAndFoldTheRest) {
   auto s = session::load_session(test::example("sessions/block_h100.kiln"));
   auto html = report::render_html(s);
