@@ -3,7 +3,6 @@
 
 #include <torch/csrc/jit/ir/ir.h>
 #include <torch/csrc/jit/api/function_impl.h>
-#include <torch/csrc/jit/runtime/print_handler.h>
 #include <torch/csrc/jit/runtime/operator.h>
 
 #include <array>
@@ -13,6 +12,7 @@
 #include <unordered_set>
 
 #include "engine/base/error.h"
+#include "engine/model/quiet_prints.h"
 
 namespace kiln::capture {
 
@@ -226,8 +226,7 @@ std::string shape_refusal(const Graph& graph, const Node* ifn, const WhatIfExamp
     yielded.push_back(outs[1][j]);
   }
   probe->registerOutput(probe->insertNode(probe->createTuple(yielded))->output());
-  auto saved = torch::jit::getPrintHandler();
-  torch::jit::setPrintHandler([](const std::string&) {});
+  model::ScopedPrintHandler quiet;
   std::string why;
   try {
     torch::jit::GraphFunction fn("what_if_probe", probe, nullptr);
@@ -257,7 +256,6 @@ std::string shape_refusal(const Graph& graph, const Node* ifn, const WhatIfExamp
     std::string msg = e.what();
     why = "running both branches on the example inputs failed: " + msg.substr(0, msg.find('\n'));
   }
-  torch::jit::setPrintHandler(saved);
   return why;
 }
 

@@ -1,7 +1,6 @@
 #include "engine/commands/check_model.h"
 #include "engine/runtime/float_precision.h"
 
-#include <torch/csrc/jit/runtime/print_handler.h>
 
 #include <cmath>
 #include <random>
@@ -13,17 +12,11 @@
 #include "engine/runtime/captured_runtime.h"
 #include "engine/runtime/example_inputs.h"
 #include "engine/runtime/region_recorder.h"
+#include "engine/model/quiet_prints.h"
 
 namespace kiln::runtime {
 
 namespace {
-
-// The model's print() output is not the checker's: keep it quiet while both runs happen.
-struct QuietPrints {
-  decltype(torch::jit::getPrintHandler()) saved = torch::jit::getPrintHandler();
-  QuietPrints() { torch::jit::setPrintHandler([](const std::string&) {}); }
-  ~QuietPrints() { torch::jit::setPrintHandler(saved); }
-};
 
 void check_tolerance(const char* flag, double v) {
   if (!std::isfinite(v) || v < 0) {
@@ -79,7 +72,7 @@ CheckResult check_model(const model::Model& model, const std::vector<InputSpec>&
     for (auto& t : x) t = t.to(torch::Device(model.device()));
   auto log = std::make_shared<std::vector<RegionRun>>();
   CapturedRuntime rt(model, options.capture, make_recording_backend(make_backend(options.capture.backend), log));
-  QuietPrints quiet;
+  model::ScopedPrintHandler quiet;  // the model's print() output is not the checker's
   torch::NoGradGuard no_grad;
   // Each run gets its own copy of the inputs: in-place ops of one cannot reach the other.
   std::vector<c10::IValue> eager_args;

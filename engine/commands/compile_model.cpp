@@ -1,7 +1,6 @@
 #include "engine/commands/compile_model.h"
 #include "engine/runtime/float_precision.h"
 
-#include <torch/csrc/jit/runtime/print_handler.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -16,6 +15,7 @@
 #include "engine/runtime/captured_runtime.h"
 #include "engine/runtime/compare_values.h"
 #include "engine/runtime/example_inputs.h"
+#include "engine/model/quiet_prints.h"
 
 namespace kiln::runtime {
 
@@ -57,12 +57,11 @@ CompileResult compile_model(const model::Model& model, const std::vector<InputSp
                 std::to_string(inputs.size()) + " given");
   CapturedRuntime rt(model, options);
   std::ostringstream printed;
-  auto saved = torch::jit::getPrintHandler();
-  torch::jit::setPrintHandler([](const std::string&) {});
   bool all_ok = true;
   const bool tf32 = tf32_in_effect(model);
   if (model.device() != "cpu") r.precision = float32_precision_text();
-  try {
+  {
+    model::ScopedPrintHandler quiet;
     for (int call = 0; call < std::max(1, checks); ++call) {
       auto x = make_inputs(inputs);
       if (model.device() != "cpu")
@@ -91,11 +90,7 @@ CompileResult compile_model(const model::Model& model, const std::vector<InputSp
       r.eager_constant = (call == 0 || r.eager_constant) && floating_leaves_constant(ref);
       ++r.checks;
     }
-  } catch (...) {
-    torch::jit::setPrintHandler(saved);
-    throw;
   }
-  torch::jit::setPrintHandler(saved);
   r.graph_breaks = static_cast<int>(rt.partition().breaks.size());
   for (const auto& info : rt.regions()) {
     const auto& arts = rt.artifacts(info.index);

@@ -4,7 +4,6 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include <torch/csrc/jit/runtime/print_handler.h>
 
 #include "engine/backends/builtin.h"
 #include "engine/base/error.h"
@@ -13,6 +12,7 @@
 #include "engine/runtime/compare_values.h"
 #include "engine/runtime/example_inputs.h"
 #include "engine/runtime/float_precision.h"
+#include "engine/model/quiet_prints.h"
 
 namespace kiln::runtime {
 
@@ -67,16 +67,11 @@ ExplainResult explain_model(const model::Model& model, const std::vector<std::ve
     std::vector<c10::IValue> args(inputs.begin(), inputs.end());
     torch::NoGradGuard g;
     // The reference run's print() output is the model's, already shown once: keep it quiet.
-    auto saved = torch::jit::getPrintHandler();
-    torch::jit::setPrintHandler([](const std::string&) {});
     c10::IValue ref;
-    try {
+    {
+      model::ScopedPrintHandler quiet;
       ref = const_cast<torch::jit::Module&>(model.impl->module).forward(args);
-    } catch (...) {
-      torch::jit::setPrintHandler(saved);
-      throw;
     }
-    torch::jit::setPrintHandler(saved);
     // Bit for bit on the CPU: the one measure (runtime/compare_values.h) with zero tolerance. On a
     // GPU, cuBLAS and cuDNN may pick another algorithm or reduction order from one call to the next,
     // so two eager runs of the same ops can differ in the last bits: the dtype's tolerance rule.

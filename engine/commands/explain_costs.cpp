@@ -1,7 +1,6 @@
 // Measured costs of graph breaks and recompiles over explain's calls; see explain_costs.h.
 #include "engine/commands/explain_costs.h"
 
-#include <torch/csrc/jit/runtime/print_handler.h>
 
 #include <map>
 #include <nlohmann/json.hpp>
@@ -21,6 +20,7 @@
 #include "engine/runtime/captured_runtime.h"
 #include "engine/runtime/compare_values.h"
 #include "engine/runtime/example_inputs.h"
+#include "engine/model/quiet_prints.h"
 
 namespace kiln::runtime {
 
@@ -167,12 +167,7 @@ ExplainCosts measure_explain_costs(const model::Model& model, const std::vector<
   backends::register_builtin_backends();
   if (calls.empty()) throw Error(model.path() + ": no inputs given (pass --input at least once)");
   if (rounds < 1) throw Error("--cost-rounds " + std::to_string(rounds) + ": must be at least 1");
-  auto saved = torch::jit::getPrintHandler();
-  torch::jit::setPrintHandler([](const std::string&) {});
-  struct Restore {
-    torch::jit::PrintHandler h;
-    ~Restore() { torch::jit::setPrintHandler(h); }
-  } restore{saved};
+  model::ScopedPrintHandler quiet;
   torch::NoGradGuard no_grad;
   std::vector<std::vector<at::Tensor>> inputs;
   for (size_t i = 0; i < calls.size(); ++i) inputs.push_back(make_inputs(calls[i], seed == 0 ? 0 : seed + i));

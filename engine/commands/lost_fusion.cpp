@@ -1,7 +1,6 @@
 // Lost fusion across graph breaks, checked against Kiln's scheduler and measured; see lost_fusion.h.
 #include "engine/commands/lost_fusion.h"
 
-#include <torch/csrc/jit/runtime/print_handler.h>
 
 #include <algorithm>
 #include <map>
@@ -16,6 +15,7 @@
 #include "engine/profile/host_trace.h"
 #include "engine/runtime/captured_runtime.h"
 #include "engine/runtime/example_inputs.h"
+#include "engine/model/quiet_prints.h"
 
 namespace kiln::runtime {
 
@@ -132,12 +132,7 @@ std::vector<LostFusion> measure_lost_fusion(const model::Model& model, const std
   backends::register_builtin_backends();
   if (calls.empty()) throw Error(model.path() + ": no inputs given (pass --input at least once)");
   if (rounds < 1) throw Error("lost fusion: rounds " + std::to_string(rounds) + ": must be at least 1");
-  auto saved = torch::jit::getPrintHandler();
-  torch::jit::setPrintHandler([](const std::string&) {});
-  struct Restore {
-    torch::jit::PrintHandler h;
-    ~Restore() { torch::jit::setPrintHandler(h); }
-  } restore{saved};
+  model::ScopedPrintHandler quiet;
   torch::NoGradGuard no_grad;
 
   capture::CompileOptions o = options;

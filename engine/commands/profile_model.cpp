@@ -7,7 +7,6 @@
 #include <c10/cuda/CUDAFunctions.h>
 #endif
 #include <sys/utsname.h>
-#include <torch/csrc/jit/runtime/print_handler.h>
 
 #include <algorithm>
 #include <chrono>
@@ -46,6 +45,7 @@
 
 #include "engine/base/build_info.h"
 #include "engine/base/json_text.h"
+#include "engine/model/quiet_prints.h"
 
 namespace kiln::runtime {
 
@@ -394,12 +394,7 @@ session::Session profile_model(const model::Model& cpu_model, const std::vector<
   s.model.parameter_count = model.parameter_count();
   for (const auto* n : model.impl->graph->nodes()) ++s.model.op_histogram[n->kind().toQualString()];
 
-  auto saved = torch::jit::getPrintHandler();
-  torch::jit::setPrintHandler([](const std::string&) {});
-  struct Restore {
-    torch::jit::PrintHandler h;
-    ~Restore() { torch::jit::setPrintHandler(h); }
-  } restore{saved};
+  model::ScopedPrintHandler quiet;
   torch::NoGradGuard no_grad;
   auto x = make_inputs(inputs);
   if (device != "cpu")

@@ -1,7 +1,6 @@
 // What fixing each graph break would gain, measured; see what_if.h.
 #include "engine/commands/what_if.h"
 
-#include <torch/csrc/jit/runtime/print_handler.h>
 
 #include <algorithm>
 #include <chrono>
@@ -18,6 +17,7 @@
 #include "engine/runtime/captured_runtime.h"
 #include "engine/runtime/compare_values.h"
 #include "engine/runtime/example_inputs.h"
+#include "engine/model/quiet_prints.h"
 
 namespace kiln::runtime {
 
@@ -60,16 +60,12 @@ struct Config {
 
 // Sends LibTorch's print() output to a string while alive.
 struct PrintCapture {
-  torch::jit::PrintHandler saved = torch::jit::getPrintHandler();
-  PrintCapture() {
-    text().clear();
-    torch::jit::setPrintHandler([](const std::string& s) { text() += s; });
-  }
-  ~PrintCapture() { torch::jit::setPrintHandler(saved); }
+  PrintCapture() { text().clear(); }
   static std::string& text() {
     static std::string t;
     return t;
   }
+  model::ScopedPrintHandler handler{[](const std::string& s) { text() += s; }};
 };
 
 // Eager on the original model versus the rewritten program, on fresh random inputs (one per call).
