@@ -14,6 +14,7 @@
 
 #include "engine/codegen/emitted.h"
 #include "engine/fusion/schedule.h"
+#include "engine/lowering/index_simplify.h"
 
 namespace kiln::codegen {
 
@@ -51,15 +52,40 @@ struct KernelExpr {
     }
   }
 
+  // Loop variables the kernel being emitted has declared, by name, and their extents: a variable
+  // named here runs over [0, extent). Cleared at each kernel; set where a loop or an unflattened
+  // index declares one. Index expressions are simplified with them (lowering/index_simplify.h), and a
+  // division whose dividend cannot be negative is spelled as the plain / or %.
+  std::map<std::string, int64_t> extent_of;
+  void set_extent(const std::string& var, const Sym& extent) {
+    if (capture::sym_is_const(extent) && extent->value > 0) extent_of[var] = extent->value;
+    else extent_of.erase(var);
+  }
+
   std::string index(const IExpr& e, const std::vector<std::string>& vars) {
+    std::vector<int64_t> ext(vars.size(), -1);
+    for (size_t k = 0; k < vars.size(); ++k) {
+      auto it = extent_of.find(vars[k]);
+      if (it != extent_of.end()) ext[k] = it->second;
+    }
+    return index_text(lowering::ie_simplify(e, ext), vars, ext);
+  }
+
+  std::string index_text(const IExpr& e, const std::vector<std::string>& vars, const std::vector<int64_t>& ext) {
+    const bool plain = (e->op == IExprNode::Op::FloorDiv || e->op == IExprNode::Op::Mod) &&
+                       e->b->op == IExprNode::Op::Const && e->b->value > 0 && lowering::ie_range(e->a, ext).lo >= 0;
     switch (e->op) {
       case IExprNode::Op::Const: return std::to_string(e->value);
       case IExprNode::Op::Var: return e->var < static_cast<int>(vars.size()) ? vars[e->var] : "0";
       case IExprNode::Op::Size: return size(e->size);
-      case IExprNode::Op::Add: return "(" + index(e->a, vars) + " + " + index(e->b, vars) + ")";
-      case IExprNode::Op::Mul: return index(e->a, vars) + " * " + index(e->b, vars);
-      case IExprNode::Op::FloorDiv: return "kiln_floordiv(" + index(e->a, vars) + ", " + index(e->b, vars) + ")";
-      case IExprNode::Op::Mod: return "kiln_mod(" + index(e->a, vars) + ", " + index(e->b, vars) + ")";
+      case IExprNode::Op::Add: return "(" + index_text(e->a, vars, ext) + " + " + index_text(e->b, vars, ext) + ")";
+      case IExprNode::Op::Mul: return index_text(e->a, vars, ext) + " * " + index_text(e->b, vars, ext);
+      case IExprNode::Op::FloorDiv:
+        if (plain) return "(" + index_text(e->a, vars, ext) + " / " + index_text(e->b, vars, ext) + ")";
+        return "kiln_floordiv(" + index_text(e->a, vars, ext) + ", " + index_text(e->b, vars, ext) + ")";
+      case IExprNode::Op::Mod:
+        if (plain) return "(" + index_text(e->a, vars, ext) + " % " + index_text(e->b, vars, ext) + ")";
+        return "kiln_mod(" + index_text(e->a, vars, ext) + ", " + index_text(e->b, vars, ext) + ")";
     }
     return "0";
   }
@@ -278,7 +304,12 @@ struct KernelExpr {
         if (it != ops.end()) return "(" + a + " " + it->second + " " + b + ")";
         if (e->fn == "max") return "kiln_max(" + a + ", " + b + ")";
         if (e->fn == "min") return "kiln_min(" + a + ", " + b + ")";
-        if (e->fn == "pow") return (dialect == Dialect::Cuda ? "powf(" : "std::pow(") + a + ", " + b + ")";
+        if (e->fn == "pow") {
+          // Squares and cubes multiply, as LibTorch's pow kernels do (a powf is tens of instructions).
+          if (!int_operands && e->b->op == VExprNode::Op::Const && (e->b->value == 2.0 || e->b->value == 3.0))
+            return (e->b->value == 2.0 ? "kiln_pow2(" : "kiln_pow3(") + a + ")";
+          return (dialect == Dialect::Cuda ? "powf(" : "std::pow(") + a + ", " + b + ")";
+        }
         return "/* unknown " + identifier_chars(e->fn) + " */ 0.0f";
       }
       case VExprNode::Op::Where: {

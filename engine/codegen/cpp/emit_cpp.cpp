@@ -83,6 +83,7 @@ struct Emitter : KernelExpr {
       std::string pad = indent + std::string(2 * j, ' ');
       if (j == 0 && parallel) os << pad << "#pragma omp parallel for if(" << size_product(sizes) << " > 16384)\n";
       os << pad << "for (int64_t " << v << " = 0; " << v << " < " << size(sizes[d]) << "; ++" << v << ") {\n";
+      set_extent(v, sizes[d]);
     }
   }
   void loops_close(std::ostringstream& os, size_t n, const std::string& indent) {
@@ -160,6 +161,8 @@ std::string emit_cpp(const fusion::FusedProgram& p, const std::vector<NodeNote>&
      << "static inline int64_t kiln_floordiv(int64_t a, int64_t b) { int64_t q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }\n"
      << "static inline int64_t kiln_mod(int64_t a, int64_t b) { int64_t r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n"
      << "static inline float kiln_relu(float a) { return a != a ? a : (a > 0.0f ? a : 0.0f); }\n"
+     << "static inline float kiln_pow2(float x) { return x * x; }\n"
+     << "static inline float kiln_pow3(float x) { return x * x * x; }\n"
      << "static inline float kiln_max(float a, float b) { return (a != a || a > b) ? a : b; }\n"
      << "static inline float kiln_min(float a, float b) { return (a != a || a < b) ? a : b; }\n\n";
   for (const auto& c : p.program.comps)
@@ -173,6 +176,7 @@ std::string emit_cpp(const fusion::FusedProgram& p, const std::vector<NodeNote>&
     os << "extern \"C\" void " << k.name << "(void* const* buf, const double* scalar, const int64_t* sym) {\n";
     os << "  (void)scalar; (void)sym;\n";
     em.declare_buffers(os, k, ctype, "buf");
+    em.extent_of.clear();  // no loop variable of another kernel
     if (k.kind == FusedKernel::Kind::Row) em.row_kernel(os, k);
     else em.pointwise_kernel(os, k);
     os << "}\n";

@@ -92,7 +92,10 @@ struct CudaEmitter : KernelExpr {
         rest = "q" + std::to_string(first + d);
       }
     }
-    for (size_t d = 0; d < sizes.size(); ++d) vars.push_back("i" + std::to_string(first + d));
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      vars.push_back("i" + std::to_string(first + d));
+      set_extent(vars.back(), sizes[d]);  // flat < total: each variable stays below its size
+    }
   }
 
   // The loop body for one element: every computation of the kernel in order, stored to its buffer.
@@ -107,7 +110,10 @@ struct CudaEmitter : KernelExpr {
     std::set<int> out;
     const auto order = lowering::storage_order(p.program.comps[k.comps[0]]);
     std::vector<std::string> probe;
-    for (size_t d = 0; d < sizes.size(); ++d) probe.push_back("i" + std::to_string(d));
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      probe.push_back("i" + std::to_string(d));
+      set_extent(probe.back(), sizes[d]);
+    }
     std::vector<lowering::IExpr> ident;
     for (size_t d = 0; d < sizes.size(); ++d) ident.push_back(lowering::ie_var(static_cast<int>(d)));
     auto same_shape = [&](int c) {
@@ -179,7 +185,10 @@ struct CudaEmitter : KernelExpr {
     std::vector<std::string> vars;
     unflatten(os, "base", sizes, 0, "    ", vars, layout);
     std::vector<std::string> lane_vars = vars;
-    if (!lane_vars.empty()) lane_vars[inner] = "(" + vars[inner] + " + lane)";
+    if (!lane_vars.empty()) {
+      lane_vars[inner] = "(" + vars[inner] + " + lane)";
+      set_extent(lane_vars[inner], sizes[static_cast<size_t>(inner)]);  // the lanes stay inside the innermost size
+    }
     if (!vec.empty()) {
       os << "    if (aligned) {\n";
       for (int c : vec)
@@ -492,6 +501,8 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
      << "__device__ __forceinline__ long long kiln_mod(long long a, long long b) { long long r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n"
      << (uses_half ? kHalfTypes : "")
      << "__device__ __forceinline__ float kiln_relu(float a) { return a != a ? a : (a > 0.0f ? a : 0.0f); }\n"
+     << "__device__ __forceinline__ float kiln_pow2(float x) { return x * x; }\n"
+     << "__device__ __forceinline__ float kiln_pow3(float x) { return x * x * x; }\n"
      << "__device__ __forceinline__ float kiln_max(float a, float b) { return (a != a || a > b) ? a : b; }\n"
      << "__device__ __forceinline__ float kiln_min(float a, float b) { return (a != a || a < b) ? a : b; }\n"
      << "__device__ __forceinline__ float kiln_sum(float a, float b) { return a + b; }\n";
@@ -600,6 +611,7 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
                        << " per row (an autotuning candidate)\n";
       else os << "// " << k.name << " with " << f.vector_width << " element" << (f.vector_width == 1 ? "" : "s")
               << " per thread (an autotuning candidate)\n";
+      em.extent_of.clear();  // no loop variable of another kernel
       os << "extern \"C\" __global__ void " << f.function << "(const KilnArgs_" << k.name << " args) {\n";
       os << "  const double* scalar = args.scalar; const long long* sym = args.sym; (void)scalar; (void)sym;\n";
       os << declared;
