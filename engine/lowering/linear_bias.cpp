@@ -1,6 +1,8 @@
 #include "engine/lowering/linear_bias.h"
 
 #include <algorithm>
+#include <set>
+#include <vector>
 
 #include "engine/lowering/lowering_context.h"
 
@@ -26,18 +28,27 @@ VExpr add_bias_at_loads(const VExpr& e, int linear, int bias) {
   return copy;
 }
 
-bool reads(const Comp& reader, int c) {
-  if (std::find(reader.deps.begin(), reader.deps.end(), c) != reader.deps.end()) return true;
-  if (std::find(reader.operands.begin(), reader.operands.end(), c) != reader.operands.end()) return true;
-  std::set<int> loads;
-  collect_loads(reader.body, loads);
-  return loads.count(c) > 0;
+// For every computation, the later ones that read it (its deps, its operands or a load in its body),
+// in program order: one walk of the program, not one per linear. Moving a bias only adds loads of the
+// bias, so the readers of every linear's output stay as computed here.
+std::vector<std::vector<size_t>> readers_of(const LoopProgram& p) {
+  std::vector<std::vector<size_t>> readers(p.comps.size());
+  for (size_t r = 0; r < p.comps.size(); ++r) {
+    const Comp& reader = p.comps[r];
+    std::set<int> read(reader.deps.begin(), reader.deps.end());
+    read.insert(reader.operands.begin(), reader.operands.end());
+    collect_loads(reader.body, read);
+    for (int c : read)
+      if (c >= 0 && static_cast<size_t>(c) < r) readers[static_cast<size_t>(c)].push_back(r);
+  }
+  return readers;
 }
 
 }  // namespace
 
 int move_linear_bias_to_readers(LoopProgram& p) {
   const std::set<int> outputs(p.outputs.begin(), p.outputs.end());
+  const std::vector<std::vector<size_t>> all_readers = readers_of(p);
   int changed = 0;
   for (size_t i = 0; i < p.comps.size(); ++i) {
     const int c = static_cast<int>(i);
@@ -47,13 +58,12 @@ int move_linear_bias_to_readers(LoopProgram& p) {
     const int bias = linear.operands[2];
     const Comp& b = p.comps[static_cast<size_t>(bias)];
     if (b.sizes.size() != 1 || !same_size(b.sizes[0], linear.sizes.back()) || b.dtype != linear.dtype) continue;
-    std::vector<size_t> readers;
+    const std::vector<size_t>& readers = all_readers[i];
     bool only_pointwise = true;
-    for (size_t r = i + 1; r < p.comps.size() && only_pointwise; ++r) {
+    for (size_t r : readers) {
       const Comp& reader = p.comps[r];
-      if (!reads(reader, c)) continue;
-      only_pointwise = (reader.kind == Comp::Kind::Pointwise || reader.kind == Comp::Kind::Reduction) && !reader.is_view;
-      readers.push_back(r);
+      only_pointwise = only_pointwise &&
+                       (reader.kind == Comp::Kind::Pointwise || reader.kind == Comp::Kind::Reduction) && !reader.is_view;
     }
     if (!only_pointwise || readers.empty()) continue;
     for (size_t r : readers) {
