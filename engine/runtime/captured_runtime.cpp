@@ -83,9 +83,7 @@ std::vector<c10::IValue> CapturedRuntime::run(const std::vector<at::Tensor>& inp
   Env env;
   env[gin[0]] = model_.impl->frozen._ivalue();
   for (size_t i = 0; i < inputs.size(); ++i) env[gin[i + 1]] = inputs[i];
-  // Inference mode, as AOTInductor's programs run: LibTorch dispatches each extern call (convolution,
-  // GEMM) past autograd and view tracking, and bumps no version counters.
-  c10::InferenceMode inference;
+  torch::NoGradGuard no_grad;
   interp_.clear_failure();
   try {
     run_program(partition_.main, env);
