@@ -36,6 +36,17 @@ Command add_stats(CLI::App& app);
 Command add_import(CLI::App& app);
 Command add_diff(CLI::App& app);
 
+// The commands that load a model, in `kiln --help`'s order: kiln-model runs them (below).
+struct ModelCommand {
+  const char* name;
+  const char* description;
+};
+inline constexpr ModelCommand kModelCommands[] = {{"inspect", kInspectDescription},
+                                                  {"explain", kExplainDescription},
+                                                  {"compile", kCompileDescription},
+                                                  {"check", kCheckDescription},
+                                                  {"profile", kProfileDescription}};
+
 // `kiln` itself links no LibTorch: the commands that load a model (inspect, explain, compile, check,
 // profile) run in `kiln-model`, the same command line with every command, which `kiln` executes in its
 // place. It is looked for beside `kiln` (a build tree), then in the installation's libexec/kiln/.

@@ -41,13 +41,9 @@ int main(int argc, char** argv) {
                                          add_trace(app),   add_stats(app),   add_import(app),
                                          add_diff(app)};
 #else
-  const std::vector<Command> commands = {add_model_command(app, "inspect", kInspectDescription, argv),
-                                         add_model_command(app, "explain", kExplainDescription, argv),
-                                         add_model_command(app, "compile", kCompileDescription, argv),
-                                         add_model_command(app, "check", kCheckDescription, argv),
-                                         add_model_command(app, "profile", kProfileDescription, argv),
-                                         add_report(app), add_trace(app), add_stats(app), add_import(app),
-                                         add_diff(app)};
+  std::vector<Command> commands;
+  for (const auto& c : kModelCommands) commands.push_back(add_model_command(app, c.name, c.description, argv));
+  for (auto add : {add_report, add_trace, add_stats, add_import, add_diff}) commands.push_back(add(app));
 #endif
   try {
     app.parse(argc, argv);

@@ -13,7 +13,9 @@ namespace kiln::cli {
 namespace fs = std::filesystem;
 
 bool is_model_command(const std::string& name) {
-  return name == "inspect" || name == "explain" || name == "compile" || name == "check" || name == "profile";
+  for (const auto& c : kModelCommands)
+    if (name == c.name) return true;
+  return false;
 }
 
 namespace {
@@ -46,8 +48,10 @@ int exec_model_commands(char** argv) {
   std::string looked;
   const fs::path binary = model_commands_binary(&looked);
   if (binary.empty()) {
-    std::cerr << "kiln: error: " << looked
-              << ": not found; the commands that load a model (inspect, explain, compile, check, profile) run in it\n";
+    std::string names;
+    for (const auto& c : kModelCommands) names += (names.empty() ? "" : ", ") + std::string(c.name);
+    std::cerr << "kiln: error: " << looked << ": not found; the commands that load a model (" << names
+              << ") run in it\n";
     return kExitError;
   }
   std::cout.flush();

@@ -12,7 +12,7 @@
 #include <unordered_set>
 
 #include "engine/base/error.h"
-#include "engine/model/quiet_prints.h"
+#include "engine/model/scoped_print_handler.h"
 
 namespace kiln::capture {
 

@@ -12,7 +12,7 @@
 #include "engine/runtime/captured_runtime.h"
 #include "engine/runtime/example_inputs.h"
 #include "engine/runtime/region_recorder.h"
-#include "engine/model/quiet_prints.h"
+#include "engine/model/scoped_print_handler.h"
 
 namespace kiln::runtime {
 

@@ -20,7 +20,7 @@
 #include "engine/runtime/captured_runtime.h"
 #include "engine/runtime/compare_values.h"
 #include "engine/runtime/example_inputs.h"
-#include "engine/model/quiet_prints.h"
+#include "engine/model/scoped_print_handler.h"
 
 namespace kiln::runtime {
 

@@ -15,7 +15,7 @@
 #include "engine/profile/host_trace.h"
 #include "engine/runtime/captured_runtime.h"
 #include "engine/runtime/example_inputs.h"
-#include "engine/model/quiet_prints.h"
+#include "engine/model/scoped_print_handler.h"
 
 namespace kiln::runtime {
 

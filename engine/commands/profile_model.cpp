@@ -45,7 +45,7 @@
 
 #include "engine/base/build_info.h"
 #include "engine/base/json_text.h"
-#include "engine/model/quiet_prints.h"
+#include "engine/model/scoped_print_handler.h"
 
 namespace kiln::runtime {
 

@@ -1,7 +1,6 @@
 #include "engine/lowering/index_simplify.h"
 
 #include <algorithm>
-#include <functional>
 
 namespace kiln::lowering {
 
@@ -9,7 +8,7 @@ namespace {
 
 using IOp = IExprNode::Op;
 
-// Raw nodes: ie_floordiv / ie_mod fold only constants, and simplification must not loop through them.
+// A division left as it is (ie_floordiv and ie_mod fold constants only).
 IExpr make_floordiv_node(const IExpr& a, int64_t c) { return ie_floordiv(a, ie_const(c)); }
 IExpr make_mod_node(const IExpr& a, int64_t c) { return ie_mod(a, ie_const(c)); }
 

@@ -224,18 +224,8 @@ struct CudaEmitter : KernelExpr {
     os << "    }\n  }\n";
   }
 
-  // Structural equality of index and value expressions: the one-pass forms below need to know
-  // that two reductions read the very same values.
-  bool same_index(const IExpr& a, const IExpr& b) {
-    if (a == b) return true;
-    if (!a || !b || a->op != b->op) return false;
-    switch (a->op) {
-      case IExprNode::Op::Const: return a->value == b->value;
-      case IExprNode::Op::Var: return a->var == b->var;
-      case IExprNode::Op::Size: return size(a->size) == size(b->size);
-      default: return same_index(a->a, b->a) && same_index(a->b, b->b);
-    }
-  }
+  // Structural equality of value expressions (index expressions: lowering::ie_equal): the one-pass
+  // forms below need to know that two reductions read the very same values.
   bool same_value(const VExpr& a, const VExpr& b) {
     if (a == b) return true;
     if (!a || !b || a->op != b->op || a->fn != b->fn || a->is_bool != b->is_bool) return false;
@@ -245,14 +235,14 @@ struct CudaEmitter : KernelExpr {
       case VExprNode::Op::Load:
         if (a->comp != b->comp || a->index.size() != b->index.size()) return false;
         for (size_t d = 0; d < a->index.size(); ++d)
-          if (!same_index(a->index[d], b->index[d])) return false;
+          if (!lowering::ie_equal(a->index[d], b->index[d])) return false;
         return true;
       default: break;
     }
     if (lowering::ve_is_index_fn(*a)) {
       if (a->index.size() != b->index.size()) return false;
       for (size_t d = 0; d < a->index.size(); ++d)
-        if (!same_index(a->index[d], b->index[d])) return false;
+        if (!lowering::ie_equal(a->index[d], b->index[d])) return false;
       return true;
     }
     return same_value(a->a, b->a) && same_value(a->b, b->b) && same_value(a->c, b->c);
