@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <string_view>
 #include <unordered_map>
 
 namespace kiln::importers {
@@ -90,17 +91,30 @@ void join_runtime_to_compile(session::Session& s) {
     e.compile_id = s.regions[pick].compile_id;
   }
 
-  // 2. Host events inside a region span (same lane) take its compile id.
-  std::unordered_map<std::string, std::vector<size_t>> lanes;
-  for (size_t i = 0; i < tl.size(); ++i)
-    if (tl[i].lane.rfind("host:", 0) == 0) lanes[tl[i].lane].push_back(i);
-  for (auto& [lane, idx] : lanes) {
-    std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
-      if (tl[a].start_ns != tl[b].start_ns) return tl[a].start_ns < tl[b].start_ns;
-      return tl[a].dur_ns > tl[b].dur_ns;  // the enclosing span first
-    });
+  // 2. Host events inside a region span (same lane) take its compile id. Only lanes holding a
+  // region span have anything to take; their events are sorted by (start, longest first) on
+  // compact keys, the enclosing span first.
+  struct HostEvent {
+    int64_t start, neg_dur;
+    size_t index;
+    bool operator<(const HostEvent& o) const {
+      return start != o.start ? start < o.start : neg_dur < o.neg_dur;
+    }
+  };
+  std::unordered_map<std::string_view, std::vector<HostEvent>> lanes;
+  for (const auto& e : tl)
+    if (e.category == "region" && e.lane.rfind("host:", 0) == 0) lanes.emplace(e.lane, std::vector<HostEvent>{});
+  if (!lanes.empty()) {
+    for (size_t i = 0; i < tl.size(); ++i) {
+      auto lane = lanes.find(tl[i].lane);
+      if (lane != lanes.end()) lane->second.push_back({tl[i].start_ns, -tl[i].dur_ns, i});
+    }
+  }
+  for (auto& [lane, events] : lanes) {
+    std::stable_sort(events.begin(), events.end());
     std::vector<size_t> open;  // region spans containing the current time, innermost last
-    for (size_t i : idx) {
+    for (const auto& h : events) {
+      const size_t i = h.index;
       while (!open.empty() && tl[open.back()].start_ns + tl[open.back()].dur_ns < tl[i].start_ns) open.pop_back();
       if (tl[i].category == "region") {
         open.push_back(i);
@@ -111,11 +125,14 @@ void join_runtime_to_compile(session::Session& s) {
   }
 
   // 3. GPU events take the compile id of the call that launched them.
+  // (Only launches that carry a compile id have one to give.)
   std::unordered_map<int64_t, size_t> launch_of;
   for (size_t i = 0; i < tl.size(); ++i)
-    if (tl[i].lane.rfind("host:", 0) == 0 && tl[i].correlation >= 0) launch_of.emplace(tl[i].correlation, i);
+    if (tl[i].correlation >= 0 && !tl[i].compile_id.empty() && tl[i].lane.rfind("host:", 0) == 0)
+      launch_of.emplace(tl[i].correlation, i);
   for (auto& e : tl) {
-    if (e.lane.rfind("host:", 0) == 0 || e.correlation < 0 || !e.compile_id.empty()) continue;
+    if (launch_of.empty()) break;
+    if (e.correlation < 0 || !e.compile_id.empty() || e.lane.rfind("host:", 0) == 0) continue;
     auto it = launch_of.find(e.correlation);
     if (it != launch_of.end()) e.compile_id = tl[it->second].compile_id;
   }

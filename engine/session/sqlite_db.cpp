@@ -108,6 +108,11 @@ static std::string immutable_uri(const std::string& path) {
 }
 
 SqliteDb::SqliteDb(const std::string& path, Mode mode) : path_(path) {
+  // SQLite's memory statistics (unread by Kiln) put one process-wide mutex around every allocation:
+  // two connections writing at once (save_session's two writers) would queue on it. Only possible
+  // before SQLite initializes, which the first open does.
+  static const bool configured = sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0) == SQLITE_OK;
+  (void)configured;
   int flags = SQLITE_OPEN_NOMUTEX;
   std::string name = path;
   if (mode == Mode::ReadOnly) flags |= SQLITE_OPEN_READONLY;

@@ -15,7 +15,10 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <exception>
 #include <set>
+#include <thread>
+#include <type_traits>
 
 #include "engine/base/output_file.h"
 #include "engine/session/sqlite_db.h"
@@ -104,6 +107,11 @@ std::vector<int> assign_run_ids(const std::string& path, const std::vector<Run>&
   return ids;
 }
 
+std::string temporary_name(const std::string& path) { return path + ".tmp-" + std::to_string(::getpid()); }
+
+// Timelines of this many rows or more are written by two threads (save_session).
+constexpr size_t kTwoWriterRows = 200000;
+
 // Roughly the bytes `s` fills its rows with: the large texts and a few dozen bytes per timeline row.
 uint64_t expected_bytes(const Session& s) {
   uint64_t n = 0;
@@ -117,9 +125,11 @@ uint64_t expected_bytes(const Session& s) {
 // A new session file at `path`, filled by `fill` in one transaction: written to a temporary file
 // that is renamed into place once committed, so a kill before then leaves no file (or the older
 // one) at `path`, never a file without a header. `expected`: expected_bytes of what fill writes.
-template <typename Fill>
-void write_new_file(const std::string& path, uint64_t expected, Fill&& fill) {
-  std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+// `then`, when given, runs after fill's transaction committed (for what needs its own, like an
+// ATTACH), before the file is finished.
+template <typename Fill, typename Then = std::nullptr_t>
+void write_new_file(const std::string& path, uint64_t expected, Fill&& fill, Then&& then = nullptr) {
+  std::string tmp = temporary_name(path);
   remove_db_files(tmp);
   try {
     SqliteDb db(tmp, SqliteDb::Mode::Create);
@@ -127,6 +137,7 @@ void write_new_file(const std::string& path, uint64_t expected, Fill&& fill) {
     Transaction t(db);
     fill(db);
     t.commit();
+    if constexpr (!std::is_same_v<std::decay_t<Then>, std::nullptr_t>) then(db);
     finish_temporary(db, tmp);
   } catch (const SqliteError& e) {
     remove_db_files(tmp);
@@ -145,13 +156,74 @@ void save_session(const std::string& path, const Session& s) {
   OutputLock lock(path, "cannot write session");
   remove_stale_session_temporaries(path);
   std::vector<int> ids = assign_run_ids(path, s.runs);
-  write_new_file(path, expected_bytes(s), [&](SqliteDb& db) {
-    write_header(db, s);
-    for (size_t i = 0; i < s.runs.size(); ++i) write_run(db, s.runs[i], ids[i]);
-    write_timeline(db, s.timeline);
+  auto write_rest = [&](SqliteDb& db) {
     write_break_costs(db, s.break_costs);
     write_recompile_costs(db, s.recompile_costs);
-  });
+  };
+  const size_t rows = s.timeline.size();
+  if (rows < kTwoWriterRows || std::thread::hardware_concurrency() < 2) {
+    write_new_file(path, expected_bytes(s), [&](SqliteDb& db) {
+      write_header(db, s);
+      for (size_t i = 0; i < s.runs.size(); ++i) write_run(db, s.runs[i], ids[i]);
+      write_timeline(db, s.timeline);
+      write_rest(db);
+    });
+    return;
+  }
+  // A large timeline: a second thread writes its second half into a part file beside the
+  // temporary (its own SQLite connection) while this one writes everything else; the part's rows
+  // are then copied in (a copy of stored rows costs far less than binding them), their seq
+  // following the first half's and their shared args ids moved past the file's own.
+  const std::string part = temporary_name(path) + "-part";
+  struct RemovePart {
+    std::string path;
+    ~RemovePart() { remove_db_files(path); }
+  } remove_part{part};
+  remove_db_files(part);
+  const TimelineEvent* events = s.timeline.data();
+  const size_t half = rows / 2;
+  write_new_file(
+      path, expected_bytes(s),
+      [&](SqliteDb& db) {
+        std::exception_ptr failed;
+        std::thread second([&] {
+          try {
+            SqliteDb pdb(part, SqliteDb::Mode::Create);
+            create_timeline_part(pdb);
+            Transaction t(pdb);
+            write_timeline(pdb, events + half, events + rows, -1, static_cast<int64_t>(half));
+            t.commit();
+            pdb.close();
+          } catch (...) {
+            failed = std::current_exception();
+          }
+        });
+        try {
+          write_header(db, s);
+          for (size_t i = 0; i < s.runs.size(); ++i) write_run(db, s.runs[i], ids[i]);
+          write_timeline(db, events, events + half, -1, 0);
+          write_rest(db);
+        } catch (...) {
+          second.join();
+          throw;
+        }
+        second.join();
+        if (failed) std::rethrow_exception(failed);
+      },
+      [&](SqliteDb& db) {
+        db.prepare("ATTACH DATABASE ? AS part")->bind(1, part).run();
+        Transaction t(db);
+        auto max_id = db.prepare("SELECT COALESCE(MAX(id), 0) FROM main.args_parts");
+        max_id->step();
+        const std::string shift = std::to_string(max_id->column_int(0));
+        max_id.reset();
+        db.exec("INSERT INTO main.args_parts (id, text) SELECT id + " + shift + ", text FROM part.args_parts ORDER BY id");
+        db.exec(
+            "INSERT INTO main.timeline_rows SELECT seq, run, lane, name, category, start_ns, dur_ns, compile_id, kernel, "
+            "correlation, args_json, args_part + " + shift + ", args_tail FROM part.timeline_rows ORDER BY seq");
+        t.commit();
+        db.exec("DETACH DATABASE part");
+      });
 }
 
 Session load_session(const std::string& path) {

@@ -24,6 +24,15 @@ namespace kiln::session {
 
 namespace {
 
+// The timeline's rows, also made alone in a part file (create_timeline_part).
+const char* kTimelineTables = R"sql(
+CREATE TABLE timeline_rows (
+  seq INTEGER PRIMARY KEY, run INTEGER NOT NULL, lane TEXT, name TEXT, category TEXT, start_ns INTEGER,
+  dur_ns INTEGER, compile_id TEXT, kernel TEXT, correlation INTEGER, args_json TEXT, args_part INTEGER,
+  args_tail TEXT);
+CREATE TABLE args_parts (id INTEGER PRIMARY KEY, text TEXT NOT NULL);
+)sql";
+
 const char* kTables = R"sql(
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE env (
@@ -56,11 +65,6 @@ CREATE TABLE runs (
   compile_cold_ms REAL, compile_warm_ms REAL, first_call_ms REAL, median_ms REAL, p10_ms REAL, p90_ms REAL,
   iterations INTEGER, kernels_per_iter REAL, gpu_busy REAL, launch_gap_ms REAL, host_overhead_ms REAL,
   peak_memory_bytes INTEGER, speedup_vs_eager REAL, max_abs_error REAL, max_rel_error REAL);
-CREATE TABLE timeline_rows (
-  seq INTEGER PRIMARY KEY, run INTEGER NOT NULL, lane TEXT, name TEXT, category TEXT, start_ns INTEGER,
-  dur_ns INTEGER, compile_id TEXT, kernel TEXT, correlation INTEGER, args_json TEXT, args_part INTEGER,
-  args_tail TEXT);
-CREATE TABLE args_parts (id INTEGER PRIMARY KEY, text TEXT NOT NULL);
 CREATE VIEW timeline AS SELECT seq, run, lane, name, category, start_ns, dur_ns, compile_id, kernel, correlation,
   CASE WHEN args_part IS NULL THEN args_json
        ELSE args_json || (SELECT text FROM args_parts WHERE id = args_part) || args_tail END AS args_json
@@ -93,6 +97,7 @@ void create_schema(SqliteDb& db, const std::string& created_at, uint64_t expecte
   db.exec("PRAGMA journal_mode = MEMORY");
   db.exec("PRAGMA synchronous = OFF");
   Transaction t(db);
+  db.exec(kTimelineTables);
   db.exec(kTables);
   auto put = db.prepare("INSERT INTO meta (key, value) VALUES (?, ?)");
   put->bind(1, "schema_version").bind(2, std::to_string(kSchemaVersion)).run();
@@ -102,9 +107,18 @@ void create_schema(SqliteDb& db, const std::string& created_at, uint64_t expecte
   t.commit();
 }
 
+void create_timeline_part(SqliteDb& db) {
+  db.exec("PRAGMA page_size = 65536");
+  db.exec("PRAGMA journal_mode = OFF");
+  db.exec("PRAGMA synchronous = OFF");
+  db.exec(kTimelineTables);
+}
+
 void finish_schema(SqliteDb& db) {
-  // Made once over the filled table: sorting it is much cheaper than updating it row by row.
-  db.exec("CREATE INDEX IF NOT EXISTS timeline_by_run ON timeline_rows (run, seq)");
+  // Made once over the filled table: sorting it is much cheaper than updating it row by row. On
+  // run alone: an index entry ends with the row's seq (its rowid) anyway, so `WHERE run = ? ORDER
+  // BY seq` reads it in order (files from before hold an index on (run, seq), read the same way).
+  db.exec("CREATE INDEX IF NOT EXISTS timeline_by_run ON timeline_rows (run)");
   db.exec("PRAGMA journal_mode = WAL");
   db.exec("PRAGMA synchronous = NORMAL");
 }

@@ -298,6 +298,11 @@ class SharedValues {
 }  // namespace
 
 void write_timeline(SqliteDb& db, const std::vector<TimelineEvent>& events, int run_override) {
+  write_timeline(db, events.data(), events.data() + events.size(), run_override, -1);
+}
+
+void write_timeline(SqliteDb& db, const TimelineEvent* first, const TimelineEvent* last, int run_override,
+                    int64_t first_seq) {
   // Files of this schema hold the rows in timeline_rows (the timeline is a view over them).
   const bool rows_table = db.has_table("timeline_rows");
   const std::string table = rows_table ? "timeline_rows" : "timeline";
@@ -306,8 +311,9 @@ void write_timeline(SqliteDb& db, const std::vector<TimelineEvent>& events, int 
                        (rows_table ? ", args_part, args_tail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                                    : ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
   std::unique_ptr<SharedValues> shared;
-  int64_t seq = next_seq(db, table);
-  for (const auto& e : events) {  // the texts live in `events` until run() resets the statement
+  int64_t seq = first_seq >= 0 ? first_seq : next_seq(db, table);
+  for (const TimelineEvent* it = first; it != last; ++it) {  // the texts live in the events until run() resets the statement
+    const TimelineEvent& e = *it;
     st->bind(1, seq++).bind(2, run_override >= 0 ? run_override : e.run).bind_view(3, e.lane).bind_view(4, e.name);
     st->bind_view(5, e.category).bind(6, e.start_ns).bind(7, e.dur_ns).bind_view(8, e.compile_id);
     st->bind_view(9, e.kernel).bind(10, e.correlation);

@@ -10,7 +10,8 @@
 //   post: one row in runs with id `id` (run.id is ignored). error: SqliteError if the id exists.
 // write_timeline(db, events, run_override)
 //   post: events appended in order (one prepared statement, rebound per row); with run_override
-//         >= 0 every row's run is run_override instead of the event's own. In files with
+//         >= 0 every row's run is run_override instead of the event's own. The range form numbers
+//         the rows from first_seq (-1: after the stored ones). In files with
 //         timeline_rows (store_schema.cpp), the longest member value of args of 8 KiB or more is
 //         stored once per call in args_parts when it has 4 KiB or more; the timeline view reads
 //         every row's args back as written.
@@ -38,6 +39,8 @@ namespace kiln::session {
 void write_header(SqliteDb& db, const Session& s);
 void write_run(SqliteDb& db, const Run& run, int id);
 void write_timeline(SqliteDb& db, const std::vector<TimelineEvent>& events, int run_override = -1);
+void write_timeline(SqliteDb& db, const TimelineEvent* first, const TimelineEvent* last, int run_override,
+                    int64_t first_seq);
 void write_kernels(SqliteDb& db, const std::vector<Kernel>& kernels);
 bool write_autotune(SqliteDb& db, const std::string& kernel, const std::string& compile_id,
                     const std::vector<AutotuneCandidate>& candidates);

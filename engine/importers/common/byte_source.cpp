@@ -3,6 +3,7 @@
 #include "engine/importers/common/byte_source.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -70,6 +71,23 @@ ByteSource::~ByteSource() {
 }
 
 uint64_t ByteSource::bytes_read() const { return raw_bytes_; }
+
+int64_t ByteSource::plain_size() const {
+  struct stat st {};
+  if (gzipped_ || fd_ < 0 || ::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) return -1;
+  return static_cast<int64_t>(st.st_size);
+}
+
+size_t ByteSource::read_at(uint64_t offset, char* buf, size_t n) const {
+  size_t got = 0;
+  while (got < n) {
+    ssize_t r = ::pread(fd_, buf + got, n - got, static_cast<off_t>(offset + got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    got += static_cast<size_t>(r);
+  }
+  return got;
+}
 
 size_t ByteSource::read(char* buf, size_t n) {
   if (n == 0) return 0;

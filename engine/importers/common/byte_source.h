@@ -7,6 +7,9 @@
 //   post: fills up to n bytes, returns how many; 0 at the end. A gzip stream cut short or
 //         corrupt ends early: truncated() then says so (the bytes before the damage are kept).
 // bytes_read(): compressed (on-disk) bytes consumed so far, for progress and MB/s figures.
+// plain_size(): the size of a regular file that is not gzipped (its bytes are the input as they
+//   are), else -1. read_at(offset, buf, n), for such a file only: up to n bytes at offset without
+//   moving read()'s position (safe from another thread); 0 at the end. Not counted in bytes_read().
 #pragma once
 
 #include <cstddef>
@@ -25,6 +28,8 @@ class ByteSource {
 
   size_t read(char* buf, size_t n);
   bool gzipped() const { return gzipped_; }
+  int64_t plain_size() const;
+  size_t read_at(uint64_t offset, char* buf, size_t n) const;
   bool truncated() const { return truncated_; }
   uint64_t bytes_read() const;
   const std::string& path() const { return path_; }

@@ -27,6 +27,15 @@ void ImportTally::note_at(size_t position, std::string_view what, std::string_vi
   index_.emplace(std::string(what), position);
 }
 
+std::vector<size_t> ImportTally::append(const ImportTally& later) {
+  std::vector<size_t> sizes{entries_.size()};
+  for (const auto& e : later.entries_) {
+    note(e.what, e.example, e.count);
+    sizes.push_back(entries_.size());
+  }
+  return sizes;
+}
+
 int64_t ImportTally::count(std::string_view what) const {
   auto it = index_.find(std::string(what));
   return it == index_.end() ? 0 : entries_[it->second].count;

@@ -146,6 +146,17 @@ void ChromeTraceScanner::feed(std::string_view bytes) {
   if (!in_events && started_ && hdr_from < n) header_append(std::string_view(p + hdr_from, n - hdr_from));
 }
 
+void ChromeTraceScanner::continue_events_of(const ChromeTraceScanner& first) {
+  started_ = true;
+  depth_ = first.events_depth_;
+  events_depth_ = first.events_depth_;
+  key_ = first.key_;
+  expect_key_ = false;
+  reading_key_ = in_string_ = escape_ = capturing_ = dropping_ = false;
+  header_.clear();
+  header_truncated_ = false;
+}
+
 void ChromeTraceScanner::finish() {
   element_.clear();
   element_.shrink_to_fit();

@@ -10,6 +10,11 @@
 //         document (a cut file): events before the cut were still delivered. An event longer than
 //         event_limit bytes, or than the memory left can hold, is skipped and counted
 //         (oversized_events()): memory stays bounded by one chunk plus event_limit.
+//
+// Two scanners may read one file in two parts (kineto.cpp): continue_events_of(first) makes a
+// scanner that starts at an element of the events array `first` is inside, and its header() is
+// then the text after that array. The split was right when `first`, fed every byte before the
+// second one's start, is between_events() there: the second scanner saw what the first would have.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +36,10 @@ class ChromeTraceScanner {
   bool started() const { return started_; }
   int64_t events() const { return events_; }
   int64_t oversized_events() const { return oversized_; }
+  bool in_events() const { return events_depth_ >= 0; }
+  bool between_events() const { return events_depth_ >= 0 && depth_ == events_depth_ && !capturing_ && !in_string_; }
+  // pre: first.in_events(). This scanner continues inside the same events array, before an element.
+  void continue_events_of(const ChromeTraceScanner& first);
 
  private:
   void header_append(std::string_view s);

@@ -10,7 +10,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <ctime>
+#include <atomic>
+#include <exception>
+#include <iterator>
 #include <map>
+#include <thread>
 #include <set>
 #include <tuple>
 #include <unordered_map>
@@ -128,15 +132,51 @@ class KinetoReader {
     }
   }
 
+  // This reader reads a part of the file after another reader's part: ends it cannot match wait
+  // for append().
+  void set_later_part() { later_part_ = true; }
+
+  // Takes what `later` read from the part of the file after this reader's, as if this reader had
+  // read it (notes in the order one reader would have made them).
+  void append(KinetoReader&& later) {
+    auto& tl = t_.session.timeline;
+    const size_t base = tl.size();
+    tl.reserve(base + later.t_.session.timeline.size());
+    std::move(later.t_.session.timeline.begin(), later.t_.session.timeline.end(), std::back_inserter(tl));
+    t_.ids.insert(t_.ids.end(), later.t_.ids.begin(), later.t_.ids.end());
+    std::move(later.t_.flows.begin(), later.t_.flows.end(), std::back_inserter(t_.flows));
+    t_.memory.insert(t_.memory.end(), later.t_.memory.begin(), later.t_.memory.end());
+    const std::vector<size_t> note_at = tally_.append(later.tally_);
+    for (const auto& end : later.pending_ends_) {  // in file order, below the later part's own spans
+      auto& stack = open_[end.key];
+      if (stack.empty()) tally_.note_at(note_at[end.notes_before], "unmatched end event", end.name);
+      else close(stack, end.ns);
+    }
+    for (auto& [key, stack] : later.open_) {
+      auto& mine = open_[key];
+      for (size_t idx : stack) mine.push_back(idx + base);
+    }
+    for (auto& k : later.t_.session.kernels)
+      if (kernels_seen_.insert(k.name).second) t_.session.kernels.push_back(std::move(k));
+    for (const auto& [id, r] : later.regions_) regions_[id].calls += r.calls;
+    if (pid_ < 0) pid_ = later.pid_;
+    events_ += later.events_;
+  }
+
   KinetoTrace& trace() { return t_; }
   int64_t pid() const { return pid_; }
   int64_t events() const { return events_; }
 
  private:
   template <typename Value>
-  const std::string& lane_for(const Value& e, bool device) {
-    Value a = device && e["args"]["device"].exists() ? e["args"]["device"] : e["pid"];
-    Value b = device && e["args"]["stream"].exists() ? e["args"]["stream"] : e["tid"];
+  const std::string& lane_for(const Value& e, const Value& args, bool device) {
+    Value a, b;
+    if (device) {
+      a = args["device"];
+      b = args["stream"];
+    }
+    if (!a.exists()) a = e["pid"];
+    if (!b.exists()) b = e["tid"];
     if (a.is_number() && b.is_number()) {  // the common case: numeric ids, looked up without building text
       auto key = std::make_tuple(device, a.i64(), b.i64());
       auto it = numeric_lanes_.find(key);
@@ -155,16 +195,19 @@ class KinetoReader {
     ids.device = is_device_category(cat);
     ids.runtime = cat == "cuda_runtime" || cat == "cuda_driver" || cat == "Runtime";
     ids.busy = ids.device && cat != "gpu_user_annotation";
-    ev.lane = lane_for(e, ids.device);
+    Value args = e["args"];
+    ev.lane = lane_for(e, args, ids.device);
     ev.name = std::string(name);
     ev.category = category_of(cat);
     ev.start_ns = us_to_ns(e["ts"].f64());
-    Value args = e["args"];
     if (args.is_object() && args.size() > 0) ev.args_json = args.dump();
-    ev.correlation = args["correlation"].is_number() ? args["correlation"].i64() : -1;
-    ids.external_id = args["External id"].is_number() ? args["External id"].i64() : -1;
-    if (!ids.device && pid_ < 0 && e["pid"].is_number() && (cat == "cpu_op" || cat == "user_annotation"))
-      pid_ = e["pid"].i64();
+    Value correlation = args["correlation"], external = args["External id"];
+    ev.correlation = correlation.is_number() ? correlation.i64() : -1;
+    ids.external_id = external.is_number() ? external.i64() : -1;
+    if (!ids.device && pid_ < 0 && (cat == "cpu_op" || cat == "user_annotation")) {
+      Value pid = e["pid"];
+      if (pid.is_number()) pid_ = pid.i64();
+    }
 
     // torch.compile markers.
     if (starts_with(name, "Torch-Compiled Region: ")) {
@@ -207,13 +250,21 @@ class KinetoReader {
 
   template <typename Value>
   void close_span(const Value& e) {
-    auto& stack = open_[stack_key(e)];
+    std::string key = stack_key(e);
+    auto& stack = open_[key];
+    const int64_t end_ns = us_to_ns(e["ts"].f64());
     if (stack.empty()) {
-      tally_.note("unmatched end event", std::string(e["name"].str()));
+      // A later part's end may close a span an earlier part began (append() matches it).
+      if (later_part_) pending_ends_.push_back({std::move(key), end_ns, std::string(e["name"].str()), tally_.size()});
+      else tally_.note("unmatched end event", std::string(e["name"].str()));
       return;
     }
+    close(stack, end_ns);
+  }
+
+  void close(std::vector<size_t>& stack, int64_t end_ns) {
     auto& ev = t_.session.timeline[stack.back()];
-    ev.dur_ns = std::max<int64_t>(0, us_to_ns(e["ts"].f64()) - ev.start_ns);
+    ev.dur_ns = std::max<int64_t>(0, end_ns - ev.start_ns);
     stack.pop_back();
   }
 
@@ -252,6 +303,12 @@ class KinetoReader {
   struct RegionCalls {
     int64_t calls = 0;
   };
+  struct PendingEnd {
+    std::string key;
+    int64_t ns = 0;
+    std::string name;
+    size_t notes_before = 0;  // kinds of note the part had made before this end
+  };
 
   ImportTally& tally_;
   JsonParser parser_;
@@ -263,11 +320,72 @@ class KinetoReader {
   std::map<std::string, RegionCalls> regions_;
   int64_t pid_ = -1;
   int64_t events_ = 0;
+  bool later_part_ = false;
+  std::vector<PendingEnd> pending_ends_;
 };
 
 }  // namespace
 
-session::Session import_kineto_trace(const std::string& path, KinetoFacts* facts) {
+namespace {
+
+// The rest of an import once every event is read: header, links, notes, facts.
+session::Session finish_import(const std::string& path, KinetoReader& reader, ImportTally& tally,
+                               const std::string& header, bool header_truncated, uint64_t bytes, KinetoFacts* facts) {
+  reader.finish(header, header_truncated);
+  KinetoTrace& t = reader.trace();
+  link_kineto_trace(t, tally);
+  t.session.origin = "profiler trace import";
+  t.session.env.created_at = now_iso8601();
+  t.session.model.path = path;
+  t.session.import_notes = tally.notes(path);
+  if (facts) {
+    facts->pid = reader.pid();
+    facts->events = reader.events();
+    facts->bytes = bytes;
+  }
+  return std::move(t.session);
+}
+
+constexpr size_t kChunk = 4 << 20;
+
+// Feeds one scanner: each event read by ChromeEvent when it can, handed to the reader.
+struct EventSink {
+  explicit EventSink(KinetoReader& reader)
+      : reader(reader), scanner([this](std::string_view text) {
+          int32_t root = doc.read(text);
+          this->reader.on_event(text, doc, root);
+          doc.clear();
+        }) {}
+  KinetoReader& reader;
+  ChromeEvent doc;
+  ChromeTraceScanner scanner;
+};
+
+// Where a second thread may start: the '{' of an element that follows "}" "," (white space
+// around) in the 1 MiB after `from`, or -1. Only a guess: the first thread checks it (see
+// ChromeTraceScanner::between_events).
+int64_t split_candidate(const ByteSource& source, int64_t from, int64_t size) {
+  std::vector<char> buf(1 << 20);
+  size_t n = source.read_at(static_cast<uint64_t>(from), buf.data(), buf.size());
+  auto space = [](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; };
+  for (size_t i = 0; i < n; ++i) {
+    if (buf[i] != '}') continue;
+    size_t j = i + 1;
+    while (j < n && space(buf[j])) ++j;
+    if (j >= n || buf[j] != ',') continue;
+    ++j;
+    while (j < n && space(buf[j])) ++j;
+    if (j < n && buf[j] == '{') {
+      int64_t at = from + static_cast<int64_t>(j);
+      return at < size ? at : -1;
+    }
+  }
+  return -1;
+}
+
+}  // namespace
+
+session::Session import_kineto_trace(const std::string& path, KinetoFacts* facts, int64_t split_from_bytes) {
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) throw Error(path + ": is a directory, not a trace file");
   ByteSource source(path);
@@ -279,14 +397,78 @@ session::Session import_kineto_trace(const std::string& path, KinetoFacts* facts
     reader.trace().session.timeline.reserve(static_cast<size_t>(st.st_size / 250));
     reader.trace().ids.reserve(static_cast<size_t>(st.st_size / 250));
   }
-  ChromeEvent doc;
-  ChromeTraceScanner scanner([&](std::string_view text) {
-    int32_t root = doc.read(text);
-    reader.on_event(text, doc, root);
-    doc.clear();
-  });
-  std::vector<char> chunk(4 << 20);
+  EventSink sink(reader);
+  ChromeTraceScanner& scanner = sink.scanner;
+  std::vector<char> chunk(kChunk);
   size_t n;
+  uint64_t fed = 0;
+
+  // A large plain file: once the first thread is inside the events array, a second one reads the
+  // second half from an element boundary guessed there; the first reads up to it and checks the
+  // guess. A wrong guess (or any failure of the second thread) costs time only: the first thread
+  // then reads on.
+  const int64_t size = source.plain_size();
+  if (split_from_bytes > 0 && size >= split_from_bytes && std::thread::hardware_concurrency() >= 2) {
+    while (!scanner.in_events() && fed < static_cast<uint64_t>(size / 2) &&
+           (n = source.read(chunk.data(), std::min<uint64_t>(chunk.size(), size / 2 - fed))) > 0) {
+      scanner.feed(std::string_view(chunk.data(), n));
+      fed += n;
+    }
+    const int64_t split = scanner.in_events() ? split_candidate(source, std::max<int64_t>(size / 2, fed), size) : -1;
+    if (split > 0) {
+      ImportTally later_tally;
+      KinetoReader later(later_tally);
+      later.set_later_part();
+      later.trace().session.timeline.reserve(static_cast<size_t>((size - split) / 250));
+      later.trace().ids.reserve(static_cast<size_t>((size - split) / 250));
+      EventSink later_sink(later);
+      later_sink.scanner.continue_events_of(scanner);
+      std::atomic<bool> cancel{false};
+      std::exception_ptr failed;
+      uint64_t later_bytes = 0;
+      std::thread second([&] {
+        try {
+          std::vector<char> buf(kChunk);
+          size_t got;
+          uint64_t at = static_cast<uint64_t>(split);
+          while (!cancel.load(std::memory_order_relaxed) && (got = source.read_at(at, buf.data(), buf.size())) > 0) {
+            later_sink.scanner.feed(std::string_view(buf.data(), got));
+            at += got;
+          }
+          later_sink.scanner.finish();
+          later_bytes = at - static_cast<uint64_t>(split);
+        } catch (...) {
+          failed = std::current_exception();
+        }
+      });
+      try {
+        while (fed < static_cast<uint64_t>(split) &&
+               (n = source.read(chunk.data(), std::min<uint64_t>(chunk.size(), split - fed))) > 0) {
+          scanner.feed(std::string_view(chunk.data(), n));
+          fed += n;
+        }
+      } catch (...) {
+        cancel = true;
+        second.join();
+        throw;
+      }
+      const bool right = fed == static_cast<uint64_t>(split) && scanner.between_events();
+      if (!right) cancel = true;
+      second.join();
+      if (right && !failed && later_bytes == static_cast<uint64_t>(size - split)) {
+        scanner.finish();
+        reader.append(std::move(later));
+        const int64_t oversized = scanner.oversized_events() + later_sink.scanner.oversized_events();
+        if (oversized > 0) tally.note("oversized event skipped", "an event longer than the memory left or 1 GiB", oversized);
+        if (!later_sink.scanner.complete())
+          tally.note("trace cut short", "the file ends inside the JSON document; events before the cut were kept");
+        std::string header = scanner.header() + later_sink.scanner.header();
+        const bool header_truncated = scanner.header_truncated() || later_sink.scanner.header_truncated();
+        if (facts) facts->parts = 2;
+        return finish_import(path, reader, tally, header, header_truncated, source.bytes_read() + later_bytes, facts);
+      }
+    }
+  }
   while ((n = source.read(chunk.data(), chunk.size())) > 0) scanner.feed(std::string_view(chunk.data(), n));
   scanner.finish();
   if (!scanner.started()) throw Error(path + ": not a Chrome trace (no JSON object or array found)");
@@ -294,19 +476,7 @@ session::Session import_kineto_trace(const std::string& path, KinetoFacts* facts
     tally.note("oversized event skipped", "an event longer than the memory left or 1 GiB", scanner.oversized_events());
   if (!scanner.complete() || source.truncated())
     tally.note("trace cut short", "the file ends inside the JSON document; events before the cut were kept");
-  reader.finish(scanner.header(), scanner.header_truncated());
-  KinetoTrace& t = reader.trace();
-  link_kineto_trace(t, tally);
-  t.session.origin = "profiler trace import";
-  t.session.env.created_at = now_iso8601();
-  t.session.model.path = path;
-  t.session.import_notes = tally.notes(path);
-  if (facts) {
-    facts->pid = reader.pid();
-    facts->events = reader.events();
-    facts->bytes = source.bytes_read();
-  }
-  return std::move(t.session);
+  return finish_import(path, reader, tally, scanner.header(), scanner.header_truncated(), source.bytes_read(), facts);
 }
 
 }  // namespace kiln::importers

@@ -15,6 +15,8 @@
 // Runs: one per ProfilerStep#N (events assigned by time, GPU work by its launch), else one run
 // "imported" for the whole trace; each with kernel count, GPU busy fraction, mean launch gap, guard
 // time and peak allocated memory ([memory] events).
+// A large file is read by two threads (the second from an element boundary guessed mid-file and
+// checked by the first; a wrong guess costs time, never events).
 // Never fatal past opening the file: corrupt events, unsupported phases and a cut file are counted
 // in import_notes.
 //
@@ -32,8 +34,13 @@ struct KinetoFacts {  // what the import saw besides the session
   int64_t pid = -1;   // the profiled process (first CPU event's pid)
   int64_t events = 0;
   uint64_t bytes = 0;  // bytes read from disk
+  int parts = 1;       // 2 when two threads read a half each
 };
 
-session::Session import_kineto_trace(const std::string& path, KinetoFacts* facts = nullptr);
+// Plain (not gzipped) files of split_from_bytes or more are read by two threads, one half each,
+// when the machine has two cores; the session is the same either way. 0: one thread always.
+constexpr int64_t kKinetoSplitBytes = int64_t(64) << 20;
+session::Session import_kineto_trace(const std::string& path, KinetoFacts* facts = nullptr,
+                                     int64_t split_from_bytes = kKinetoSplitBytes);
 
 }  // namespace kiln::importers

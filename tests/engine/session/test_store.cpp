@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "engine/base/error.h"
@@ -303,4 +304,56 @@ TEST(Store, LargeSessionsRoundTripWithLargePages) {
   session::save_session(small, session::Session{});
   EXPECT_EQ(sql_int(small, "PRAGMA page_size"), 4096);
   EXPECT_EQ(sql_text(small, "PRAGMA journal_mode"), "wal");
+}
+
+// A timeline of 200,000 rows or more is written by two threads, the second half through a part
+// file copied in afterwards: every row reads back as written, in order, with its run; shared args
+// of both halves stay shared (the part's ids moved past the file's own); no part file is left.
+TEST(Store, TwoWritersWriteALargeTimelineAsOne) {
+  const std::string dir = test::temp_dir();
+  const std::string path = dir + "/two_writers.kiln";
+  session::Session s;
+  for (int r = 0; r < 3; ++r) {
+    session::Run run;
+    run.id = r;
+    run.mode = "step " + std::to_string(r);
+    s.runs.push_back(run);
+  }
+  auto shared = events_with_shared_args();
+  for (int i = 0; i < 210000; ++i) {
+    session::TimelineEvent e;
+    if (i % 50000 < shared.size()) e = shared[static_cast<size_t>(i % 50000)];  // shared args in both halves
+    e.run = i % 4 - 1;
+    e.lane = "host:" + std::to_string(i % 3);
+    e.name = "op " + std::to_string(i);
+    e.category = i % 2 ? "cpu_op" : "kernel";
+    e.start_ns = 1000 + i;
+    e.dur_ns = i % 7;
+    e.correlation = i % 5 ? i : -1;
+    e.compile_id = i % 11 ? "" : "[0/" + std::to_string(i % 3) + "]";
+    if (e.args_json.empty() && i % 3) e.args_json = "{\"External id\":" + std::to_string(i) + "}";
+    s.timeline.push_back(std::move(e));
+  }
+  session::save_session(path, s);
+  auto back = session::load_session(path);
+  ASSERT_EQ(back.timeline.size(), s.timeline.size());
+  for (size_t i = 0; i < s.timeline.size(); ++i) {
+    const auto &a = s.timeline[i], &b = back.timeline[i];
+    ASSERT_TRUE(a.run == b.run && a.lane == b.lane && a.name == b.name && a.category == b.category &&
+                a.start_ns == b.start_ns && a.dur_ns == b.dur_ns && a.correlation == b.correlation &&
+                a.compile_id == b.compile_id && a.args_json == b.args_json)
+        << "row " << i;
+  }
+  EXPECT_EQ(sql_int(path, "SELECT max(seq) FROM timeline_rows"), 209999);
+  // Each half stores its two shared values once; every row's part exists.
+  EXPECT_EQ(sql_int(path, "SELECT count(*) FROM args_parts"), 4);
+  EXPECT_EQ(sql_int(path, "SELECT count(*) FROM timeline_rows WHERE args_part IS NOT NULL AND args_part NOT IN "
+                          "(SELECT id FROM args_parts)"),
+            0);
+  EXPECT_EQ(sql_int(path, "SELECT count(*) FROM timeline_rows WHERE run = 1"), 52500);
+  size_t others = 0;
+  std::string left;
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    if (entry.path().filename().string().find(".tmp-") != std::string::npos) left += " " + entry.path().filename().string(), ++others;
+  EXPECT_EQ(others, 0u) << "left:" << left;
 }

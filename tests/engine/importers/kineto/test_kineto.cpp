@@ -4,6 +4,7 @@
 #include <zlib.h>
 
 #include <fstream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "engine/base/error.h"
@@ -230,4 +231,80 @@ TEST(Kineto, NotATraceIsAnErrorNamingTheFile) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find(path), std::string::npos);
   }
+}
+
+namespace {
+
+// Every field the importer sets, one line per record: two sessions are the same import when
+// their texts are equal.
+std::string session_text(const session::Session& s) {
+  std::ostringstream os;
+  os << "rank " << s.rank << " gpu " << s.env.gpu << " cuda " << s.env.cuda << " driver " << s.env.driver << "\n";
+  for (const auto& e : s.timeline)
+    os << e.run << '|' << e.lane << '|' << e.name << '|' << e.category << '|' << e.start_ns << '|' << e.dur_ns << '|'
+       << e.compile_id << '|' << e.kernel << '|' << e.correlation << '|' << e.args_json << "\n";
+  for (const auto& r : s.runs)
+    os << "run " << r.id << ' ' << r.mode << ' ' << r.backend << ' ' << r.device << ' ' << r.latency.median_ms << ' '
+       << r.kernels_per_iter << ' ' << r.gpu_busy << ' ' << r.launch_gap_ms << ' ' << r.host_overhead_ms << ' '
+       << r.peak_memory_bytes << "\n";
+  for (const auto& k : s.kernels) os << "kernel " << k.name << ' ' << k.launch_config << ' ' << k.registers << "\n";
+  for (const auto& r : s.regions) os << "region " << r.compile_id << ' ' << r.hits << "\n";
+  for (const auto& n : s.import_notes) os << "note " << n.what << ' ' << n.count << ' ' << n.example << "\n";
+  return os.str();
+}
+
+}  // namespace
+
+// A large trace is read by two threads, each from its half (the second from an element boundary
+// guessed mid-file). Wherever the middle falls — inside a string holding "}, {", inside an event
+// whose args hold an array of objects, between a span's begin and its end, before the header's
+// tail — the session is the one a single thread reads.
+TEST(Kineto, TwoThreadsReadTheSameSessionAsOneWhereverTheMiddleFalls) {
+  auto doc = nlohmann::json::parse(test::read_file(test::data("traces/kineto_small_mlp.json")));
+  std::vector<std::string> events;
+  for (const auto& e : doc["traceEvents"]) events.push_back(e.dump(2));
+  // Spans begun in one half and ended in the other, nested; an end nothing began; an event the
+  // fast reader leaves to the JSON parser (an escape); decoys for the boundary guess.
+  const std::string host = R"("pid": 77, "tid": 77)";
+  std::vector<std::string> extra = {
+      "{\"ph\": \"B\", \"cat\": \"cpu_op\", \"name\": \"outer\", " + host + ", \"ts\": 10}",
+      "{\"ph\": \"B\", \"cat\": \"cpu_op\", \"name\": \"inner\", " + host + ", \"ts\": 11}",
+      "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"odd }, { name\", " + host + ", \"ts\": 12, \"dur\": 1}",
+      "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"objs\", " + host +
+          ", \"ts\": 13, \"dur\": 1, \"args\": {\"list\": [{\"a\": 1}, {\"b\": 2}, {\"c\": [{\"d\": 3}]}]}}",
+      "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"esc\\\"aped\", " + host + ", \"ts\": 14, \"dur\": 1}",
+      "{\"ph\": \"E\", \"cat\": \"cpu_op\", \"name\": \"inner\", " + host + ", \"ts\": 20}",
+      "{\"ph\": \"E\", \"cat\": \"cpu_op\", \"name\": \"outer\", " + host + ", \"ts\": 30}",
+      "{\"ph\": \"E\", \"cat\": \"cpu_op\", \"name\": \"stray\", " + host + ", \"ts\": 31}",
+      "{\"ph\": \"Q\", \"name\": \"odd phase\"}",
+  };
+  // Spread the extras through the sample's events.
+  std::vector<std::string> all;
+  size_t step = std::max<size_t>(1, events.size() / (extra.size() + 1));
+  for (size_t i = 0, x = 0; i < events.size(); ++i) {
+    all.push_back(events[i]);
+    if ((i + 1) % step == 0 && x < extra.size()) all.push_back(extra[x++]);
+  }
+  int split_runs = 0;
+  for (int pad = 0; pad < 40; ++pad) {
+    std::string trace = "{\"schemaVersion\": 1, \"pad\": \"" + std::string(static_cast<size_t>(pad) * 97, 'x') +
+                        "\", \"traceEvents\": [\n";
+    for (size_t i = 0; i < all.size(); ++i) trace += (i ? ",\n  " : "  ") + all[i];
+    trace += "\n], \"deviceProperties\": " + doc["deviceProperties"].dump() +
+             ", \"baseTimeNanoseconds\": " + std::to_string(doc.value("baseTimeNanoseconds", int64_t(0))) +
+             ", \"distributedInfo\": {\"rank\": 3}}";
+    // Shift the middle through the events: each padding moves it by 97 / 2 bytes.
+    std::string path = write_text("split.json", trace);
+    importers::KinetoFacts one_facts, two_facts;
+    auto one = import_kineto_trace(path, &one_facts, 0);
+    auto two = import_kineto_trace(path, &two_facts, 1);
+    EXPECT_EQ(one_facts.parts, 1);
+    split_runs += two_facts.parts == 2;
+    EXPECT_EQ(one_facts.events, two_facts.events) << "pad " << pad;
+    EXPECT_EQ(one_facts.bytes, two_facts.bytes) << "pad " << pad;
+    EXPECT_EQ(session_text(one), session_text(two)) << "pad " << pad;
+    EXPECT_EQ(two.rank, 3);
+  }
+  // The guess lands on a real boundary most of the time (when it does not, one thread reads on).
+  EXPECT_GT(split_runs, 20);
 }
