@@ -94,6 +94,7 @@ void ChromeTraceScanner::feed(std::string_view bytes) {
             hdr_from = i + 1;
           } else {
             expect_key_ = true;
+            hdr_from = i;  // the header starts with the document, whatever came before it in the chunk
           }
         } else if (in_events && depth_ == events_depth_ && c == '{' && !capturing_) {
           capturing_ = true;

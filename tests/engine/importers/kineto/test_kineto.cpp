@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <nlohmann/json.hpp>
@@ -66,6 +67,20 @@ TEST(ChromeTraceScanner, EventsAndHeaderAtEveryChunkSize) {
     EXPECT_EQ(h["baseTimeNanoseconds"], 5);
     EXPECT_EQ(h["traceEvents"].size(), 0u);
     EXPECT_EQ(h["deviceProperties"][0]["name"], "G]{");
+  }
+}
+
+// Bytes before the document (junk, a cut-off start) are never part of the header, wherever the
+// chunks break: the header (and the note quoting an unreadable one) depends on the input alone.
+TEST(ChromeTraceScanner, TheHeaderStartsWithTheDocumentAtEveryChunkSize) {
+  std::string doc = R"( junk: 1, x: 2 {"deviceProperties": [], "traceEvents": [{"name": "a"}], "baseTimeNanoseconds": 5})";
+  std::string whole;
+  scan(doc, doc.size(), &whole);
+  EXPECT_EQ(whole.rfind("{\"deviceProperties\"", 0), 0u) << whole;
+  for (size_t piece = 1; piece < doc.size(); ++piece) {
+    std::string header;
+    scan(doc, piece, &header);
+    EXPECT_EQ(header, whole) << piece;
   }
 }
 
@@ -307,4 +322,22 @@ TEST(Kineto, TwoThreadsReadTheSameSessionAsOneWhereverTheMiddleFalls) {
   }
   // The guess lands on a real boundary most of the time (when it does not, one thread reads on).
   EXPECT_GT(split_runs, 20);
+}
+
+// The inputs the importer's fuzzer found (tests/data/fuzz-regressions/kineto/) read the same with one
+// thread and with two.
+TEST(Kineto, FuzzerInputsReadTheSameWithOneThreadAndWithTwo) {
+  auto text_of = [](const std::string& path, int64_t split) {
+    try {
+      return session_text(import_kineto_trace(path, nullptr, split));
+    } catch (const Error& e) {
+      return std::string("error: ") + e.what();
+    }
+  };
+  int n = 0;
+  for (const auto& f : std::filesystem::directory_iterator(test::data("fuzz-regressions/kineto"))) {
+    EXPECT_EQ(text_of(f.path().string(), 0), text_of(f.path().string(), 1)) << f.path();
+    ++n;
+  }
+  EXPECT_GE(n, 2);
 }
