@@ -6,21 +6,14 @@
 
 #include "engine/base/error.h"
 #include "engine/importers/kineto/kineto.h"
+#include "engine/report/render_json.h"
 #include "fuzz/fuzz_input_file.h"
 
 namespace {
 
-std::string digest(const kiln::session::Session& s) {
-  std::string out = std::to_string(s.rank) + s.env.gpu + "\n";
-  for (const auto& e : s.timeline)
-    out += std::to_string(e.run) + e.lane + "|" + e.name + "|" + e.category + "|" + std::to_string(e.start_ns) + "|" +
-           std::to_string(e.dur_ns) + "|" + e.compile_id + "|" + e.kernel + "|" + std::to_string(e.correlation) + "|" +
-           e.args_json + "\n";
-  for (const auto& r : s.runs) out += r.mode + std::to_string(r.kernels_per_iter) + "\n";
-  for (const auto& k : s.kernels) out += k.name + k.launch_config + "\n";
-  for (const auto& r : s.regions) out += r.compile_id + std::to_string(r.hits) + "\n";
-  for (const auto& n : s.import_notes) out += n.what + std::to_string(n.count) + n.example + "\n";
-  return out;
+std::string digest(kiln::session::Session s) {  // every field but the creation time
+  s.env.created_at.clear();
+  return kiln::report::render_json(s);
 }
 
 std::string import(const std::string& path, int64_t split) {

@@ -131,7 +131,7 @@ void join_runtime_to_compile(session::Session& s) {
     if (tl[i].correlation >= 0 && !tl[i].compile_id.empty() && tl[i].lane.rfind("host:", 0) == 0)
       launch_of.emplace(tl[i].correlation, i);
   for (auto& e : tl) {
-    if (launch_of.empty()) break;
+    if (launch_of.empty()) break;  // nothing to give
     if (e.correlation < 0 || !e.compile_id.empty() || e.lane.rfind("host:", 0) == 0) continue;
     auto it = launch_of.find(e.correlation);
     if (it != launch_of.end()) e.compile_id = tl[it->second].compile_id;

@@ -14,11 +14,11 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <exception>
+#include <fstream>
+#include <functional>
 #include <set>
 #include <thread>
-#include <type_traits>
 
 #include "engine/base/output_file.h"
 #include "engine/session/sqlite_db.h"
@@ -127,8 +127,9 @@ uint64_t expected_bytes(const Session& s) {
 // one) at `path`, never a file without a header. `expected`: expected_bytes of what fill writes.
 // `then`, when given, runs after fill's transaction committed (for what needs its own, like an
 // ATTACH), before the file is finished.
-template <typename Fill, typename Then = std::nullptr_t>
-void write_new_file(const std::string& path, uint64_t expected, Fill&& fill, Then&& then = nullptr) {
+template <typename Fill>
+void write_new_file(const std::string& path, uint64_t expected, Fill&& fill,
+                    const std::function<void(SqliteDb&)>& then = nullptr) {
   std::string tmp = temporary_name(path);
   remove_db_files(tmp);
   try {
@@ -137,7 +138,7 @@ void write_new_file(const std::string& path, uint64_t expected, Fill&& fill, The
     Transaction t(db);
     fill(db);
     t.commit();
-    if constexpr (!std::is_same_v<std::decay_t<Then>, std::nullptr_t>) then(db);
+    if (then) then(db);
     finish_temporary(db, tmp);
   } catch (const SqliteError& e) {
     remove_db_files(tmp);
@@ -172,8 +173,7 @@ void save_session(const std::string& path, const Session& s) {
   }
   // A large timeline: a second thread writes its second half into a part file beside the
   // temporary (its own SQLite connection) while this one writes everything else; the part's rows
-  // are then copied in (a copy of stored rows costs far less than binding them), their seq
-  // following the first half's and their shared args ids moved past the file's own.
+  // are then copied in (store_write.h).
   const std::string part = temporary_name(path) + "-part";
   struct RemovePart {
     std::string path;
@@ -188,12 +188,7 @@ void save_session(const std::string& path, const Session& s) {
         std::exception_ptr failed;
         std::thread second([&] {
           try {
-            SqliteDb pdb(part, SqliteDb::Mode::Create);
-            create_timeline_part(pdb);
-            Transaction t(pdb);
-            write_timeline(pdb, events + half, events + rows, -1, static_cast<int64_t>(half));
-            t.commit();
-            pdb.close();
+            write_timeline_part(part, events + half, events + rows, static_cast<int64_t>(half));
           } catch (...) {
             failed = std::current_exception();
           }
@@ -210,20 +205,7 @@ void save_session(const std::string& path, const Session& s) {
         second.join();
         if (failed) std::rethrow_exception(failed);
       },
-      [&](SqliteDb& db) {
-        db.prepare("ATTACH DATABASE ? AS part")->bind(1, part).run();
-        Transaction t(db);
-        auto max_id = db.prepare("SELECT COALESCE(MAX(id), 0) FROM main.args_parts");
-        max_id->step();
-        const std::string shift = std::to_string(max_id->column_int(0));
-        max_id.reset();
-        db.exec("INSERT INTO main.args_parts (id, text) SELECT id + " + shift + ", text FROM part.args_parts ORDER BY id");
-        db.exec(
-            "INSERT INTO main.timeline_rows SELECT seq, run, lane, name, category, start_ns, dur_ns, compile_id, kernel, "
-            "correlation, args_json, args_part + " + shift + ", args_tail FROM part.timeline_rows ORDER BY seq");
-        t.commit();
-        db.exec("DETACH DATABASE part");
-      });
+      [&](SqliteDb& db) { append_timeline_part(db, part); });
 }
 
 Session load_session(const std::string& path) {

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "engine/base/json_text.h"
+#include "engine/session/store_schema.h"
 
 namespace kiln::session {
 
@@ -329,6 +330,32 @@ void write_timeline(SqliteDb& db, const TimelineEvent* first, const TimelineEven
     }
     st->run();
   }
+}
+
+void write_timeline_part(const std::string& part, const TimelineEvent* first, const TimelineEvent* last,
+                         int64_t first_seq) {
+  SqliteDb db(part, SqliteDb::Mode::Create);
+  create_timeline_part(db);
+  Transaction t(db);
+  write_timeline(db, first, last, -1, first_seq);
+  t.commit();
+  db.close();
+}
+
+void append_timeline_part(SqliteDb& db, const std::string& part) {
+  db.prepare("ATTACH DATABASE ? AS part")->bind(1, part).run();
+  Transaction t(db);
+  auto max_id = db.prepare("SELECT COALESCE(MAX(id), 0) FROM main.args_parts");
+  max_id->step();
+  const std::string shift = std::to_string(max_id->column_int(0));
+  max_id.reset();
+  // Copies of stored rows, not rebound ones: a fraction of write_timeline's cost per row.
+  db.exec("INSERT INTO main.args_parts (id, text) SELECT id + " + shift + ", text FROM part.args_parts ORDER BY id");
+  db.exec(
+      "INSERT INTO main.timeline_rows SELECT seq, run, lane, name, category, start_ns, dur_ns, compile_id, kernel, "
+      "correlation, args_json, args_part + " + shift + ", args_tail FROM part.timeline_rows ORDER BY seq");
+  t.commit();
+  db.exec("DETACH DATABASE part");
 }
 
 void write_kernels(SqliteDb& db, const std::vector<Kernel>& kernels) {

@@ -15,6 +15,15 @@
 //         timeline_rows (store_schema.cpp), the longest member value of args of 8 KiB or more is
 //         stored once per call in args_parts when it has 4 KiB or more; the timeline view reads
 //         every row's args back as written.
+// write_timeline_part(part, first, last, first_seq)
+//   pre:  no file at `part` (a scratch file beside the session's temporary).
+//   post: `part` is a database holding only the timeline tables with [first, last) written as
+//         write_timeline writes them, numbered from first_seq. Opens its own connection: it may run
+//         on another thread while the session's connection writes.
+// append_timeline_part(db, part)
+//   pre:  no transaction open on db; part's rows are numbered after db's.
+//   post: part's rows appended to db's timeline in one transaction, their shared-args ids moved past
+//         db's own; part detached again (the caller removes its file).
 // write_kernels(db, kernels)
 //   post: kernels (and their autotune candidates) appended after those already stored.
 // write_autotune(db, kernel, compile_id, candidates)
@@ -46,6 +55,9 @@ bool write_autotune(SqliteDb& db, const std::string& kernel, const std::string& 
                     const std::vector<AutotuneCandidate>& candidates);
 void write_break_costs(SqliteDb& db, const std::vector<BreakCost>& costs);
 void write_recompile_costs(SqliteDb& db, const RecompileCosts& costs);
+void write_timeline_part(const std::string& part, const TimelineEvent* first, const TimelineEvent* last,
+                         int64_t first_seq);
+void append_timeline_part(SqliteDb& db, const std::string& part);
 int next_run_id(SqliteDb& db);
 
 }  // namespace kiln::session

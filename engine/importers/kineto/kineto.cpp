@@ -7,15 +7,15 @@
 
 #include <algorithm>
 #include <cctype>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <ctime>
-#include <atomic>
 #include <exception>
 #include <iterator>
 #include <map>
-#include <thread>
 #include <set>
+#include <thread>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -130,6 +130,13 @@ class KinetoReader {
       reg.metrics["from"] = "profiler trace";  // join.h replaces it by the compiled region of that id
       t_.session.regions.push_back(std::move(reg));
     }
+  }
+
+  // Room for the events of `bytes` of trace: Kineto writes 250-400 bytes per event, so the densest
+  // saves moving a huge timeline (the room left over is address space only, never touched).
+  void reserve_for(int64_t bytes) {
+    t_.session.timeline.reserve(static_cast<size_t>(bytes / 250));
+    t_.ids.reserve(static_cast<size_t>(bytes / 250));
   }
 
   // This reader reads a part of the file after another reader's part: ends it cannot match wait
@@ -328,24 +335,6 @@ class KinetoReader {
 
 namespace {
 
-// The rest of an import once every event is read: header, links, notes, facts.
-session::Session finish_import(const std::string& path, KinetoReader& reader, ImportTally& tally,
-                               const std::string& header, bool header_truncated, uint64_t bytes, KinetoFacts* facts) {
-  reader.finish(header, header_truncated);
-  KinetoTrace& t = reader.trace();
-  link_kineto_trace(t, tally);
-  t.session.origin = "profiler trace import";
-  t.session.env.created_at = now_iso8601();
-  t.session.model.path = path;
-  t.session.import_notes = tally.notes(path);
-  if (facts) {
-    facts->pid = reader.pid();
-    facts->events = reader.events();
-    facts->bytes = bytes;
-  }
-  return std::move(t.session);
-}
-
 constexpr size_t kChunk = 4 << 20;
 
 // Feeds one scanner: each event read by ChromeEvent when it can, handed to the reader.
@@ -391,17 +380,18 @@ session::Session import_kineto_trace(const std::string& path, KinetoFacts* facts
   ByteSource source(path);
   ImportTally tally;
   KinetoReader reader(tally);
-  if (!source.gzipped()) {
-    // Kineto writes 250-400 bytes per event: room for the densest saves moving a huge timeline
-    // (the room left over is address space only, never touched).
-    reader.trace().session.timeline.reserve(static_cast<size_t>(st.st_size / 250));
-    reader.trace().ids.reserve(static_cast<size_t>(st.st_size / 250));
-  }
+  if (!source.gzipped()) reader.reserve_for(st.st_size);
   EventSink sink(reader);
   ChromeTraceScanner& scanner = sink.scanner;
   std::vector<char> chunk(kChunk);
   size_t n;
   uint64_t fed = 0;
+  // What the scanners saw, whether one thread read the file or two.
+  std::string header;
+  bool header_truncated = false, cut = false;
+  int64_t oversized = 0;  // besides the first scanner's own
+  uint64_t bytes = 0;     // read by the second thread
+  int parts = 1;
 
   // A large plain file: once the first thread is inside the events array, a second one reads the
   // second half from an element boundary guessed there; the first reads up to it and checks the
@@ -419,8 +409,7 @@ session::Session import_kineto_trace(const std::string& path, KinetoFacts* facts
       ImportTally later_tally;
       KinetoReader later(later_tally);
       later.set_later_part();
-      later.trace().session.timeline.reserve(static_cast<size_t>((size - split) / 250));
-      later.trace().ids.reserve(static_cast<size_t>((size - split) / 250));
+      later.reserve_for(size - split);
       EventSink later_sink(later);
       later_sink.scanner.continue_events_of(scanner);
       std::atomic<bool> cancel{false};
@@ -456,27 +445,41 @@ session::Session import_kineto_trace(const std::string& path, KinetoFacts* facts
       if (!right) cancel = true;
       second.join();
       if (right && !failed && later_bytes == static_cast<uint64_t>(size - split)) {
-        scanner.finish();
         reader.append(std::move(later));
-        const int64_t oversized = scanner.oversized_events() + later_sink.scanner.oversized_events();
-        if (oversized > 0) tally.note("oversized event skipped", "an event longer than the memory left or 1 GiB", oversized);
-        if (!later_sink.scanner.complete())
-          tally.note("trace cut short", "the file ends inside the JSON document; events before the cut were kept");
-        std::string header = scanner.header() + later_sink.scanner.header();
-        const bool header_truncated = scanner.header_truncated() || later_sink.scanner.header_truncated();
-        if (facts) facts->parts = 2;
-        return finish_import(path, reader, tally, header, header_truncated, source.bytes_read() + later_bytes, facts);
+        header = scanner.header() + later_sink.scanner.header();
+        header_truncated = scanner.header_truncated() || later_sink.scanner.header_truncated();
+        oversized = later_sink.scanner.oversized_events();
+        cut = !later_sink.scanner.complete();
+        bytes = later_bytes;
+        parts = 2;
       }
     }
   }
-  while ((n = source.read(chunk.data(), chunk.size())) > 0) scanner.feed(std::string_view(chunk.data(), n));
+  if (parts == 1) {  // one thread reads (on)
+    while ((n = source.read(chunk.data(), chunk.size())) > 0) scanner.feed(std::string_view(chunk.data(), n));
+    if (!scanner.started()) throw Error(path + ": not a Chrome trace (no JSON object or array found)");
+    header = scanner.header();
+    header_truncated = scanner.header_truncated();
+    cut = !scanner.complete() || source.truncated();
+  }
   scanner.finish();
-  if (!scanner.started()) throw Error(path + ": not a Chrome trace (no JSON object or array found)");
-  if (scanner.oversized_events() > 0)
-    tally.note("oversized event skipped", "an event longer than the memory left or 1 GiB", scanner.oversized_events());
-  if (!scanner.complete() || source.truncated())
-    tally.note("trace cut short", "the file ends inside the JSON document; events before the cut were kept");
-  return finish_import(path, reader, tally, scanner.header(), scanner.header_truncated(), source.bytes_read(), facts);
+  oversized += scanner.oversized_events();
+  if (oversized > 0) tally.note("oversized event skipped", "an event longer than the memory left or 1 GiB", oversized);
+  if (cut) tally.note("trace cut short", "the file ends inside the JSON document; events before the cut were kept");
+  reader.finish(header, header_truncated);
+  KinetoTrace& t = reader.trace();
+  link_kineto_trace(t, tally);
+  t.session.origin = "profiler trace import";
+  t.session.env.created_at = now_iso8601();
+  t.session.model.path = path;
+  t.session.import_notes = tally.notes(path);
+  if (facts) {
+    facts->pid = reader.pid();
+    facts->events = reader.events();
+    facts->bytes = source.bytes_read() + bytes;
+    facts->parts = parts;
+  }
+  return std::move(t.session);
 }
 
 }  // namespace kiln::importers

@@ -5,12 +5,12 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "engine/base/error.h"
 #include "engine/importers/kineto/chrome_trace_scanner.h"
 #include "engine/importers/kineto/kineto.h"
+#include "engine/report/render_json.h"
 #include "tests/support/paths.h"
 
 using namespace kiln;  // NOLINT
@@ -250,22 +250,11 @@ TEST(Kineto, NotATraceIsAnErrorNamingTheFile) {
 
 namespace {
 
-// Every field the importer sets, one line per record: two sessions are the same import when
-// their texts are equal.
-std::string session_text(const session::Session& s) {
-  std::ostringstream os;
-  os << "rank " << s.rank << " gpu " << s.env.gpu << " cuda " << s.env.cuda << " driver " << s.env.driver << "\n";
-  for (const auto& e : s.timeline)
-    os << e.run << '|' << e.lane << '|' << e.name << '|' << e.category << '|' << e.start_ns << '|' << e.dur_ns << '|'
-       << e.compile_id << '|' << e.kernel << '|' << e.correlation << '|' << e.args_json << "\n";
-  for (const auto& r : s.runs)
-    os << "run " << r.id << ' ' << r.mode << ' ' << r.backend << ' ' << r.device << ' ' << r.latency.median_ms << ' '
-       << r.kernels_per_iter << ' ' << r.gpu_busy << ' ' << r.launch_gap_ms << ' ' << r.host_overhead_ms << ' '
-       << r.peak_memory_bytes << "\n";
-  for (const auto& k : s.kernels) os << "kernel " << k.name << ' ' << k.launch_config << ' ' << k.registers << "\n";
-  for (const auto& r : s.regions) os << "region " << r.compile_id << ' ' << r.hits << "\n";
-  for (const auto& n : s.import_notes) os << "note " << n.what << ' ' << n.count << ' ' << n.example << "\n";
-  return os.str();
+// The whole session as text (report::render_json: every field, in a fixed order), its creation
+// time left out: two imports of one file are the same when their texts are equal.
+std::string session_text(session::Session s) {
+  s.env.created_at.clear();
+  return report::render_json(s);
 }
 
 }  // namespace
