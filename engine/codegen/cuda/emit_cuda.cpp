@@ -104,8 +104,9 @@ struct CudaEmitter : KernelExpr {
     store_each(os, k.comps, vars, pad);
   }
 
-  // Buffers of kernel k that the vector path moves 16 bytes at a time: float32 computations of the
-  // iteration's own shape, read (or written) at the element's own position.
+  // Buffers of kernel k that the vector path moves `width` elements at a time: float32 (16 bytes
+  // for 4) and 16-bit float (8 bytes for 4) computations of the iteration's own shape, read (or
+  // written) at the element's own position.
   std::set<int> vector_buffers(const FusedKernel& k, const std::vector<Sym>& sizes) {
     std::set<int> out;
     const auto order = lowering::storage_order(p.program.comps[k.comps[0]]);
@@ -121,7 +122,8 @@ struct CudaEmitter : KernelExpr {
       if (cs.size() != sizes.size()) return false;
       for (size_t d = 0; d < cs.size(); ++d)
         if (size(cs[d]) != size(sizes[d])) return false;
-      return p.program.comps[c].dtype == ir::DType::Float32 && p.realized[c] &&
+      const ir::DType t = p.program.comps[c].dtype;
+      return (t == ir::DType::Float32 || t == ir::DType::Float16 || t == ir::DType::BFloat16) && p.realized[c] &&
              lowering::storage_order(p.program.comps[c]) == order;
     };
     std::set<int> rejected;
@@ -162,23 +164,33 @@ struct CudaEmitter : KernelExpr {
       return;
     }
     // `width` consecutive elements per thread: the innermost stored size is a multiple of width, so they
-    // share every index but the innermost, and (when every vector buffer is aligned to the vector's
-    // size) each buffer read or written at the element's own position moves as one float4 (width 4)
-    // or float2 (width 2). A thread's first element sits at a multiple of `width`, so the vector
-    // type must be exactly `width` floats wide: a float4 load at a multiple of 2 faults.
+    // share every index but the innermost, and (when every vector buffer is aligned to its vector's
+    // size) each buffer read or written at the element's own position moves as one vector of `width`
+    // elements. A thread's first element sits at a multiple of `width`, so the vector must be exactly
+    // `width` elements wide: a float4 load at a multiple of 2 faults.
     std::set<int> vec = (width == 4 || width == 2) ? vector_buffers(k, sizes) : std::set<int>{};
-    const std::string vtype = width == 4 ? "float4" : "float2";
-    const int vbytes = 4 * width;
+    // Each vector buffer moves as one `width`-element vector of its own type: float4 / float2 for
+    // float32, uint2 / unsigned (8 / 4 bytes) for the 16-bit floats, whose elements are read and
+    // written through their kiln_half / kiln_bf16 bits.
+    auto wide = [&](int c) { return p.program.comps[c].dtype == ir::DType::Float32; };
+    auto vtype = [&](int c) { return wide(c) ? (width == 4 ? "float4" : "float2") : (width == 4 ? "uint2" : "unsigned"); };
+    auto vbytes = [&](int c) { return (wide(c) ? 4 : 2) * width; };
     std::set<int> own(k.comps.begin(), k.comps.end());
     os << "  // " << width << " consecutive elements per thread (the innermost size is a multiple of " << width << ")\n";
     if (!vec.empty()) {
-      os << "  const bool aligned = ((";
-      bool first = true;
+      std::map<int, std::string> by_size;  // vector bytes -> the buffers' addresses or'ed
       for (int c : vec) {
-        os << (first ? "" : " | ") << "reinterpret_cast<unsigned long long>(b" << c << ")";
-        first = false;
+        std::string& addrs = by_size[vbytes(c)];
+        addrs += (addrs.empty() ? "" : " | ") + std::string("reinterpret_cast<unsigned long long>(b") + std::to_string(c) + ")";
       }
-      os << ") & " << (vbytes - 1) << "ULL) == 0;  // every vector buffer " << vbytes << "-byte aligned\n";
+      std::string test;
+      for (const auto& [bytes, addrs] : by_size)
+        test += (test.empty() ? "" : " | ") + std::string("(") + addrs + ") & " + std::to_string(bytes - 1) + "ULL";
+      if (by_size.size() == 1)
+        os << "  const bool aligned = (" << test << ") == 0;  // every vector buffer " << by_size.begin()->first
+           << "-byte aligned\n";
+      else
+        os << "  const bool aligned = (" << test << ") == 0;  // every vector buffer aligned to its vector's size\n";
     }
     os << "  for (long long base = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * " << width
        << "; base < total; base += static_cast<long long>(gridDim.x) * blockDim.x * " << width << ") {\n";
@@ -193,20 +205,24 @@ struct CudaEmitter : KernelExpr {
       os << "    if (aligned) {\n";
       for (int c : vec)
         if (!own.count(c))
-          os << "      const " << vtype << " v" << c << " = *reinterpret_cast<const " << vtype << "*>(b" << c << " + base);  // "
+          os << "      const " << vtype(c) << " v" << c << " = *reinterpret_cast<const " << vtype(c) << "*>(b" << c << " + base);  // "
              << cpp_comment(p.program.comps[c].name) << "\n";
       for (int c : k.comps)
-        if (vec.count(c)) os << "      " << vtype << " v" << c << ";\n";
+        if (vec.count(c)) os << "      " << vtype(c) << " v" << c << ";\n";
       os << "      #pragma unroll\n      for (int lane = 0; lane < " << width << "; ++lane) {\n";
+      auto element_of = [&](int c, bool constant) {
+        const std::string t = wide(c) ? "float" : ctype(p.program.comps[c].dtype);
+        return "reinterpret_cast<" + std::string(constant ? "const " : "") + t + "*>(&v" + std::to_string(c) + ")[lane]";
+      };
       load_hook = [&](const VExpr& e, const std::vector<std::string>&) -> std::string {
         if (!vec.count(e->comp)) return "";
-        return "reinterpret_cast<const float*>(&v" + std::to_string(e->comp) + ")[lane]";
+        return wide(e->comp) ? element_of(e->comp, true) : "static_cast<float>(" + element_of(e->comp, true) + ")";
       };
       for (int c : k.comps) {
         const Comp& comp = p.program.comps[c];
         std::string v = statement(os, "        ", comp.body, lane_vars, {}, 0, &comp);
         if (vec.count(c)) {
-          os << "        reinterpret_cast<float*>(&v" << c << ")[lane] = " << v << ";  // " << cpp_comment(comp.name) << "\n";
+          os << "        " << element_of(c, false) << " = " << v << ";  // " << cpp_comment(comp.name) << "\n";
         } else {
           std::vector<lowering::IExpr> idx;
           for (size_t d = 0; d < comp.sizes.size(); ++d) idx.push_back(lowering::ie_var(static_cast<int>(d)));
@@ -216,7 +232,7 @@ struct CudaEmitter : KernelExpr {
       load_hook = nullptr;
       os << "      }\n";
       for (int c : k.comps)
-        if (vec.count(c)) os << "      *reinterpret_cast<" << vtype << "*>(b" << c << " + base) = v" << c << ";\n";
+        if (vec.count(c)) os << "      *reinterpret_cast<" << vtype(c) << "*>(b" << c << " + base) = v" << c << ";\n";
       os << "      continue;\n    }\n";
     }
     os << "    #pragma unroll\n    for (int lane = 0; lane < " << width << "; ++lane) {\n";
@@ -305,9 +321,174 @@ struct CudaEmitter : KernelExpr {
     return RowPass::Separate;
   }
 
+  // A row value held in registers by the warp form: the load of computation `comp` at `index`
+  // (over the row's variables), one float per lane and step along the row in array `name`.
+  struct HeldLoad {
+    int comp;
+    std::vector<lowering::IExpr> index;
+    std::string name;
+  };
+
+  // Whether kernel k's warp form keeps the row's values in registers, and which loads: every loop
+  // of the row (reductions and the per-element computations after them) walks the same constant
+  // shape, so lane l's j-th step is element l + 32 j in each of them, and a value the reductions
+  // read is read from memory once per row instead of once per loop. Held are the loads of the
+  // reductions' bodies from buffers this kernel does not write, at positions along the row, outside
+  // a where's branches (those may not be readable for every element); up to 64 floats per lane.
+  // Empty when any loop differs in shape or nothing qualifies: the loops then read memory.
+  std::vector<HeldLoad> held_loads(const FusedKernel& k, std::vector<Sym>& shape, int64_t& per_lane) {
+    const size_t outer = k.outer.size();
+    bool first = true;
+    for (int c : k.comps) {
+      const Comp& comp = p.program.comps[c];
+      std::vector<Sym> loop = comp.kind == Comp::Kind::Reduction
+                                  ? comp.reduce_sizes
+                                  : std::vector<Sym>(comp.sizes.begin() + std::min(comp.sizes.size(), outer), comp.sizes.end());
+      if (loop.empty()) return {};
+      for (const auto& s : loop)
+        if (!capture::sym_is_const(s) || s->value <= 0) return {};
+      if (first) shape = loop;
+      first = false;
+      if (loop.size() != shape.size()) return {};
+      for (size_t d = 0; d < loop.size(); ++d)
+        if (loop[d]->value != shape[d]->value) return {};
+    }
+    int64_t length = 1;
+    for (const auto& s : shape) length *= s->value;
+    per_lane = (length + 31) / 32;
+    if (per_lane > 32) return {};
+    const std::set<int> own(k.comps.begin(), k.comps.end());
+    std::function<bool(const lowering::IExpr&)> along_row = [&](const lowering::IExpr& e) {
+      if (!e) return false;
+      if (e->op == IExprNode::Op::Var) return e->var >= static_cast<int>(outer);
+      return along_row(e->a) || along_row(e->b);
+    };
+    std::vector<HeldLoad> held;
+    std::function<void(const VExpr&)> walk = [&](const VExpr& e) {
+      if (!e) return;
+      if (e->op == VExprNode::Op::Load) {
+        const Comp& src = p.program.comps[e->comp];
+        const bool floating = src.dtype == ir::DType::Float32 || src.dtype == ir::DType::Float16 ||
+                              src.dtype == ir::DType::BFloat16;
+        bool along = false;
+        for (const auto& i : e->index) along = along || along_row(i);
+        if (!own.count(e->comp) && p.realized[e->comp] && floating && along &&
+            static_cast<int64_t>(held.size() + 1) * per_lane <= 64 && !find_held(held, e)) {
+          held.push_back({e->comp, e->index, "rv" + std::to_string(held.size())});
+        }
+        return;
+      }
+      if (e->op == VExprNode::Op::Where) {  // its condition only: the branches are read lazily
+        walk(e->c);
+        return;
+      }
+      walk(e->a);
+      walk(e->b);
+      walk(e->c);
+    };
+    for (int c : k.comps)
+      if (p.program.comps[c].kind == Comp::Kind::Reduction) walk(p.program.comps[c].body);
+    return held;
+  }
+  static const HeldLoad* find_held(const std::vector<HeldLoad>& held, const VExpr& e) {
+    for (const auto& h : held) {
+      if (h.comp != e->comp || h.index.size() != e->index.size()) continue;
+      bool same = true;
+      for (size_t d = 0; d < h.index.size() && same; ++d) same = lowering::ie_equal(h.index[d], e->index[d]);
+      if (same) return &h;
+    }
+    return nullptr;
+  }
+
+  // The warp form with the row in registers (held_loads): each lane first reads its share of every
+  // held value, all loads in flight at once, then every loop over the row runs from registers,
+  // unrolled; the reductions run one loop each (two passes over registers cost less than the
+  // one-pass forms' per-value division or exp, and give the plain two-loop results).
+  void register_row(std::ostringstream& os, const FusedKernel& k, const std::vector<HeldLoad>& held,
+                    const std::vector<Sym>& shape, int64_t per_lane) {
+    const size_t outer = k.outer.size();
+    int64_t length = 1;
+    for (const auto& s : shape) length *= s->value;
+    const std::string n = std::to_string(per_lane);
+    const bool ragged = length % 32 != 0;
+    os << "  const long long rows = " << size_product(k.outer) << ";\n";
+    os << "  for (long long row = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5; row < rows; "
+          "row += (static_cast<long long>(gridDim.x) * blockDim.x) >> 5) {\n";
+    std::vector<std::string> vars;
+    unflatten(os, "row", k.outer, 0, "    ", vars);
+    os << "    // the row in registers: " << per_lane << (per_lane == 1 ? " value" : " values")
+       << " per lane of each held load, read once\n";
+    for (const auto& h : held) os << "    float " << h.name << "[" << n << "];\n";
+    // One unrolled loop over the lane's steps; `body` writes the step's statements.
+    auto steps = [&](const std::function<void(const std::vector<std::string>&, const std::string&)>& body) {
+      os << "    #pragma unroll\n    for (int j = 0; j < " << n << "; ++j) {\n";
+      os << "      const long long r = (threadIdx.x & 31) + 32LL * j;\n";
+      std::string pad = "      ";
+      if (ragged) {
+        os << "      if (r < " << length << "LL) {\n";
+        pad = "        ";
+      }
+      std::vector<std::string> rvars = vars;
+      unflatten(os, "r", shape, outer, pad, rvars);
+      body(rvars, pad);
+      if (ragged) os << "      }\n";
+      os << "    }\n";
+    };
+    steps([&](const std::vector<std::string>& rvars, const std::string& pad) {
+      for (const auto& h : held) {
+        std::string v = statement(os, pad, lowering::ve_load(h.comp, h.index), rvars, {}, outer);
+        os << pad << h.name << "[j] = " << v << ";  // " << cpp_comment(p.program.comps[h.comp].name) << "\n";
+      }
+    });
+    load_hook = [&](const VExpr& e, const std::vector<std::string>&) -> std::string {
+      const HeldLoad* h = find_held(held, e);
+      return h ? h->name + "[j]" : "";
+    };
+    std::map<int, std::string> accs;
+    std::vector<lowering::IExpr> row_idx;
+    for (size_t d = 0; d < outer; ++d) row_idx.push_back(lowering::ie_var(static_cast<int>(d)));
+    for (int c : k.comps) {
+      const Comp& comp = p.program.comps[c];
+      if (comp.kind == Comp::Kind::Reduction) {
+        const std::string acc = "acc" + std::to_string(c);
+        const std::string& op = comp.reduce_op;
+        os << "    float " << acc << " = " << (op == "sum" ? "0.0f" : op == "max" ? "-INFINITY" : "INFINITY") << ";  // "
+           << op << " for " << cpp_comment(comp.name) << "\n";
+        steps([&](const std::vector<std::string>& rvars, const std::string& pad) {
+          std::string v = statement(os, pad, comp.body, rvars, accs, outer);
+          if (op == "sum") os << pad << acc << " += " << v << ";\n";
+          else os << pad << acc << " = kiln_" << op << "(" << acc << ", " << v << ");\n";
+        });
+        os << "    " << acc << " = kiln_warp_" << op << "(" << acc << ");\n";
+        if (!comp.post_div_sizes.empty())
+          os << "    " << acc << " = " << acc << " / static_cast<float>(" << size_product(comp.post_div_sizes) << ");\n";
+        os << "    if ((threadIdx.x & 31) == 0) b" << c << "[" << offset(c, row_idx, vars) << "] = " << acc << ";\n";
+        accs[c] = acc;
+      } else {
+        steps([&](const std::vector<std::string>& rvars, const std::string& pad) {
+          std::vector<lowering::IExpr> idx;
+          for (size_t d = 0; d < comp.sizes.size(); ++d) idx.push_back(lowering::ie_var(static_cast<int>(d)));
+          std::string v = statement(os, pad, comp.body, rvars, accs, outer, &comp);
+          os << pad << "b" << c << "[" << offset(c, idx, rvars) << "] = " << v << ";  // " << cpp_comment(comp.name) << "\n";
+        });
+      }
+    }
+    load_hook = nullptr;
+    os << "    __syncwarp();\n  }\n";
+  }
+
   // One block per row (block reductions), or with `warp` one warp per row, blockDim/32 rows per
   // block (warp-shuffle reductions only: short rows do not idle most of a block).
   void row(std::ostringstream& os, const FusedKernel& k, bool warp = false) {
+    if (warp) {
+      std::vector<Sym> shape;
+      int64_t per_lane = 0;
+      auto held = held_loads(k, shape, per_lane);
+      if (!held.empty()) {
+        register_row(os, k, held, shape, per_lane);
+        return;
+      }
+    }
     const std::string step = warp ? "32" : "blockDim.x";
     const std::string first = warp ? "(threadIdx.x & 31)" : "threadIdx.x";
     std::vector<RowPass> passes;

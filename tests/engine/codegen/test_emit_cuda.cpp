@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <regex>
 #include <set>
 
 #include "engine/codegen/cuda/gemm_template.h"
@@ -60,9 +61,10 @@ TEST(EmitCuda, GoldenSources) {
 TEST(EmitCuda, RowKernelsUseBlockReductionsAndPointwiseKernelsVectorize) {
   std::vector<codegen::CudaKernelInfo> info;
   auto src = cuda_source("block.pt", "2x16x64", &info);
-  // block.pt's rows (softmax, layer_norm) are 16 to 64 long: one warp per row, shuffles only.
-  EXPECT_NE(src.find("kiln_warp_online(acc"), std::string::npos);
-  EXPECT_NE(src.find("kiln_warp_welford(n"), std::string::npos);
+  // block.pt's rows (softmax, layer_norm) are 16 to 64 long: one warp per row, the row held in
+  // registers, shuffles only.
+  EXPECT_NE(src.find("acc27 = kiln_warp_max(acc27);"), std::string::npos);
+  EXPECT_NE(src.find("acc28 = kiln_warp_sum(acc28);"), std::string::npos);
   EXPECT_NE(src.find("__shfl_xor_sync"), std::string::npos);
   EXPECT_EQ(src.find("kiln_block_online(acc"), std::string::npos);
   EXPECT_EQ(src.find("kiln_block_welford(n"), std::string::npos);
@@ -154,25 +156,135 @@ int comp_named(const fusion::FusedProgram& p, const std::string& name) {
 
 }  // namespace
 
-// softmax's max and sum, and each layer_norm's mean and variance, are one loop over the row in both
-// row mappings: the reductions of block.pt are never computed one loop each.
+namespace {
+
+// The body of each `_block` autotuning candidate (one block per row) of p, concatenated.
+std::string block_forms(const fusion::FusedProgram& p) {
+  std::vector<codegen::CudaKernelInfo> info;
+  auto src = codegen::emit_cuda(p, {}, &info, /*variants=*/true);
+  std::string out;
+  for (const auto& k : info) {
+    const size_t at = src.find("void " + k.name + "_block(const KilnArgs_" + k.name + " args)");
+    if (at != std::string::npos) out += src.substr(at, src.find("\n}\n", at) - at) + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+// By default block.pt's rows run a warp each with the row in registers: each value a reduction
+// reads comes from memory once per row, and every loop over the row (the reductions one loop each,
+// then the normalized output) reads the registers.
+TEST(EmitCuda, WarpRowsReadTheRowOnceIntoRegisters) {
+  auto fused = block_program();
+  std::vector<codegen::CudaKernelInfo> info;
+  auto src = codegen::emit_cuda(fused, {}, &info);
+  int rows = 0;
+  for (const auto& k : info) {
+    if (!k.row) continue;
+    ++rows;
+    const size_t at = src.find("void " + k.name + "(const KilnArgs_" + k.name + " args)");
+    ASSERT_NE(at, std::string::npos) << k.name;
+    const std::string body = src.substr(at, src.find("\n}\n", at) - at);
+    EXPECT_EQ(count(body, "// the row in registers"), 1) << body;
+    EXPECT_EQ(count(body, "rv0[j] = "), 1) << body;  // one load of the row's input per row
+    // the input (the first buffer, x or the scores) is read nowhere else
+    const std::string input = body.substr(body.find("__restrict__ ") + 13, body.find(" = static_cast") - body.find("__restrict__ ") - 13);
+    EXPECT_EQ(count(body, input + "["), 1) << input << "\n" << body;
+    EXPECT_EQ(count(body, "kiln_welford_add("), 0) << body;
+    EXPECT_EQ(count(body, "kiln_online_add("), 0) << body;
+    EXPECT_EQ(count(body, "#pragma unroll\n    for (int j = 0; j < "), 4) << body;  // the loads, two reductions, the output
+  }
+  EXPECT_EQ(rows, 3);
+  auto bin = codegen::compile_cuda(src, "sm_90");
+  EXPECT_GT(bin.cubin.size(), 0u);
+}
+
+// A value read only inside a where's branch is not read ahead for every element (the branch may
+// not be readable where it is not taken): such a row keeps reading memory, in the one-pass form.
+TEST(EmitCuda, ValuesInsideAWhereBranchAreNotHeld) {
+  using lowering::ve_binary;
+  using lowering::ve_const;
+  using lowering::ve_where;
+  auto p = block_program();
+  const int mean = comp_named(p, "layer_norm_sum"), var = comp_named(p, "layer_norm_sum_12");
+  // E becomes where(E > 0, E, 0) in both the mean and the variance: the loads sit in a branch only
+  // (the condition reads E too, so keep it load-free: 1 > 0).
+  const auto e = p.program.comps[mean].body;
+  const auto guarded = ve_where(ve_binary("gt", ve_const(1.0), ve_const(0.0)), e, ve_const(0.0));
+  p.program.comps[mean].body = guarded;
+  const auto& centered = p.program.comps[var].body->a;  // E - mean[row]
+  p.program.comps[var].body = ve_binary("mul", ve_binary("sub", guarded, centered->b), ve_binary("sub", guarded, centered->b));
+  std::vector<codegen::CudaKernelInfo> info;
+  auto src = codegen::emit_cuda(p, {}, &info);
+  EXPECT_EQ(count(src, "// the row in registers"), 2);  // the softmax and the other layer_norm
+  EXPECT_EQ(count(src, "// welford: mean and variance in one pass"), 1);
+  auto bin = codegen::compile_cuda(src, "sm_90");
+  EXPECT_GT(bin.cubin.size(), 0u);
+}
+
+// 16-bit float buffers move as vectors too: 4 elements as one 8-byte uint2 (2 as one 4-byte
+// unsigned in the width-2 candidates), read and written through their bits, each aligned to its
+// own vector's size; mixed with float32 buffers, each moves as its own type.
+TEST(EmitCuda, SixteenBitBuffersMoveAsVectorsToo) {
+  for (auto dtype : {ir::DType::BFloat16, ir::DType::Float16}) {
+    auto p = block_program();
+    for (auto& c : p.program.comps)
+      if (c.dtype == ir::DType::Float32) c.dtype = dtype;
+    const std::string t = dtype == ir::DType::BFloat16 ? "kiln_bf16" : "kiln_half";
+    std::vector<codegen::CudaKernelInfo> info;
+    auto src = codegen::emit_cuda(p, {}, &info, /*variants=*/true);
+    EXPECT_GT(count(src, "const uint2 v"), 0);
+    EXPECT_GT(count(src, "& 7ULL) == 0;  // every vector buffer 8-byte aligned"), 0);
+    EXPECT_GT(count(src, "static_cast<float>(reinterpret_cast<const " + t + "*>(&v"), 0);
+    EXPECT_GT(count(src, "*reinterpret_cast<uint2*>(b"), 0);
+    EXPECT_GT(count(src, "const unsigned v"), 0);  // the width-2 candidates
+    EXPECT_GT(count(src, "& 3ULL) == 0;  // every vector buffer 4-byte aligned"), 0);
+    EXPECT_EQ(count(src, "float4"), 0);
+    auto bin = codegen::compile_cuda(src, "sm_90");
+    EXPECT_GT(bin.cubin.size(), 0u);
+  }
+  {  // one 16-bit output among float32 buffers: each aligned to its own vector
+    const auto base = block_program();
+    bool mixed = false;
+    for (const auto& k : base.kernels) {
+      if (k.kind == fusion::FusedKernel::Kind::Row) continue;
+      auto p = base;
+      const int out = k.comps.back();
+      p.program.comps[out].dtype = ir::DType::BFloat16;
+      auto src = codegen::emit_cuda(p);
+      const size_t at = src.find("void " + k.name + "(");
+      const std::string body = src.substr(at, src.find("\n}\n", at) - at);
+      if (count(body, "// every vector buffer aligned to its vector's size") == 0) continue;
+      mixed = true;
+      EXPECT_EQ(count(body, "      uint2 v" + std::to_string(out) + ";"), 1) << body;
+      EXPECT_EQ(count(body, "*reinterpret_cast<uint2*>(b" + std::to_string(out) + " + base) = v" + std::to_string(out)), 1) << body;
+      EXPECT_GT(count(body, "float4 v"), 0) << body;
+      EXPECT_GT(count(body, " & 7ULL"), 0) << body;
+      EXPECT_GT(count(body, " & 15ULL"), 0) << body;
+      auto bin = codegen::compile_cuda(src, "sm_90");
+      EXPECT_GT(bin.cubin.size(), 0u);
+      break;
+    }
+    EXPECT_TRUE(mixed);
+  }
+}
+
+// softmax's max and sum, and each layer_norm's mean and variance, are one loop over the row in the
+// block-per-row candidates (the rows are not held in registers there).
 TEST(EmitCuda, SoftmaxAndLayerNormReduceInOnePass) {
   auto fused = block_program();
-  auto src = codegen::emit_cuda(fused);
-  EXPECT_EQ(count(src, "    // online softmax: max and sum in one pass\n"), 1);
-  EXPECT_EQ(count(src, "    // welford: mean and variance in one pass\n"), 2);
-  EXPECT_EQ(count(src, "kiln_warp_online(acc27, acc28);"), 1);
-  EXPECT_EQ(count(src, "kiln_welford_add(n"), 2);
-  EXPECT_EQ(count(src, "kiln_warp_max(acc"), 0);
-  EXPECT_EQ(count(src, "kiln_warp_sum(acc"), 0);
-  EXPECT_EQ(count(src, "for (long long r = "), 3);  // one reduction loop per row kernel
-
   std::vector<codegen::CudaKernelInfo> info;
   auto tuned = codegen::emit_cuda(fused, {}, &info, /*variants=*/true);
+  const std::string blocks = block_forms(fused);
+  EXPECT_EQ(count(blocks, "    // online softmax: max and sum in one pass\n"), 1);
+  EXPECT_EQ(count(blocks, "    // welford: mean and variance in one pass\n"), 2);
+  EXPECT_EQ(count(blocks, "kiln_welford_add(n"), 2);
+  EXPECT_EQ(count(blocks, "kiln_block_max(acc"), 0);
+  EXPECT_EQ(count(blocks, "kiln_block_sum(acc"), 0);
   for (const auto& k : info) {
     if (!k.row) continue;
     ASSERT_EQ(k.variants.size(), 2u) << k.name;
-    // The autotuning candidate with one block per row: the same forms with block-wide merges.
     const size_t at = tuned.find("void " + k.name + "_block(const KilnArgs_" + k.name + " args)");
     ASSERT_NE(at, std::string::npos) << k.name;
     const std::string body = tuned.substr(at, tuned.find("\n}\n", at) - at);
@@ -185,14 +297,14 @@ TEST(EmitCuda, SoftmaxAndLayerNormReduceInOnePass) {
       EXPECT_NE(body.find("kiln_block_welford(n"), std::string::npos) << body;
       EXPECT_NE(body.find("__shared__ float smem[99];"), std::string::npos) << body;  // (count, mean, M2)
     }
-    EXPECT_EQ(count(body, "for (long long r = "), 1) << body;
+    EXPECT_EQ(count(body, "for (long long r = "), 1) << body;  // one reduction loop per row kernel
   }
   auto bin = codegen::compile_cuda(tuned, "sm_90");
   EXPECT_GT(bin.cubin.size(), 0u);
 }
 
 // Reductions that only look like softmax or a variance keep their own loops, and a variance
-// written with pow is recognized as one.
+// written with pow is recognized as one (in the block-per-row forms, which reduce in one pass).
 TEST(EmitCuda, OnePassFormsNeedTheExactPattern) {
   using lowering::ve_binary;
   using lowering::ve_const;
@@ -210,38 +322,40 @@ TEST(EmitCuda, OnePassFormsNeedTheExactPattern) {
     auto p = base;
     p.program.comps[att_sum].body =
         ve_unary("exp", ve_binary("sub", ve_binary("mul", sum_body->a->a, ve_const(2.0)), sum_body->a->b));
-    auto src = codegen::emit_cuda(p);
+    auto src = block_forms(p);
     EXPECT_EQ(count(src, "// online softmax"), 0);
-    EXPECT_EQ(count(src, "kiln_warp_max(acc" + std::to_string(att_max) + ")"), 1);
-    EXPECT_EQ(count(src, "kiln_warp_sum(acc" + std::to_string(att_sum) + ")"), 1);
+    EXPECT_EQ(count(src, "kiln_block_max(acc" + std::to_string(att_max) + ", smem)"), 1);
+    EXPECT_EQ(count(src, "kiln_block_sum(acc" + std::to_string(att_sum) + ", smem)"), 1);
     EXPECT_EQ(count(src, "// welford"), 2);
   }
   {  // sum(exp(E - max)) + 1: the sum's body is no longer exp(E - max)
     auto p = base;
     p.program.comps[att_sum].body = ve_binary("add", sum_body, ve_const(1.0));
-    EXPECT_EQ(count(codegen::emit_cuda(p), "// online softmax"), 0);
+    EXPECT_EQ(count(block_forms(p), "// online softmax"), 0);
   }
   {  // a plain sum instead of the mean: not the mean that the variance centres on
     auto p = base;
     p.program.comps[mean].post_div_sizes.clear();
-    auto src = codegen::emit_cuda(p);
+    auto src = block_forms(p);
     EXPECT_EQ(count(src, "// welford"), 1);
-    EXPECT_EQ(count(src, "kiln_warp_sum(acc" + std::to_string(mean) + ")"), 1);
+    EXPECT_EQ(count(src, "kiln_block_sum(acc" + std::to_string(mean) + ", smem)"), 1);
   }
   {  // (E - mean) * (E - mean + 1): not a square
     auto p = base;
     p.program.comps[var].body = ve_binary("mul", centered, ve_binary("add", centered, ve_const(1.0)));
-    EXPECT_EQ(count(codegen::emit_cuda(p), "// welford"), 1);
+    EXPECT_EQ(count(block_forms(p), "// welford"), 1);
   }
   {  // pow(E - mean, 3): not a square
     auto p = base;
     p.program.comps[var].body = ve_binary("pow", centered, ve_const(3.0));
-    EXPECT_EQ(count(codegen::emit_cuda(p), "// welford"), 1);
+    EXPECT_EQ(count(block_forms(p), "// welford"), 1);
   }
-  {  // pow(E - mean, 2) is the same variance: the same kernels
+  {  // pow(E - mean, 2) is the same variance: the same kernels (but for the numbering of the
+     // temporaries, which the default forms before them spend differently)
     auto p = base;
     p.program.comps[var].body = ve_binary("pow", centered, ve_const(2.0));
-    EXPECT_EQ(codegen::emit_cuda(p), codegen::emit_cuda(base));
+    const std::regex temp("\\bt[0-9]+\\b");
+    EXPECT_EQ(std::regex_replace(block_forms(p), temp, "t"), std::regex_replace(block_forms(base), temp, "t"));
   }
 }
 
