@@ -53,17 +53,19 @@ int move_linear_bias_to_readers(LoopProgram& p) {
   for (size_t i = 0; i < p.comps.size(); ++i) {
     const int c = static_cast<int>(i);
     const Comp& linear = p.comps[i];
-    if (linear.kind != Comp::Kind::Extern || linear.target != "aten::linear" || linear.drop_bias) continue;
-    if (linear.operands.size() < 3 || linear.operands[2] < 0 || outputs.count(c) || linear.sizes.empty()) continue;
-    const int bias = linear.operands[2];
+    if (linear.kind != Comp::Kind::Extern || linear.bias_operand < 0 || linear.drop_bias) continue;
+    const size_t at = static_cast<size_t>(linear.bias_operand);
+    if (linear.operands.size() <= at || linear.operands[at] < 0 || outputs.count(c) || linear.sizes.empty()) continue;
+    const int bias = linear.operands[at];
     const Comp& b = p.comps[static_cast<size_t>(bias)];
     if (b.sizes.size() != 1 || !same_size(b.sizes[0], linear.sizes.back()) || b.dtype != linear.dtype) continue;
     const std::vector<size_t>& readers = all_readers[i];
     bool only_pointwise = true;
     for (size_t r : readers) {
       const Comp& reader = p.comps[r];
-      only_pointwise = only_pointwise &&
-                       (reader.kind == Comp::Kind::Pointwise || reader.kind == Comp::Kind::Reduction) && !reader.is_view;
+      // Views included: a view is a pointwise copy too, computed by a kernel wherever it is realized
+      // (an extern reading it gets that copy, bias added), inlined into its readers elsewhere.
+      only_pointwise = only_pointwise && (reader.kind == Comp::Kind::Pointwise || reader.kind == Comp::Kind::Reduction);
     }
     if (!only_pointwise || readers.empty()) continue;
     for (size_t r : readers) {

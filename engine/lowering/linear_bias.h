@@ -10,9 +10,11 @@
 //
 // move_linear_bias_to_readers(program)
 //   pre:  program verifies (lowering's output, before fusion).
-//   post: every aten::linear extern with a 1-d tensor bias of its dtype and last size, that is not
-//         a region output and whose every reader is a pointwise computation or a reduction (not a
-//         view, not an extern), has drop_bias set (the runtime calls it without the bias) and each
+//   post: every aten::linear extern, and every aten::addmm with beta = alpha = 1 (Conv1D layers,
+//         GPT-2's), with a 1-d tensor bias of its dtype and last size, that is not
+//         a region output and whose every reader is a pointwise computation or a reduction (views
+//         included: a realized view is a kernel's copy; not an extern), has drop_bias set (the
+//         runtime calls it without the bias: linear(x, w), mm(a, b)) and each
 //         of its readers' loads of it became load + bias[last index]; the bias is among the
 //         readers' deps. Values are unchanged up to float rounding; other linears are untouched.
 //   returns the number of linears changed.

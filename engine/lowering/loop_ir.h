@@ -94,7 +94,10 @@ struct Comp {
   std::string why_fallback;      // Fallback: why it has no lowering
   std::vector<int> deps;         // computations this one reads (Load targets or extern inputs)
   std::vector<int> operands;     // Extern/Fallback: tensor arguments in argument order (-1: not a tensor)
-  bool drop_bias = false;        // Extern aten::linear: called without its bias, which its readers add (linear_bias.h)
+  // Extern aten::linear, or aten::addmm with beta = alpha = 1: a product plus a bias (operand
+  // bias_operand) that its readers may add instead (linear_bias.h).
+  int bias_operand = -1;
+  bool drop_bias = false;        // called without its bias, which its readers add (linear_bias.h)
   std::vector<std::string> provenance;  // IR nodes this computation comes from
 };
 

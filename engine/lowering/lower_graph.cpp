@@ -522,6 +522,15 @@ void lower_extern(LoweringContext& cx, bool fallback, const std::string& why) {
   }
   std::sort(c.deps.begin(), c.deps.end());
   c.deps.erase(std::unique(c.deps.begin(), c.deps.end()), c.deps.end());
+  // linear(input, weight, bias) and addmm(bias, mat1, mat2, beta=1, alpha=1) add a bias to a product.
+  auto one = [&](size_t i) {
+    if (i >= n.args.size()) return true;  // the default
+    Val v = cx.value(n.args[i]);
+    return (v.kind == Val::Kind::Int && capture::sym_is_const(v.i) && v.i->value == 1) ||
+           (v.kind == Val::Kind::Float && v.f == 1.0);
+  };
+  if (!fallback && c.target == "aten::linear" && c.operands.size() >= 3) c.bias_operand = 2;
+  if (!fallback && c.target == "aten::addmm" && c.operands.size() >= 3 && one(3) && one(4)) c.bias_operand = 0;
   int id = cx.add(std::move(c));
   Val v;
   v.kind = Val::Kind::Tensor;

@@ -316,7 +316,9 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
           kernels_[k](ptrs.data(), scalars.data(), syms.data());
         };
       }
-      if (comp.drop_bias)  // its readers add the bias (lowering/linear_bias.h)
+      if (comp.drop_bias && comp.bias_operand == 0)  // addmm(bias, a, b): its readers add the bias (lowering/linear_bias.h)
+        out = at::mm(capture::lookup(env, n->input(1)).toTensor(), capture::lookup(env, n->input(2)).toTensor());
+      else if (comp.drop_bias)  // linear(x, w, bias): likewise
         out = at::linear(capture::lookup(env, n->input(0)).toTensor(), capture::lookup(env, n->input(1)).toTensor());
       else if (!(extern_hook_ && !probe && extern_hook_(step.index, n, env, interp, out, cx)))
         out = interp.exec_node(n, env).at(0).toTensor();
