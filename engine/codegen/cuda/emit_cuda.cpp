@@ -240,6 +240,63 @@ struct CudaEmitter : KernelExpr {
     os << "    }\n  }\n";
   }
 
+  // A transposing kernel (transpose_vars) in 32x32 tiles: the block computes a tile's values with
+  // the input's contiguous variable fastest across its threads, keeps them in shared memory, and
+  // stores them with the output's innermost variable fastest, so both sides move whole sectors.
+  // Tiles are taken grid-stride; any block size works (each thread covers 1024 / blockDim cells).
+  void transpose(std::ostringstream& os, const FusedKernel& k, const TransposeVars& tv) {
+    const int c = k.comps[0];
+    const Comp& comp = p.program.comps[c];
+    const size_t rank = comp.sizes.size();
+    const int64_t n_in = comp.sizes[tv.in]->value, n_out = comp.sizes[tv.out]->value;
+    const int64_t tiles_in = (n_in + 31) / 32, tiles_out = (n_out + 31) / 32;
+    std::vector<Sym> others;
+    std::vector<int> other_dims;
+    for (size_t d = 0; d < rank; ++d)
+      if (static_cast<int>(d) != tv.in && static_cast<int>(d) != tv.out) {
+        others.push_back(comp.sizes[d]);
+        other_dims.push_back(static_cast<int>(d));
+      }
+    const std::string vin = "i" + std::to_string(tv.in), vout = "i" + std::to_string(tv.out);
+    os << "  // a transpose: 32x32 tiles through shared memory, read along " << vin << " and written along " << vout << "\n";
+    os << "  __shared__ float tile[32][33];\n";
+    os << "  const long long tiles = " << size_product(others) << " * " << tiles_in << "LL * " << tiles_out << "LL;\n";
+    os << "  for (long long t = blockIdx.x; t < tiles; t += gridDim.x) {\n";
+    os << "    const long long t_in = t % " << tiles_in << "LL, t_rest = t / " << tiles_in << "LL;\n";
+    os << "    const long long t_out = t_rest % " << tiles_out << "LL, rest = t_rest / " << tiles_out << "LL;\n";
+    // The other dims from `rest`, row-major, each named after its own dim.
+    std::vector<std::string> vars(rank);
+    std::string rest = "rest";
+    for (size_t j = other_dims.size(); j-- > 0;) {
+      const std::string d = std::to_string(other_dims[j]);
+      if (j == 0) {
+        os << "    const long long i" << d << " = " << rest << ";\n";
+      } else {
+        os << "    const long long i" << d << " = " << rest << " % " << size(others[j]) << ";\n";
+        os << "    const long long q" << d << " = " << rest << " / " << size(others[j]) << ";\n";
+        rest = "q" + d;
+      }
+      vars[static_cast<size_t>(other_dims[j])] = "i" + d;
+      set_extent("i" + d, others[j]);
+    }
+    vars[static_cast<size_t>(tv.in)] = vin;
+    vars[static_cast<size_t>(tv.out)] = vout;
+    set_extent(vin, comp.sizes[tv.in]);
+    set_extent(vout, comp.sizes[tv.out]);
+    os << "    for (int e = threadIdx.x; e < 1024; e += blockDim.x) {\n";
+    os << "      const long long " << vin << " = t_in * 32 + (e & 31), " << vout << " = t_out * 32 + (e >> 5);\n";
+    os << "      if (" << vin << " < " << n_in << "LL && " << vout << " < " << n_out << "LL) {\n";
+    std::string v = statement(os, "        ", comp.body, vars, {}, 0, &comp);
+    os << "        tile[e >> 5][e & 31] = " << v << ";\n      }\n    }\n    __syncthreads();\n";
+    os << "    for (int e = threadIdx.x; e < 1024; e += blockDim.x) {\n";
+    os << "      const long long " << vout << " = t_out * 32 + (e & 31), " << vin << " = t_in * 32 + (e >> 5);\n";
+    std::vector<lowering::IExpr> idx;
+    for (size_t d = 0; d < rank; ++d) idx.push_back(lowering::ie_var(static_cast<int>(d)));
+    os << "      if (" << vin << " < " << n_in << "LL && " << vout << " < " << n_out << "LL) b" << c << "["
+       << offset(c, idx, vars) << "] = tile[e & 31][e >> 5];  // " << cpp_comment(comp.name) << "\n";
+    os << "    }\n    __syncthreads();\n  }\n";
+  }
+
   // Structural equality of value expressions (index expressions: lowering::ie_equal): the one-pass
   // forms below need to know that two reductions read the very same values.
   bool same_value(const VExpr& a, const VExpr& b) {
@@ -747,15 +804,18 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
     int width = k.kind == FusedKernel::Kind::Row ? 1 : vector_width(p, k);
     std::ostringstream head;
     const bool row = k.kind == FusedKernel::Kind::Row;
+    // A transposing kernel's tiles: 1024 elements per 256-thread block, launched as 4 per thread.
+    const auto tiled = row ? std::nullopt : transpose_vars(p, k);
     const bool column = row && column_reduction(p, k);
     const bool warp = row && !column && warp_per_row(p, k);
     head << "// " << k.name << ": "
-         << (column ? "row kernel (one thread per row)"
-             : row  ? (warp ? "row kernel (one warp per row)" : "row kernel (one block per row)")
-                    : "pointwise kernel")
+         << (column   ? "row kernel (one thread per row)"
+             : row    ? (warp ? "row kernel (one warp per row)" : "row kernel (one block per row)")
+             : tiled  ? "pointwise kernel (transposing, in 32x32 tiles)"
+                      : "pointwise kernel")
          << " fusing " << k.nodes.size() << " graph node" << (k.nodes.size() == 1 ? "" : "s") << "\n";
     head << node_comment_lines(k.nodes, notes);
-    std::vector<CudaKernelVariant> forms = {{k.name, width, warp, column}};
+    std::vector<CudaKernelVariant> forms = {{k.name, tiled ? 4 : width, warp, column}};
     if (variants && width == 4) {
       forms.push_back({k.name + "_w2", 2, false});
       forms.push_back({k.name + "_w1", 1, false});
@@ -788,6 +848,7 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
       os << declared;
       if (row && f.thread_per_row) emit_column(em, os, k);
       else if (row) em.row(os, k, f.warp_per_row);
+      else if (tiled && f.function == k.name) em.transpose(os, k, *tiled);
       else em.pointwise(os, k, f.vector_width);
       os << "}\n";
       if (f.function == k.name) function_end = static_cast<size_t>(os.tellp());
@@ -798,7 +859,7 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
       ki.name = k.name;
       ki.row = k.kind == FusedKernel::Kind::Row;
       ki.range = ki.row ? k.outer : p.program.comps[k.comps[0]].sizes;
-      ki.vector_width = width;
+      ki.vector_width = tiled ? 4 : width;
       ki.variants = forms;
       ki.buffers = buffers;
       ki.prelude_end = prelude_end;

@@ -38,7 +38,71 @@ std::optional<int64_t> eval_at(const lowering::IExpr& e, int var) {
   }
 }
 
+// Element offset of load e (of computation src's storage) with every var 0 but `var` (= 1; -1:
+// none): a linear function of one var at a time, for affine indices. nullopt when symbolic.
+std::optional<int64_t> offset_at(const Comp& src, const VExpr& e, int var) {
+  const auto order = lowering::storage_order(src);
+  int64_t off = 0;
+  for (size_t d = 0; d < e->index.size(); ++d) {
+    auto i = eval_at(e->index[d], var);
+    if (!i) return std::nullopt;
+    int64_t stride = 1;
+    size_t pos = 0;
+    while (order[pos] != static_cast<int>(d)) ++pos;
+    for (size_t j = pos + 1; j < order.size(); ++j) {
+      if (!capture::sym_is_const(src.sizes[order[j]])) return std::nullopt;
+      stride *= src.sizes[order[j]]->value;
+    }
+    off += *i * stride;
+  }
+  return off;
+}
+
 }  // namespace
+
+std::optional<TransposeVars> transpose_vars(const fusion::FusedProgram& p, const FusedKernel& k) {
+  if (k.kind != FusedKernel::Kind::Pointwise || k.comps.size() != 1) return std::nullopt;
+  const Comp& comp = p.program.comps[k.comps[0]];
+  const auto t = comp.dtype;
+  if (t != ir::DType::Float32 && t != ir::DType::Float16 && t != ir::DType::BFloat16) return std::nullopt;
+  if (comp.sizes.size() < 2 || !p.realized[k.comps[0]]) return std::nullopt;
+  for (const auto& s : comp.sizes)
+    if (!capture::sym_is_const(s)) return std::nullopt;
+  TransposeVars tv;
+  tv.out = lowering::storage_order(comp).back();
+  bool ok = true;
+  int loads = 0;
+  std::function<void(const VExpr&)> walk = [&](const VExpr& e) {
+    if (!e || !ok) return;
+    if (e->op == VExprNode::Op::Load && e->comp != k.comps[0] && p.realized[e->comp]) {
+      const Comp& src = p.program.comps[e->comp];
+      auto base = offset_at(src, e, -1);
+      auto along_out = offset_at(src, e, tv.out);
+      if (!base || !along_out || std::llabs(*along_out - *base) == 1) {
+        ok = false;  // unknown, or already contiguous along the output's walk
+        return;
+      }
+      int unit = -1;
+      for (int v = 0; v < static_cast<int>(comp.sizes.size()) && unit < 0; ++v) {
+        auto at = offset_at(src, e, v);
+        if (at && std::llabs(*at - *base) == 1) unit = v;
+      }
+      if (unit < 0 || (tv.in >= 0 && unit != tv.in)) {
+        ok = false;
+        return;
+      }
+      tv.in = unit;
+      ++loads;
+    }
+    walk(e->a);
+    walk(e->b);
+    walk(e->c);
+  };
+  walk(comp.body);
+  if (!ok || loads == 0 || tv.in < 0 || tv.in == tv.out) return std::nullopt;
+  if (comp.sizes[tv.in]->value < 16 || comp.sizes[tv.out]->value < 16) return std::nullopt;
+  return tv;
+}
 
 // One thread per row pays when there are enough rows to fill the GPU with one thread each, every
 // computation is a reduction (no per-element epilogue) and either the rows are tiny (pooling

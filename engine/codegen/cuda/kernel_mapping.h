@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "engine/fusion/schedule.h"
 
@@ -18,5 +19,16 @@ bool warp_per_row(const fusion::FusedProgram& p, const fusion::FusedKernel& k);
 bool column_reduction(const fusion::FusedProgram& p, const fusion::FusedKernel& k);
 // The longest row a row kernel loops over (0 when symbolic).
 int64_t longest_row(const fusion::FusedProgram& p, const fusion::FusedKernel& k);
+
+// A pointwise kernel that transposes: one float computation of constant sizes whose every load
+// from another buffer steps one element along loop variable `in` and more than one along `out`,
+// the variable its own storage walks innermost (attention's key transposed for matmul). Such a
+// kernel runs in 32x32 tiles through shared memory: read along `in`, written along `out`, both
+// coalesced. Empty when the kernel is anything else or either size is under 16.
+struct TransposeVars {
+  int out = -1;
+  int in = -1;
+};
+std::optional<TransposeVars> transpose_vars(const fusion::FusedProgram& p, const fusion::FusedKernel& k);
 
 }  // namespace kiln::codegen

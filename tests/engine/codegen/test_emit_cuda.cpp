@@ -12,6 +12,7 @@
 #include "engine/fusion/schedule.h"
 #include "engine/lowering/lower_graph.h"
 #include "tests/support/compile_support.h"
+#include "tests/support/scripted_models.h"
 
 using namespace kiln;
 
@@ -268,6 +269,42 @@ TEST(EmitCuda, SixteenBitBuffersMoveAsVectorsToo) {
     }
     EXPECT_TRUE(mixed);
   }
+}
+
+namespace {
+
+// The CUDA source of a model written in TorchScript here, captured on inputs `spec`.
+std::string scripted_source(const std::string& name, const std::string& code, const std::string& spec) {
+  auto m = model::load_model(test::scripted_model(name, code));
+  capture::CompileOptions o;
+  o.backend = "eager";
+  o.dynamic = false;
+  runtime::CapturedRuntime rt(m, o);
+  rt.run(runtime::make_inputs({parse_input_spec(spec)}));
+  auto fused = fusion::schedule(lowering::lower_graph(rt.regions().at(0).entries.at(0).graph).program);
+  return codegen::emit_cuda(fused);
+}
+
+}  // namespace
+
+// A kernel that transposes (attention's key for matmul) runs in 32x32 tiles through shared memory,
+// read along the input's contiguous dim and written along the output's, with bounds on sizes that
+// are no multiple of 32; a permute that keeps the innermost dim stays an ordinary pointwise kernel.
+TEST(EmitCuda, TransposingKernelsRunInSharedMemoryTiles) {
+  const std::string code = "def forward(self, x):\n    return x.transpose(1, 2) * 2.0 + 1.0\n";
+  for (const char* spec : {"4x48x40", "4x48x40:bfloat16"}) {
+    auto src = scripted_source("transpose12", code, spec);
+    EXPECT_EQ(count(src, "pointwise kernel (transposing, in 32x32 tiles)"), 1) << src;
+    EXPECT_EQ(count(src, "__shared__ float tile[32][33];"), 1) << src;
+    EXPECT_EQ(count(src, "read along i1 and written along i2"), 1) << src;
+    EXPECT_EQ(count(src, "if (i1 < 40LL && i2 < 48LL)"), 2) << src;  // 40 and 48: partial tiles
+    auto bin = codegen::compile_cuda(src, "sm_90");
+    EXPECT_GT(bin.cubin.size(), 0u);
+  }
+  auto kept = scripted_source("transpose01", "def forward(self, x):\n    return x.transpose(0, 1) * 2.0\n", "48x40x8");
+  EXPECT_EQ(count(kept, "transposing"), 0) << kept;
+  auto small = scripted_source("transpose_small", code, "4x8x40");  // 8 < 16: not worth a tile
+  EXPECT_EQ(count(small, "transposing"), 0) << small;
 }
 
 // softmax's max and sum, and each layer_norm's mean and variance, are one loop over the row in the
