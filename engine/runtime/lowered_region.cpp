@@ -323,9 +323,8 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
       else if (!(extern_hook_ && !probe && extern_hook_(step.index, n, env, interp, out, cx)))
         out = interp.exec_node(n, env).at(0).toTensor();
       if (cx.next_kernel_done) skip = s + 1;
-    }
-    {
-      MemoryOwner owner("extern", &comp.name);
+      // Into the region's layout inside the call's span: the copy's kernel is this node's work
+      // (profiles attribute it to the node and its module, not to nothing).
       out = to_layout(out, comp.layout);
     }
     auto expect = eval_sizes(comp.sizes);

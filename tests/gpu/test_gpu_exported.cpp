@@ -21,6 +21,7 @@
 
 #include "engine/base/error.h"
 #include "engine/commands/profile_model.h"
+#include "engine/report/gpu_kernel_stats.h"
 #include "engine/report/module_time.h"
 #include "engine/model/model_impl.h"
 #include "engine/runtime/captured_runtime.h"
@@ -189,7 +190,7 @@ TEST(GpuExported, ProgramsMatchTheOutputsTorchRecordedInEveryMode) {
 
 // kiln profile on the GPU: every device kernel record names the call that launched it (its correlation id
 // has a runtime or driver API record), so extern kernels (cuDNN, cuBLAS) reach their graph node and module:
-// on a convolution chain, nearly all device time is attributed to modules. (The per-call API filter once
+// on a convolution chain, all device time is attributed to modules. (The per-call API filter once
 // left no API records at all, and 75% of ResNet-18's kernel time unattributed.)
 TEST(GpuProfile, KernelsNameTheirLaunchAndExternKernelsReachTheirModule) {
   if (auto why = why_no_gpu(); !why.empty()) GTEST_SKIP() << "no GPU here: " << why;
@@ -218,6 +219,18 @@ TEST(GpuProfile, KernelsNameTheirLaunchAndExternKernelsReachTheirModule) {
   EXPECT_EQ(named, kernels) << "device kernels without a launch record";
   auto t = report::module_time(s, kiln->id);
   ASSERT_GT(t.total_ns, 0);
-  EXPECT_GE(static_cast<double>(t.module_attributed_ns()) / t.total_ns, 0.95)
-      << "attributed " << t.module_attributed_ns() << " of " << t.total_ns << " ns";
+  // What the device ran, by kernel and launcher: which records found no module shows here.
+  std::ostringstream kernels_seen;
+  for (const auto& k : report::kernel_stats(s, kiln->id).kernels) {
+    size_t nodes = 0;
+    for (const auto& sk : s.kernels)
+      if (sk.name == k.launched_by) nodes = sk.nodes.size();
+    kernels_seen << "\n  " << k.total_ns << " ns  " << k.name << "  <- " << k.launched_by << " (" << k.launcher << ", "
+                 << nodes << " nodes)";
+  }
+  for (const auto& m : t.modules) kernels_seen << "\n  module '" << m.key << "': " << m.total_ns << " ns";
+  // Every record: the layout copies of extern results count for their node too (they were left
+  // out, 5 % of this model's device time, when they ran outside the call's span).
+  EXPECT_GE(static_cast<double>(t.module_attributed_ns()) / t.total_ns, 0.99)
+      << "attributed " << t.module_attributed_ns() << " of " << t.total_ns << " ns" << kernels_seen.str();
 }
