@@ -10,6 +10,7 @@
 #include "engine/lowering/lower_graph.h"
 #include "engine/model/model_impl.h"
 #include "engine/runtime/example_inputs.h"
+#include "tests/support/paths.h"
 #include "tests/support/compile_support.h"
 
 using namespace kiln;
@@ -190,7 +191,22 @@ TEST(LinearBias, AddmmWithUnitScalesLeavesItsBiasToItsReadersLikeALinear) {
 // GPT-2 (miniature) compiled with the biases in the readers (its addmms run as mm, the views of
 // their products add the bias) is within float32's tolerance of eager on fresh random inputs.
 TEST(LinearBias, Gpt2WithItsAddmmBiasesInTheReadersMatchesEager) {
-  auto model = model::load_model(test::data("corpus/gpt2_embeds.pt"));
+  // GPT-2 starts with zero biases: random ones (saved and loaded again, so that eager and Kiln
+  // both read them), or a bias lost on the way would go unnoticed.
+  std::string path = test::temp_dir() + "/gpt2_biased.pt";
+  {
+    torch::NoGradGuard no_grad;
+    torch::jit::Module m = torch::jit::load(test::data("corpus/gpt2_embeds.pt"));
+    int biases = 0;
+    for (const auto& p : m.named_parameters(/*recurse=*/true))
+      if (p.name.size() >= 4 && p.name.compare(p.name.size() - 4, 4, "bias") == 0) {
+        p.value.normal_(0.0, 0.5);
+        ++biases;
+      }
+    ASSERT_GE(biases, 8);
+    m.save(path);
+  }
+  auto model = model::load_model(path);
   capture::CompileOptions o;
   o.backend = "kiln";
   o.linear_bias = "readers";
