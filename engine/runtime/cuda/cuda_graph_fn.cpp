@@ -9,6 +9,8 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAEvent.h>
 #include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAException.h>
+#include <cuda_runtime_api.h>
 #include <c10/cuda/CUDAGuard.h>
 #endif
 
@@ -79,16 +81,23 @@ class CudaGraphFn : public CompiledFn {
 
   void run(capture::Interpreter& interp, capture::Interpreter::Env& env) override {
     std::vector<c10::IValue> in;
+    in.reserve(inputs_.size());
+    // The graph's key: each tensor's rank, sizes and strides as raw integers (every call builds it:
+    // no text formatting), each other input's text (scalars are baked into the captured launches).
     std::string key;
+    auto put = [&key](int64_t v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
     bool cpu = false;
     for (const auto* v : inputs_) {
       in.push_back(capture::lookup(env, v));
       if (in.back().isTensor()) {
         const auto& t = in.back().toTensor();
         cpu |= !t.is_cuda();
-        key += c10::str(t.sizes()) + c10::str(t.strides()) + ";";
+        put(t.dim());
+        for (int64_t d : t.sizes()) put(d);
+        for (int64_t d : t.strides()) put(d);
       } else {
-        key += c10::str(in.back()) + ";";  // scalars are baked into the captured launches
+        put(-1);
+        key += c10::str(in.back()) + ";";
       }
     }
     if (cpu) {
@@ -137,7 +146,15 @@ class CudaGraphFn : public CompiledFn {
       if (!in[i].isTensor()) continue;
       const auto& t = in[i].toTensor();
       auto& s = rec.static_inputs[i].toTensor();
-      if (t.data_ptr() != s.data_ptr()) s.copy_(t, /*non_blocking=*/true);
+      if (t.data_ptr() == s.data_ptr()) continue;
+      // The same sizes and strides (the key), dtype and device: dense ones are one device-to-device
+      // copy on the stream the graph replays on, without a copy kernel's dispatch.
+      if (t.scalar_type() == s.scalar_type() && t.device() == s.device() && t.is_contiguous() && s.is_contiguous()) {
+        C10_CUDA_CHECK(cudaMemcpyAsync(s.data_ptr(), t.data_ptr(), t.nbytes(), cudaMemcpyDeviceToDevice,
+                                       at::cuda::getCurrentCUDAStream()));
+      } else {
+        s.copy_(t, /*non_blocking=*/true);
+      }
     }
     rec.graph->replay();
     for (size_t i = 0; i < outputs_.size(); ++i) env[outputs_[i]] = rec.static_outputs[i];
