@@ -9,6 +9,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "engine/importers/common/id_index.h"
+
 namespace kiln::importers {
 
 namespace {
@@ -97,8 +99,9 @@ void join_runtime_to_compile(session::Session& s) {
   struct HostEvent {
     int64_t start, neg_dur;
     size_t index;
-    bool operator<(const HostEvent& o) const {
-      return start != o.start ? start < o.start : neg_dur < o.neg_dur;
+    bool operator<(const HostEvent& o) const {  // ties in trace order
+      if (start != o.start) return start < o.start;
+      return neg_dur != o.neg_dur ? neg_dur < o.neg_dur : index < o.index;
     }
   };
   std::unordered_map<std::string_view, std::vector<HostEvent>> lanes;
@@ -111,7 +114,7 @@ void join_runtime_to_compile(session::Session& s) {
     }
   }
   for (auto& [lane, events] : lanes) {
-    std::stable_sort(events.begin(), events.end());
+    std::sort(events.begin(), events.end());
     std::vector<size_t> open;  // region spans containing the current time, innermost last
     for (const auto& h : events) {
       const size_t i = h.index;
@@ -126,15 +129,15 @@ void join_runtime_to_compile(session::Session& s) {
 
   // 3. GPU events take the compile id of the call that launched them.
   // (Only launches that carry a compile id have one to give.)
-  std::unordered_map<int64_t, size_t> launch_of;
+  IdIndex launch_of;
   for (size_t i = 0; i < tl.size(); ++i)
     if (tl[i].correlation >= 0 && !tl[i].compile_id.empty() && tl[i].lane.rfind("host:", 0) == 0)
       launch_of.emplace(tl[i].correlation, i);
   for (auto& e : tl) {
     if (launch_of.empty()) break;  // nothing to give
     if (e.correlation < 0 || !e.compile_id.empty() || e.lane.rfind("host:", 0) == 0) continue;
-    auto it = launch_of.find(e.correlation);
-    if (it != launch_of.end()) e.compile_id = tl[it->second].compile_id;
+    const size_t launch = launch_of.find(e.correlation);
+    if (launch != IdIndex::kAbsent) e.compile_id = tl[launch].compile_id;
   }
 
   // 4. Triton kernels → their generated Kernel records.

@@ -47,6 +47,12 @@ SqliteStatement& SqliteStatement::bind(int index, int64_t value) {
   return *this;
 }
 
+SqliteStatement& SqliteStatement::bind_null(int index) {
+  int rc = sqlite3_bind_null(stmt_, index);
+  if (rc != SQLITE_OK) fail(db_, rc, "bind");
+  return *this;
+}
+
 SqliteStatement& SqliteStatement::bind(int index, double value) {
   int rc = sqlite3_bind_double(stmt_, index, value);
   if (rc != SQLITE_OK) fail(db_, rc, "bind");

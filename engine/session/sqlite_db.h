@@ -49,6 +49,7 @@ class SqliteStatement {
   SqliteStatement& bind(int index, int value) { return bind(index, static_cast<int64_t>(value)); }
   SqliteStatement& bind(int index, double value);
   SqliteStatement& bind(int index, bool value) { return bind(index, static_cast<int64_t>(value ? 1 : 0)); }
+  SqliteStatement& bind_null(int index);
   // Text that is not copied: the caller keeps its bytes unchanged until the statement is reset
   // (run() resets it). For the rows of bulk inserts.
   SqliteStatement& bind_view(int index, std::string_view value);

@@ -263,7 +263,10 @@ std::pair<size_t, size_t> longest_member_value(std::string_view text) {
 // The large values of one write_timeline call, each stored once; identical texts share an id.
 class SharedValues {
  public:
-  explicit SharedValues(SqliteDb& db) : insert_(db.prepare("INSERT INTO args_parts (text) VALUES (?)")), db_(db) {}
+  // first_id > 0: ids are first_id, first_id + 1, ... (a part file's, kept apart from the session's
+  // own); otherwise SQLite's next free id.
+  SharedValues(SqliteDb& db, int64_t first_id)
+      : insert_(db.prepare("INSERT INTO args_parts (id, text) VALUES (?, ?)")), db_(db), next_id_(first_id) {}
 
   // The id of `text` in args_parts, stored now if this call has not stored it. `text` stays valid
   // (it lives in the events being written) until the call ends.
@@ -271,7 +274,9 @@ class SharedValues {
     auto& candidates = by_key_[key(text)];
     for (const auto& [stored, id] : candidates)
       if (stored == text) return id;
-    insert_->bind_view(1, text).run();
+    if (next_id_ > 0) insert_->bind(1, next_id_++);
+    else insert_->bind_null(1);
+    insert_->bind_view(2, text).run();
     int64_t id = db_.last_insert_rowid();
     candidates.emplace_back(text, id);
     return id;
@@ -293,43 +298,77 @@ class SharedValues {
 
   std::unique_ptr<SqliteStatement> insert_;
   SqliteDb& db_;
+  int64_t next_id_;
   std::unordered_map<uint64_t, std::vector<std::pair<std::string_view, int64_t>>> by_key_;
 };
 
-}  // namespace
+// Rows per INSERT statement of write_timeline_rows: one statement run per row costs a B-tree seek
+// and a statement reset each; many rows in one keep its cursor at the table's end.
+constexpr size_t kRowsPerInsert = 64;
 
-void write_timeline(SqliteDb& db, const std::vector<TimelineEvent>& events, int run_override) {
-  write_timeline(db, events.data(), events.data() + events.size(), run_override, -1);
-}
-
-void write_timeline(SqliteDb& db, const TimelineEvent* first, const TimelineEvent* last, int run_override,
-                    int64_t first_seq) {
+// write_timeline's range form; shared values numbered from first_shared_id (0: SQLite's next free).
+void write_timeline_rows(SqliteDb& db, const TimelineEvent* first, const TimelineEvent* last, int run_override,
+                         int64_t first_seq, int64_t first_shared_id) {
   // Files of this schema hold the rows in timeline_rows (the timeline is a view over them).
   const bool rows_table = db.has_table("timeline_rows");
   const std::string table = rows_table ? "timeline_rows" : "timeline";
-  auto st = db.prepare("INSERT INTO " + table +
-                       " (seq, run, lane, name, category, start_ns, dur_ns, compile_id, kernel, correlation, args_json" +
-                       (rows_table ? ", args_part, args_tail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                                   : ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+  const int columns = rows_table ? 13 : 11;
+  auto insert = [&](size_t rows) {
+    std::string row = "(?";
+    for (int c = 1; c < columns; ++c) row += ", ?";
+    row += ')';
+    std::string sql = "INSERT INTO " + table +
+                      " (seq, run, lane, name, category, start_ns, dur_ns, compile_id, kernel, correlation, args_json" +
+                      (rows_table ? ", args_part, args_tail) VALUES " : ") VALUES ") + row;
+    for (size_t r = 1; r < rows; ++r) sql += ", " + row;
+    return db.prepare(sql);
+  };
+  std::unique_ptr<SqliteStatement> many, one;
   std::unique_ptr<SharedValues> shared;
   int64_t seq = first_seq >= 0 ? first_seq : next_seq(db, table);
-  for (const TimelineEvent* it = first; it != last; ++it) {  // the texts live in the events until run() resets the statement
-    const TimelineEvent& e = *it;
-    st->bind(1, seq++).bind(2, run_override >= 0 ? run_override : e.run).bind_view(3, e.lane).bind_view(4, e.name);
-    st->bind_view(5, e.category).bind(6, e.start_ns).bind(7, e.dur_ns).bind_view(8, e.compile_id);
-    st->bind_view(9, e.kernel).bind(10, e.correlation);
+  const int64_t seq_of_first = seq;
+  // The texts live in the events until run() resets the statement.
+  auto bind = [&](SqliteStatement& st, int at, const TimelineEvent& e) {
+    // The first row's seq is given; the others' is left to SQLite, which numbers a row after the
+    // largest stored (the same numbers, without a uniqueness check per row).
+    if (seq == seq_of_first) st.bind(at + 1, seq);
+    ++seq;
+    st.bind(at + 2, run_override >= 0 ? run_override : e.run).bind_view(at + 3, e.lane);
+    st.bind_view(at + 4, e.name).bind_view(at + 5, e.category).bind(at + 6, e.start_ns).bind(at + 7, e.dur_ns);
+    st.bind_view(at + 8, e.compile_id).bind_view(at + 9, e.kernel).bind(at + 10, e.correlation);
     std::string_view args = e.args_json;
     auto [begin, end] = rows_table && args.size() >= kSplitArgsBytes ? longest_member_value(args)
                                                                      : std::pair<size_t, size_t>{0, 0};
     if (end - begin >= kSharedValueBytes) {
-      if (!shared) shared = std::make_unique<SharedValues>(db);
-      st->bind_view(11, args.substr(0, begin)).bind(12, shared->id(args.substr(begin, end - begin)));
-      st->bind_view(13, args.substr(end));
+      if (!shared) shared = std::make_unique<SharedValues>(db, first_shared_id);
+      st.bind_view(at + 11, args.substr(0, begin)).bind(at + 12, shared->id(args.substr(begin, end - begin)));
+      st.bind_view(at + 13, args.substr(end));
     } else {
-      st->bind_view(11, args);  // args_part and args_tail stay NULL
+      st.bind_view(at + 11, args);  // args_part and args_tail stay NULL
     }
-    st->run();
+  };
+  const TimelineEvent* it = first;
+  for (; static_cast<size_t>(last - it) >= kRowsPerInsert; it += kRowsPerInsert) {
+    if (!many) many = insert(kRowsPerInsert);
+    for (size_t r = 0; r < kRowsPerInsert; ++r) bind(*many, static_cast<int>(r) * columns, it[r]);
+    many->run();
   }
+  for (; it != last; ++it) {
+    if (!one) one = insert(1);
+    bind(*one, 0, *it);
+    one->run();
+  }
+}
+
+}  // namespace
+
+void write_timeline(SqliteDb& db, const std::vector<TimelineEvent>& events, int run_override) {
+  write_timeline_rows(db, events.data(), events.data() + events.size(), run_override, -1, 0);
+}
+
+void write_timeline(SqliteDb& db, const TimelineEvent* first, const TimelineEvent* last, int run_override,
+                    int64_t first_seq) {
+  write_timeline_rows(db, first, last, run_override, first_seq, 0);
 }
 
 void write_timeline_part(const std::string& part, const TimelineEvent* first, const TimelineEvent* last,
@@ -337,7 +376,9 @@ void write_timeline_part(const std::string& part, const TimelineEvent* first, co
   SqliteDb db(part, SqliteDb::Mode::Create);
   create_timeline_part(db);
   Transaction t(db);
-  write_timeline(db, first, last, -1, first_seq);
+  // Rows before first_seq store at most one shared value each, numbered from 1: the part's are
+  // numbered after all of them, so its rows go into the session as they are.
+  write_timeline_rows(db, first, last, -1, first_seq, first_seq + 1);
   t.commit();
   db.close();
 }
@@ -345,15 +386,12 @@ void write_timeline_part(const std::string& part, const TimelineEvent* first, co
 void append_timeline_part(SqliteDb& db, const std::string& part) {
   db.prepare("ATTACH DATABASE ? AS part")->bind(1, part).run();
   Transaction t(db);
-  auto max_id = db.prepare("SELECT COALESCE(MAX(id), 0) FROM main.args_parts");
-  max_id->step();
-  const std::string shift = std::to_string(max_id->column_int(0));
-  max_id.reset();
-  // Copies of stored rows, not rebound ones: a fraction of write_timeline's cost per row.
-  db.exec("INSERT INTO main.args_parts (id, text) SELECT id + " + shift + ", text FROM part.args_parts ORDER BY id");
-  db.exec(
-      "INSERT INTO main.timeline_rows SELECT seq, run, lane, name, category, start_ns, dur_ns, compile_id, kernel, "
-      "correlation, args_json, args_part + " + shift + ", args_tail FROM part.timeline_rows ORDER BY seq");
+  // `INSERT INTO t SELECT * FROM u` between tables of one definition is SQLite's transfer: stored
+  // records are copied as they are, never decoded and encoded again (any other form of the copy,
+  // an ORDER BY or a changed column, rebuilds every record). The part's seqs and shared-value ids
+  // already follow the session's (write_timeline_part).
+  db.exec("INSERT INTO main.args_parts SELECT * FROM part.args_parts");
+  db.exec("INSERT INTO main.timeline_rows SELECT * FROM part.timeline_rows");
   t.commit();
   db.exec("DETACH DATABASE part");
 }

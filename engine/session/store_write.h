@@ -21,9 +21,10 @@
 //         write_timeline writes them, numbered from first_seq. Opens its own connection: it may run
 //         on another thread while the session's connection writes.
 // append_timeline_part(db, part)
-//   pre:  no transaction open on db; part's rows are numbered after db's.
-//   post: part's rows appended to db's timeline in one transaction, their shared-args ids moved past
-//         db's own; part detached again (the caller removes its file).
+//   pre:  no transaction open on db; part's rows are numbered after db's, and its shared-args ids
+//         after any db's rows before them can have used (write_timeline_part numbers them so).
+//   post: part's rows appended to db's timeline in one transaction, copied as stored; part detached
+//         again (the caller removes its file).
 // write_kernels(db, kernels)
 //   post: kernels (and their autotune candidates) appended after those already stored.
 // write_autotune(db, kernel, compile_id, candidates)

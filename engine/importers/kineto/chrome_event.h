@@ -9,6 +9,10 @@
 //         clear(). Events read one after another stay readable together (text must stay valid and
 //         unmoved as long). -1 for anything else (valid JSON outside the subset, or invalid JSON):
 //         the caller parses that text with JsonParser, which also tells the two apart.
+// read_prefix(text, &length)
+//   post: as read(), for the one object text starts with ('{' first, no white space before it);
+//         what follows it is not looked at. length is the object's length in bytes. -1 also when
+//         text ends inside the object.
 // EventValue mirrors JsonValue (json_doc.h) for what the importer asks of an event, with the same
 // results for every text read() accepts: str/i64/f64 and their fallbacks, operator[] (first member
 // of that name), size(), and dump() — byte for byte the text JsonValue::dump() gives (for every
@@ -54,6 +58,7 @@ class EventValue {
 class ChromeEvent {
  public:
   int32_t read(std::string_view text);
+  int32_t read_prefix(std::string_view text, size_t* length);
   EventValue value(int32_t node) const { return EventValue(this, node); }
   void clear() {
     nodes_.clear();

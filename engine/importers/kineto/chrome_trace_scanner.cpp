@@ -97,6 +97,14 @@ void ChromeTraceScanner::feed(std::string_view bytes) {
             hdr_from = i;  // the header starts with the document, whatever came before it in the chunk
           }
         } else if (in_events && depth_ == events_depth_ && c == '{' && !capturing_) {
+          if (take_) {  // offered no more than event_limit bytes: a longer event is the scanner's to skip
+            const size_t len = take_(std::string_view(p + i, std::min(n - i, event_limit_)));
+            if (len > 0) {
+              ++events_;
+              i += len;
+              continue;
+            }
+          }
           capturing_ = true;
           dropping_ = false;
           cap_from = i;

@@ -11,6 +11,12 @@
 //         event_limit bytes, or than the memory left can hold, is skipped and counted
 //         (oversized_events()): memory stays bounded by one chunk plus event_limit.
 //
+// set_whole_event_reader(take): each event that starts in a chunk is first offered to take(rest),
+// rest running from its '{' to the chunk's end (event_limit bytes at most); take returns the
+// event's length when it read the whole event itself (then on_event does not run for it and the
+// scanner skips its bytes unread), or 0 to leave it to the scanner and on_event. Events read so
+// are counted as events too.
+//
 // Two scanners may read one file in two parts (kineto.cpp): continue_events_of(first) makes a
 // scanner that starts at an element of the events array `first` is inside, and its header() is
 // then the text after that array. The split was right when `first`, fed every byte before the
@@ -28,6 +34,7 @@ class ChromeTraceScanner {
  public:
   explicit ChromeTraceScanner(std::function<void(std::string_view)> on_event, size_t header_limit = 64 << 20,
                               size_t event_limit = size_t(1) << 30);
+  void set_whole_event_reader(std::function<size_t(std::string_view)> take) { take_ = std::move(take); }
   void feed(std::string_view bytes);
   void finish();
   const std::string& header() const { return header_; }
@@ -45,6 +52,7 @@ class ChromeTraceScanner {
   void header_append(std::string_view s);
   void element_append(const char* p, size_t n);  // or drop the element when it cannot be kept
   std::function<void(std::string_view)> on_event_;
+  std::function<size_t(std::string_view)> take_;
   size_t header_limit_;
   std::string header_;
   bool header_truncated_ = false;

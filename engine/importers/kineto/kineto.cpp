@@ -207,7 +207,11 @@ class KinetoReader {
     ev.name = std::string(name);
     ev.category = category_of(cat);
     ev.start_ns = us_to_ns(e["ts"].f64());
-    if (args.is_object() && args.size() > 0) ev.args_json = args.dump();
+    if (args.is_object() && args.size() > 0) {
+      ev.args_json = args.dump();
+      // Room for what linking adds to GPU work ("launch" and "cpu_op": kineto_links.cpp), written in place.
+      if (ids.device) ev.args_json.reserve(ev.args_json.size() + 96);
+    }
     Value correlation = args["correlation"], external = args["External id"];
     ev.correlation = correlation.is_number() ? correlation.i64() : -1;
     ids.external_id = external.is_number() ? external.i64() : -1;
@@ -337,14 +341,25 @@ namespace {
 
 constexpr size_t kChunk = 4 << 20;
 
-// Feeds one scanner: each event read by ChromeEvent when it can, handed to the reader.
+// Feeds one scanner: each event read by ChromeEvent when it can, handed to the reader. An event
+// whole in the chunk is read where it lies, in one pass (the scanner skips it); one cut by a chunk's
+// end, or outside ChromeEvent's subset, is gathered by the scanner first.
 struct EventSink {
   explicit EventSink(KinetoReader& reader)
       : reader(reader), scanner([this](std::string_view text) {
           int32_t root = doc.read(text);
           this->reader.on_event(text, doc, root);
           doc.clear();
-        }) {}
+        }) {
+    scanner.set_whole_event_reader([this](std::string_view rest) -> size_t {
+      size_t length = 0;
+      int32_t root = doc.read_prefix(rest, &length);
+      if (root < 0) return 0;
+      this->reader.on_event(rest.substr(0, length), doc, root);
+      doc.clear();
+      return length;
+    });
+  }
   KinetoReader& reader;
   ChromeEvent doc;
   ChromeTraceScanner scanner;

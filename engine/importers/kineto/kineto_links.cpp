@@ -3,8 +3,9 @@
 // become runs with their summary numbers.
 #include <algorithm>
 #include <map>
-#include <unordered_map>
 
+#include "engine/importers/common/id_index.h"
+#include "engine/importers/common/in_two_halves.h"
 #include "engine/importers/common/json_doc.h"
 #include "engine/importers/kineto/kineto_trace.h"
 
@@ -26,29 +27,30 @@ void append_quoted(std::string& out, std::string_view s) {
   out += '"';
 }
 
-// Adds "key": value to object (see add_json_field), the value quoted first when `quote`; the
-// object's text is rebuilt once, in a string of the right size.
+// Adds "key": value to object (see add_json_field), the value quoted first when `quote`: written
+// in place before the object's closing brace, so an object with room to spare (the reader leaves
+// some in GPU events' args) takes it without a new allocation.
 void add_field(std::string& object, std::string_view key, std::string_view value, bool quote) {
-  size_t close = std::string::npos;
   const bool empty = object.empty() || object == "{}";
+  size_t close = object.size();
   if (!empty) {
     close = object.rfind('}');
     if (close == std::string::npos) return;
   }
-  std::string out;
-  out.reserve(object.size() + key.size() + value.size() + 8);
-  if (empty) out += '{';
-  else {
-    out.append(object, 0, close);
-    out += ',';
+  thread_local std::string piece;
+  piece.clear();
+  if (empty) piece += '{';
+  else piece += ',';
+  append_quoted(piece, key);
+  piece += ':';
+  if (quote) append_quoted(piece, value);
+  else piece.append(value);
+  if (empty) {
+    piece += '}';
+    object.assign(piece);
+  } else {
+    object.insert(close, piece);
   }
-  append_quoted(out, key);
-  out += ':';
-  if (quote) append_quoted(out, value);
-  else out.append(value);
-  if (empty) out += '}';
-  else out.append(object, close, std::string::npos);
-  object.swap(out);
 }
 
 }  // namespace
@@ -75,26 +77,39 @@ void complete_correlations(KinetoTrace& t) {
   }
 }
 
-void annotate_launches(KinetoTrace& t) {
-  auto& tl = t.session.timeline;
-  std::unordered_map<int64_t, size_t> runtime_of;  // correlation → runtime call
-  std::unordered_map<int64_t, size_t> op_of;       // External id → CPU op
-  for (size_t i = 0; i < tl.size(); ++i) {
+// Correlation → the runtime call that carries it (the first, as the trace lists them).
+IdIndex runtime_calls(const KinetoTrace& t) {
+  const auto& tl = t.session.timeline;
+  size_t n = 0;
+  for (const auto& ids : t.ids) n += ids.runtime ? 1 : 0;
+  IdIndex runtime_of(n);
+  for (size_t i = 0; i < tl.size(); ++i)
     if (t.ids[i].runtime && tl[i].correlation >= 0) runtime_of.emplace(tl[i].correlation, i);
-    else if (!t.ids[i].device && !t.ids[i].runtime && t.ids[i].external_id >= 0) op_of.emplace(t.ids[i].external_id, i);
-  }
-  for (size_t i = 0; i < tl.size(); ++i) {
-    if (!t.ids[i].device) continue;
-    int64_t ext = t.ids[i].external_id;
-    auto r = tl[i].correlation >= 0 ? runtime_of.find(tl[i].correlation) : runtime_of.end();
-    if (r != runtime_of.end()) {
-      add_field(tl[i].args_json, "launch", tl[r->second].name, true);
-      if (tl[r->second].name == "cudaGraphLaunch") add_json_field(tl[i].args_json, "cuda_graph", "true");
-      if (ext < 0) ext = t.ids[r->second].external_id;
+  return runtime_of;
+}
+
+void annotate_launches(KinetoTrace& t, const IdIndex& runtime_of) {
+  auto& tl = t.session.timeline;
+  size_t ops = 0;
+  for (const auto& ids : t.ids) ops += !ids.device && !ids.runtime && ids.external_id >= 0 ? 1 : 0;
+  IdIndex op_of(ops);  // External id → CPU op
+  for (size_t i = 0; i < tl.size(); ++i)
+    if (!t.ids[i].device && !t.ids[i].runtime && t.ids[i].external_id >= 0) op_of.emplace(t.ids[i].external_id, i);
+  // Each GPU event's args change alone; the calls and ops it names are only read.
+  in_two_halves(tl.size(), [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      if (!t.ids[i].device) continue;
+      int64_t ext = t.ids[i].external_id;
+      const size_t r = tl[i].correlation >= 0 ? runtime_of.find(tl[i].correlation) : IdIndex::kAbsent;
+      if (r != IdIndex::kAbsent) {
+        add_field(tl[i].args_json, "launch", tl[r].name, true);
+        if (tl[r].name == "cudaGraphLaunch") add_json_field(tl[i].args_json, "cuda_graph", "true");
+        if (ext < 0) ext = t.ids[r].external_id;
+      }
+      const size_t op = ext >= 0 ? op_of.find(ext) : IdIndex::kAbsent;
+      if (op != IdIndex::kAbsent) add_field(tl[i].args_json, "cpu_op", tl[op].name, true);
     }
-    auto op = ext >= 0 ? op_of.find(ext) : op_of.end();
-    if (op != op_of.end()) add_field(tl[i].args_json, "cpu_op", tl[op->second].name, true);
-  }
+  });
 }
 
 // Length of the union of [start, end) intervals, and the mean gap between consecutive ones.
@@ -114,7 +129,7 @@ void busy_and_gaps(std::vector<std::pair<int64_t, int64_t>>& iv, int64_t* busy, 
   *mean_gap = gap_count ? double(gaps) / double(gap_count) : 0;
 }
 
-void make_runs(KinetoTrace& t) {
+void make_runs(KinetoTrace& t, const IdIndex& runtime_of) {
   auto& s = t.session;
   auto& tl = s.timeline;
   struct Window {
@@ -141,16 +156,18 @@ void make_runs(KinetoTrace& t) {
     return ts <= it->end ? static_cast<int>(it - steps.begin()) : -1;
   };
 
-  std::unordered_map<int64_t, size_t> runtime_of;
-  for (size_t i = 0; i < tl.size(); ++i)
-    if (t.ids[i].runtime && tl[i].correlation >= 0) runtime_of.emplace(tl[i].correlation, i);
-  for (size_t i = 0; i < tl.size(); ++i)
-    if (!t.ids[i].device) tl[i].run = run_at(tl[i].start_ns);
-  for (size_t i = 0; i < tl.size(); ++i) {
-    if (!t.ids[i].device) continue;
-    auto r = tl[i].correlation >= 0 ? runtime_of.find(tl[i].correlation) : runtime_of.end();
-    tl[i].run = r != runtime_of.end() ? tl[r->second].run : run_at(tl[i].start_ns);
-  }
+  // Host events by time, then GPU work by the run of its launch (a host event's).
+  in_two_halves(tl.size(), [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i)
+      if (!t.ids[i].device) tl[i].run = run_at(tl[i].start_ns);
+  });
+  in_two_halves(tl.size(), [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      if (!t.ids[i].device) continue;
+      const size_t r = tl[i].correlation >= 0 ? runtime_of.find(tl[i].correlation) : IdIndex::kAbsent;
+      tl[i].run = r != IdIndex::kAbsent ? tl[r].run : run_at(tl[i].start_ns);
+    }
+  });
 
   std::vector<std::vector<std::pair<int64_t, int64_t>>> busy(steps.size());
   std::vector<int64_t> kernels(steps.size(), 0), guard_ns(steps.size(), 0);
@@ -195,8 +212,9 @@ void make_runs(KinetoTrace& t) {
 
 void link_kineto_trace(KinetoTrace& t, ImportTally& tally) {
   complete_correlations(t);
-  annotate_launches(t);
-  make_runs(t);
+  const IdIndex runtime_of = runtime_calls(t);
+  annotate_launches(t, runtime_of);
+  make_runs(t, runtime_of);
   int64_t orphans = 0;
   for (const auto& ev : t.session.timeline) orphans += ev.run < 0 ? 1 : 0;
   if (orphans > 0 && t.session.runs.size() > 1)

@@ -357,3 +357,61 @@ TEST(Store, TwoWritersWriteALargeTimelineAsOne) {
     if (entry.path().filename().string().find(".tmp-") != std::string::npos) left += " " + entry.path().filename().string(), ++others;
   EXPECT_EQ(others, 0u) << "left:" << left;
 }
+
+// Rows go in many to a statement: timelines of every length around a statement's worth round trip
+// with seqs 0..n-1, and a run appended later numbers its rows after them.
+TEST(Store, TimelinesOfEveryLengthAroundAStatementsRowsRoundTrip) {
+  const std::string dir = test::temp_dir();
+  for (int n : {0, 1, 63, 64, 65, 128, 129, 200}) {
+    const std::string path = dir + "/rows_" + std::to_string(n) + ".kiln";
+    session::Session s;
+    session::Run run;
+    run.id = 0;
+    run.mode = "default";
+    s.runs.push_back(run);
+    for (int i = 0; i < n; ++i) {
+      session::TimelineEvent e;
+      e.run = 0;
+      e.lane = "host:" + std::to_string(i % 2);
+      e.name = "op " + std::to_string(i);
+      e.category = "cpu_op";
+      e.start_ns = 10 * i;
+      e.dur_ns = i;
+      e.correlation = i % 3 ? i : -1;
+      if (i % 4) e.args_json = "{\"i\":" + std::to_string(i) + "}";
+      s.timeline.push_back(std::move(e));
+    }
+    session::save_session(path, s);
+    auto back = session::load_session(path);
+    ASSERT_EQ(back.timeline.size(), s.timeline.size()) << n;
+    for (size_t i = 0; i < s.timeline.size(); ++i)
+      ASSERT_TRUE(back.timeline[i].name == s.timeline[i].name && back.timeline[i].args_json == s.timeline[i].args_json &&
+                  back.timeline[i].correlation == s.timeline[i].correlation && back.timeline[i].run == 0)
+          << n << " row " << i;
+    if (n > 0) {
+      EXPECT_EQ(sql_int(path, "SELECT min(seq) FROM timeline_rows"), 0) << n;
+      EXPECT_EQ(sql_int(path, "SELECT max(seq) FROM timeline_rows"), n - 1) << n;
+    }
+  }
+  // A writer's runs: each run's rows after the stored ones, in order.
+  const std::string path = dir + "/appended.kiln";
+  session::Session header;
+  {
+    session::SessionWriter w(path, header);
+    for (int r = 0; r < 3; ++r) {
+      session::Run run;
+      run.mode = "m" + std::to_string(r);
+      std::vector<session::TimelineEvent> rows(static_cast<size_t>(65 + r));
+      for (size_t i = 0; i < rows.size(); ++i) rows[i].name = std::to_string(r) + "/" + std::to_string(i);
+      w.append_run(run, rows);
+    }
+    w.close();
+  }
+  EXPECT_EQ(sql_int(path, "SELECT count(*) FROM timeline_rows"), 65 + 66 + 67);
+  EXPECT_EQ(sql_int(path, "SELECT max(seq) - min(seq) + 1 FROM timeline_rows"), 65 + 66 + 67);
+  auto back = session::load_session(path);
+  ASSERT_EQ(back.timeline.size(), 198u);
+  EXPECT_EQ(back.timeline[0].name, "0/0");
+  EXPECT_EQ(back.timeline[65].name, "1/0");
+  EXPECT_EQ(back.timeline[197].name, "2/66");
+}

@@ -108,3 +108,42 @@ TEST(ChromeEvent, EventsReadOneAfterAnotherStayReadable) {
   EXPECT_EQ(doc.value(rb)["args"]["grid"].dump(), "[3]");
   EXPECT_EQ(doc.value(rb)["name"].str(), "b");
 }
+
+// read_prefix reads the object a text starts with as read() reads it alone, whatever follows it, and
+// nothing of an object cut short.
+TEST(ChromeEvent, ReadPrefixReadsTheLeadingObjectAsReadDoes) {
+  if (!json_backend_is_simdjson()) GTEST_SKIP();
+  const std::vector<std::string> objects = {
+      R"({"ph":"X","cat":"kernel","name":"k","pid":1,"tid":7,"ts":4477225964495.568,"dur":3})",
+      R"({ "ph" : "X" , "args" : { "grid" : [ 1 , 2 ,3 ], "x": 0.121212, "deep": {"a": [{"b": [1.0, "s", 0]}]} } })",
+      R"({})",
+      R"({"s":"}]{["})",
+      R"({"name":"a\"b"})",  // outside the subset: -1 from both
+      R"({"ph":"X",})",      // not JSON: -1 from both
+  };
+  for (const auto& object : objects) {
+    ChromeEvent alone;
+    const bool readable = alone.read(object) >= 0;
+    for (std::string tail : {"", ",", ", {\"ph\": \"i\"}]}", "garbage", "}"}) {
+      ChromeEvent doc;
+      size_t length = 0;
+      const std::string text = object + tail;
+      int32_t root = doc.read_prefix(text, &length);
+      ASSERT_EQ(root >= 0, readable) << text;
+      if (root < 0) continue;
+      EXPECT_EQ(length, object.size()) << text;
+      JsonParser parser;
+      JsonValue v;
+      ASSERT_TRUE(parser.parse(object, v));
+      expect_same(doc.value(root), v, text, true);
+    }
+    for (size_t cut = 0; cut < object.size(); ++cut) {
+      ChromeEvent doc;
+      size_t length = 0;
+      EXPECT_LT(doc.read_prefix(std::string_view(object).substr(0, cut), &length), 0) << object << " cut at " << cut;
+    }
+  }
+  ChromeEvent doc;
+  size_t length = 0;
+  EXPECT_LT(doc.read_prefix(R"( {"ph":"X"})", &length), 0);  // white space first: not an object's start
+}

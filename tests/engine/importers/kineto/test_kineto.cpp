@@ -330,3 +330,56 @@ TEST(Kineto, FuzzerInputsReadTheSameWithOneThreadAndWithTwo) {
   }
   EXPECT_GE(n, 2);
 }
+
+// With a whole-event reader, the events it takes and those left to on_event are together the
+// scanner's events, in order, at every chunk size; the header and the counts are unchanged; an event
+// longer than the limit is never offered whole, so it is skipped and counted as before.
+TEST(ChromeTraceScanner, AWholeEventReaderTakesEventsTheScannerWouldDeliver) {
+  std::string doc = R"({"schemaVersion": 1, "traceEvents": [ {"name": "a", "args": {"s": "}]\\\"{["}}, 7,
+    {"name": "b", "args": {"nested": {"k": [1, {"z": 2}]}}}, {"name": "huge", "s": ")" +
+                    std::string(300, 'h') + R"("}, {"name": "c"} ], "baseTimeNanoseconds": 5})";
+  std::string plain_header;
+  auto plain = scan(doc, doc.size(), &plain_header);
+  for (size_t piece = 1; piece <= doc.size(); ++piece) {
+    for (bool take_some : {false, true}) {
+      std::vector<std::string> events;
+      int taken = 0;
+      importers::ChromeTraceScanner s([&](std::string_view e) { events.emplace_back(e); }, 64 << 20, 200);
+      s.set_whole_event_reader([&](std::string_view rest) -> size_t {
+        EXPECT_LE(rest.size(), 200u);
+        // The event's length when it is whole in `rest`.
+        bool in_string = false, escape = false;
+        int depth = 0;
+        for (size_t i = 0; i < rest.size(); ++i) {
+          const char c = rest[i];
+          if (in_string) {
+            if (escape) escape = false;
+            else if (c == '\\') escape = true;
+            else if (c == '"') in_string = false;
+          } else if (c == '"') {
+            in_string = true;
+          } else if (c == '{') {
+            ++depth;
+          } else if (c == '}' && --depth == 0) {
+            if (take_some && rest.substr(0, i + 1).find("\"b\"") != std::string_view::npos) return 0;
+            events.emplace_back(rest.substr(0, i + 1));
+            ++taken;
+            return i + 1;
+          }
+        }
+        return 0;
+      });
+      for (size_t at = 0; at < doc.size(); at += piece) s.feed(std::string_view(doc).substr(at, piece));
+      s.finish();
+      std::vector<std::string> expected;
+      for (const auto& e : plain)
+        if (e.find("huge") == std::string::npos) expected.push_back(e);
+      ASSERT_EQ(events, expected) << "piece " << piece;
+      EXPECT_EQ(s.header(), plain_header) << piece;
+      EXPECT_EQ(s.events(), 4) << piece;
+      EXPECT_EQ(s.oversized_events(), 1) << piece;
+      EXPECT_TRUE(s.complete()) << piece;
+      if (piece == doc.size()) EXPECT_EQ(taken, take_some ? 2 : 3);
+    }
+  }
+}
