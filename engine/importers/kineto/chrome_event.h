@@ -47,6 +47,10 @@ class EventValue {
   EventValue operator[](std::string_view key) const;
   size_t size() const;
   std::string dump() const;
+  // f(key, value) for each member of an object in order (nothing for other values), as
+  // JsonValue::each_field.
+  template <typename F>
+  void each_member(F&& f) const;
 
  private:
   friend class ChromeEvent;
@@ -86,5 +90,12 @@ class ChromeEvent {
   std::vector<Node> nodes_;
   std::string dumped_;  // the minified text of every container below a root
 };
+
+template <typename F>
+void EventValue::each_member(F&& f) const {
+  if (!is_object()) return;
+  for (int32_t c = doc_->nodes_[node_].first_child; c >= 0; c = doc_->nodes_[c].next)
+    f(doc_->nodes_[c].key, EventValue(doc_, c));
+}
 
 }  // namespace kiln::importers

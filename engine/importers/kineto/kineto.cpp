@@ -68,6 +68,58 @@ std::string now_iso8601() {
   return buf;
 }
 
+template <typename F>
+void for_each_member(const EventValue& v, F&& f) {
+  v.each_member(f);
+}
+template <typename F>
+void for_each_member(const JsonValue& v, F&& f) {
+  v.each_field(f);
+}
+
+// The members of an event the reader looks at, found in one pass over the event and one over its
+// args (each name compared once, not looked up member by member); the first of a repeated name, as
+// operator[] gives it. Value: JsonValue, or EventValue for the events ChromeEvent reads.
+template <typename Value>
+struct EventFields {
+  Value ph, cat, name, pid, tid, ts, dur, id, args;
+  // args members
+  Value device, stream, correlation, external_id, grid, block, registers, shared, allocated;
+
+  explicit EventFields(const Value& e) {
+    for_each_member(e, [this](std::string_view key, const Value& v) { take(member(key), v); });
+    if (args.is_object())
+      for_each_member(args, [this](std::string_view key, const Value& v) { take(arg(key), v); });
+  }
+
+ private:
+  static void take(Value* slot, const Value& v) {
+    if (slot && !slot->exists()) *slot = v;
+  }
+  Value* member(std::string_view k) {
+    auto is = [&k](std::string_view name, Value& slot) { return k == name ? &slot : nullptr; };
+    switch (k.size()) {
+      case 2: return k[0] == 'p' ? is("ph", ph) : k[0] == 't' ? is("ts", ts) : is("id", id);
+      case 3: return k[0] == 'c' ? is("cat", cat) : k[0] == 'p' ? is("pid", pid) : k[0] == 't' ? is("tid", tid) : is("dur", dur);
+      case 4: return k[0] == 'n' ? is("name", name) : is("args", args);
+      default: return nullptr;
+    }
+  }
+  Value* arg(std::string_view k) {
+    auto is = [&k](std::string_view name, Value& slot) { return k == name ? &slot : nullptr; };
+    switch (k.size()) {
+      case 4: return is("grid", grid);
+      case 5: return is("block", block);
+      case 6: return k[0] == 'd' ? is("device", device) : is("stream", stream);
+      case 11: return k[0] == 'c' ? is("correlation", correlation) : is("External id", external_id);
+      case 13: return is("shared memory", shared);
+      case 15: return is("Total Allocated", allocated);
+      case 20: return is("registers per thread", registers);
+      default: return nullptr;
+    }
+  }
+};
+
 class KinetoReader {
  public:
   explicit KinetoReader(ImportTally& tally) : tally_(tally) {}
@@ -86,14 +138,15 @@ class KinetoReader {
 
   // Value: JsonValue, or EventValue for the events ChromeEvent reads (the same answers).
   template <typename Value>
-  void handle(const Value& e) {
-    std::string_view ph = e["ph"].str();
+  void handle(const Value& event) {
+    const EventFields<Value> e(event);
+    std::string_view ph = e.ph.str();
     if (ph == "X" || ph == "B") return add_span(e, ph == "B");
     if (ph == "E") return close_span(e);
     if (ph == "i" || ph == "I" || ph == "R") return add_instant(e);
     if (ph == "s" || ph == "f" || ph == "t") return add_flow(e, ph == "s");
     if (ph == "M") return;  // process/thread names: lanes are named from ids
-    tally_.note("unsupported event phase '" + std::string(ph) + "'", std::string(e["name"].str()));
+    tally_.note("unsupported event phase '" + std::string(ph) + "'", std::string(e.name.str()));
   }
 
   void finish(const std::string& header_text, bool header_truncated) {
@@ -176,14 +229,14 @@ class KinetoReader {
 
  private:
   template <typename Value>
-  const std::string& lane_for(const Value& e, const Value& args, bool device) {
+  const std::string& lane_for(const EventFields<Value>& e, bool device) {
     Value a, b;
     if (device) {
-      a = args["device"];
-      b = args["stream"];
+      a = e.device;
+      b = e.stream;
     }
-    if (!a.exists()) a = e["pid"];
-    if (!b.exists()) b = e["tid"];
+    if (!a.exists()) a = e.pid;
+    if (!b.exists()) b = e.tid;
     if (a.is_number() && b.is_number()) {  // the common case: numeric ids, looked up without building text
       auto key = std::make_tuple(device, a.i64(), b.i64());
       auto it = numeric_lanes_.find(key);
@@ -196,29 +249,26 @@ class KinetoReader {
   }
 
   template <typename Value>
-  void fill(session::TimelineEvent& ev, EventIds& ids, const Value& e) {
-    std::string_view cat = e["cat"].str();
-    std::string_view name = e["name"].str();
+  void fill(session::TimelineEvent& ev, EventIds& ids, const EventFields<Value>& e) {
+    std::string_view cat = e.cat.str();
+    std::string_view name = e.name.str();
     ids.device = is_device_category(cat);
     ids.runtime = cat == "cuda_runtime" || cat == "cuda_driver" || cat == "Runtime";
     ids.busy = ids.device && cat != "gpu_user_annotation";
-    Value args = e["args"];
-    ev.lane = lane_for(e, args, ids.device);
+    const Value& args = e.args;
+    ev.lane = lane_for(e, ids.device);
     ev.name = std::string(name);
     ev.category = category_of(cat);
-    ev.start_ns = us_to_ns(e["ts"].f64());
+    ev.start_ns = us_to_ns(e.ts.f64());
     if (args.is_object() && args.size() > 0) {
       ev.args_json = args.dump();
       // Room for what linking adds to GPU work ("launch" and "cpu_op": kineto_links.cpp), written in place.
       if (ids.device) ev.args_json.reserve(ev.args_json.size() + 96);
     }
-    Value correlation = args["correlation"], external = args["External id"];
-    ev.correlation = correlation.is_number() ? correlation.i64() : -1;
-    ids.external_id = external.is_number() ? external.i64() : -1;
-    if (!ids.device && pid_ < 0 && (cat == "cpu_op" || cat == "user_annotation")) {
-      Value pid = e["pid"];
-      if (pid.is_number()) pid_ = pid.i64();
-    }
+    ev.correlation = e.correlation.is_number() ? e.correlation.i64() : -1;
+    ids.external_id = e.external_id.is_number() ? e.external_id.i64() : -1;
+    if (!ids.device && pid_ < 0 && (cat == "cpu_op" || cat == "user_annotation") && e.pid.is_number())
+      pid_ = e.pid.i64();
 
     // torch.compile markers.
     if (starts_with(name, "Torch-Compiled Region: ")) {
@@ -239,35 +289,35 @@ class KinetoReader {
         session::Kernel k;
         k.name = ev.name;
         k.language = "triton";
-        if (args["grid"].is_array() || args["block"].is_array())
-          k.launch_config = "grid " + args["grid"].dump() + " block " + args["block"].dump();
-        k.registers = static_cast<int>(args["registers per thread"].i64(0));
-        k.shared_bytes = static_cast<int>(args["shared memory"].i64(0));
+        if (e.grid.is_array() || e.block.is_array())
+          k.launch_config = "grid " + e.grid.dump() + " block " + e.block.dump();
+        k.registers = static_cast<int>(e.registers.i64(0));
+        k.shared_bytes = static_cast<int>(e.shared.i64(0));
         t_.session.kernels.push_back(std::move(k));
       }
     }
   }
 
   template <typename Value>
-  void add_span(const Value& e, bool begin) {
+  void add_span(const EventFields<Value>& e, bool begin) {
     session::TimelineEvent ev;
     EventIds ids;
     fill(ev, ids, e);
-    ev.dur_ns = begin ? 0 : std::max<int64_t>(0, us_to_ns(e["dur"].f64()));
+    ev.dur_ns = begin ? 0 : std::max<int64_t>(0, us_to_ns(e.dur.f64()));
     if (begin) open_[stack_key(e)].push_back(t_.session.timeline.size());
     t_.session.timeline.push_back(std::move(ev));
     t_.ids.push_back(ids);
   }
 
   template <typename Value>
-  void close_span(const Value& e) {
+  void close_span(const EventFields<Value>& e) {
     std::string key = stack_key(e);
     auto& stack = open_[key];
-    const int64_t end_ns = us_to_ns(e["ts"].f64());
+    const int64_t end_ns = us_to_ns(e.ts.f64());
     if (stack.empty()) {
       // A later part's end may close a span an earlier part began (append() matches it).
-      if (later_part_) pending_ends_.push_back({std::move(key), end_ns, std::string(e["name"].str()), tally_.size()});
-      else tally_.note("unmatched end event", std::string(e["name"].str()));
+      if (later_part_) pending_ends_.push_back({std::move(key), end_ns, std::string(e.name.str()), tally_.size()});
+      else tally_.note("unmatched end event", std::string(e.name.str()));
       return;
     }
     close(stack, end_ns);
@@ -280,12 +330,11 @@ class KinetoReader {
   }
 
   template <typename Value>
-  void add_instant(const Value& e) {
-    if (e["name"].str() == "[memory]") {
-      Value args = e["args"];
+  void add_instant(const EventFields<Value>& e) {
+    if (e.name.str() == "[memory]") {
       MemorySample m;
-      m.ts_ns = us_to_ns(e["ts"].f64());
-      m.allocated = args["Total Allocated"].i64(-1);
+      m.ts_ns = us_to_ns(e.ts.f64());
+      m.allocated = e.allocated.i64(-1);
       if (m.allocated >= 0) t_.memory.push_back(m);
       return;
     }
@@ -297,19 +346,19 @@ class KinetoReader {
   }
 
   template <typename Value>
-  void add_flow(const Value& e, bool start) {
-    if (e["cat"].str() != "ac2g" && e["name"].str() != "ac2g") return;  // other flows carry no launch link
+  void add_flow(const EventFields<Value>& e, bool start) {
+    if (e.cat.str() != "ac2g" && e.name.str() != "ac2g") return;  // other flows carry no launch link
     FlowPoint f;
-    f.id = e["id"].i64(-1);
-    f.ts_ns = us_to_ns(e["ts"].f64());
+    f.id = e.id.i64(-1);
+    f.ts_ns = us_to_ns(e.ts.f64());
     // The start sits on the CPU thread, the end on the GPU stream (pid = device, tid = stream).
-    f.lane = start ? "host:" + id_text(e["tid"]) : "cuda:" + id_text(e["pid"]) + "/stream " + id_text(e["tid"]);
+    f.lane = start ? "host:" + id_text(e.tid) : "cuda:" + id_text(e.pid) + "/stream " + id_text(e.tid);
     f.start = start;
     t_.flows.push_back(std::move(f));
   }
 
   template <typename Value>
-  std::string stack_key(const Value& e) { return id_text(e["pid"]) + "/" + id_text(e["tid"]); }
+  std::string stack_key(const EventFields<Value>& e) { return id_text(e.pid) + "/" + id_text(e.tid); }
 
   struct RegionCalls {
     int64_t calls = 0;

@@ -147,3 +147,19 @@ TEST(ChromeEvent, ReadPrefixReadsTheLeadingObjectAsReadDoes) {
   size_t length = 0;
   EXPECT_LT(doc.read_prefix(R"( {"ph":"X"})", &length), 0);  // white space first: not an object's start
 }
+
+TEST(ChromeEvent, EachMemberListsAnObjectsMembersInOrder) {
+  if (!json_backend_is_simdjson()) GTEST_SKIP();
+  ChromeEvent doc;
+  int32_t root = doc.read(R"({"a":1,"b":{"c":[2]},"a":"again"})");
+  ASSERT_GE(root, 0);
+  std::vector<std::string> seen;
+  doc.value(root).each_member([&](std::string_view key, const EventValue& v) {
+    seen.push_back(std::string(key) + "=" + (v.is_object() ? v.dump() : v.is_string() ? std::string(v.str()) : std::to_string(v.i64())));
+  });
+  EXPECT_EQ(seen, (std::vector<std::string>{"a=1", R"(b={"c":[2]})", "a=again"}));
+  int calls = 0;
+  doc.value(root)["a"].each_member([&](std::string_view, const EventValue&) { ++calls; });
+  doc.value(root)["missing"].each_member([&](std::string_view, const EventValue&) { ++calls; });
+  EXPECT_EQ(calls, 0);
+}

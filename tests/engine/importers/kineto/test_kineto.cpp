@@ -383,3 +383,40 @@ TEST(ChromeTraceScanner, AWholeEventReaderTakesEventsTheScannerWouldDeliver) {
     }
   }
 }
+
+// The two readers of an event — ChromeEvent in place, and the JSON parser for what it leaves (here
+// every event, each given a root member with an escape) — make the same session of the profiler
+// sample and of events with repeated, misplaced and odd-typed members.
+TEST(Kineto, EventsReadInPlaceAndByTheJsonParserMakeTheSameSession) {
+  auto doc = nlohmann::json::parse(test::read_file(test::data("traces/kineto_small_mlp.json")));
+  std::vector<std::string> events;
+  for (const auto& e : doc["traceEvents"]) events.push_back(e.dump());
+  events.push_back(R"({"ph": "X", "cat": "kernel", "name": "k", "name": "second", "pid": 0, "tid": 7, "ts": 5,
+                      "dur": 2, "args": {"device": 0, "stream": 9, "stream": 3, "correlation": 11, "grid": [1, 2, 3]}})");
+  events.push_back(R"({"ph": "X", "cat": "cpu_op", "name": "typed", "pid": "p", "tid": [1], "ts": "late", "dur": null,
+                      "args": {"External id": "x", "correlation": 2.5}})");
+  events.push_back(R"({"ph": "i", "name": "[memory]", "pid": 1, "tid": 1, "ts": 6, "args": {"Total Allocated": 4096}})");
+  events.push_back(R"({"ph": "X", "cat": "cpu_op", "name": "args not an object", "pid": 1, "tid": 1, "ts": 7,
+                      "dur": 1, "args": [{"correlation": 1}]})");
+  events.push_back(R"({"ph": "s", "cat": "ac2g", "name": "ac2g", "id": 11, "pid": 1, "tid": 1, "ts": 4})");
+  auto trace_of = [&](bool escape) {
+    std::string trace = R"({"schemaVersion": 1, "baseTimeNanoseconds": 1000, "traceEvents": [)";
+    for (size_t i = 0; i < events.size(); ++i) {
+      std::string e = events[i];
+      if (escape) e.insert(1, R"("note": "a\"b", )");
+      trace += (i ? ",\n" : "\n") + e;
+    }
+    return trace + "]}";
+  };
+  // One file for both: the session names the file it came from.
+  const std::string path = test::temp_dir() + "/two_readers.json";
+  auto import_text = [&](const std::string& text) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+    return session_text(import_kineto_trace(path));
+  };
+  const std::string in_place = import_text(trace_of(false));
+  const std::string parsed = import_text(trace_of(true));
+  EXPECT_EQ(in_place.find("second"), std::string::npos);  // of a repeated member, the first counts
+  ASSERT_EQ(in_place.size(), parsed.size());
+  EXPECT_TRUE(in_place == parsed);
+}
