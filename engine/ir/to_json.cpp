@@ -1,101 +1,250 @@
+// Written straight into one string (a graph of a large log's compile holds thousands of nodes, and
+// building an nlohmann document of it first cost as much as reading the log): the text is the one
+// nlohmann::ordered_json's dump(indent, ' ', false, replace) gives for the same document, which
+// tests/engine/ir/test_to_json.cpp checks against it on random graphs. Strings that need escaping
+// and doubles are still formatted by nlohmann, value by value.
 #include "engine/ir/to_json.h"
 
+#include <charconv>
 #include <nlohmann/json.hpp>
+#include <string_view>
+#include <vector>
 
 namespace kiln::ir {
 
-using nlohmann::ordered_json;
-
 namespace {
 
-ordered_json arg_json(const Arg& a) {
-  switch (a.kind) {
-    case Arg::Kind::Ref: return ordered_json{{"ref", a.ref}};
-    case Arg::Kind::None: return nullptr;
-    case Arg::Kind::Bool: return a.b;
-    case Arg::Kind::Int: return a.i;
-    case Arg::Kind::Float: return a.f;
-    case Arg::Kind::Str: return ordered_json{{"str", a.s}};
-    case Arg::Kind::List: {
-      ordered_json l = ordered_json::array();
-      for (const auto& it : a.items) l.push_back(arg_json(it));
-      return l;
-    }
-    case Arg::Kind::Other: return ordered_json{{"literal", a.s}};
+class Writer {
+ public:
+  Writer(std::string& out, int indent) : out_(out), indent_(indent) {}
+
+  void open(char c) {
+    out_ += c;
+    first_.push_back(true);
   }
-  return nullptr;
-}
-
-ordered_json meta_json(const ValueMeta& m) {
-  ordered_json j;
-  j["type"] = m.type_name;
-  if (m.is_tensor()) {
-    j["dtype"] = dtype_name(m.dtype);
-    ordered_json shape = ordered_json::array();
-    for (const auto& d : m.shape) {
-      if (d.is_symbolic()) shape.push_back(d.symbol);
-      else shape.push_back(d.value);
-    }
-    j["shape"] = shape;
-    j["stride"] = m.stride;
-    j["device"] = m.device;
-    j["requires_grad"] = m.requires_grad;
-  } else if (!m.scalar_value.empty()) {
-    j["value"] = m.scalar_value;
+  void close(char c) {
+    const bool empty = first_.back();
+    first_.pop_back();
+    if (!empty) newline();
+    out_ += c;
   }
-  return j;
-}
+  // Before a member of the innermost object: its separator and name.
+  void key(std::string_view name) {
+    element();
+    string(name);
+    out_ += indent_ >= 0 ? ": " : ":";
+  }
+  // Before an element of the innermost array.
+  void element() {
+    if (!first_.back()) out_ += ',';
+    first_.back() = false;
+    newline();
+  }
 
-ordered_json loc_json(const SourceLoc& l) {
-  if (!l.known()) return nullptr;
-  return ordered_json{{"file", l.file}, {"line", l.line}, {"col", l.col}, {"text", l.text}};
-}
-
-ordered_json values_json(const std::vector<Value>& vs) {
-  ordered_json a = ordered_json::array();
-  for (const auto& v : vs) a.push_back(ordered_json{{"name", v.name}, {"meta", meta_json(v.meta)}});
-  return a;
-}
-
-ordered_json nodes_json(const std::vector<Node>& ns) {
-  ordered_json arr = ordered_json::array();
-  for (const auto& n : ns) {
-    ordered_json j;
-    j["op"] = node_op_name(n.op);
-    j["name"] = n.outputs.empty() ? "" : n.name();
-    j["target"] = n.target;
-    ordered_json args = ordered_json::array();
-    for (const auto& a : n.args) args.push_back(arg_json(a));
-    j["args"] = args;
-    ordered_json kwargs = ordered_json::object();
-    for (const auto& kw : n.kwargs) kwargs[kw.first] = arg_json(kw.second);
-    j["kwargs"] = kwargs;
-    j["outputs"] = values_json(n.outputs);
-    j["module"] = n.module_path;
-    j["source"] = loc_json(n.loc);
-    j["op_source"] = loc_json(n.op_loc);
-    if (!n.note.empty()) j["note"] = n.note;
-    if (!n.blocks.empty()) {
-      ordered_json blocks = ordered_json::array();
-      for (const auto& b : n.blocks) {
-        ordered_json rets = ordered_json::array();
-        for (const auto& r : b.returns) rets.push_back(arg_json(r));
-        blocks.push_back(ordered_json{{"params", values_json(b.params)}, {"nodes", nodes_json(b.nodes)}, {"returns", rets}});
+  void string(std::string_view s) {
+    for (char ch : s) {
+      auto c = static_cast<unsigned char>(ch);
+      if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') {  // escapes, UTF-8 and its repair: nlohmann's own
+        out_ += nlohmann::ordered_json(std::string(s)).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+        return;
       }
-      j["blocks"] = blocks;
     }
-    arr.push_back(std::move(j));
+    out_ += '"';
+    out_.append(s);
+    out_ += '"';
   }
-  return arr;
+  void integer(int64_t v) {
+    char buf[24];
+    auto r = std::to_chars(buf, buf + sizeof buf, v);
+    out_.append(buf, r.ptr);
+  }
+  void real(double v) { out_ += nlohmann::ordered_json(v).dump(); }
+  void boolean(bool v) { out_ += v ? "true" : "false"; }
+  void null() { out_ += "null"; }
+
+ private:
+  void newline() {
+    if (indent_ < 0) return;
+    out_ += '\n';
+    out_.append(first_.size() * static_cast<size_t>(indent_), ' ');
+  }
+
+  std::string& out_;
+  const int indent_;
+  std::vector<bool> first_;  // per open container: nothing written in it yet
+};
+
+void write_arg(Writer& w, const Arg& a) {
+  switch (a.kind) {
+    case Arg::Kind::Ref:
+      w.open('{');
+      w.key("ref");
+      w.string(a.ref);
+      return w.close('}');
+    case Arg::Kind::None: return w.null();
+    case Arg::Kind::Bool: return w.boolean(a.b);
+    case Arg::Kind::Int: return w.integer(a.i);
+    case Arg::Kind::Float: return w.real(a.f);
+    case Arg::Kind::Str:
+    case Arg::Kind::Other:
+      w.open('{');
+      w.key(a.kind == Arg::Kind::Str ? "str" : "literal");
+      w.string(a.s);
+      return w.close('}');
+    case Arg::Kind::List:
+      w.open('[');
+      for (const auto& it : a.items) {
+        w.element();
+        write_arg(w, it);
+      }
+      return w.close(']');
+  }
+  w.null();
+}
+
+void write_args(Writer& w, const std::vector<Arg>& args) {
+  w.open('[');
+  for (const auto& a : args) {
+    w.element();
+    write_arg(w, a);
+  }
+  w.close(']');
+}
+
+void write_meta(Writer& w, const ValueMeta& m) {
+  w.open('{');
+  w.key("type");
+  w.string(m.type_name);
+  if (m.is_tensor()) {
+    w.key("dtype");
+    w.string(dtype_name(m.dtype));
+    w.key("shape");
+    w.open('[');
+    for (const auto& d : m.shape) {
+      w.element();
+      if (d.is_symbolic()) w.string(d.symbol);
+      else w.integer(d.value);
+    }
+    w.close(']');
+    w.key("stride");
+    w.open('[');
+    for (int64_t s : m.stride) {
+      w.element();
+      w.integer(s);
+    }
+    w.close(']');
+    w.key("device");
+    w.string(m.device);
+    w.key("requires_grad");
+    w.boolean(m.requires_grad);
+  } else if (!m.scalar_value.empty()) {
+    w.key("value");
+    w.string(m.scalar_value);
+  }
+  w.close('}');
+}
+
+void write_loc(Writer& w, const SourceLoc& l) {
+  if (!l.known()) return w.null();
+  w.open('{');
+  w.key("file");
+  w.string(l.file);
+  w.key("line");
+  w.integer(l.line);
+  w.key("col");
+  w.integer(l.col);
+  w.key("text");
+  w.string(l.text);
+  w.close('}');
+}
+
+void write_values(Writer& w, const std::vector<Value>& vs) {
+  w.open('[');
+  for (const auto& v : vs) {
+    w.element();
+    w.open('{');
+    w.key("name");
+    w.string(v.name);
+    w.key("meta");
+    write_meta(w, v.meta);
+    w.close('}');
+  }
+  w.close(']');
+}
+
+void write_nodes(Writer& w, const std::vector<Node>& ns) {
+  w.open('[');
+  for (const auto& n : ns) {
+    w.element();
+    w.open('{');
+    w.key("op");
+    w.string(node_op_name(n.op));
+    w.key("name");
+    w.string(n.outputs.empty() ? std::string_view() : std::string_view(n.name()));
+    w.key("target");
+    w.string(n.target);
+    w.key("args");
+    write_args(w, n.args);
+    // A repeated keyword keeps its first place and takes its last value, as an object assigned
+    // member by member does.
+    w.key("kwargs");
+    w.open('{');
+    for (size_t i = 0; i < n.kwargs.size(); ++i) {
+      bool repeated = false;
+      for (size_t j = 0; j < i && !repeated; ++j) repeated = n.kwargs[j].first == n.kwargs[i].first;
+      if (repeated) continue;
+      size_t last = i;
+      for (size_t j = i + 1; j < n.kwargs.size(); ++j)
+        if (n.kwargs[j].first == n.kwargs[i].first) last = j;
+      w.key(n.kwargs[i].first);
+      write_arg(w, n.kwargs[last].second);
+    }
+    w.close('}');
+    w.key("outputs");
+    write_values(w, n.outputs);
+    w.key("module");
+    w.string(n.module_path);
+    w.key("source");
+    write_loc(w, n.loc);
+    w.key("op_source");
+    write_loc(w, n.op_loc);
+    if (!n.note.empty()) {
+      w.key("note");
+      w.string(n.note);
+    }
+    if (!n.blocks.empty()) {
+      w.key("blocks");
+      w.open('[');
+      for (const auto& b : n.blocks) {
+        w.element();
+        w.open('{');
+        w.key("params");
+        write_values(w, b.params);
+        w.key("nodes");
+        write_nodes(w, b.nodes);
+        w.key("returns");
+        write_args(w, b.returns);
+        w.close('}');
+      }
+      w.close(']');
+    }
+    w.close('}');
+  }
+  w.close(']');
 }
 
 }  // namespace
 
 std::string to_json(const Graph& g, int indent) {
-  ordered_json j;
-  j["name"] = g.name;
-  j["nodes"] = nodes_json(g.nodes);
-  return j.dump(indent, ' ', false, ordered_json::error_handler_t::replace);
+  std::string out;
+  Writer w(out, indent);
+  w.open('{');
+  w.key("name");
+  w.string(g.name);
+  w.key("nodes");
+  write_nodes(w, g.nodes);
+  w.close('}');
+  return out;
 }
 
 }  // namespace kiln::ir
