@@ -263,7 +263,7 @@ class KinetoReader {
     if (args.is_object() && args.size() > 0) {
       ev.args_json = args.dump();
       // Room for what linking adds to GPU work ("launch" and "cpu_op": kineto_links.cpp), written in place.
-      if (ids.device) ev.args_json.reserve(ev.args_json.size() + 96);
+      if (ids.device) ev.args_json.reserve(ev.args_json.size() + 64);
     }
     ev.correlation = e.correlation.is_number() ? e.correlation.i64() : -1;
     ids.external_id = e.external_id.is_number() ? e.external_id.i64() : -1;
