@@ -324,10 +324,49 @@ json run_kiln(const model::Model& m, const std::vector<at::Tensor>& x, const c10
     o.conv_weights = conv_weights;
     std::ostringstream printed;
     auto t0 = Clock::now();
+    std::vector<profile::HostSpan> cold_spans;
     auto cold = std::make_unique<runtime::CapturedRuntime>(m, o);
-    cold->run(x, &printed);
-    c10::cuda::device_synchronize();
+    {
+      profile::HostTrace trace;  // the first call's spans: which externs' first calls cost what
+      cold->run(x, &printed);
+      c10::cuda::device_synchronize();
+      cold_spans = trace.spans();
+    }
     r["cold_s"] = seconds_since(t0);
+    std::map<std::string, double> extern_first;  // extern op -> ms over its first calls
+    for (const auto& s : cold_spans)
+      if (s.category == "extern") extern_first[s.name] += s.dur_ns / 1e6;
+    std::vector<std::pair<double, std::string>> slowest;
+    double extern_ms = 0;
+    for (const auto& [name, ms] : extern_first) slowest.push_back({ms, name}), extern_ms += ms;
+    std::sort(slowest.rbegin(), slowest.rend());
+    if (slowest.size() > 5) slowest.resize(5);
+    r["cold_extern_ms"] = extern_ms;
+    r["cold_extern_slowest"] = slowest;
+    // Where the cold compile went: each stage summed over regions (capture, lower, ..., compile = NVRTC's
+    // units, load), the kernels and compiler runs; what no stage holds is the first call itself (cuDNN's and
+    // cuBLAS's first calls, conv weight copies, tuning in max-autotune).
+    std::map<std::string, double> stages;
+    int cold_kernels = 0, invocations = 0;
+    std::vector<double> unit_ms;
+    for (const auto& info : cold->regions()) {
+      const auto& arts = cold->artifacts(info.index);
+      for (size_t k = 0; k < info.entries.size() && k < arts.size(); ++k) {
+        stages["capture"] += info.entries[k].compile_ms;
+        for (const auto& [stage, ms] : arts[k].stage_ms) stages[stage] += ms;
+        cold_kernels += static_cast<int>(arts[k].kernels.size());
+        invocations += arts[k].compiler_invocations;
+        unit_ms.insert(unit_ms.end(), arts[k].compile_unit_ms.begin(), arts[k].compile_unit_ms.end());
+      }
+    }
+    r["cold_stages_ms"] = stages;
+    r["cold_kernels"] = cold_kernels;
+    r["cold_compiler_runs"] = invocations;
+    std::sort(unit_ms.rbegin(), unit_ms.rend());
+    double unit_sum = 0;
+    for (double v : unit_ms) unit_sum += v;
+    r["cold_unit_ms"] = {{"sum", unit_sum}, {"slowest", std::vector<double>(unit_ms.begin(), unit_ms.begin() + std::min<size_t>(5, unit_ms.size()))},
+                         {"median", unit_ms.empty() ? 0.0 : unit_ms[unit_ms.size() / 2]}};
     cold.reset();
     step("kiln " + mode + ": warm compile");
     auto t1 = Clock::now();

@@ -152,6 +152,31 @@ def main():
               f"{cw(r['k_cold'][2], r['k_warm'][2])} | {cw(r['i_cold'][0], r['i_warm'][0])} | "
               f"{cw(r['i_cold'][1], r['i_warm'][1])} | {aoti_cold} | "
               f"{f(ratio(r['k_cold'][0], r['i_cold'][0]), 2)} | {errs} |")
+    print("\nKiln's cold compile by stage, seconds (summed over regions; 'first call' is what no stage holds: the "
+          "first call's cuDNN/cuBLAS set-up, weight copies, tuning)")
+    print("| model | mode | cold s | capture | lower..emit | compile (NVRTC) | load | first call | kernels | compiler runs |")
+    print("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|")
+    for r in rows:
+        for mode in ("default", "reduce-overhead", "max-autotune"):
+            v = r["kiln_all"].get(mode, {})
+            st = v.get("cold_stages_ms")
+            if not st or v.get("cold_s") is None:
+                continue
+            front = sum(ms for s, ms in st.items() if s not in ("capture", "compile", "load"))
+            staged = sum(st.values()) / 1e3
+            print(f"| {r['name']} | {mode} | {f(v['cold_s'], 2)} | {f(st.get('capture', 0) / 1e3, 2)} | "
+                  f"{f(front / 1e3, 2)} | {f(st.get('compile', 0) / 1e3, 2)} | {f(st.get('load', 0) / 1e3, 2)} | "
+                  f"{f(max(0.0, v['cold_s'] - staged), 2)} | {v.get('cold_kernels', '-')} | {v.get('cold_compiler_runs', '-')} |")
+    for r in rows:
+        for mode in ("default", "reduce-overhead", "max-autotune"):
+            v = r["kiln_all"].get(mode, {})
+            u = v.get("cold_unit_ms")
+            if not u:
+                continue
+            slow = ", ".join(f"{ms:.0f}" for ms in u.get("slowest", []))
+            ext = "; ".join(f"{n} {ms:.0f}" for ms, n in v.get("cold_extern_slowest", []))
+            print(f"- {r['name']} {mode}: NVRTC units {u.get('sum', 0) / 1e3:.2f} s summed (median {u.get('median', 0):.0f} ms, "
+                  f"slowest {slow} ms); first call's externs {v.get('cold_extern_ms', 0) / 1e3:.2f} s (by op, ms: {ext})")
     print("\nDevice time by kind of kernel, ms per iteration (Kiln best = its faster CUDA-graph mode)")
     for r in rows:
         sides = [("eager", r["k_eager_kernels"]), ("Kiln default", r["k_default_kernels"]),

@@ -40,6 +40,7 @@ struct Loaded {
   double load_ms = -1;             // part of the pass spent loading (dlopen, cuModuleLoad); -1: not separate
   bool cache_hit = false;          // every binary came from the disk cache
   int compiler_invocations = 0;    // compilers actually run (cache misses)
+  std::vector<double> unit_ms;     // each compiler run's own time (units compiled side by side: their sum exceeds the wall)
 };
 
 // A code generation target: C++ for the CPU, CUDA for NVIDIA GPUs.

@@ -51,6 +51,7 @@ struct RegionArtifacts {
   std::vector<std::pair<std::string, double>> stage_ms;  // "lower", "layout", "schedule", "plan", "emit", "compile", "load"
   bool cache_hit = false;              // the compiled library came from the disk cache
   int compiler_invocations = 0;
+  std::vector<double> compile_unit_ms;  // each compiler run's time (cache misses; runs side by side sum past the wall)
   std::string note;                    // e.g. why the region runs eagerly
 };
 

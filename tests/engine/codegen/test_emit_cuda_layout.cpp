@@ -92,14 +92,30 @@ TEST(EmitCudaUnits, OneUnitPerKernelEachCompilingOnItsOwnInParallelAndCached) {
   }
   auto first = codegen::compile_cuda_units(units, "sm_90", 2);
   ASSERT_EQ(first.units.size(), units.size());
+  EXPECT_EQ(first.workers, 2);  // the misses compiled by two forked workers, read back here
+  for (const auto& u : first.units) {
+    EXPECT_FALSE(u.cache_hit);
+    EXPECT_GT(u.compile_ms, 0);
+  }
   for (size_t k = 0; k < units.size(); ++k)  // the cubin's symbol table names its kernel
     EXPECT_NE(first.units[k].cubin.find(info[k].name), std::string::npos) << info[k].name;
   auto again = codegen::compile_cuda_units(units, "sm_90", 2);
   EXPECT_TRUE(again.all_cached);
   for (size_t k = 0; k < units.size(); ++k) EXPECT_EQ(again.units[k].cubin, first.units[k].cubin);
-  // A unit that fails names NVRTC's error; the others still compiled.
+  // A unit that fails names NVRTC's error (its worker leaves it; this process compiles it again and
+  // throws); the units before it still compiled and were cached.
   units.push_back(units[0] + "\nthis is not CUDA;\n");
-  EXPECT_THROW(codegen::compile_cuda_units(units, "sm_90", 2), std::exception);
+  units.push_back(units[1] + "\n// a fresh unit after the failing one\n");
+  try {
+    codegen::compile_cuda_units(units, "sm_90", 2);
+    ADD_FAILURE() << "a unit that does not compile was accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("CUDA kernel compilation"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("this is not CUDA"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(codegen::compile_cuda(units.back(), "sm_90").cache_hit);  // compiled by a worker, kept
+  units.pop_back();
+  units.pop_back();
   // No kernels, no units; offsets that do not fit the source: the source whole.
   EXPECT_EQ(codegen::cuda_units(src, {}).size(), 0u);
   auto wrong = info;
