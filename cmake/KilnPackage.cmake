@@ -5,6 +5,9 @@ include(GNUInstallDirs)
 
 install(TARGETS kiln RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS kiln-model RUNTIME DESTINATION ${KILN_MODEL_COMMANDS_DIR})  # app/CMakeLists.txt
+if(TARGET kiln-nvrtc-worker)
+  install(TARGETS kiln-nvrtc-worker RUNTIME DESTINATION ${KILN_MODEL_COMMANDS_DIR})  # beside kiln-model
+endif()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/resources/examples/ DESTINATION ${CMAKE_INSTALL_DATADIR}/kiln/examples)
 
 set(KILN_MAN_DIR ${PROJECT_BINARY_DIR}/man)

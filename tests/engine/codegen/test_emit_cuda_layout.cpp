@@ -72,6 +72,7 @@ TEST(EmitCudaLayout, AutotuneVariantsKeepTheChannelsLastOrder) {
 }
 
 TEST(EmitCudaUnits, OneUnitPerKernelEachCompilingOnItsOwnInParallelAndCached) {
+  ::unsetenv("KILN_NVRTC_WORKER");
   auto fused = channels_last_resnet("2x3x16x16");
   std::vector<codegen::CudaKernelInfo> info;
   auto src = codegen::emit_cuda(fused, {}, &info, /*variants=*/true);
@@ -103,19 +104,20 @@ TEST(EmitCudaUnits, OneUnitPerKernelEachCompilingOnItsOwnInParallelAndCached) {
   EXPECT_TRUE(again.all_cached);
   for (size_t k = 0; k < units.size(); ++k) EXPECT_EQ(again.units[k].cubin, first.units[k].cubin);
   // A unit that fails names NVRTC's error (its worker leaves it; this process compiles it again and
-  // throws); the units before it still compiled and were cached.
+  // throws), not the warnings before it; the units its workers compiled are cached all the same.
   units.push_back(units[0] + "\nthis is not CUDA;\n");
   units.push_back(units[1] + "\n// a fresh unit after the failing one\n");
+  units.push_back(units[1] + "\n// and another\n");
   try {
     codegen::compile_cuda_units(units, "sm_90", 2);
     ADD_FAILURE() << "a unit that does not compile was accepted";
   } catch (const std::exception& e) {
     EXPECT_NE(std::string(e.what()).find("CUDA kernel compilation"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("this is not CUDA"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("warning"), std::string::npos) << e.what();
   }
   EXPECT_TRUE(codegen::compile_cuda(units.back(), "sm_90").cache_hit);  // compiled by a worker, kept
-  units.pop_back();
-  units.pop_back();
+  units.resize(units.size() - 3);
   // No kernels, no units; offsets that do not fit the source: the source whole.
   EXPECT_EQ(codegen::cuda_units(src, {}).size(), 0u);
   auto wrong = info;
@@ -149,6 +151,33 @@ fusion::FusedProgram pooling(bool channels_last) {
 }
 
 }  // namespace
+
+// Workers that give nothing back (one that exits at once, one that cannot be found or is not to be
+// trusted) change nothing but the time: every unit still compiles, here, to the same CUBIN.
+TEST(EmitCudaUnits, UnitsAWorkerDidNotCompileCompileHere) {
+  auto fused = channels_last_resnet("2x3x16x16");
+  std::vector<codegen::CudaKernelInfo> info;
+  auto src = codegen::emit_cuda(fused, {}, &info);
+  auto base = codegen::cuda_units(src, info);
+  ASSERT_GE(base.size(), 3u);
+  ::unsetenv("KILN_NVRTC_WORKER");
+  auto reference = codegen::compile_cuda_units(base, "sm_90", 1);  // here alone
+  EXPECT_EQ(reference.workers, 1);
+  int round = 0;
+  for (const char* worker : {"/bin/false", "/nonexistent/kiln-nvrtc-worker", "/tmp"}) {
+    ::setenv("KILN_NVRTC_WORKER", worker, 1);
+    auto units = base;  // fresh sources each round: nothing from the cache
+    for (auto& u : units) u += "\n// round " + std::to_string(++round) + "\n";
+    auto got = codegen::compile_cuda_units(units, "sm_90", 3);
+    ASSERT_EQ(got.units.size(), units.size()) << worker;
+    EXPECT_EQ(got.workers, std::string(worker) == "/bin/false" ? 3 : 1) << worker;
+    for (size_t k = 0; k < units.size(); ++k) {
+      EXPECT_FALSE(got.units[k].cache_hit) << worker;
+      EXPECT_NE(got.units[k].cubin.find(info[k].name), std::string::npos) << worker;
+    }
+  }
+  ::unsetenv("KILN_NVRTC_WORKER");
+}
 
 TEST(EmitCudaColumns, ChannelsLastPoolingIsAColumnReductionRowMajorPoolingARowKernel) {
   std::vector<codegen::CudaKernelInfo> info;
