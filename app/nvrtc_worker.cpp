@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "engine/codegen/cuda/nvrtc_run.h"
+#include "engine/api/nvrtc_worker.h"
 
 int main(int argc, char** argv) {
   if (argc != 2 || std::strcmp(argv[1], "--kiln-nvrtc-worker") != 0) {

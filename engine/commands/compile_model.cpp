@@ -2,6 +2,7 @@
 #include "engine/runtime/float_precision.h"
 
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -141,6 +142,15 @@ std::string compile_text(const CompileResult& r) {
     char buf[32];
     std::snprintf(buf, sizeof buf, " (total %.1f)", total);
     os << buf << "\n";
+    if (!a.compile_unit_ms.empty()) {
+      double sum = 0, slowest = 0;
+      for (double ms : a.compile_unit_ms) sum += ms, slowest = std::max(slowest, ms);
+      char line[200];
+      std::snprintf(line, sizeof line, "  compiler: %zu unit%s in %d process%s, %.1f ms of compiler time, slowest unit %.1f ms\n",
+                    a.compile_unit_ms.size(), a.compile_unit_ms.size() == 1 ? "" : "s", a.compile_workers,
+                    a.compile_workers == 1 ? "" : "es", sum, slowest);
+      os << line;
+    }
   }
   char line[256];
   std::snprintf(line, sizeof line,
@@ -167,12 +177,15 @@ std::string compile_json(const CompileResult& r) {
     for (const auto& k : reg.artifacts.kernels) kernels.push_back({{"name", k.name}, {"nodes", k.nodes}});
     ordered_json ms = ordered_json::object();
     for (const auto& [s, v] : reg.artifacts.stage_ms) ms[s] = v;
+    ordered_json units = ordered_json::array();
+    for (double v : reg.artifacts.compile_unit_ms) units.push_back(v);
     ordered_json decisions = ordered_json::array();
     for (const auto& d : reg.artifacts.decisions)
       decisions.push_back({{"first", d.first}, {"second", d.second}, {"fused", d.fused}, {"reason", d.reason}});
     regs.push_back({{"compile_id", reg.compile_id}, {"graph_ops", reg.graph_ops}, {"kernels", kernels},
                     {"externs", reg.artifacts.externs}, {"fallbacks", reg.artifacts.fallbacks},
-                    {"compile_ms", ms}, {"cache_hit", reg.artifacts.cache_hit}, {"note", reg.artifacts.note},
+                    {"compile_ms", ms}, {"compiler_unit_ms", units}, {"compiler_processes", reg.artifacts.compile_workers},
+                    {"cache_hit", reg.artifacts.cache_hit}, {"note", reg.artifacts.note},
                     {"fusion_decisions", decisions}});
   }
   j["regions"] = regs;

@@ -41,6 +41,7 @@ struct Loaded {
   bool cache_hit = false;          // every binary came from the disk cache
   int compiler_invocations = 0;    // compilers actually run (cache misses)
   std::vector<double> unit_ms;     // each compiler run's own time (units compiled side by side: their sum exceeds the wall)
+  int workers = 1;                 // processes the compiler runs were shared among
 };
 
 // A code generation target: C++ for the CPU, CUDA for NVIDIA GPUs.

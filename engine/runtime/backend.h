@@ -52,6 +52,7 @@ struct RegionArtifacts {
   bool cache_hit = false;              // the compiled library came from the disk cache
   int compiler_invocations = 0;
   std::vector<double> compile_unit_ms;  // each compiler run's time (cache misses; runs side by side sum past the wall)
+  int compile_workers = 1;              // processes those runs were shared among
   std::string note;                    // e.g. why the region runs eagerly
 };
 

@@ -32,6 +32,7 @@ pipeline::Loaded CppTarget::compile(const std::string& source, const fusion::Fus
   out.compiler_invocations = codegen::cpp_compiler_stats().invocations - before;
   out.cache_hit = lib.cache_hit;
   out.load_ms = lib.load_ms;
+  if (out.compiler_invocations > 0) out.unit_ms.push_back(lib.compile_ms);
   for (const auto& n : names) out.calls.push_back(lib.kernels.at(n));
   out.keep = lib.handle;
   return out;

@@ -118,6 +118,7 @@ pipeline::Loaded CudaTarget::compile(const std::string& source, const fusion::Fu
   auto units = codegen::cuda_units(source, info_);
   auto bins = codegen::compile_cuda_units(units, cuda::device_arch());
   out.cache_hit = bins.all_cached;
+  out.workers = bins.workers;
   for (const auto& b : bins.units) {
     out.compiler_invocations += b.cache_hit ? 0 : 1;
     if (!b.cache_hit) out.unit_ms.push_back(b.compile_ms);

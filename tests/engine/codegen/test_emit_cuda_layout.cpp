@@ -2,6 +2,9 @@
 // innermost, float4 along it), column reductions, one NVRTC unit per kernel compiled in parallel,
 // and the GEMM template running the kernel after a linear as its epilogue.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <random>
 
 #include "engine/codegen/cuda/emit_cuda.h"
 #include "engine/codegen/cuda/gemm_epilogue.h"
@@ -31,6 +34,13 @@ lowering::Comp input_comp(const std::string& name, const std::vector<int64_t>& s
   x.input = 0;
   for (auto v : sizes) x.sizes.push_back(capture::sym_const(v));
   return x;
+}
+
+// A line that makes every unit new to the disk cache (the tests' cache lives across runs).
+std::string fresh_line() {
+  static const std::string nonce = std::to_string(::getpid()) + "-" + std::to_string(std::random_device{}());
+  static int n = 0;
+  return "\n// fresh " + nonce + "-" + std::to_string(++n) + "\n";
 }
 
 std::string kernel_text(const std::string& src, const std::string& name) {
@@ -91,6 +101,8 @@ TEST(EmitCudaUnits, OneUnitPerKernelEachCompilingOnItsOwnInParallelAndCached) {
     for (size_t v = 1; v < info[k].variants.size(); ++v)
       EXPECT_EQ(own.find("void " + info[k].variants[v].function + "("), std::string::npos);
   }
+  const std::string fresh = fresh_line();
+  for (auto& u : units) u += fresh;
   auto first = codegen::compile_cuda_units(units, "sm_90", 2);
   ASSERT_EQ(first.units.size(), units.size());
   EXPECT_EQ(first.workers, 2);  // the misses compiled by two forked workers, read back here
@@ -163,11 +175,11 @@ TEST(EmitCudaUnits, UnitsAWorkerDidNotCompileCompileHere) {
   ::unsetenv("KILN_NVRTC_WORKER");
   auto reference = codegen::compile_cuda_units(base, "sm_90", 1);  // here alone
   EXPECT_EQ(reference.workers, 1);
-  int round = 0;
   for (const char* worker : {"/bin/false", "/nonexistent/kiln-nvrtc-worker", "/tmp"}) {
     ::setenv("KILN_NVRTC_WORKER", worker, 1);
     auto units = base;  // fresh sources each round: nothing from the cache
-    for (auto& u : units) u += "\n// round " + std::to_string(++round) + "\n";
+    const std::string fresh = fresh_line();
+    for (auto& u : units) u += fresh;
     auto got = codegen::compile_cuda_units(units, "sm_90", 3);
     ASSERT_EQ(got.units.size(), units.size()) << worker;
     EXPECT_EQ(got.workers, std::string(worker) == "/bin/false" ? 3 : 1) << worker;
