@@ -531,6 +531,8 @@ void lower_extern(LoweringContext& cx, bool fallback, const std::string& why) {
   };
   if (!fallback && c.target == "aten::linear" && c.operands.size() >= 3) c.bias_operand = 2;
   if (!fallback && c.target == "aten::addmm" && c.operands.size() >= 3 && one(3) && one(4)) c.bias_operand = 0;
+  // conv2d(input, weight, bias, ...): cuDNN adds the bias with a kernel of its own (ATen's broadcast add).
+  if (!fallback && c.target == "aten::conv2d" && c.operands.size() == 7) c.bias_operand = 2;
   int id = cx.add(std::move(c));
   Val v;
   v.kind = Val::Kind::Tensor;

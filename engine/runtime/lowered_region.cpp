@@ -43,6 +43,18 @@ at::Tensor to_layout(const at::Tensor& t, const std::vector<int>& layout) {
   return out;
 }
 
+// aten::conv2d's node called with no bias (its readers add it: lowering/linear_bias.h); padding as
+// sizes or as "same"/"valid" (conv2d.padding).
+at::Tensor conv2d_without_bias(const torch::jit::Node* n, capture::Interpreter::Env& env) {
+  auto arg = [&](size_t i) { return capture::lookup(env, n->input(i)); };
+  const at::Tensor x = arg(0).toTensor(), w = arg(1).toTensor();
+  const auto stride = arg(3).toIntVector(), dilation = arg(5).toIntVector();
+  const int64_t groups = arg(6).toInt();
+  const c10::IValue padding = arg(4);
+  if (padding.isString()) return at::conv2d(x, w, c10::nullopt, stride, padding.toStringRef(), dilation, groups);
+  return at::conv2d(x, w, c10::nullopt, stride, padding.toIntVector(), dilation, groups);
+}
+
 }  // namespace
 
 at::Tensor LoweredRegionFn::constant_in_layout(size_t comp, const at::Tensor& value) {
@@ -318,6 +330,8 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
       }
       if (comp.drop_bias && comp.bias_operand == 0)  // addmm(bias, a, b): its readers add the bias (lowering/linear_bias.h)
         out = at::mm(capture::lookup(env, n->input(1)).toTensor(), capture::lookup(env, n->input(2)).toTensor());
+      else if (comp.drop_bias && comp.target == "aten::conv2d")  // conv2d(x, w, bias, ...): likewise
+        out = conv2d_without_bias(n, env);
       else if (comp.drop_bias)  // linear(x, w, bias): likewise
         out = at::linear(capture::lookup(env, n->input(0)).toTensor(), capture::lookup(env, n->input(1)).toTensor());
       else if (!(extern_hook_ && !probe && extern_hook_(step.index, n, env, interp, out, cx)))
