@@ -2,6 +2,7 @@
 // text; the parser copies each text into its own padded buffer, reused between parses.
 #include "engine/importers/common/json_doc.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -30,7 +31,9 @@ static int64_t whole_i64(double d, int64_t fallback) {
 #ifdef KILN_HAVE_SIMDJSON
 using Element = simdjson::dom::element;
 #else
-using Element = const nlohmann::json*;
+// Keys in the document's order, as simdjson keeps them: dump() writes the same text either way.
+using Json = nlohmann::ordered_json;
+using Element = const Json*;
 #endif
 static_assert(sizeof(Element) <= 24, "JsonValue::raw_ too small for the backend handle");
 
@@ -333,11 +336,12 @@ void JsonValue::each_element(const std::function<void(const JsonValue&)>& f) con
 
 std::string JsonValue::dump() const {
   if (kind_ == Kind::Missing) return "";
-  return JsonAccess::get(*this)->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return JsonAccess::get(*this)->dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 struct JsonParser::Impl {
-  nlohmann::json doc;
+  Json doc;
+  std::vector<std::vector<std::string>> keys;  // per open object, the keys read so far
 };
 
 JsonParser::JsonParser() : impl_(std::make_unique<Impl>()) {}
@@ -345,7 +349,22 @@ JsonParser::~JsonParser() = default;
 
 bool JsonParser::parse(std::string_view text, JsonValue& root, std::string* error) {
   try {
-    impl_->doc = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
+    // A key repeated in one object keeps its first value, as simdjson's lookups do (objects are
+    // small: a linear search of the keys read so far).
+    auto& keys = impl_->keys;
+    keys.clear();
+    Json::parser_callback_t first_wins = [&keys](int, Json::parse_event_t event, Json& parsed) {
+      if (event == Json::parse_event_t::object_start) keys.emplace_back();
+      else if (event == Json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
+      else if (event == Json::parse_event_t::key && !keys.empty()) {
+        const auto& key = parsed.get_ref<const std::string&>();
+        auto& seen = keys.back();
+        if (std::find(seen.begin(), seen.end(), key) != seen.end()) return false;
+        seen.push_back(key);
+      }
+      return true;
+    };
+    impl_->doc = Json::parse(text.begin(), text.end(), first_wins, false);
   } catch (const std::bad_alloc&) {
     impl_->doc = nullptr;
     if (error) *error = "not enough memory to parse " + std::to_string(text.size()) + " bytes of JSON";

@@ -5,7 +5,9 @@
 // JsonParser::parse(text, root)
 //   post: true and `root` views the document, valid until this parser parses again (JsonValues
 //         taken from it too); false on malformed JSON, with a one-line reason in *error.
-// JsonValue: a missing key or a wrong type gives the fallback, never an exception.
+// JsonValue: a missing key or a wrong type gives the fallback, never an exception. Both backends keep
+// an object's fields in the document's order and look a repeated key up as its first value (dump()
+// of an object holding a repeated key differs: simdjson writes both, nlohmann the first).
 #pragma once
 
 #include <cstddef>

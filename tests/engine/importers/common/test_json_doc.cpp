@@ -47,3 +47,30 @@ TEST(JsonDoc, IntegersOutsideInt64GiveTheFallback) {
   EXPECT_EQ(v["int"].i64(-1), INT64_MIN);
   EXPECT_EQ(v["s"].i64(-1), -1);
 }
+
+// Either backend: an object's fields in the document's order (stored args are dumped from them), and a
+// key repeated in one object looked up as its first value, nesting included.
+TEST(JsonDoc, FieldsKeepTheDocumentsOrderAndARepeatedKeyGivesItsFirstValue) {
+  JsonParser parser;
+  JsonValue v;
+  ASSERT_TRUE(parser.parse(R"({"z":1,"a":{"y":2,"b":[{"q":1,"c":2}]},"m":null})", v));
+  std::string order;
+  v.each_field([&](std::string_view k, const JsonValue&) { order += std::string(k) + ","; });
+  EXPECT_EQ(order, "z,a,m,");
+  EXPECT_EQ(v.dump(), R"({"z":1,"a":{"y":2,"b":[{"q":1,"c":2}]},"m":null})");
+  EXPECT_EQ(v["a"].dump(), R"({"y":2,"b":[{"q":1,"c":2}]})");
+
+  ASSERT_TRUE(parser.parse(R"({"k":1,"o":{"k":2,"n":{"k":3,"k":4},"k":5},"k":6,"x":[{"k":7,"k":8}]})", v));
+  EXPECT_EQ(v["k"].i64(), 1);
+  EXPECT_EQ(v["o"]["k"].i64(), 2);
+  EXPECT_EQ(v["o"]["n"]["k"].i64(), 3);
+  int seen = 0;
+  v["x"].each_element([&](const JsonValue& e) {
+    EXPECT_EQ(e["k"].i64(), 7);
+    ++seen;
+  });
+  EXPECT_EQ(seen, 1);
+  // The parser is used again: the keys of the last document do not leak into the next.
+  ASSERT_TRUE(parser.parse(R"({"k":9})", v));
+  EXPECT_EQ(v["k"].i64(), 9);
+}
