@@ -115,6 +115,10 @@ int compile_in_workers(const fs::path& worker, const std::vector<std::string>& u
     if (ok && posix_spawn_file_actions_init(&actions) == 0) {
       posix_spawn_file_actions_adddup2(&actions, wk.in, 3);
       posix_spawn_file_actions_adddup2(&actions, wk.out, 4);
+      // Nothing a worker prints is needed (a unit it fails on compiles here, with NVRTC's message) and
+      // sixteen copies of a loader error would bury the command's own output.
+      posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+      posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
       char arg0[] = "kiln-nvrtc-worker", arg1[] = "--kiln-nvrtc-worker";
       char* argv[] = {arg0, arg1, nullptr};
       ok = posix_spawn(&wk.pid, path.c_str(), &actions, nullptr, argv, environ) == 0;
