@@ -1,5 +1,6 @@
 #include "engine/codegen/cuda/nvrtc_compiler.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -8,8 +9,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <fcntl.h>
-
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -36,9 +35,10 @@ std::mutex& nvrtc_mutex() {
   return m;
 }
 
-fs::path cache_entry(const std::string& source, const std::string& arch) {
-  std::string key = sha256_hex(source + "\n" + arch + "\n" + nvrtc_version()).substr(0, 32);
-  return open_kernel_cache("cuda") / (key + "." + arch + ".cubin");
+// A unit's entry in the cache folder: keyed by its source, the architecture and NVRTC's version.
+fs::path cache_entry(const fs::path& dir, const std::string& source, const std::string& arch, const std::string& version) {
+  std::string key = sha256_hex(source + "\n" + arch + "\n" + version).substr(0, 32);
+  return dir / (key + "." + arch + ".cubin");
 }
 
 unsigned worker_count(unsigned asked) {
@@ -171,21 +171,7 @@ int compile_in_workers(const fs::path& worker, const std::vector<std::string>& u
 }  // namespace
 
 CubinResult compile_cuda(const std::string& source, const std::string& arch) {
-  fs::path bin = cache_entry(source, arch);
-  CacheLoad cached = cache_load_verified(bin);
-  if (cached.bytes && !cached.bytes->empty()) {
-    CubinResult out;
-    out.cubin = std::move(*cached.bytes);
-    out.cache_hit = true;
-    return out;
-  }
-  CubinResult out;
-  {
-    std::lock_guard<std::mutex> lock(nvrtc_mutex());
-    out = nvrtc_compile(source, arch);
-  }
-  cache_store(bin, out.cubin);  // temporaries are unique per process and call
-  return out;
+  return compile_cuda_units({source}, arch, 1).units.at(0);  // one unit: compiled here
 }
 
 CubinSet compile_cuda_units(const std::vector<std::string>& units, const std::string& arch, unsigned workers) {
@@ -195,8 +181,10 @@ CubinSet compile_cuda_units(const std::vector<std::string>& units, const std::st
   std::vector<bool> done(units.size(), false);
   std::vector<fs::path> entries(units.size());
   std::vector<size_t> misses;
+  const fs::path dir = open_kernel_cache("cuda");
+  const std::string version = nvrtc_version();
   for (size_t i = 0; i < units.size(); ++i) {
-    entries[i] = cache_entry(units[i], arch);
+    entries[i] = cache_entry(dir, units[i], arch, version);
     CacheLoad cached = cache_load_verified(entries[i]);
     if (cached.bytes && !cached.bytes->empty()) {
       out.units[i].cubin = std::move(*cached.bytes);
@@ -224,7 +212,7 @@ CubinSet compile_cuda_units(const std::vector<std::string>& units, const std::st
         std::lock_guard<std::mutex> lock(nvrtc_mutex());
         out.units[i] = nvrtc_compile(units[i], arch);
       }
-      cache_store(entries[i], out.units[i].cubin);
+      cache_store(entries[i], out.units[i].cubin);  // temporaries are unique per process and call
     }
   for (const auto& u : out.units) out.all_cached = out.all_cached && u.cache_hit;
   out.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

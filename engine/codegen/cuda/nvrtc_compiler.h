@@ -27,8 +27,8 @@ struct CubinSet {
 };
 // Compiles independent translation units (one per kernel: cuda_units), each cached on its own. NVRTC
 // runs one compile at a time inside a process (H200 host, 64 units: 1.0 s on one thread, 1.3 s on 16
-// threads), and forking a large process costs more than it saves (16 forks of a parent with 2 GB
-// touched: 0.4 s), so from 3 missing units on they are shared among up to `workers` spawned
+// threads), and forking this large process gained nothing (a fork copies its page tables: 16 forks of
+// a parent with 2 GB touched took 0.4 s on a 2-core Debian machine), so from 3 missing units on they are shared among up to `workers` spawned
 // kiln-nvrtc-worker processes (0: one per core, at most 16; KILN_NVRTC_WORKERS overrides, 0 or 1:
 // none), each reading its units from an anonymous file and writing its CUBINs to another that this
 // process reads back. Units a worker did not compile (no worker binary, a compile error, a crash, past

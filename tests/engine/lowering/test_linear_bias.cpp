@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "engine/commands/check_model.h"
 #include "engine/commands/compile_model.h"
 #include "engine/lowering/lower_graph.h"
@@ -35,6 +37,36 @@ std::vector<lowering::Sym> sizes(std::initializer_list<int64_t> v) {
   std::vector<lowering::Sym> s;
   for (auto x : v) s.push_back(capture::sym_const(x));
   return s;
+}
+
+// The first region of the model at `path`, captured on `input` and lowered.
+lowering::LoweredRegion lower_captured(const std::string& path, const std::string& input) {
+  auto model = model::load_model(path);
+  capture::CompileOptions o;
+  o.backend = "eager";
+  o.dynamic = false;
+  runtime::CapturedRuntime rt(model, o);
+  rt.run(runtime::make_inputs({parse_input_spec(input)}));
+  return lowering::lower_graph(rt.regions().at(0).entries.at(0).graph);
+}
+
+// tests/data/`file` saved again as temp_dir()/`out_name` with every parameter named "...bias" whose name
+// `pick` accepts drawn from N(0, 0.5) (saved and loaded again, so that eager and Kiln both read them):
+// these models start their biases at zero, which would hide a bias lost on the way. Returns the path;
+// *count says how many biases changed.
+std::string with_random_biases(const std::string& file, const std::string& out_name,
+                               const std::function<bool(const std::string&)>& pick, int* count) {
+  torch::NoGradGuard no_grad;
+  torch::jit::Module m = torch::jit::load(test::data(file));
+  *count = 0;
+  for (const auto& p : m.named_parameters(/*recurse=*/true))
+    if (p.name.size() >= 4 && p.name.compare(p.name.size() - 4, 4, "bias") == 0 && pick(p.name)) {
+      p.value.normal_(0.0, 0.5);
+      ++*count;
+    }
+  std::string path = test::temp_dir() + "/" + out_name;
+  m.save(path);
+  return path;
 }
 
 }  // namespace
@@ -128,13 +160,7 @@ TEST(LinearBias, RegionOutputsExternReadersAndOddBiasesKeepTheirBias) {
 // addmm(bias, a, b) with beta = alpha = 1 (GPT-2's Conv1D) is a product plus a bias like linear;
 // with another beta or alpha, or a bias that is not a row vector, it keeps its bias.
 TEST(LinearBias, AddmmWithUnitScalesLeavesItsBiasToItsReadersLikeALinear) {
-  auto model = model::load_model(test::data("corpus/gpt2_embeds.pt"));
-  capture::CompileOptions o;
-  o.backend = "eager";
-  o.dynamic = false;
-  runtime::CapturedRuntime rt(model, o);
-  rt.run(runtime::make_inputs({parse_input_spec("2x8x32")}));
-  auto lowered = lowering::lower_graph(rt.regions().at(0).entries.at(0).graph);
+  auto lowered = lower_captured(test::data("corpus/gpt2_embeds.pt"), "2x8x32");
   auto& p = lowered.program;
   int addmms = 0;
   for (const auto& c : p.comps)
@@ -191,21 +217,10 @@ TEST(LinearBias, AddmmWithUnitScalesLeavesItsBiasToItsReadersLikeALinear) {
 // GPT-2 (miniature) compiled with the biases in the readers (its addmms run as mm, the views of
 // their products add the bias) is within float32's tolerance of eager on fresh random inputs.
 TEST(LinearBias, Gpt2WithItsAddmmBiasesInTheReadersMatchesEager) {
-  // GPT-2 starts with zero biases: random ones (saved and loaded again, so that eager and Kiln
-  // both read them), or a bias lost on the way would go unnoticed.
-  std::string path = test::temp_dir() + "/gpt2_biased.pt";
-  {
-    torch::NoGradGuard no_grad;
-    torch::jit::Module m = torch::jit::load(test::data("corpus/gpt2_embeds.pt"));
-    int biases = 0;
-    for (const auto& p : m.named_parameters(/*recurse=*/true))
-      if (p.name.size() >= 4 && p.name.compare(p.name.size() - 4, 4, "bias") == 0) {
-        p.value.normal_(0.0, 0.5);
-        ++biases;
-      }
-    ASSERT_GE(biases, 8);
-    m.save(path);
-  }
+  int biases = 0;
+  std::string path = with_random_biases("corpus/gpt2_embeds.pt", "gpt2_biased.pt", [](const std::string&) { return true; },
+                                        &biases);
+  ASSERT_GE(biases, 8);
   auto model = model::load_model(path);
   capture::CompileOptions o;
   o.backend = "kiln";
@@ -251,27 +266,12 @@ TEST(LinearBias, TheBlockCompiledWithTheBiasInTheReadersMatchesEagerKernelByKern
 // bias. With random biases (torchvision starts them at zero, which would hide a lost bias) the model
 // compiled that way is within float32's tolerance of eager on fresh random inputs.
 TEST(LinearBias, ConvolutionsReadByPointwiseWorkLeaveTheirBiasAlongTheChannels) {
-  std::string path = test::temp_dir() + "/mobilenet_biased.pt";
-  {
-    torch::NoGradGuard no_grad;
-    torch::jit::Module m = torch::jit::load(test::data("corpus/mobilenet_v3_small.pt"));
-    int biases = 0;
-    for (const auto& p : m.named_parameters(/*recurse=*/true))
-      if (p.name.find("fc") != std::string::npos && p.name.size() >= 4 &&
-          p.name.compare(p.name.size() - 4, 4, "bias") == 0) {
-        p.value.normal_(0.0, 0.5);
-        ++biases;
-      }
-    ASSERT_GE(biases, 18);  // fc1 and fc2 of its nine squeeze-excitation blocks
-    m.save(path);
-  }
+  int biases = 0;
+  std::string path = with_random_biases("corpus/mobilenet_v3_small.pt", "mobilenet_biased.pt",
+                                        [](const std::string& name) { return name.find("fc") != std::string::npos; }, &biases);
+  ASSERT_GE(biases, 18);  // fc1 and fc2 of its nine squeeze-excitation blocks
   auto model = model::load_model(path);
-  capture::CompileOptions o;
-  o.backend = "eager";
-  o.dynamic = false;
-  runtime::CapturedRuntime rt(model, o);
-  rt.run(runtime::make_inputs({parse_input_spec("2x3x32x32")}));
-  auto lowered = lowering::lower_graph(rt.regions().at(0).entries.at(0).graph);
+  auto lowered = lower_captured(path, "2x3x32x32");
   auto& p = lowered.program;
   int with_bias = 0;
   for (const auto& c : p.comps)
@@ -287,9 +287,29 @@ TEST(LinearBias, ConvolutionsReadByPointwiseWorkLeaveTheirBiasAlongTheChannels) 
     }
   EXPECT_EQ(dropped, 18);
   EXPECT_TRUE(lowering::verify(p).empty());
-  // The readers add bias[channel]: index 1 of their load of the convolution.
-  const std::string text = lowering::loop_program_text(p);
-  EXPECT_NE(text.find("without its bias"), std::string::npos);
+  // Every load of such a convolution became load + bias[index 1 of that load] (its channel); a bare
+  // load of one would be a lost bias.
+  using lowering::VExprNode;
+  auto moved_conv = [&](const VExprNode* e) {
+    return e && e->op == VExprNode::Op::Load && e->comp >= 0 && p.comps[e->comp].drop_bias &&
+           p.comps[e->comp].target == "aten::conv2d";
+  };
+  int added = 0;
+  std::function<void(const lowering::VExpr&)> visit = [&](const lowering::VExpr& e) {
+    if (!e) return;
+    if (e->op == VExprNode::Op::Binary && e->fn == "add" && moved_conv(e->a.get())) {
+      const VExprNode& load = *e->a;
+      ASSERT_TRUE(e->b && e->b->op == VExprNode::Op::Load && e->b->index.size() == 1 && load.index.size() == 4);
+      EXPECT_EQ(e->b->comp, p.comps[load.comp].operands[2]);
+      EXPECT_EQ(lowering::ie_str(e->b->index[0]), lowering::ie_str(load.index[1]));
+      ++added;
+      return;
+    }
+    if (moved_conv(e.get())) ADD_FAILURE() << "a load of " << p.comps[e->comp].name << " without its bias";
+    visit(e->a), visit(e->b), visit(e->c);
+  };
+  for (const auto& c : p.comps) visit(c.body);
+  EXPECT_GE(added, 18);
 
   capture::CompileOptions k;
   k.backend = "kiln";
