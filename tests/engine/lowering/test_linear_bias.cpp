@@ -69,6 +69,18 @@ std::string with_random_biases(const std::string& file, const std::string& out_n
   return path;
 }
 
+// The model compiled with the biases in the readers, against eager over `checks` calls on fresh random inputs.
+void expect_readers_match_eager(const model::Model& model, const std::string& input, int checks) {
+  capture::CompileOptions o;
+  o.backend = "kiln";
+  o.linear_bias = "readers";
+  o.dynamic = false;
+  auto r = runtime::compile_model(model, {parse_input_spec(input)}, o, "", checks);
+  EXPECT_TRUE(r.mismatch.empty()) << r.mismatch;
+  EXPECT_TRUE(r.within_tolerance) << "max rel " << r.max_rel_error << ", max abs " << r.max_abs_error;
+  EXPECT_FALSE(r.eager_constant);
+}
+
 }  // namespace
 
 TEST(LinearBias, BeforeAfterGolden) {
@@ -221,15 +233,7 @@ TEST(LinearBias, Gpt2WithItsAddmmBiasesInTheReadersMatchesEager) {
   std::string path = with_random_biases("corpus/gpt2_embeds.pt", "gpt2_biased.pt", [](const std::string&) { return true; },
                                         &biases);
   ASSERT_GE(biases, 8);
-  auto model = model::load_model(path);
-  capture::CompileOptions o;
-  o.backend = "kiln";
-  o.linear_bias = "readers";
-  o.dynamic = false;
-  auto r = runtime::compile_model(model, {parse_input_spec("2x8x32")}, o, "", 2);
-  EXPECT_TRUE(r.mismatch.empty()) << r.mismatch;
-  EXPECT_TRUE(r.within_tolerance) << "max rel " << r.max_rel_error << ", max abs " << r.max_abs_error;
-  EXPECT_FALSE(r.eager_constant);
+  expect_readers_match_eager(model::load_model(path), "2x8x32", 2);
 }
 
 TEST(LinearBias, TheBlockCompiledWithTheBiasInTheReadersMatchesEagerKernelByKernel) {
@@ -311,14 +315,7 @@ TEST(LinearBias, ConvolutionsReadByPointwiseWorkLeaveTheirBiasAlongTheChannels) 
   for (const auto& c : p.comps) visit(c.body);
   EXPECT_GE(added, 18);
 
-  capture::CompileOptions k;
-  k.backend = "kiln";
-  k.linear_bias = "readers";
-  k.dynamic = false;
-  auto r = runtime::compile_model(model, {parse_input_spec("2x3x32x32")}, k, "", 3);
-  EXPECT_TRUE(r.mismatch.empty()) << r.mismatch;
-  EXPECT_TRUE(r.within_tolerance) << "max rel " << r.max_rel_error << ", max abs " << r.max_abs_error;
-  EXPECT_FALSE(r.eager_constant);
+  expect_readers_match_eager(model, "2x3x32x32", 3);
   runtime::CheckOptions c;
   c.capture.backend = "kiln";
   c.capture.linear_bias = "readers";
