@@ -62,13 +62,16 @@ const std::vector<Case> kCases = {{"small_mlp.pt", {"8x64", "16x64", "32x64"}}, 
                                   {"block.pt", {"2x16x64", "2x16x64"}}, {"tiny_resnet.pt", {"2x3x16x16"}},
                                   // 160 x 16 pooled rows: the channels-last pooling runs as a column reduction
                                   {"tiny_resnet.pt", {"160x3x8x8"}},
+                                  // 640 pooled rows of 1296: the pooling runs in tiles of 8 rows
+                                  {"tiny_resnet.pt", {"40x3x72x72"}},
                                   {"shape_branch.pt", {"8x16", "3x16"}}};
 
 void check_all(const std::string& backend, const std::string& mode, const std::vector<Case>& cases = kCases,
                const std::string& conv_layout = "auto") {
   torch::jit::setPrintHandler([](const std::string&) {});
   for (const auto& c : cases) {
-    auto m = model::load_model(test::example(c.model), "cuda");
+    const std::string name = c.model;
+    auto m = model::load_model(name.rfind("corpus/", 0) == 0 ? test::data(name) : test::example(name), "cuda");
     capture::CompileOptions o;
     o.backend = backend;
     o.mode = mode;
@@ -95,6 +98,15 @@ void check_all(const std::string& backend, const std::string& mode, const std::v
 TEST(GpuBackend, DefaultModeMatchesEager) {
   REQUIRE_GPU();
   check_all("kiln", "default");
+}
+
+// Squeeze-excitation blocks (torchvision's mobilenet_v3_small, random weights): each pooling and its
+// [N, C, 1, 1] view, in every mode (max-autotune races the row tiles, partial ones for 3 images,
+// against the other row forms).
+TEST(GpuBackend, SqueezeExcitationPoolingInRowTilesMatchesEager) {
+  REQUIRE_GPU();
+  const std::vector<Case> se = {{"corpus/mobilenet_v3_small.pt", {"3x3x64x64"}}};
+  for (const char* mode : {"default", "reduce-overhead", "max-autotune"}) check_all("kiln", mode, se);
 }
 
 // A transposing kernel's shared-memory tiles (partial ones too: 40 and 48 are no multiples of

@@ -143,7 +143,11 @@ void CudaTarget::describe(const fusion::FusedKernel& k, records::Kernel& record)
     if (x.name == k.name) ki = &x;
   bool warp = ki && !ki->variants.empty() && ki->variants[0].warp_per_row;
   bool column = ki && !ki->variants.empty() && ki->variants[0].thread_per_row;
-  record.launch_config = row ? (column ? "one thread per row, 256 threads per block"
+  const int tile = ki && !ki->variants.empty() ? ki->variants[0].row_tile : 0;
+  const int tile_threads = tile ? ki->variants[0].threads : 0;
+  record.launch_config = row ? (tile ? "rows in tiles of " + std::to_string(tile) + ", " + std::to_string(tile_threads) +
+                                           " threads per block (" + std::to_string(tile_threads / tile) + " slices per row)"
+                                : column ? "one thread per row, 256 threads per block"
                                 : warp ? "one warp per row, 8 rows per 256-thread block"
                                        : "one block per row, 256 threads")
                              : "grid-stride, 256 threads, " + std::to_string(ki ? ki->vector_width : 1) +

@@ -379,25 +379,35 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
     const bool row = k.kind == FusedKernel::Kind::Row;
     // A transposing kernel's tiles: 1024 elements per 256-thread block, launched as 4 per thread.
     const auto tiled = row ? std::nullopt : transpose_vars(p, k);
-    const bool column = row && column_reduction(p, k);
-    const bool warp = row && !column && warp_per_row(p, k);
+    const RowTile tile = row ? row_tile(p, k) : RowTile{};
+    const bool tiles = tile.width && tile.preferred;
+    const bool column = row && !tiles && column_reduction(p, k);
+    const bool warp = row && !tiles && !column && warp_per_row(p, k);
     head << "// " << k.name << ": "
-         << (column   ? "row kernel (one thread per row)"
+         << (tiles ? "row kernel (rows in tiles of " + std::to_string(tile.width) + ", threads splitting each row)"
+             : column ? "row kernel (one thread per row)"
              : row    ? (warp ? "row kernel (one warp per row)" : "row kernel (one block per row)")
              : tiled  ? "pointwise kernel (transposing, in 32x32 tiles)"
                       : "pointwise kernel")
          << " fusing " << k.nodes.size() << " graph node" << (k.nodes.size() == 1 ? "" : "s") << "\n";
     head << node_comment_lines(k.nodes, notes);
-    std::vector<CudaKernelVariant> forms = {{k.name, tiled ? 4 : width, warp, column}};
+    std::vector<CudaKernelVariant> forms = {{k.name, tiled ? 4 : width, warp, column, tiles ? tile.width : 0,
+                                             tiles ? tile.threads : 0}};
     if (variants && width == 4) {
       forms.push_back({k.name + "_w2", 2, false});
       forms.push_back({k.name + "_w1", 1, false});
     }
-    if (variants && row && !column) forms.push_back({k.name + (warp ? "_block" : "_warp"), 1, !warp});
+    if (variants && tiles) {  // the other row mappings compete with the tiles
+      if (tile.reductions_only) forms.push_back({k.name + "_thread", 1, false, true});
+      forms.push_back({k.name + "_warp", 1, true});
+      forms.push_back({k.name + "_block", 1, false});
+    }
+    if (variants && row && !column && !tiles) forms.push_back({k.name + (warp ? "_block" : "_warp"), 1, !warp});
     if (variants && column && longest_row(p, k) > 16) {  // the row mappings compete with the column form
       forms.push_back({k.name + "_warp", 1, true});
       forms.push_back({k.name + "_block", 1, false});
     }
+    if (variants && tile.width && !tiles) forms.push_back({k.name + "_tiles", 1, false, false, tile.width, tile.threads});
     const size_t begin = static_cast<size_t>(os.tellp());
     // Its own argument block: only the buffers it reads or writes (a launch copies the whole block,
     // and a region's every buffer would make each launch carry kilobytes), then scalars and sizes.
@@ -411,6 +421,7 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
     size_t function_end = 0;
     for (const auto& f : forms) {
       if (f.function == k.name) os << head.str() << block.str();  // forms[0]: before every form
+      else if (row && f.row_tile) os << "// " << k.name << " in tiles of " << f.row_tile << " rows (an autotuning candidate)\n";
       else if (row) os << "// " << k.name << " with " << (f.thread_per_row ? "one thread" : f.warp_per_row ? "one warp" : "one block")
                        << " per row (an autotuning candidate)\n";
       else os << "// " << k.name << " with " << f.vector_width << " element" << (f.vector_width == 1 ? "" : "s")
@@ -419,7 +430,8 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
       os << "extern \"C\" __global__ void " << f.function << "(const KilnArgs_" << k.name << " args) {\n";
       os << "  const double* scalar = args.scalar; const long long* sym = args.sym; (void)scalar; (void)sym;\n";
       os << declared;
-      if (row && f.thread_per_row) emit_column(em, os, k);
+      if (row && f.row_tile) emit_row_tiles(em, os, k, f.row_tile);
+      else if (row && f.thread_per_row) emit_column(em, os, k);
       else if (row) em.row(os, k, f.warp_per_row);
       else if (tiled && f.function == k.name) em.transpose(os, k, *tiled);
       else em.pointwise(os, k, f.vector_width);

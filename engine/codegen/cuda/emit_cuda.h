@@ -28,6 +28,11 @@ struct CudaKernelVariant {
   // Row kernels: one thread per row, the row's loops run serially (column reductions, whose
   // neighbouring rows are neighbours in memory, and tiny rows such as pooling windows).
   bool thread_per_row = false;
+  // Row kernels in tiles of rows (kernel_mapping.h's RowTile): a block takes `row_tile`
+  // neighbouring rows and its threads split each row; `threads` is the block size it launches with
+  // unless autotuning times another (0: the default).
+  int row_tile = 0;
+  int threads = 0;
 };
 
 struct CudaKernelInfo {
@@ -37,7 +42,8 @@ struct CudaKernelInfo {
   int vector_width = 1;              // pointwise elements per thread along the innermost dim
   // variants[0] is the kernel itself; with `variants` requested, pointwise kernels with 4 elements
   // per thread also come with 2 and 1 (functions "<name>_w2", "<name>_w1"), and row kernels with
-  // the other row mapping ("<name>_block" or "<name>_warp"), for autotuning.
+  // the other row mapping ("<name>_block" or "<name>_warp"; row tiles with one thread, one warp and
+  // one block per row: "<name>_thread", "_warp", "_block"), for autotuning.
   std::vector<CudaKernelVariant> variants;
   // Where the kernel sits in the source: its functions (variants included) are
   // [source_begin, source_end); [0, prelude_end) is what every kernel shares (types, helpers).

@@ -395,4 +395,62 @@ void emit_column(RowKernelEmitter& em, std::ostringstream& os, const FusedKernel
   os << "  }\n";
 }
 
+void emit_row_tiles(RowKernelEmitter& em, std::ostringstream& os, const FusedKernel& k, int width) {
+  const auto& p = em.p;
+  const std::string w = std::to_string(width), pitch = std::to_string(width + 1);
+  os << "  __shared__ float part[32 * " << pitch << "];  // each warp's partial result per row of the tile\n";
+  os << "  const int lane = threadIdx.x % " << w << ", slice = threadIdx.x / " << w << ", slices = blockDim.x / " << w
+     << ", warp = threadIdx.x >> 5, warps = blockDim.x >> 5;\n";
+  os << "  const long long rows = " << em.size_product(k.outer) << ";\n";
+  os << "  for (long long tile = blockIdx.x; tile * " << w << " < rows; tile += gridDim.x) {\n";
+  os << "    const long long row = tile * " << w << " + lane;\n";
+  os << "    const bool live = row < rows;  // the last tile may be partial\n";
+  const auto& first = p.program.comps[k.comps[0]];
+  std::vector<std::string> vars;
+  em.unflatten(os, "row", k.outer, 0, "    ", vars, first.sizes.size() == k.outer.size() ? first.layout : std::vector<int>{});
+  std::map<int, std::string> accs;
+  std::vector<lowering::IExpr> row_idx;
+  for (size_t d = 0; d < k.outer.size(); ++d) row_idx.push_back(lowering::ie_var(static_cast<int>(d)));
+  for (int c : k.comps) {
+    const Comp& comp = p.program.comps[c];
+    if (comp.kind != Comp::Kind::Reduction) {  // one element per row: the first slice writes it
+      std::vector<std::string> ivars = vars;
+      std::vector<lowering::IExpr> idx;
+      for (size_t d = 0; d < comp.sizes.size(); ++d) {
+        idx.push_back(lowering::ie_var(static_cast<int>(d)));
+        if (d >= k.outer.size()) ivars.push_back("0LL");
+      }
+      os << "    if (live && slice == 0) {\n";
+      std::string v = em.statement(os, "      ", comp.body, ivars, accs, k.outer.size(), &comp);
+      os << "      b" << c << "[" << em.offset(c, idx, ivars) << "] = " << v << ";  // " << cpp_comment(comp.name) << "\n";
+      os << "    }\n";
+      continue;
+    }
+    const std::string acc = "acc" + std::to_string(c);
+    const std::string& op = comp.reduce_op;
+    auto fold = [&](const std::string& v) {
+      return op == "sum" ? acc + " += " + v + ";" : acc + " = kiln_" + op + "(" + acc + ", " + v + ");";
+    };
+    os << "    float " << acc << " = " << (op == "sum" ? "0.0f" : op == "max" ? "-INFINITY" : "INFINITY") << ";  // "
+       << op << " for " << cpp_comment(comp.name) << "\n";
+    os << "    if (live) {\n";
+    os << "      for (long long r = slice; r < " << em.size_product(comp.reduce_sizes) << "; r += slices) {\n";
+    std::vector<std::string> rvars = vars;
+    em.unflatten(os, "r", comp.reduce_sizes, k.outer.size(), "        ", rvars);
+    std::string v = em.statement(os, "        ", comp.body, rvars, accs, k.outer.size());
+    os << "        " << fold(v) << "\n      }\n    }\n";
+    if (width < 32)  // the slices of a warp first (lanes width, 2 width, ... apart hold one row)
+      os << "    for (int o = 16; o >= " << w << "; o >>= 1) " << fold("__shfl_down_sync(0xffffffffu, " + acc + ", o)") << "\n";
+    os << "    if ((threadIdx.x & 31) < " << w << ") part[warp * " << pitch << " + lane] = " << acc << ";\n    __syncthreads();\n";
+    os << "    " << acc << " = part[lane];\n";
+    os << "    for (int s = 1; s < warps; ++s) " << fold("part[s * " + pitch + " + lane]") << "\n";
+    if (!comp.post_div_sizes.empty())
+      os << "    " << acc << " = " << acc << " / static_cast<float>(" << em.size_product(comp.post_div_sizes) << ");\n";
+    os << "    if (live && slice == 0) b" << c << "[" << em.offset(c, row_idx, vars) << "] = " << acc << ";\n";
+    os << "    __syncthreads();  // part is written again by the next reduction or tile\n";
+    accs[c] = acc;
+  }
+  os << "  }\n";
+}
+
 }  // namespace kiln::codegen

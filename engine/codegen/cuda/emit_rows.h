@@ -82,4 +82,13 @@ struct RowKernelEmitter : KernelExpr {
 // threads handle neighbouring rows (a column reduction's rows are neighbours in memory).
 void emit_column(RowKernelEmitter& em, std::ostringstream& os, const fusion::FusedKernel& k);
 
+// Rows in tiles of `width` (kernel_mapping.h's RowTile): lane l of a block takes
+// row tile * width + l, counted in the storage order of the reductions' output as emit_column
+// does, and slice s of blockDim / width walks the row's values s, s + slices, ...; the slices'
+// partial results meet by warp shuffles within each warp, then in shared memory in warp order
+// (the same result on every run), and every
+// thread ends with the row's value (a later reduction of the kernel may read it); a pointwise
+// computation of one element per row is written by the first slice.
+void emit_row_tiles(RowKernelEmitter& em, std::ostringstream& os, const fusion::FusedKernel& k, int width);
+
 }  // namespace kiln::codegen

@@ -15,8 +15,26 @@ namespace kiln::codegen {
 int vector_width(const fusion::FusedProgram& p, const fusion::FusedKernel& k);
 // A row kernel whose every loop is at most 1024 long runs one warp per row.
 bool warp_per_row(const fusion::FusedProgram& p, const fusion::FusedKernel& k);
-// A row kernel of reductions over many short or column-like rows runs one thread per row.
+// A row kernel of reductions over many rows of at most 16 values (pooling windows) runs one thread
+// per row.
 bool column_reduction(const fusion::FusedProgram& p, const fusion::FusedKernel& k);
+// A row kernel of reductions whose loads step one element from row to row and more along the row
+// (a channels-last pooling: the rows are the channels, neighbours in memory), rows longer than 16,
+// every size constant, and at most pointwise computations of one element per row after them (the
+// pooled value's [N, C, 1, 1] view), runs in tiles of rows: a block takes `width` neighbouring rows (8, 16 or 32,
+// fewer when there are few rows, so that more blocks share them) and its `threads` split each row
+// into blockDim / width slices (about 8 values each), whose partial results meet in shared memory.
+// Neighbouring lanes read neighbouring elements, and a long row is no longer read by one thread.
+// width 0 for every other kernel.
+struct RowTile {
+  int width = 0;
+  int threads = 0;  // the block size it launches with unless autotuning picks another
+  bool reductions_only = false;  // no per-row epilogue: one thread per row can run it too
+  // The kernel's own form (rows longer than 1024 values, 512 rows or more); otherwise the tiles
+  // are only an autotuning candidate beside the other row forms.
+  bool preferred = false;
+};
+RowTile row_tile(const fusion::FusedProgram& p, const fusion::FusedKernel& k);
 // The longest row a row kernel loops over (0 when symbolic).
 int64_t longest_row(const fusion::FusedProgram& p, const fusion::FusedKernel& k);
 

@@ -48,7 +48,8 @@ GpuKernelSet::Launch plan_launch(const GpuKernelSet& set, size_t k, size_t varia
   const auto& info = set.info[k];
   auto form = variant_of(info, variant);
   threads = std::min(threads, thread_limit(set, k, form.function));
-  int64_t per_block = info.row ? (form.thread_per_row ? static_cast<int64_t>(threads)
+  int64_t per_block = info.row ? (form.row_tile ? form.row_tile
+                                  : form.thread_per_row ? static_cast<int64_t>(threads)
                                   : form.warp_per_row ? std::max<int64_t>(1, threads / 32)
                                                       : 1)
                                : static_cast<int64_t>(threads) * form.vector_width;
@@ -73,7 +74,9 @@ std::vector<KernelCall> make_gpu_calls(const std::shared_ptr<GpuKernelSet>& set)
   set->variant.assign(set->info.size(), 0);
   set->last_launch.assign(set->info.size(), {});
   for (size_t k = 0; k < set->info.size(); ++k) {
-    set->threads[k] = set->info[k].row ? 256 : 256;
+    // Row tiles come with the block size that splits their rows (emit_cuda.h); everything else 256.
+    const auto first = variant_of(set->info[k], 0);
+    set->threads[k] = first.threads > 0 ? static_cast<unsigned>(first.threads) : 256;
     calls.push_back([set, k](void* const* ptrs, const double* scalars, const int64_t* syms) {
       // The kernel's own argument block (KilnArgs_<name>): its buffers, then the region's scalars and sizes.
       thread_local std::vector<char> args;
@@ -126,7 +129,9 @@ std::vector<KernelCall> make_gpu_calls(const std::shared_ptr<GpuKernelSet>& set)
             float ms = timer.stop_ms() / reps;
             std::string config = "threads=" + std::to_string(t) + ", elements/thread=" +
                                  std::to_string(form.vector_width) +
-                                 (info.row ? (form.thread_per_row ? std::string(", one thread per row")
+                                 (info.row ? (form.row_tile ? ", rows in tiles of " + std::to_string(form.row_tile) + " (" +
+                                                                    std::to_string(t / form.row_tile) + " slices per row)"
+                                              : form.thread_per_row ? std::string(", one thread per row")
                                               : form.warp_per_row ? ", one warp per row (" + std::to_string(t / 32) +
                                                                       " rows per block)"
                                                                   : std::string(", one block per row"))

@@ -141,23 +141,36 @@ namespace {
 
 // mean over the spatial dims of an [8, 256, 7, 7] input (global average pooling), the input
 // stored channels-last or row-major.
-fusion::FusedProgram pooling(bool channels_last) {
+// With `view`, the pooled [N, C] also written as [N, C, 1, 1] (what adaptive_avg_pool2d's output is
+// before a squeeze-excitation's 1x1 convolution reads it).
+fusion::FusedProgram pooling(bool channels_last, const std::vector<int64_t>& sizes = {8, 256, 7, 7}, bool view = false) {
   using namespace lowering;
   auto c = [](int64_t v) { return capture::sym_const(v); };
   LoopProgram p;
-  Comp x = input_comp("x", {8, 256, 7, 7});
+  Comp x = input_comp("x", sizes);
   if (channels_last) x.layout = {0, 2, 3, 1};
   Comp mean;
   mean.kind = Comp::Kind::Reduction;
   mean.name = "pooled";
-  mean.sizes = {c(8), c(256)};
+  mean.sizes = {c(sizes[0]), c(sizes[1])};
   mean.reduce_op = "sum";
-  mean.reduce_sizes = {c(7), c(7)};
-  mean.post_div_sizes = {c(7), c(7)};
+  mean.reduce_sizes = {c(sizes[2]), c(sizes[3])};
+  mean.post_div_sizes = {c(sizes[2]), c(sizes[3])};
   mean.body = ve_load(0, {ie_var(0), ie_var(1), ie_var(2), ie_var(3)});
   mean.deps = {0};
   p.comps = {x, mean};
   p.outputs = {1};
+  if (view) {
+    Comp v;
+    v.kind = Comp::Kind::Pointwise;
+    v.name = "pooled_4d";
+    v.sizes = {c(sizes[0]), c(sizes[1]), c(1), c(1)};
+    if (channels_last) v.layout = {0, 2, 3, 1};
+    v.body = ve_load(1, {ie_var(0), ie_var(1)});
+    v.deps = {1};
+    p.comps.push_back(v);
+    p.outputs = {2};
+  }
   EXPECT_TRUE(verify(p).empty());
   return fusion::schedule(p);
 }
@@ -194,29 +207,88 @@ TEST(EmitCudaUnits, UnitsAWorkerDidNotCompileCompileHere) {
   ::unsetenv("KILN_NVRTC_WORKER");
 }
 
-TEST(EmitCudaColumns, ChannelsLastPoolingIsAColumnReductionRowMajorPoolingARowKernel) {
+TEST(EmitCudaColumns, LongChannelsLastPoolingRunsInRowTilesRowMajorPoolingARowKernel) {
   std::vector<codegen::CudaKernelInfo> info;
-  auto src = codegen::emit_cuda(pooling(true), {}, &info, /*variants=*/true);
+  auto src = codegen::emit_cuda(pooling(true, {8, 144, 56, 56}), {}, &info, /*variants=*/true);
   ASSERT_EQ(info.size(), 1u);
   EXPECT_TRUE(info[0].row);
-  EXPECT_TRUE(info[0].variants[0].thread_per_row);
-  // The row mappings stay autotuning candidates.
-  ASSERT_EQ(info[0].variants.size(), 3u);
-  EXPECT_TRUE(info[0].variants[1].warp_per_row);
-  EXPECT_FALSE(info[0].variants[2].warp_per_row || info[0].variants[2].thread_per_row);
+  // 1152 rows (n, c) of 3136 values, neighbouring channels neighbours in memory: tiles of 8 rows
+  // (144 blocks), 128 slices of about 25 values per row.
+  EXPECT_EQ(info[0].variants[0].row_tile, 8);
+  EXPECT_EQ(info[0].variants[0].threads, 1024);
+  EXPECT_FALSE(info[0].variants[0].thread_per_row || info[0].variants[0].warp_per_row);
+  // One thread, one warp and one block per row stay autotuning candidates.
+  ASSERT_EQ(info[0].variants.size(), 4u);
+  EXPECT_TRUE(info[0].variants[1].thread_per_row);
+  EXPECT_TRUE(info[0].variants[2].warp_per_row);
+  EXPECT_FALSE(info[0].variants[3].warp_per_row || info[0].variants[3].thread_per_row || info[0].variants[3].row_tile);
   auto k = kernel_text(src, info[0].name);
-  EXPECT_NE(k.find("for (long long r = 0; r < 7LL * 7LL; ++r)"), std::string::npos) << k;
+  EXPECT_NE(src.find("row kernel (rows in tiles of 8, threads splitting each row)"), std::string::npos);
+  EXPECT_NE(k.find("const long long row = tile * 8 + lane;"), std::string::npos) << k;
+  EXPECT_NE(k.find("for (long long r = slice; r < 56LL * 56LL; r += slices)"), std::string::npos) << k;
+  // Lane l = channel c reads x at c + 144 * (w + 56 * (h + 56 * n)): neighbours in memory. The
+  // slices of a warp meet by shuffles, the warps' sums in warp order; the first slice stores the mean.
+  EXPECT_NE(k.find("for (int o = 16; o >= 8; o >>= 1) acc1 += __shfl_down_sync(0xffffffffu, acc1, o);"), std::string::npos) << k;
+  EXPECT_NE(k.find("for (int s = 1; s < warps; ++s)"), std::string::npos) << k;
+  EXPECT_NE(k.find("if (live && slice == 0)"), std::string::npos) << k;
   EXPECT_EQ(k.find("kiln_warp_sum"), std::string::npos) << k;
-  // Thread `row` = (n, c) reads x at c + 256 * (w + 7 * (h + 7 * n)): neighbours in memory.
-  EXPECT_NE(src.find("row kernel (one thread per row)"), std::string::npos);
   EXPECT_GT(codegen::compile_cuda(src, "sm_90").cubin.size(), 0u);
 
   std::vector<codegen::CudaKernelInfo> row_info;
-  auto row_src = codegen::emit_cuda(pooling(false), {}, &row_info);
+  auto row_src = codegen::emit_cuda(pooling(false), {}, &row_info, /*variants=*/true);
   ASSERT_EQ(row_info.size(), 1u);
-  EXPECT_FALSE(row_info[0].variants[0].thread_per_row);
+  for (const auto& v : row_info[0].variants) EXPECT_EQ(v.row_tile, 0) << v.function;  // rows along memory: no tiles
   EXPECT_TRUE(row_info[0].variants[0].warp_per_row);
   EXPECT_GT(codegen::compile_cuda(row_src, "sm_90").cubin.size(), 0u);
+}
+
+// The pooled value's [N, C, 1, 1] view rides in the tiles: its one element per row is written by the
+// slice that stores the mean (one thread per row, which cannot write it, is no candidate then).
+TEST(EmitCudaColumns, RowTilesWriteAOneElementViewOfThePooledRow) {
+  std::vector<codegen::CudaKernelInfo> info;
+  auto fused = pooling(true, {8, 144, 56, 56}, /*view=*/true);
+  ASSERT_EQ(fused.kernels.size(), 1u);
+  ASSERT_EQ(fused.kernels[0].comps.size(), 2u);
+  auto src = codegen::emit_cuda(fused, {}, &info, /*variants=*/true);
+  ASSERT_EQ(info.size(), 1u);
+  EXPECT_EQ(info[0].variants[0].row_tile, 8);
+  ASSERT_EQ(info[0].variants.size(), 3u);  // the warp and block forms
+  for (const auto& v : info[0].variants) EXPECT_FALSE(v.thread_per_row) << v.function;
+  auto k = kernel_text(src, info[0].name);
+  EXPECT_NE(k.find("if (live && slice == 0) {\n      b2["), std::string::npos) << k;
+  EXPECT_NE(k.find("= acc1;  // pooled_4d"), std::string::npos) << k;
+  EXPECT_GT(codegen::compile_cuda(src, "sm_90").cubin.size(), 0u);
+}
+
+// Tiles are the kernel's own form for long rows (over 1024 values) when there are 512 rows or more;
+// for shorter rows (one warp per row is faster) or fewer rows (one block per row is) they are an
+// autotuning candidate, whose width and block follow the rows and their length. Tiny rows stay one
+// thread per row.
+TEST(EmitCudaColumns, RowTilesFollowTheRowsAndTheirLength) {
+  struct Want {
+    std::vector<int64_t> sizes;
+    bool primary;
+    int width, threads;
+    bool thread_per_row;
+  };
+  for (const auto& w : std::vector<Want>{{{8, 144, 56, 56}, true, 8, 1024, false},    // 1152 rows of 3136
+                                         {{8, 512, 40, 40}, true, 32, 1024, false},   // 4096 rows of 1600
+                                         {{8, 32, 112, 112}, false, 8, 1024, false},  // 256 rows of 12544: blocks
+                                         {{8, 1280, 7, 7}, false, 32, 128, false},    // 10240 rows of 49: warps
+                                         {{3, 16, 8, 8}, false, 8, 64, false},        // 48 rows of 64: a partial tile
+                                         {{160, 16, 4, 4}, false, 0, 0, true}}) {     // 2560 rows of 16: one thread each
+    std::vector<codegen::CudaKernelInfo> info;
+    auto src = codegen::emit_cuda(pooling(true, w.sizes), {}, &info, /*variants=*/true);
+    ASSERT_EQ(info.size(), 1u);
+    const codegen::CudaKernelVariant* tile = nullptr;
+    for (const auto& v : info[0].variants)
+      if (v.row_tile) tile = &v;
+    EXPECT_EQ(info[0].variants[0].row_tile != 0, w.primary) << w.sizes[1];
+    EXPECT_EQ(tile ? tile->row_tile : 0, w.width) << w.sizes[1];
+    EXPECT_EQ(tile ? tile->threads : 0, w.threads) << w.sizes[1];
+    EXPECT_EQ(info[0].variants[0].thread_per_row, w.thread_per_row) << w.sizes[1];
+    if (tile) EXPECT_GT(codegen::compile_cuda(src, "sm_90").cubin.size(), 0u);
+  }
 }
 
 namespace {
