@@ -117,6 +117,10 @@ int run(const ImportArgs& a) {
   for (const auto& n : result.not_joined) std::cout << "not joined: " << n << "\n";
   if (result.skipped_in_dirs > 0)
     std::cout << "left " << result.skipped_in_dirs << " older file(s) in the directory; --all imports every one\n";
+  // The sessions are not taken apart: the process ends here, and freeing a million imported events
+  // one string at a time took 0.2 s of a profiler trace's import. They stay reachable (no leak).
+  static auto* parting = new importers::ImportResult;
+  *parting = std::move(result);
   return 0;
 }
 

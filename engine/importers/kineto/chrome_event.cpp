@@ -265,6 +265,13 @@ size_t EventValue::size() const {
   return doc_->nodes_[node_].count;
 }
 
+std::string_view EventValue::dumped() const {
+  if (node_ < 0) return {};
+  const auto& n = doc_->nodes_[node_];
+  if ((n.kind != ChromeEvent::Kind::Object && n.kind != ChromeEvent::Kind::Array) || !n.emitted) return {};
+  return std::string_view(doc_->dumped_).substr(n.dump_begin, n.dump_end - n.dump_begin);
+}
+
 std::string EventValue::dump() const {
   if (node_ < 0) return "";
   const auto& n = doc_->nodes_[node_];

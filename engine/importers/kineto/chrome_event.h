@@ -47,6 +47,9 @@ class EventValue {
   EventValue operator[](std::string_view key) const;
   size_t size() const;
   std::string dump() const;
+  // dump()'s text of an object or array below the root, where it lies (valid until clear()); empty
+  // for anything else.
+  std::string_view dumped() const;
   // f(key, value) for each member of an object in order (nothing for other values), as
   // JsonValue::each_field.
   template <typename F>

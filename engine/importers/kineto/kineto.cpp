@@ -68,6 +68,18 @@ std::string now_iso8601() {
   return buf;
 }
 
+// An event's args text into `out` with `room` bytes to spare, in one allocation where the text
+// lies in the event already.
+void take_args(std::string& out, const EventValue& args, size_t room) {
+  const std::string_view text = args.dumped();
+  out.reserve(text.size() + room);
+  out.append(text);
+}
+void take_args(std::string& out, const JsonValue& args, size_t room) {
+  out = args.dump();
+  if (room) out.reserve(out.size() + room);
+}
+
 template <typename F>
 void for_each_member(const EventValue& v, F&& f) {
   v.each_member(f);
@@ -260,11 +272,8 @@ class KinetoReader {
     ev.name = std::string(name);
     ev.category = category_of(cat);
     ev.start_ns = us_to_ns(e.ts.f64());
-    if (args.is_object() && args.size() > 0) {
-      ev.args_json = args.dump();
-      // Room for what linking adds to GPU work ("launch" and "cpu_op": kineto_links.cpp), written in place.
-      if (ids.device) ev.args_json.reserve(ev.args_json.size() + 64);
-    }
+    // Room for what linking adds to GPU work ("launch" and "cpu_op": kineto_links.cpp), written in place.
+    if (args.is_object() && args.size() > 0) take_args(ev.args_json, args, ids.device ? 64 : 0);
     ev.correlation = e.correlation.is_number() ? e.correlation.i64() : -1;
     ids.external_id = e.external_id.is_number() ? e.external_id.i64() : -1;
     if (!ids.device && pid_ < 0 && (cat == "cpu_op" || cat == "user_annotation") && e.pid.is_number())
@@ -300,13 +309,11 @@ class KinetoReader {
 
   template <typename Value>
   void add_span(const EventFields<Value>& e, bool begin) {
-    session::TimelineEvent ev;
-    EventIds ids;
+    if (begin) open_[stack_key(e)].push_back(t_.session.timeline.size());
+    auto& ev = t_.session.timeline.emplace_back();  // filled where it stays
+    EventIds& ids = t_.ids.emplace_back();
     fill(ev, ids, e);
     ev.dur_ns = begin ? 0 : std::max<int64_t>(0, us_to_ns(e.dur.f64()));
-    if (begin) open_[stack_key(e)].push_back(t_.session.timeline.size());
-    t_.session.timeline.push_back(std::move(ev));
-    t_.ids.push_back(ids);
   }
 
   template <typename Value>
@@ -338,11 +345,9 @@ class KinetoReader {
       if (m.allocated >= 0) t_.memory.push_back(m);
       return;
     }
-    session::TimelineEvent ev;
-    EventIds ids;
+    auto& ev = t_.session.timeline.emplace_back();
+    EventIds& ids = t_.ids.emplace_back();
     fill(ev, ids, e);
-    t_.session.timeline.push_back(std::move(ev));
-    t_.ids.push_back(ids);
   }
 
   template <typename Value>
