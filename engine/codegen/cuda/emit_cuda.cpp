@@ -407,7 +407,10 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
       forms.push_back({k.name + "_warp", 1, true});
       forms.push_back({k.name + "_block", 1, false});
     }
-    if (variants && tile.width && !tiles) forms.push_back({k.name + "_tiles", 1, false, false, tile.width, tile.threads});
+    if (variants && tile.width && !tiles) {  // column-like rows: the tiles and one thread per row race too
+      forms.push_back({k.name + "_tiles", 1, false, false, tile.width, tile.threads});
+      if (!column && tile.reductions_only) forms.push_back({k.name + "_thread", 1, false, true});
+    }
     const size_t begin = static_cast<size_t>(os.tellp());
     // Its own argument block: only the buffers it reads or writes (a launch copies the whole block,
     // and a region's every buffer would make each launch carry kilobytes), then scalars and sizes.

@@ -287,6 +287,10 @@ TEST(EmitCudaColumns, RowTilesFollowTheRowsAndTheirLength) {
     EXPECT_EQ(tile ? tile->row_tile : 0, w.width) << w.sizes[1];
     EXPECT_EQ(tile ? tile->threads : 0, w.threads) << w.sizes[1];
     EXPECT_EQ(info[0].variants[0].thread_per_row, w.thread_per_row) << w.sizes[1];
+    // Column-like rows keep one thread per row among the candidates.
+    bool thread = false;
+    for (const auto& v : info[0].variants) thread = thread || v.thread_per_row;
+    EXPECT_TRUE(thread) << w.sizes[1];
     if (tile) EXPECT_GT(codegen::compile_cuda(src, "sm_90").cubin.size(), 0u);
   }
 }
