@@ -5,6 +5,8 @@
 //   recurses) can neither overflow the stack nor grow quadratically with the indentation.
 // text_nesting_depth(text, limit): how deep the brackets of JSON text nest (outside strings),
 //   counting no further than limit + 1: test it before parsing text into a value that will be printed.
+// append_json_string(out, s): s as a JSON string, byte for byte what safe_dump writes for it (the
+//   short escapes, \u00xx for other control characters, UTF-8 as it is, invalid UTF-8 replaced).
 #pragma once
 
 #include <string>
@@ -17,6 +19,8 @@ namespace kiln {
 inline constexpr int kMaxJsonDepth = 64;
 
 int text_nesting_depth(std::string_view text, int limit = kMaxJsonDepth);
+
+void append_json_string(std::string& out, std::string_view s);
 
 // Depth of a JSON value (a scalar is 0), counting no further than limit + 1. Iterative.
 template <typename Json>

@@ -1,14 +1,16 @@
 // Written straight into one string (a graph of a large log's compile holds thousands of nodes, and
 // building an nlohmann document of it first cost as much as reading the log): the text is the one
 // nlohmann::ordered_json's dump(indent, ' ', false, replace) gives for the same document, which
-// tests/engine/ir/test_to_json.cpp checks against it on random graphs. Strings that need escaping
-// and doubles are still formatted by nlohmann, value by value.
+// tests/engine/ir/test_to_json.cpp checks against it on random graphs. Strings are escaped by
+// append_json_string (base/json_text.h); doubles are still formatted by nlohmann, value by value.
 #include "engine/ir/to_json.h"
 
 #include <charconv>
 #include <nlohmann/json.hpp>
 #include <string_view>
 #include <vector>
+
+#include "engine/base/json_text.h"
 
 namespace kiln::ir {
 
@@ -41,18 +43,7 @@ class Writer {
     newline();
   }
 
-  void string(std::string_view s) {
-    for (char ch : s) {
-      auto c = static_cast<unsigned char>(ch);
-      if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') {  // escapes, UTF-8 and its repair: nlohmann's own
-        out_ += nlohmann::ordered_json(std::string(s)).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
-        return;
-      }
-    }
-    out_ += '"';
-    out_.append(s);
-    out_ += '"';
-  }
+  void string(std::string_view s) { append_json_string(out_, s); }
   void integer(int64_t v) {
     char buf[24];
     auto r = std::to_chars(buf, buf + sizeof buf, v);

@@ -13,8 +13,25 @@ namespace kiln::session {
 
 namespace {
 
-std::string json_text(const std::vector<std::string>& v) { return safe_dump(nlohmann::json(v)); }
-std::string json_text(const std::map<std::string, std::string>& m) { return safe_dump(nlohmann::json(m)); }
+// What safe_dump(nlohmann::json(v)) writes, without building the value first.
+std::string json_text(const std::vector<std::string>& v) {
+  std::string out = "[";
+  for (const auto& s : v) {
+    if (out.size() > 1) out += ',';
+    append_json_string(out, s);
+  }
+  return out + "]";
+}
+std::string json_text(const std::map<std::string, std::string>& m) {
+  std::string out = "{";
+  for (const auto& [k, v] : m) {
+    if (out.size() > 1) out += ',';
+    append_json_string(out, k);
+    out += ':';
+    append_json_string(out, v);
+  }
+  return out + "}";
+}
 
 int64_t next_seq(SqliteDb& db, const std::string& table) {
   auto st = db.prepare("SELECT COALESCE(MAX(seq) + 1, 0) FROM " + table);

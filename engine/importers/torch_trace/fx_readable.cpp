@@ -161,9 +161,37 @@ size_t assignment(std::string_view s) {
   });
 }
 
+// -?(\d+(\.\d*)?([eE][-+]?\d+)?|\.\d+([eE][-+]?\d+)?|inf|nan), matched by hand: a std::regex
+// here, tried on every argument of every graph line, was a twentieth of a large log's import.
+bool number_text(std::string_view s) {
+  const size_t n = s.size();
+  size_t j = s.empty() || s[0] != '-' ? 0 : 1;
+  if (s.substr(j) == "inf" || s.substr(j) == "nan") return true;
+  auto digits = [&] {
+    const size_t from = j;
+    while (j < n && s[j] >= '0' && s[j] <= '9') ++j;
+    return j - from;
+  };
+  if (digits() > 0) {
+    if (j < n && s[j] == '.') {
+      ++j;
+      digits();
+    }
+  } else {
+    if (j >= n || s[j] != '.') return false;
+    ++j;
+    if (digits() == 0) return false;
+  }
+  if (j < n && (s[j] == 'e' || s[j] == 'E')) {
+    ++j;
+    if (j < n && (s[j] == '+' || s[j] == '-')) ++j;
+    if (digits() == 0) return false;
+  }
+  return j == n;
+}
+
 bool is_number(const std::string& s, bool* real) {
-  static const std::regex number(R"(^-?(\d+(\.\d*)?([eE][-+]?\d+)?|\.\d+([eE][-+]?\d+)?|inf|nan)$)");
-  if (s.empty() || s.size() > 64 || !std::regex_match(s, number)) return false;
+  if (s.empty() || s.size() > 64 || !number_text(s)) return false;
   *real = s.find_first_of(".eEn") != std::string::npos;
   return true;
 }
