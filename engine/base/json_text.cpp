@@ -11,14 +11,13 @@ void append_json_string(std::string& out, std::string_view s) {
   const size_t mark = out.size();
   out += '"';
   size_t plain = 0;  // start of the run not yet written
-  for (size_t i = 0; i < s.size(); ++i) {
+  for (size_t i = json_plain_run_end(s, 0, true); i < s.size(); i = json_plain_run_end(s, i + 1, true)) {
     const auto c = static_cast<unsigned char>(s[i]);
     if (c >= 0x80) {
       out.resize(mark);
       out += nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
       return;
     }
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
     out.append(s.substr(plain, i - plain));
     plain = i + 1;
     switch (c) {

@@ -2,6 +2,8 @@
 // text; the parser copies each text into its own padded buffer, reused between parses.
 #include "engine/importers/common/json_doc.h"
 
+#include "engine/base/json_text.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -151,7 +153,8 @@ constexpr EscapeCost kEscape;
 
 void append_json_string(std::string& out, std::string_view s) {
   size_t extra = 0;
-  for (char c : s) extra += kEscape.extra[static_cast<unsigned char>(c)];
+  for (size_t i = json_plain_run_end(s, 0, false); i < s.size(); i = json_plain_run_end(s, i + 1, false))
+    extra += kEscape.extra[static_cast<unsigned char>(s[i])];
   size_t at = out.size();
   out.resize(at + s.size() + extra + 2);  // written exactly below
   char* p = out.data() + at;
