@@ -10,6 +10,17 @@ namespace kiln::codegen {
 
 using fusion::FusedKernel;
 
+namespace {
+
+// "    float acc = <identity>;  // <op> for <name>": a reduction's accumulator, before its loop.
+std::string accumulator(const Comp& comp, const std::string& acc) {
+  const std::string& op = comp.reduce_op;
+  return "    float " + acc + " = " + (op == "sum" ? "0.0f" : op == "max" ? "-INFINITY" : "INFINITY") + ";  // " + op +
+         " for " + cpp_comment(comp.name) + "\n";
+}
+
+}  // namespace
+
 void RowKernelEmitter::unflatten(std::ostringstream& os, const std::string& flat, const std::vector<Sym>& sizes, size_t first,
                                  const std::string& pad, std::vector<std::string>& vars, std::vector<int> order) {
   if (order.empty())
@@ -208,8 +219,7 @@ void RowKernelEmitter::register_row(std::ostringstream& os, const FusedKernel& k
     if (comp.kind == Comp::Kind::Reduction) {
       const std::string acc = "acc" + std::to_string(c);
       const std::string& op = comp.reduce_op;
-      os << "    float " << acc << " = " << (op == "sum" ? "0.0f" : op == "max" ? "-INFINITY" : "INFINITY") << ";  // "
-         << op << " for " << cpp_comment(comp.name) << "\n";
+      os << accumulator(comp, acc);
       steps([&](const std::vector<std::string>& rvars, const std::string& pad) {
         std::string v = statement(os, pad, comp.body, rvars, accs, outer);
         if (op == "sum") os << pad << acc << " += " << v << ";\n";
@@ -332,8 +342,7 @@ void RowKernelEmitter::row(std::ostringstream& os, const FusedKernel& k, bool wa
     } else if (comp.kind == Comp::Kind::Reduction) {
       std::string acc = "acc" + std::to_string(c);
       std::string op = comp.reduce_op;
-      os << "    float " << acc << " = " << (op == "sum" ? "0.0f" : op == "max" ? "-INFINITY" : "INFINITY") << ";  // "
-         << op << " for " << cpp_comment(comp.name) << "\n";
+      os << accumulator(comp, acc);
       os << "    for (long long r = " << first << "; r < " << size_product(comp.reduce_sizes) << "; r += " << step << ") {\n";
       std::vector<std::string> rvars = vars;
       unflatten(os, "r", comp.reduce_sizes, k.outer.size(), "      ", rvars);
@@ -361,25 +370,34 @@ void RowKernelEmitter::row(std::ostringstream& os, const FusedKernel& k, bool wa
   os << (warp ? "    __syncwarp();\n  }\n" : "    __syncthreads();\n  }\n");
 }
 
+namespace {
+
+// The variables of flat row `row` (and their index expressions), decomposed in the storage order of
+// the reductions' output: a channels-last pooling walks the channel fastest, so neighbouring
+// threads or lanes read and write neighbouring elements.
+void unflatten_rows(RowKernelEmitter& em, std::ostringstream& os, const FusedKernel& k, std::vector<std::string>& vars,
+                    std::vector<lowering::IExpr>& row_idx) {
+  const auto& first = em.p.program.comps[k.comps[0]];
+  em.unflatten(os, "row", k.outer, 0, "    ", vars, first.sizes.size() == k.outer.size() ? first.layout : std::vector<int>{});
+  for (size_t d = 0; d < k.outer.size(); ++d) row_idx.push_back(lowering::ie_var(static_cast<int>(d)));
+}
+
+}  // namespace
+
 void emit_column(RowKernelEmitter& em, std::ostringstream& os, const FusedKernel& k) {
   const auto& p = em.p;
   os << "  const long long rows = " << em.size_product(k.outer) << ";\n";
   os << "  for (long long row = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; row < rows; "
         "row += static_cast<long long>(gridDim.x) * blockDim.x) {\n";
-  // Rows in the storage order of the reductions' output (a channels-last pooling walks the
-  // channel fastest: neighbouring threads read and write neighbouring elements).
-  const auto& first = p.program.comps[k.comps[0]];
   std::vector<std::string> vars;
-  em.unflatten(os, "row", k.outer, 0, "    ", vars, first.sizes.size() == k.outer.size() ? first.layout : std::vector<int>{});
-  std::map<int, std::string> accs;
   std::vector<lowering::IExpr> row_idx;
-  for (size_t d = 0; d < k.outer.size(); ++d) row_idx.push_back(lowering::ie_var(static_cast<int>(d)));
+  unflatten_rows(em, os, k, vars, row_idx);
+  std::map<int, std::string> accs;
   for (int c : k.comps) {
     const Comp& comp = p.program.comps[c];
     std::string acc = "acc" + std::to_string(c);
     const std::string& op = comp.reduce_op;
-    os << "    float " << acc << " = " << (op == "sum" ? "0.0f" : op == "max" ? "-INFINITY" : "INFINITY") << ";  // "
-       << op << " for " << cpp_comment(comp.name) << "\n";
+    os << accumulator(comp, acc);
     os << "    for (long long r = 0; r < " << em.size_product(comp.reduce_sizes) << "; ++r) {\n";
     std::vector<std::string> rvars = vars;
     em.unflatten(os, "r", comp.reduce_sizes, k.outer.size(), "      ", rvars);
@@ -405,12 +423,10 @@ void emit_row_tiles(RowKernelEmitter& em, std::ostringstream& os, const FusedKer
   os << "  for (long long tile = blockIdx.x; tile * " << w << " < rows; tile += gridDim.x) {\n";
   os << "    const long long row = tile * " << w << " + lane;\n";
   os << "    const bool live = row < rows;  // the last tile may be partial\n";
-  const auto& first = p.program.comps[k.comps[0]];
   std::vector<std::string> vars;
-  em.unflatten(os, "row", k.outer, 0, "    ", vars, first.sizes.size() == k.outer.size() ? first.layout : std::vector<int>{});
-  std::map<int, std::string> accs;
   std::vector<lowering::IExpr> row_idx;
-  for (size_t d = 0; d < k.outer.size(); ++d) row_idx.push_back(lowering::ie_var(static_cast<int>(d)));
+  unflatten_rows(em, os, k, vars, row_idx);
+  std::map<int, std::string> accs;
   for (int c : k.comps) {
     const Comp& comp = p.program.comps[c];
     if (comp.kind != Comp::Kind::Reduction) {  // one element per row: the first slice writes it
@@ -431,8 +447,7 @@ void emit_row_tiles(RowKernelEmitter& em, std::ostringstream& os, const FusedKer
     auto fold = [&](const std::string& v) {
       return op == "sum" ? acc + " += " + v + ";" : acc + " = kiln_" + op + "(" + acc + ", " + v + ");";
     };
-    os << "    float " << acc << " = " << (op == "sum" ? "0.0f" : op == "max" ? "-INFINITY" : "INFINITY") << ";  // "
-       << op << " for " << cpp_comment(comp.name) << "\n";
+    os << accumulator(comp, acc);
     os << "    if (live) {\n";
     os << "      for (long long r = slice; r < " << em.size_product(comp.reduce_sizes) << "; r += slices) {\n";
     std::vector<std::string> rvars = vars;
