@@ -43,7 +43,8 @@ struct CudaKernelInfo {
   // variants[0] is the kernel itself; with `variants` requested, pointwise kernels with 4 elements
   // per thread also come with 2 and 1 (functions "<name>_w2", "<name>_w1"), and row kernels with
   // the other row mapping ("<name>_block" or "<name>_warp"; row tiles with one thread, one warp and
-  // one block per row: "<name>_thread", "_warp", "_block"), for autotuning.
+  // one block per row: "<name>_thread", "_warp", "_block"; column-like rows that row tiles suit but
+  // do not run by default also with "<name>_tiles" and "<name>_thread"), for autotuning.
   std::vector<CudaKernelVariant> variants;
   // Where the kernel sits in the source: its functions (variants included) are
   // [source_begin, source_end); [0, prelude_end) is what every kernel shares (types, helpers).
