@@ -1,43 +1,110 @@
 #include "engine/base/json_text.h"
 
+#include <cstdint>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 namespace kiln {
 
-// ASCII is escaped here as nlohmann escapes it (DEL as it is); a string holding any other byte is
-// left to nlohmann, whose UTF-8 check and repair it then gets (graphs, guards and names are ASCII
-// nearly always: escaping them through a json value was a twentieth of a large log's import).
-void append_json_string(std::string& out, std::string_view s) {
-  const size_t mark = out.size();
-  out += '"';
-  size_t plain = 0;  // start of the run not yet written
-  for (size_t i = json_plain_run_end(s, 0, true); i < s.size(); i = json_plain_run_end(s, i + 1, true)) {
+namespace {
+
+constexpr uint64_t kOnes = 0x0101010101010101ULL, kHighs = 0x8080808080808080ULL;
+
+// Whether s holds a byte above 0x7F, eight bytes at a time.
+bool beyond_ascii(std::string_view s) {
+  size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, s.data() + i, 8);
+    if (w & kHighs) return true;
+  }
+  for (; i < s.size(); ++i)
+    if (static_cast<unsigned char>(s[i]) >= 0x80) return true;
+  return false;
+}
+
+// The first position at or after `from` of a byte a JSON string escapes (a control character, '"'
+// or '\\'), s.size() when there is none. Eight bytes at a time: graph and guard texts are long runs
+// of plain ASCII.
+size_t plain_run_end(std::string_view s, size_t from) {
+  auto special = [](uint64_t w) {
+    const uint64_t control = (w - 0x20 * kOnes) & ~w & kHighs;  // a byte below 0x20
+    const uint64_t q = w ^ (0x22 * kOnes), b = w ^ (0x5C * kOnes);
+    return control | ((q - kOnes) & ~q & kHighs) | ((b - kOnes) & ~b & kHighs);
+  };
+  size_t i = from;
+  for (; i + 8 <= s.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, s.data() + i, 8);
+    if (special(w)) break;
+  }
+  for (; i < s.size(); ++i) {
     const auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x80) {
-      out.resize(mark);
-      out += nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-      return;
-    }
-    out.append(s.substr(plain, i - plain));
-    plain = i + 1;
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default: {
-        static const char hex[] = "0123456789abcdef";
-        out += "\\u00";
-        out += hex[c >> 4];
-        out += hex[c & 15];
+    if (c < 0x20 || c == '"' || c == '\\') return i;
+  }
+  return s.size();
+}
+
+// Bytes each character adds when escaped: 1 for \" \\ \b \t \n \f \r, 5 for \u00XX, 0 for the rest.
+struct EscapeCost {
+  unsigned char extra[256] = {};
+  constexpr EscapeCost() {
+    for (int c = 0; c < 0x20; ++c) extra[c] = 5;
+    for (int c : {'"', '\\', '\b', '\t', '\n', '\f', '\r'}) extra[c] = 1;
+  }
+};
+constexpr EscapeCost kEscape;
+
+}  // namespace
+
+// Sized first (the escapes counted), then written in place: one allocation per string.
+void append_json_escaped(std::string& out, std::string_view s) {
+  size_t extra = 0;
+  for (size_t i = plain_run_end(s, 0); i < s.size(); i = plain_run_end(s, i + 1))
+    extra += kEscape.extra[static_cast<unsigned char>(s[i])];
+  size_t at = out.size();
+  out.resize(at + s.size() + extra + 2);  // written exactly below
+  char* p = out.data() + at;
+  *p++ = '"';
+  if (extra == 0) {
+    std::memcpy(p, s.data(), s.size());
+    p += s.size();
+  } else {
+    for (char ch : s) {
+      auto c = static_cast<unsigned char>(ch);
+      if (!kEscape.extra[c]) {
+        *p++ = ch;
+        continue;
+      }
+      *p++ = '\\';
+      switch (c) {
+        case '"': *p++ = '"'; break;
+        case '\\': *p++ = '\\'; break;
+        case '\b': *p++ = 'b'; break;
+        case '\t': *p++ = 't'; break;
+        case '\n': *p++ = 'n'; break;
+        case '\f': *p++ = 'f'; break;
+        case '\r': *p++ = 'r'; break;
+        default: {
+          static const char kHex[] = "0123456789abcdef";
+          *p++ = 'u';
+          *p++ = '0';
+          *p++ = '0';
+          *p++ = kHex[c >> 4];
+          *p++ = kHex[c & 15];
+        }
       }
     }
   }
-  out.append(s.substr(plain));
-  out += '"';
+  *p = '"';
+}
+
+// nlohmann writes ASCII with the escapes above (DEL as it is); a string holding any other byte is
+// left to it, whose UTF-8 check and repair it then gets (graphs, guards and names are ASCII nearly
+// always: escaping them through a json value was a twentieth of a large log's import).
+void append_json_string(std::string& out, std::string_view s) {
+  if (beyond_ascii(s)) out += nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  else append_json_escaped(out, s);
 }
 
 int text_nesting_depth(std::string_view text, int limit) {

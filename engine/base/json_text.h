@@ -7,10 +7,10 @@
 //   counting no further than limit + 1: test it before parsing text into a value that will be printed.
 // append_json_string(out, s): s as a JSON string, byte for byte what safe_dump writes for it (the
 //   short escapes, \u00xx for other control characters, UTF-8 as it is, invalid UTF-8 replaced).
+// append_json_escaped(out, s): the same escapes with every byte above 0x7F as it is, unchecked: for
+//   text known to be valid UTF-8 (simdjson's strings).
 #pragma once
 
-#include <cstdint>
-#include <cstring>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -23,30 +23,7 @@ inline constexpr int kMaxJsonDepth = 64;
 int text_nesting_depth(std::string_view text, int limit = kMaxJsonDepth);
 
 void append_json_string(std::string& out, std::string_view s);
-
-// The first position at or after `from` of a byte a JSON string escapes (a control character, '"'
-// or '\\'), or of one above 0x7F when `stop_at_high`; s.size() when there is none. Eight bytes
-// at a time: graph and guard texts are long runs of plain ASCII.
-inline size_t json_plain_run_end(std::string_view s, size_t from, bool stop_at_high) {
-  constexpr uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
-  auto special = [&](uint64_t w) {
-    const uint64_t control = (w - 0x20 * ones) & ~w & highs;  // a byte below 0x20
-    const uint64_t q = w ^ (0x22 * ones), b = w ^ (0x5C * ones);
-    const uint64_t quote = (q - ones) & ~q & highs, slash = (b - ones) & ~b & highs;
-    return control | quote | slash | (stop_at_high ? w & highs : 0);
-  };
-  size_t i = from;
-  for (; i + 8 <= s.size(); i += 8) {
-    uint64_t w;
-    std::memcpy(&w, s.data() + i, 8);
-    if (special(w)) break;
-  }
-  for (; i < s.size(); ++i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x20 || c == '"' || c == '\\' || (stop_at_high && c >= 0x80)) return i;
-  }
-  return s.size();
-}
+void append_json_escaped(std::string& out, std::string_view s);
 
 // Depth of a JSON value (a scalar is 0), counting no further than limit + 1. Iterative.
 template <typename Json>

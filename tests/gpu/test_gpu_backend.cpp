@@ -63,6 +63,7 @@ const std::vector<Case> kCases = {{"small_mlp.pt", {"8x64", "16x64", "32x64"}}, 
                                   // 160 x 16 pooled rows: the channels-last pooling runs as a column reduction
                                   {"tiny_resnet.pt", {"160x3x8x8"}},
                                   // 640 pooled rows of 1296: the pooling runs in tiles of 8 rows
+                                  // (EmitCudaColumns.RowTilesFollowTheRowsAndTheirLength checks it)
                                   {"tiny_resnet.pt", {"40x3x72x72"}},
                                   {"shape_branch.pt", {"8x16", "3x16"}}};
 
@@ -106,7 +107,7 @@ TEST(GpuBackend, DefaultModeMatchesEager) {
 // Its 52 convolutions run on cuDNN with TF32 allowed by default, channels-last under Kiln and not in
 // eager: different algorithms, whose TF32 rounding alone came to 1.08e-4 once. Full float32 here, so
 // the 1e-4 bound checks Kiln's kernels.
-TEST(GpuBackend, SqueezeExcitationPoolingInRowTilesMatchesEager) {
+TEST(GpuBackend, SqueezeExcitationBlocksMatchEager) {
   REQUIRE_GPU();
   auto& ctx = at::globalContext();
   const bool tf32 = ctx.allowTF32CuDNN();

@@ -397,19 +397,14 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
       forms.push_back({k.name + "_w2", 2, false});
       forms.push_back({k.name + "_w1", 1, false});
     }
-    if (variants && tiles) {  // the other row mappings compete with the tiles
+    // Every other row form the kernel can take races its own: one warp and one block per row (not for
+    // tiny rows, which run one thread each), and where the rows are column-like the tiles and, with
+    // no per-row epilogue, one thread per row.
+    if (variants && row && !column) {
+      if (!warp) forms.push_back({k.name + "_warp", 1, true});
+      if (warp || tiles) forms.push_back({k.name + "_block", 1, false});
+      if (tile.width && !tiles) forms.push_back({k.name + "_tiles", 1, false, false, tile.width, tile.threads});
       if (tile.reductions_only) forms.push_back({k.name + "_thread", 1, false, true});
-      forms.push_back({k.name + "_warp", 1, true});
-      forms.push_back({k.name + "_block", 1, false});
-    }
-    if (variants && row && !column && !tiles) forms.push_back({k.name + (warp ? "_block" : "_warp"), 1, !warp});
-    if (variants && column && longest_row(p, k) > 16) {  // the row mappings compete with the column form
-      forms.push_back({k.name + "_warp", 1, true});
-      forms.push_back({k.name + "_block", 1, false});
-    }
-    if (variants && tile.width && !tiles) {  // column-like rows: the tiles and one thread per row race too
-      forms.push_back({k.name + "_tiles", 1, false, false, tile.width, tile.threads});
-      if (!column && tile.reductions_only) forms.push_back({k.name + "_thread", 1, false, true});
     }
     const size_t begin = static_cast<size_t>(os.tellp());
     // Its own argument block: only the buffers it reads or writes (a launch copies the whole block,

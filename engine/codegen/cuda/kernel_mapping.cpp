@@ -220,20 +220,6 @@ RowTile row_tile(const fusion::FusedProgram& p, const FusedKernel& k) {
   return t;
 }
 
-// The largest row a row kernel loops over (0 when symbolic).
-int64_t longest_row(const fusion::FusedProgram& p, const FusedKernel& k) {
-  int64_t longest = 0;
-  for (int c : k.comps) {
-    int64_t n = 1;
-    for (const auto& s : p.program.comps[c].reduce_sizes) {
-      if (!capture::sym_is_const(s)) return 0;
-      n *= s->value;
-    }
-    longest = std::max(longest, n);
-  }
-  return longest;
-}
-
 // Rows whose every loop is at most 1024 long run one warp per row by default; longer rows keep a
 // whole block per row.
 bool warp_per_row(const fusion::FusedProgram& p, const FusedKernel& k) {

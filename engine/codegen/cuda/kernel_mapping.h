@@ -18,14 +18,13 @@ bool warp_per_row(const fusion::FusedProgram& p, const fusion::FusedKernel& k);
 // A row kernel of reductions over many rows of at most 16 values (pooling windows) runs one thread
 // per row.
 bool column_reduction(const fusion::FusedProgram& p, const fusion::FusedKernel& k);
-// A row kernel of reductions whose loads step one element from row to row and more along the row
-// (a channels-last pooling: the rows are the channels, neighbours in memory), rows longer than 16,
-// every size constant, and at most pointwise computations of one element per row after them (the
-// pooled value's [N, C, 1, 1] view), runs in tiles of rows: a block takes `width` neighbouring rows (8, 16 or 32,
-// fewer when there are few rows, so that more blocks share them) and its `threads` split each row
-// into blockDim / width slices (about 8 values each), whose partial results meet in shared memory.
-// Neighbouring lanes read neighbouring elements, and a long row is no longer read by one thread.
-// width 0 for every other kernel.
+// Row tiles, for a row kernel of reductions over constant sizes whose loads step one element from
+// row to row and more along the row (a channels-last pooling: the rows are channels, neighbours in
+// memory), rows longer than 16, with at most pointwise computations of one element per row after
+// the reductions (the pooled value's [N, C, 1, 1] view): a block takes `width` neighbouring rows (8,
+// 16 or 32: narrower when there are few rows, so that more blocks share them) and its `threads` split
+// each row into blockDim / width slices of about 8 values; the slices' partial results meet by warp
+// shuffles, then in shared memory. width 0 for every other kernel.
 struct RowTile {
   int width = 0;
   int threads = 0;  // the block size it launches with unless autotuning picks another
@@ -35,8 +34,6 @@ struct RowTile {
   bool preferred = false;
 };
 RowTile row_tile(const fusion::FusedProgram& p, const fusion::FusedKernel& k);
-// The longest row a row kernel loops over (0 when symbolic).
-int64_t longest_row(const fusion::FusedProgram& p, const fusion::FusedKernel& k);
 
 // A pointwise kernel that transposes: one float computation of constant sizes whose every load
 // from another buffer steps one element along loop variable `in` and more than one along `out`,

@@ -141,57 +141,6 @@ namespace {
 // simdjson::minify's text, written without its slow path (it appends byte by byte once a string
 // holds one character to escape: the newlines of code in Inductor's cache-key components). The
 // same escapes, number forms (its own double formatting) and layout.
-// Bytes each character adds when escaped: 1 for \" \\ \b \t \n \f \r, 5 for \u00XX, 0 for the rest.
-struct EscapeCost {
-  unsigned char extra[256] = {};
-  constexpr EscapeCost() {
-    for (int c = 0; c < 0x20; ++c) extra[c] = 5;
-    for (int c : {'"', '\\', '\b', '\t', '\n', '\f', '\r'}) extra[c] = 1;
-  }
-};
-constexpr EscapeCost kEscape;
-
-void append_json_string(std::string& out, std::string_view s) {
-  size_t extra = 0;
-  for (size_t i = json_plain_run_end(s, 0, false); i < s.size(); i = json_plain_run_end(s, i + 1, false))
-    extra += kEscape.extra[static_cast<unsigned char>(s[i])];
-  size_t at = out.size();
-  out.resize(at + s.size() + extra + 2);  // written exactly below
-  char* p = out.data() + at;
-  *p++ = '"';
-  if (extra == 0) {
-    std::memcpy(p, s.data(), s.size());
-    p += s.size();
-  } else {
-    for (char ch : s) {
-      auto c = static_cast<unsigned char>(ch);
-      if (!kEscape.extra[c]) {
-        *p++ = ch;
-        continue;
-      }
-      *p++ = '\\';
-      switch (c) {
-        case '"': *p++ = '"'; break;
-        case '\\': *p++ = '\\'; break;
-        case '\b': *p++ = 'b'; break;
-        case '\t': *p++ = 't'; break;
-        case '\n': *p++ = 'n'; break;
-        case '\f': *p++ = 'f'; break;
-        case '\r': *p++ = 'r'; break;
-        default: {
-          static const char kHex[] = "0123456789abcdef";
-          *p++ = 'u';
-          *p++ = '0';
-          *p++ = '0';
-          *p++ = kHex[c >> 4];
-          *p++ = kHex[c & 15];
-        }
-      }
-    }
-  }
-  *p = '"';
-}
-
 void append_json(std::string& out, const simdjson::dom::element& e) {
   using T = simdjson::dom::element_type;
   char number[32];
@@ -204,7 +153,7 @@ void append_json(std::string& out, const simdjson::dom::element& e) {
       for (auto field : o) {
         if (!first) out += ',';
         first = false;
-        append_json_string(out, field.key);
+        append_json_escaped(out, field.key);
         out += ':';
         append_json(out, field.value);
       }
@@ -224,7 +173,7 @@ void append_json(std::string& out, const simdjson::dom::element& e) {
       out += ']';
       break;
     }
-    case T::STRING: append_json_string(out, e.get_string().value_unsafe()); break;
+    case T::STRING: append_json_escaped(out, e.get_string().value_unsafe()); break;
     case T::INT64:
       out.append(number, std::to_chars(number, number + sizeof number, e.get_int64().value_unsafe()).ptr);
       break;

@@ -217,11 +217,11 @@ TEST(EmitCudaColumns, LongChannelsLastPoolingRunsInRowTilesRowMajorPoolingARowKe
   EXPECT_EQ(info[0].variants[0].row_tile, 8);
   EXPECT_EQ(info[0].variants[0].threads, 1024);
   EXPECT_FALSE(info[0].variants[0].thread_per_row || info[0].variants[0].warp_per_row);
-  // One thread, one warp and one block per row stay autotuning candidates.
+  // One warp, one block and one thread per row stay autotuning candidates.
   ASSERT_EQ(info[0].variants.size(), 4u);
-  EXPECT_TRUE(info[0].variants[1].thread_per_row);
-  EXPECT_TRUE(info[0].variants[2].warp_per_row);
-  EXPECT_FALSE(info[0].variants[3].warp_per_row || info[0].variants[3].thread_per_row || info[0].variants[3].row_tile);
+  EXPECT_TRUE(info[0].variants[1].warp_per_row);
+  EXPECT_FALSE(info[0].variants[2].warp_per_row || info[0].variants[2].thread_per_row || info[0].variants[2].row_tile);
+  EXPECT_TRUE(info[0].variants[3].thread_per_row);
   auto k = kernel_text(src, info[0].name);
   EXPECT_NE(src.find("row kernel (rows in tiles of 8, threads splitting each row)"), std::string::npos);
   EXPECT_NE(k.find("const long long row = tile * 8 + lane;"), std::string::npos) << k;
@@ -293,6 +293,12 @@ TEST(EmitCudaColumns, RowTilesFollowTheRowsAndTheirLength) {
     EXPECT_TRUE(thread) << w.sizes[1];
     if (tile) EXPECT_GT(codegen::compile_cuda(src, "sm_90").cubin.size(), 0u);
   }
+  // The GPU tests' tiny_resnet at 40x3x72x72 (640 pooled rows of 36 x 36) pools in tiles of 8 rows.
+  std::vector<codegen::CudaKernelInfo> info;
+  codegen::emit_cuda(channels_last_resnet("40x3x72x72"), {}, &info);
+  int tiled = 0;
+  for (const auto& i : info) tiled += i.variants[0].row_tile == 8 ? 1 : 0;
+  EXPECT_EQ(tiled, 1);
 }
 
 namespace {
