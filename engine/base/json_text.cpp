@@ -67,7 +67,7 @@ void append_json_escaped(std::string& out, std::string_view s) {
   char* p = out.data() + at;
   *p++ = '"';
   if (extra == 0) {
-    std::memcpy(p, s.data(), s.size());
+    if (!s.empty()) std::memcpy(p, s.data(), s.size());  // an empty view may hold no pointer
     p += s.size();
   } else {
     for (char ch : s) {

@@ -216,7 +216,7 @@ bool JsonParser::parse(std::string_view text, JsonValue& root, std::string* erro
   simdjson::dom::element e;
   try {
     if (buf.size() < text.size() + simdjson::SIMDJSON_PADDING) buf.resize(text.size() + simdjson::SIMDJSON_PADDING);
-    std::memcpy(buf.data(), text.data(), text.size());
+    if (!text.empty()) std::memcpy(buf.data(), text.data(), text.size());
     std::memset(buf.data() + text.size(), 0, simdjson::SIMDJSON_PADDING);
     err = impl_->parser.parse(reinterpret_cast<const uint8_t*>(buf.data()), text.size(), false).get(e);
   } catch (const std::bad_alloc&) {
