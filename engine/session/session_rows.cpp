@@ -117,7 +117,7 @@ bool SessionFile::has_events(int run) {
 }
 
 int64_t SessionFile::earliest_start(int run) {
-  return guarded([&] { return session::earliest_start(*db_, run); });
+  return guarded([&] { return session::earliest_start(*db_, path_, run); });
 }
 
 }  // namespace kiln::session

@@ -90,6 +90,12 @@ std::string SqliteStatement::column_text(int index) const {
   return p ? std::string(p, static_cast<size_t>(n)) : std::string();
 }
 
+std::string_view SqliteStatement::column_view(int index) const {
+  const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, index));
+  int n = sqlite3_column_bytes(stmt_, index);
+  return p ? std::string_view(p, static_cast<size_t>(n)) : std::string_view();
+}
+
 int64_t SqliteStatement::column_int(int index) const { return sqlite3_column_int64(stmt_, index); }
 
 double SqliteStatement::column_double(int index) const {

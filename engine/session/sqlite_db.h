@@ -61,6 +61,7 @@ class SqliteStatement {
   int column_count() const;
   bool column_is_null(int index) const;
   std::string column_text(int index) const;  // "" for NULL
+  std::string_view column_view(int index) const;  // as column_text, valid until the next step/reset
   int64_t column_int(int index) const;       // 0 for NULL
   double column_double(int index) const;     // NaN for NULL (SQLite stores NaN as NULL)
 

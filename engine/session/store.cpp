@@ -109,36 +109,19 @@ std::vector<int> assign_run_ids(const std::string& path, const std::vector<Run>&
 
 std::string temporary_name(const std::string& path) { return path + ".tmp-" + std::to_string(::getpid()); }
 
-// Timelines of this many rows or more are written by two threads (save_session).
-constexpr size_t kTwoWriterRows = 200000;
-
-// Roughly the bytes `s` fills its rows with: the large texts and a few dozen bytes per timeline row.
-uint64_t expected_bytes(const Session& s) {
-  uint64_t n = 0;
-  for (const auto& r : s.regions)
-    for (const auto& g : r.graphs) n += g.text.size() + g.json.size() + g.dot.size();
-  for (const auto& k : s.kernels) n += k.source.size();
-  for (const auto& e : s.timeline) n += 48 + e.name.size() + e.args_json.size();
-  return n;
-}
-
 // A new session file at `path`, filled by `fill` in one transaction: written to a temporary file
 // that is renamed into place once committed, so a kill before then leaves no file (or the older
-// one) at `path`, never a file without a header. `expected`: expected_bytes of what fill writes.
-// `then`, when given, runs after fill's transaction committed (for what needs its own, like an
-// ATTACH), before the file is finished.
+// one) at `path`, never a file without a header.
 template <typename Fill>
-void write_new_file(const std::string& path, uint64_t expected, Fill&& fill,
-                    const std::function<void(SqliteDb&)>& then = nullptr) {
+void write_new_file(const std::string& path, Fill&& fill) {
   std::string tmp = temporary_name(path);
   remove_db_files(tmp);
   try {
     SqliteDb db(tmp, SqliteDb::Mode::Create);
-    create_schema(db, now_utc(), expected);
+    create_schema(db, now_utc());
     Transaction t(db);
     fill(db);
     t.commit();
-    if (then) then(db);
     finish_temporary(db, tmp);
   } catch (const SqliteError& e) {
     remove_db_files(tmp);
@@ -157,55 +140,13 @@ void save_session(const std::string& path, const Session& s) {
   OutputLock lock(path, "cannot write session");
   remove_stale_session_temporaries(path);
   std::vector<int> ids = assign_run_ids(path, s.runs);
-  auto write_rest = [&](SqliteDb& db) {
+  write_new_file(path, [&](SqliteDb& db) {
+    write_header(db, s);
+    for (size_t i = 0; i < s.runs.size(); ++i) write_run(db, s.runs[i], ids[i]);
+    write_timeline(db, s.timeline);
     write_break_costs(db, s.break_costs);
     write_recompile_costs(db, s.recompile_costs);
-  };
-  const size_t rows = s.timeline.size();
-  if (rows < kTwoWriterRows || std::thread::hardware_concurrency() < 2) {
-    write_new_file(path, expected_bytes(s), [&](SqliteDb& db) {
-      write_header(db, s);
-      for (size_t i = 0; i < s.runs.size(); ++i) write_run(db, s.runs[i], ids[i]);
-      write_timeline(db, s.timeline);
-      write_rest(db);
-    });
-    return;
-  }
-  // A large timeline: a second thread writes its second half into a part file beside the
-  // temporary (its own SQLite connection) while this one writes everything else; the part's rows
-  // are then copied in (store_write.h).
-  const std::string part = temporary_name(path) + "-part";
-  struct RemovePart {
-    std::string path;
-    ~RemovePart() { remove_db_files(path); }
-  } remove_part{part};
-  remove_db_files(part);
-  const TimelineEvent* events = s.timeline.data();
-  const size_t half = rows / 2;
-  write_new_file(
-      path, expected_bytes(s),
-      [&](SqliteDb& db) {
-        std::exception_ptr failed;
-        std::thread second([&] {
-          try {
-            write_timeline_part(part, events + half, events + rows, static_cast<int64_t>(half));
-          } catch (...) {
-            failed = std::current_exception();
-          }
-        });
-        try {
-          write_header(db, s);
-          for (size_t i = 0; i < s.runs.size(); ++i) write_run(db, s.runs[i], ids[i]);
-          write_timeline(db, events, events + half, -1, 0);
-          write_rest(db);
-        } catch (...) {
-          second.join();
-          throw;
-        }
-        second.join();
-        if (failed) std::rethrow_exception(failed);
-      },
-      [&](SqliteDb& db) { append_timeline_part(db, part); });
+  });
 }
 
 Session load_session(const std::string& path) {
@@ -241,7 +182,7 @@ SessionWriter::SessionWriter(const std::string& path, const Session& header) : i
   check_output_folder(path);
   impl_->lock = std::make_unique<OutputLock>(path, "cannot write session");
   remove_stale_session_temporaries(path);
-  write_new_file(path, 0, [&](SqliteDb& db) {
+  write_new_file(path, [&](SqliteDb& db) {
     write_header(db, header);
     std::vector<TimelineEvent> session_wide;
     for (const auto& e : header.timeline)

@@ -7,10 +7,13 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "engine/session/capture_names.h"
 #include "engine/session/store_schema.h"
+#include "engine/session/timeline_blocks.h"
 
 namespace kiln::session {
 
@@ -229,8 +232,49 @@ void read_runs(const Rows& rows, Session& s) {
   }
 }
 
+// Files of this schema: the blocks of the run (or all), decoded here; the args_parts texts an
+// event refers to are looked up once each.
+void each_block_event(const Rows& rows, std::optional<int> run, bool memory_only,
+                      const std::function<void(TimelineEvent&&)>& fn) {
+  std::string where;
+  if (run) where = " WHERE run = ?";
+  if (memory_only) where += std::string(run ? " AND" : " WHERE") + " memory > 0";
+  auto blocks = rows.db.prepare("SELECT first_seq, run, count, events FROM timeline_blocks" + where + " ORDER BY first_seq");
+  if (run) blocks->bind(1, *run);
+  std::unique_ptr<SqliteStatement> part;
+  std::map<int64_t, std::string> parts;
+  auto part_text = [&](int64_t id) -> std::string {
+    auto it = parts.find(id);
+    if (it != parts.end()) return it->second;
+    if (!part) part = rows.db.prepare("SELECT text FROM args_parts WHERE id = ?");
+    part->bind(1, id);
+    if (!part->step()) throw BlockError("args part " + std::to_string(id) + " is missing");
+    std::string text = part->column_text(0);
+    part->reset();
+    return parts.emplace(id, std::move(text)).first->second;
+  };
+  while (blocks->step()) {
+    const int64_t first_seq = blocks->column_int(0);
+    const int block_run = static_cast<int>(blocks->column_int(1));
+    size_t decoded = 0;
+    try {
+      decoded = decode_block(blocks->column_view(3), block_run, part_text, [&](TimelineEvent&& e) {
+        if (!memory_only || is_memory_category(e.category)) fn(std::move(e));
+      });
+    } catch (const BlockError& e) {
+      throw Error(rows.path + ": corrupt session file (timeline block at seq " + std::to_string(first_seq) + ": " +
+                  e.what() + ")");
+    }
+    if (static_cast<int64_t>(decoded) != blocks->column_int(2))
+      throw Error(rows.path + ": corrupt session file (timeline block at seq " + std::to_string(first_seq) + " holds " +
+                  std::to_string(decoded) + " events, its count says " + std::to_string(blocks->column_int(2)) + ")");
+  }
+}
+
 void each_timeline_event(const Rows& rows, std::optional<int> run, bool memory_only,
                          const std::function<void(TimelineEvent&&)>& fn) {
+  if (rows.db.has_table("timeline_blocks")) return each_block_event(rows, run, memory_only, fn);
+  // Files written before: one row per event (a table, or a view over timeline_rows).
   std::string where;
   if (run) where = " WHERE run = ?";
   if (memory_only) where += std::string(run ? " AND" : " WHERE") + " category IN ('memory', 'memory peak')";
@@ -481,22 +525,27 @@ void read_timeline(SqliteDb& db, const std::string& path, std::optional<int> run
 }
 
 bool has_timeline_events(SqliteDb& db, int run) {
-  auto st = db.prepare("SELECT 1 FROM timeline WHERE run = ? LIMIT 1");
+  auto st = db.prepare(db.has_table("timeline_blocks") ? "SELECT 1 FROM timeline_blocks WHERE run = ? LIMIT 1"
+                                                       : "SELECT 1 FROM timeline WHERE run = ? LIMIT 1");
   st->bind(1, run);
   return st->step();
 }
 
-int64_t earliest_start(SqliteDb& db, int run) {
+int64_t earliest_start(SqliteDb& db, const std::string& path, int run) {
+  int64_t origin = 0;
+  bool first = true;
+  auto take = [&](int64_t t) {
+    if (first || t < origin) origin = t;
+    first = false;
+  };
+  if (db.has_table("timeline_blocks")) {
+    each_block_event(Rows{db, path}, run, false, [&](TimelineEvent&& e) { take(e.start_ns); });
+    return origin;
+  }
   // As read_timeline reads start_ns (column_int: NULL is 0), without the rest of each row.
   auto st = db.prepare("SELECT start_ns FROM timeline WHERE run = ?");
   st->bind(1, run);
-  int64_t origin = 0;
-  bool first = true;
-  while (st->step()) {
-    int64_t t = st->column_int(0);
-    if (first || t < origin) origin = t;
-    first = false;
-  }
+  while (st->step()) take(st->column_int(0));
   return origin;
 }
 

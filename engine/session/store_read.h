@@ -15,7 +15,7 @@
 //   stored order, as read_session reads them; nothing is kept. read_timeline takes one run's events
 //   only when `run` is given, and only memory events ("memory", "memory peak") when memory_only.
 // has_timeline_events(db, run): whether the timeline holds an event of that run.
-// earliest_start(db, run): the smallest start_ns of that run's events (0 when none).
+// earliest_start(db, path, run): the smallest start_ns of that run's events (0 when none).
 #pragma once
 
 #include <cstdint>
@@ -39,6 +39,6 @@ void read_kernels(SqliteDb& db, const std::string& path, const std::function<voi
 void read_timeline(SqliteDb& db, const std::string& path, std::optional<int> run, bool memory_only,
                    const std::function<void(TimelineEvent&&)>& fn);
 bool has_timeline_events(SqliteDb& db, int run);
-int64_t earliest_start(SqliteDb& db, int run);
+int64_t earliest_start(SqliteDb& db, const std::string& path, int run);
 
 }  // namespace kiln::session

@@ -5,11 +5,15 @@
 // maps that are only ever read whole (guards, symbols, metrics, node lists, user stacks) are JSON
 // text. Every REAL column stores an IEEE double exactly; NULL in one means NaN.
 //
-// The timeline is a view over timeline_rows that every reader (older Kilns, sqlite3, Python)
-// reads as the table it used to be: a row whose args share a large value with other rows (the
-// cache-key components Inductor repeats on several compile events) holds the text before that
-// value in args_json and the text after it in args_tail, and the value itself once, in
-// args_parts, by id; the view joins them back. Files written before hold a plain timeline table.
+// The timeline is a view that every reader (older Kilns, sqlite3, Python) reads as the table it
+// used to be, one row per event. Its events are stored in blocks (timeline_blocks, one row per
+// block of one run; the block text is described in timeline_blocks.h) and the view unpacks them
+// with SQLite's JSON functions. An event whose args share a large value with other events (the
+// cache-key components Inductor repeats on several compile events) holds the text before that value
+// and the text after it, and the value itself once, in args_parts, by id; the view joins them back.
+// Files written before hold the events one per row (timeline_rows, with args_json, args_part and
+// args_tail columns, under a view of the same columns), or, older still, a plain timeline table;
+// they are read, and runs appended to them, in their own form.
 #include "engine/session/store_schema.h"
 
 #include <cstdlib>
@@ -24,12 +28,13 @@ namespace kiln::session {
 
 namespace {
 
-// The timeline's rows, also made alone in a part file (create_timeline_part).
+// The timeline's blocks: first_seq numbers a block's first event, the others follow; memory counts
+// its events of category "memory" or "memory peak" (readers of memory alone skip the others).
 const char* kTimelineTables = R"sql(
-CREATE TABLE timeline_rows (
-  seq INTEGER PRIMARY KEY, run INTEGER NOT NULL, lane TEXT, name TEXT, category TEXT, start_ns INTEGER,
-  dur_ns INTEGER, compile_id TEXT, kernel TEXT, correlation INTEGER, args_json TEXT, args_part INTEGER,
-  args_tail TEXT);
+CREATE TABLE timeline_blocks (
+  first_seq INTEGER PRIMARY KEY, run INTEGER NOT NULL, count INTEGER NOT NULL, memory INTEGER NOT NULL,
+  events TEXT NOT NULL);
+CREATE INDEX timeline_blocks_by_run ON timeline_blocks (run);
 CREATE TABLE args_parts (id INTEGER PRIMARY KEY, text TEXT NOT NULL);
 )sql";
 
@@ -65,10 +70,15 @@ CREATE TABLE runs (
   compile_cold_ms REAL, compile_warm_ms REAL, first_call_ms REAL, median_ms REAL, p10_ms REAL, p90_ms REAL,
   iterations INTEGER, kernels_per_iter REAL, gpu_busy REAL, launch_gap_ms REAL, host_overhead_ms REAL,
   peak_memory_bytes INTEGER, speedup_vs_eager REAL, max_abs_error REAL, max_rel_error REAL);
-CREATE VIEW timeline AS SELECT seq, run, lane, name, category, start_ns, dur_ns, compile_id, kernel, correlation,
-  CASE WHEN args_part IS NULL THEN args_json
-       ELSE args_json || (SELECT text FROM args_parts WHERE id = args_part) || args_tail END AS args_json
-  FROM timeline_rows;
+CREATE VIEW timeline AS SELECT b.first_seq + e.key AS seq, b.run AS run,
+  json_extract(e.value, '$[0]') AS lane, json_extract(e.value, '$[1]') AS name,
+  json_extract(e.value, '$[2]') AS category, json_extract(e.value, '$[3]') AS start_ns,
+  json_extract(e.value, '$[4]') AS dur_ns, json_extract(e.value, '$[5]') AS compile_id,
+  json_extract(e.value, '$[6]') AS kernel, json_extract(e.value, '$[7]') AS correlation,
+  CASE WHEN json_array_length(e.value) < 11 THEN json_extract(e.value, '$[8]')
+       ELSE json_extract(e.value, '$[8]') || (SELECT text FROM args_parts WHERE id = json_extract(e.value, '$[9]')) ||
+            json_extract(e.value, '$[10]') END AS args_json
+  FROM timeline_blocks AS b, json_each(b.events) AS e;
 CREATE TABLE import_notes (seq INTEGER PRIMARY KEY, source TEXT, what TEXT, count INTEGER, example TEXT);
 CREATE TABLE break_costs (
   seq INTEGER PRIMARY KEY, run INTEGER NOT NULL, break_id TEXT, reason TEXT, file TEXT, line INTEGER,
@@ -86,10 +96,11 @@ CREATE TABLE recompile_summary (rounds INTEGER, calls INTEGER, pass_json TEXT, a
 
 std::string kiln_version() { return KILN_VERSION; }
 
-void create_schema(SqliteDb& db, const std::string& created_at, uint64_t expected_bytes) {
-  // Large pages for large sessions: a third fewer pages to fill and link for a million timeline
-  // rows; small files keep small pages (every table takes one page at least).
-  if (expected_bytes >= (uint64_t(64) << 20)) db.exec("PRAGMA page_size = 65536");
+void create_schema(SqliteDb& db, const std::string& created_at) {
+  // SQLite's default pages (4 KiB): the timeline's blocks fill their overflow pages but the last,
+  // whose unused rest costs 2 KiB per block on average (64 KiB pages made a million-event file a
+  // third larger).
+  db.exec("PRAGMA page_size = 4096");
   // The file is a temporary nobody reads before it is complete: a rollback journal in memory
   // (pages added to a fresh file are never journaled; a failed write removes the file), no syncs
   // (the caller syncs the finished file once) and no write-ahead log, which would write every
@@ -107,18 +118,7 @@ void create_schema(SqliteDb& db, const std::string& created_at, uint64_t expecte
   t.commit();
 }
 
-void create_timeline_part(SqliteDb& db) {
-  db.exec("PRAGMA page_size = 65536");
-  db.exec("PRAGMA journal_mode = OFF");
-  db.exec("PRAGMA synchronous = OFF");
-  db.exec(kTimelineTables);
-}
-
 void finish_schema(SqliteDb& db) {
-  // Made once over the filled table: sorting it is much cheaper than updating it row by row. On
-  // run alone: an index entry ends with the row's seq (its rowid) anyway, so `WHERE run = ? ORDER
-  // BY seq` reads it in order (files from before hold an index on (run, seq), read the same way).
-  db.exec("CREATE INDEX IF NOT EXISTS timeline_by_run ON timeline_rows (run)");
   db.exec("PRAGMA journal_mode = WAL");
   db.exec("PRAGMA synchronous = NORMAL");
 }

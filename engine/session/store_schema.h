@@ -1,14 +1,11 @@
 // The .kiln file's schema: the tables, and the `meta` table that names the schema version.
 //
-// create_schema(db, created_at, expected_bytes)
+// create_schema(db, created_at)
 //   pre:  db is a fresh, empty database opened for writing, in a temporary file that nobody reads
 //         before finish_schema() ran (the caller removes it when any write fails).
 //   post: bulk-write settings (journal in memory, no syncs; 64 KiB pages when the caller expects
 //         64 MiB or more of rows); every table exists; meta holds schema_version = kSchemaVersion,
 //         kiln_version and created_at.
-// create_timeline_part(db)
-//   pre:  db is a fresh, empty scratch database (a part of a timeline written beside the session).
-//   post: it holds the session's timeline_rows and args_parts tables, set up for a bulk write.
 // finish_schema(db)
 //   pre:  create_schema ran and no transaction is open.
 //   post: WAL journal mode (kept in the file) with synchronous = NORMAL for this connection.
@@ -26,8 +23,7 @@
 
 namespace kiln::session {
 
-void create_schema(SqliteDb& db, const std::string& created_at, uint64_t expected_bytes = 0);
-void create_timeline_part(SqliteDb& db);
+void create_schema(SqliteDb& db, const std::string& created_at);
 void finish_schema(SqliteDb& db);
 void check_schema(SqliteDb& db, const std::string& path);
 

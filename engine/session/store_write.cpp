@@ -1,13 +1,19 @@
 // Session values → rows; see store_write.h and the schema in store_schema.cpp.
 #include "engine/session/store_write.h"
 
+#include <condition_variable>
 #include <cstring>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
 #include <nlohmann/json.hpp>
 #include <string_view>
 #include <unordered_map>
 
 #include "engine/base/json_text.h"
 #include "engine/session/store_schema.h"
+#include "engine/session/timeline_blocks.h"
 
 namespace kiln::session {
 
@@ -280,10 +286,7 @@ std::pair<size_t, size_t> longest_member_value(std::string_view text) {
 // The large values of one write_timeline call, each stored once; identical texts share an id.
 class SharedValues {
  public:
-  // first_id > 0: ids are first_id, first_id + 1, ... (a part file's, kept apart from the session's
-  // own); otherwise SQLite's next free id.
-  SharedValues(SqliteDb& db, int64_t first_id)
-      : insert_(db.prepare("INSERT INTO args_parts (id, text) VALUES (?, ?)")), db_(db), next_id_(first_id) {}
+  explicit SharedValues(SqliteDb& db) : insert_(db.prepare("INSERT INTO args_parts (text) VALUES (?)")), db_(db) {}
 
   // The id of `text` in args_parts, stored now if this call has not stored it. `text` stays valid
   // (it lives in the events being written) until the call ends.
@@ -291,9 +294,7 @@ class SharedValues {
     auto& candidates = by_key_[key(text)];
     for (const auto& [stored, id] : candidates)
       if (stored == text) return id;
-    if (next_id_ > 0) insert_->bind(1, next_id_++);
-    else insert_->bind_null(1);
-    insert_->bind_view(2, text).run();
+    insert_->bind_view(1, text).run();
     int64_t id = db_.last_insert_rowid();
     candidates.emplace_back(text, id);
     return id;
@@ -315,7 +316,6 @@ class SharedValues {
 
   std::unique_ptr<SqliteStatement> insert_;
   SqliteDb& db_;
-  int64_t next_id_;
   std::unordered_map<uint64_t, std::vector<std::pair<std::string_view, int64_t>>> by_key_;
 };
 
@@ -323,10 +323,10 @@ class SharedValues {
 // and a statement reset each; many rows in one keep its cursor at the table's end.
 constexpr size_t kRowsPerInsert = 64;
 
-// write_timeline's range form; shared values numbered from first_shared_id (0: SQLite's next free).
+// write_timeline for files written before the timeline was stored in blocks: one row per event, in
+// timeline_rows (under a view) or, older still, in a plain timeline table.
 void write_timeline_rows(SqliteDb& db, const TimelineEvent* first, const TimelineEvent* last, int run_override,
-                         int64_t first_seq, int64_t first_shared_id) {
-  // Files of this schema hold the rows in timeline_rows (the timeline is a view over them).
+                         int64_t first_seq) {
   const bool rows_table = db.has_table("timeline_rows");
   const std::string table = rows_table ? "timeline_rows" : "timeline";
   const int columns = rows_table ? 13 : 11;
@@ -357,7 +357,7 @@ void write_timeline_rows(SqliteDb& db, const TimelineEvent* first, const Timelin
     auto [begin, end] = rows_table && args.size() >= kSplitArgsBytes ? longest_member_value(args)
                                                                      : std::pair<size_t, size_t>{0, 0};
     if (end - begin >= kSharedValueBytes) {
-      if (!shared) shared = std::make_unique<SharedValues>(db, first_shared_id);
+      if (!shared) shared = std::make_unique<SharedValues>(db);
       st.bind_view(at + 11, args.substr(0, begin)).bind(at + 12, shared->id(args.substr(begin, end - begin)));
       st.bind_view(at + 13, args.substr(end));
     } else {
@@ -377,40 +377,116 @@ void write_timeline_rows(SqliteDb& db, const TimelineEvent* first, const Timelin
   }
 }
 
+// Timelines of this many events or more are encoded by two threads (write_timeline_blocks).
+constexpr size_t kTwoEncoderEvents = 20000;
+// Blocks encoded ahead of the one being inserted, at most (their texts wait in memory).
+constexpr size_t kBlocksAhead = 32;
+
+// write_timeline for files with timeline_blocks: the blocks' texts are made on this thread and, for
+// large timelines, a second one (each takes the next block not yet taken, up to kBlocksAhead ahead
+// of the insert), and inserted here in order. Shared args values are stored first, here.
+void write_timeline_blocks(SqliteDb& db, const TimelineEvent* first, const TimelineEvent* last, int run_override,
+                           int64_t first_seq) {
+  if (first == last) return;
+  int64_t seq = first_seq;
+  if (seq < 0) {
+    auto st = db.prepare("SELECT first_seq + count FROM timeline_blocks ORDER BY first_seq DESC LIMIT 1");
+    seq = st->step() ? st->column_int(0) : 0;
+  }
+  ArgsSplits splits;
+  std::unique_ptr<SharedValues> shared;
+  for (const TimelineEvent* e = first; e != last; ++e) {
+    if (e->args_json.size() < kSplitArgsBytes) continue;
+    auto [begin, end] = longest_member_value(e->args_json);
+    if (end - begin < kSharedValueBytes) continue;
+    if (!shared) shared = std::make_unique<SharedValues>(db);
+    splits[e] = {begin, end, shared->id(std::string_view(e->args_json).substr(begin, end - begin))};
+  }
+  const std::vector<TimelineBlock> blocks = plan_blocks(first, last, run_override);
+  const size_t count = blocks.size();
+  auto insert = db.prepare("INSERT INTO timeline_blocks (first_seq, run, count, memory, events) VALUES (?, ?, ?, ?, ?)");
+
+  std::vector<std::string> texts(std::min(count, kBlocksAhead));
+  std::vector<char> ready(count, 0);
+  std::mutex m;
+  std::condition_variable changed;
+  size_t next = 0, inserted = 0;  // the next block to take; the blocks inserted
+  bool stop = false;
+  std::exception_ptr failed;
+  // Takes the next block when one may be taken (under the lock); count when none is left.
+  auto take = [&](std::unique_lock<std::mutex>& lock, bool wait) -> size_t {
+    if (wait) changed.wait(lock, [&] { return stop || next >= count || next < inserted + texts.size(); });
+    if (stop || next >= count || next >= inserted + texts.size()) return count;
+    return next++;
+  };
+  auto encode = [&](size_t i, std::unique_lock<std::mutex>& lock) {
+    lock.unlock();
+    std::string text;
+    text.reserve(16 << 10);
+    append_block_text(text, first + blocks[i].begin, first + blocks[i].end, splits);
+    lock.lock();
+    texts[i % texts.size()] = std::move(text);
+    ready[i] = 1;
+    changed.notify_all();
+  };
+  std::thread helper;
+  if (static_cast<size_t>(last - first) >= kTwoEncoderEvents && std::thread::hardware_concurrency() >= 2) {
+    helper = std::thread([&] {
+      std::unique_lock<std::mutex> lock(m);
+      try {
+        for (size_t i; (i = take(lock, true)) < count;) encode(i, lock);
+      } catch (...) {
+        if (!lock.owns_lock()) lock.lock();
+        failed = std::current_exception();
+        stop = true;
+        changed.notify_all();
+      }
+    });
+  }
+  auto finish_helper = [&] {
+    {
+      std::lock_guard<std::mutex> lock(m);
+      stop = true;
+    }
+    changed.notify_all();
+    if (helper.joinable()) helper.join();
+  };
+  try {
+    std::unique_lock<std::mutex> lock(m);
+    for (size_t i = 0; i < count; ++i) {
+      // Until block i is ready: make the next free block here (block i itself when nobody took it).
+      while (!ready[i]) {
+        if (failed) std::rethrow_exception(failed);
+        size_t j = take(lock, false);
+        if (j < count) encode(j, lock);
+        else if (!ready[i]) changed.wait(lock, [&] { return ready[i] || failed != nullptr; });
+      }
+      std::string text = std::move(texts[i % texts.size()]);
+      lock.unlock();
+      const TimelineBlock& b = blocks[i];
+      insert->bind(1, seq + static_cast<int64_t>(b.begin)).bind(2, b.run);
+      insert->bind(3, static_cast<int64_t>(b.end - b.begin)).bind(4, b.memory).bind_view(5, text).run();
+      lock.lock();
+      ++inserted;
+      changed.notify_all();
+    }
+  } catch (...) {
+    finish_helper();
+    throw;
+  }
+  finish_helper();
+}
+
 }  // namespace
 
 void write_timeline(SqliteDb& db, const std::vector<TimelineEvent>& events, int run_override) {
-  write_timeline_rows(db, events.data(), events.data() + events.size(), run_override, -1, 0);
+  write_timeline(db, events.data(), events.data() + events.size(), run_override, -1);
 }
 
 void write_timeline(SqliteDb& db, const TimelineEvent* first, const TimelineEvent* last, int run_override,
                     int64_t first_seq) {
-  write_timeline_rows(db, first, last, run_override, first_seq, 0);
-}
-
-void write_timeline_part(const std::string& part, const TimelineEvent* first, const TimelineEvent* last,
-                         int64_t first_seq) {
-  SqliteDb db(part, SqliteDb::Mode::Create);
-  create_timeline_part(db);
-  Transaction t(db);
-  // Rows before first_seq store at most one shared value each, numbered from 1: the part's are
-  // numbered after all of them, so its rows go into the session as they are.
-  write_timeline_rows(db, first, last, -1, first_seq, first_seq + 1);
-  t.commit();
-  db.close();
-}
-
-void append_timeline_part(SqliteDb& db, const std::string& part) {
-  db.prepare("ATTACH DATABASE ? AS part")->bind(1, part).run();
-  Transaction t(db);
-  // `INSERT INTO t SELECT * FROM u` between tables of one definition is SQLite's transfer: stored
-  // records are copied as they are, never decoded and encoded again (any other form of the copy,
-  // an ORDER BY or a changed column, rebuilds every record). The part's seqs and shared-value ids
-  // already follow the session's (write_timeline_part).
-  db.exec("INSERT INTO main.args_parts SELECT * FROM part.args_parts");
-  db.exec("INSERT INTO main.timeline_rows SELECT * FROM part.timeline_rows");
-  t.commit();
-  db.exec("DETACH DATABASE part");
+  if (db.has_table("timeline_blocks")) write_timeline_blocks(db, first, last, run_override, first_seq);
+  else write_timeline_rows(db, first, last, run_override, first_seq);
 }
 
 void write_kernels(SqliteDb& db, const std::vector<Kernel>& kernels) {

@@ -9,22 +9,13 @@
 // write_run(db, run, id)
 //   post: one row in runs with id `id` (run.id is ignored). error: SqliteError if the id exists.
 // write_timeline(db, events, run_override)
-//   post: events appended in order (one prepared statement, rebound per row); with run_override
-//         >= 0 every row's run is run_override instead of the event's own. The range form numbers
-//         the rows from first_seq (-1: after the stored ones). In files with
-//         timeline_rows (store_schema.cpp), the longest member value of args of 8 KiB or more is
-//         stored once per call in args_parts when it has 4 KiB or more; the timeline view reads
-//         every row's args back as written.
-// write_timeline_part(part, first, last, first_seq)
-//   pre:  no file at `part` (a scratch file beside the session's temporary).
-//   post: `part` is a database holding only the timeline tables with [first, last) written as
-//         write_timeline writes them, numbered from first_seq. Opens its own connection: it may run
-//         on another thread while the session's connection writes.
-// append_timeline_part(db, part)
-//   pre:  no transaction open on db; part's rows are numbered after db's, and its shared-args ids
-//         after any db's rows before them can have used (write_timeline_part numbers them so).
-//   post: part's rows appended to db's timeline in one transaction, copied as stored; part detached
-//         again (the caller removes its file).
+//   post: events appended in order; with run_override >= 0 every event's run is run_override
+//         instead of its own. The range form numbers the events from first_seq (-1: after the
+//         stored ones). Files of this schema store them in blocks (timeline_blocks.h; a large
+//         timeline's blocks are encoded by two threads); files written before, one per row in their
+//         own form. Either way the longest member value of args of 8 KiB or more is stored once per
+//         call in args_parts when it has 4 KiB or more; the timeline view reads every event's args
+//         back as written.
 // write_kernels(db, kernels)
 //   post: kernels (and their autotune candidates) appended after those already stored.
 // write_autotune(db, kernel, compile_id, candidates)
@@ -56,9 +47,6 @@ bool write_autotune(SqliteDb& db, const std::string& kernel, const std::string& 
                     const std::vector<AutotuneCandidate>& candidates);
 void write_break_costs(SqliteDb& db, const std::vector<BreakCost>& costs);
 void write_recompile_costs(SqliteDb& db, const RecompileCosts& costs);
-void write_timeline_part(const std::string& part, const TimelineEvent* first, const TimelineEvent* last,
-                         int64_t first_seq);
-void append_timeline_part(SqliteDb& db, const std::string& part);
 int next_run_id(SqliteDb& db);
 
 }  // namespace kiln::session

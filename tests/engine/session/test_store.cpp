@@ -1,6 +1,10 @@
 // The session store: round trip of a real profiled session, clear errors for bad files and other
 // schema versions, and crash consistency under SIGKILL.
 #include "engine/session/store.h"
+#include "engine/session/session_rows.h"
+#include "engine/session/sqlite_db.h"
+#include "engine/session/store_write.h"
+#include "engine/session/timeline_blocks.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -8,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -222,10 +227,14 @@ TEST(Store, SharedArgsAreStoredOnceAndReadBackAsWritten) {
   auto back = session::load_session(path);
   ASSERT_EQ(back.timeline.size(), s.timeline.size());
   for (size_t i = 0; i < s.timeline.size(); ++i) EXPECT_EQ(back.timeline[i].args_json, s.timeline[i].args_json) << i;
-  // The two shared lists are stored once each; the rows that hold them keep a few bytes.
+  // The two shared lists are stored once each; the events that hold them keep a few bytes (their
+  // head and tail, the 9th and 11th elements of the split form).
   EXPECT_EQ(sql_int(path, "SELECT count(*) FROM args_parts WHERE length(text) >= 20000 AND length(text) < 30100"), 2);
-  EXPECT_LT(sql_int(path, "SELECT max(length(args_json) + coalesce(length(args_tail), 0)) FROM timeline_rows "
-                          "WHERE args_part IS NOT NULL"),
+  EXPECT_EQ(sql_int(path, "SELECT count(*) FROM timeline_blocks AS b, json_each(b.events) AS e "
+                          "WHERE json_array_length(e.value) = 11"),
+            8);
+  EXPECT_LT(sql_int(path, "SELECT max(length(json_extract(e.value, '$[8]')) + length(json_extract(e.value, '$[10]'))) "
+                          "FROM timeline_blocks AS b, json_each(b.events) AS e WHERE json_array_length(e.value) = 11"),
             100);
   // Readers that know nothing of the split (older Kilns, sqlite3, scripts) read the view.
   EXPECT_EQ(sql_int(path, "SELECT sum(length(args_json)) FROM timeline"),
@@ -269,7 +278,7 @@ TEST(Store, FilesWithATimelineTableStillOpen) {
   const char* to_plain_table =
       "CREATE TABLE plain (seq INTEGER PRIMARY KEY, run INTEGER NOT NULL, lane TEXT, name TEXT, category TEXT, "
       "start_ns INTEGER, dur_ns INTEGER, compile_id TEXT, kernel TEXT, correlation INTEGER, args_json TEXT); "
-      "INSERT INTO plain SELECT * FROM timeline; DROP VIEW timeline; DROP TABLE timeline_rows; "
+      "INSERT INTO plain SELECT * FROM timeline; DROP VIEW timeline; DROP TABLE timeline_blocks; "
       "DROP TABLE args_parts; ALTER TABLE plain RENAME TO timeline; "
       "CREATE INDEX timeline_by_run ON timeline (run, seq)";
   ASSERT_EQ(sqlite3_exec(db, to_plain_table, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
@@ -280,8 +289,9 @@ TEST(Store, FilesWithATimelineTableStillOpen) {
   for (size_t i = 0; i < s.timeline.size(); ++i) EXPECT_EQ(back.timeline[i].args_json, s.timeline[i].args_json) << i;
 }
 
-// Sessions of 64 MiB or more are written with 64 KiB pages; they read back as written.
-TEST(Store, LargeSessionsRoundTripWithLargePages) {
+// A large session: 4 KiB pages (the blocks' last overflow pages are what large pages would waste),
+// blocks of at most kBlockEvents events and about kBlockBytes of text; it reads back as written.
+TEST(Store, LargeSessionsRoundTripInBoundedBlocks) {
   std::string path = test::temp_dir() + "/large.kiln";
   session::Session s;
   for (int i = 0; i < 70000; ++i) {
@@ -291,12 +301,16 @@ TEST(Store, LargeSessionsRoundTripWithLargePages) {
     e.name = "op " + std::to_string(i);
     e.category = "cpu_op";
     e.start_ns = i;
-    e.args_json = "{\"External id\":" + std::to_string(i) + ",\"pad\":\"" + std::string(1000, 'p') + "\"}";
+    e.args_json = "{\"External id\":" + std::to_string(i) + ",\"pad\":\"" + std::string(i % 3 ? 10 : 1000, 'p') + "\"}";
     s.timeline.push_back(std::move(e));
   }
   session::save_session(path, s);
-  EXPECT_EQ(sql_int(path, "PRAGMA page_size"), 65536);
+  EXPECT_EQ(sql_int(path, "PRAGMA page_size"), 4096);
   EXPECT_EQ(sql_text(path, "PRAGMA journal_mode"), "wal");  // written without the log, finished with it
+  EXPECT_EQ(sql_int(path, "SELECT sum(count) FROM timeline_blocks"), 70000);
+  EXPECT_LE(sql_int(path, "SELECT max(count) FROM timeline_blocks"), static_cast<int64_t>(session::kBlockEvents));
+  EXPECT_LE(sql_int(path, "SELECT max(length(events)) FROM timeline_blocks"), static_cast<int64_t>(session::kBlockBytes));
+  EXPECT_GE(sql_int(path, "SELECT min(count) FROM timeline_blocks WHERE first_seq + count < 70000"), 100);
   auto back = session::load_session(path);
   ASSERT_EQ(back.timeline.size(), s.timeline.size());
   for (size_t i = 0; i < s.timeline.size(); i += 997) EXPECT_EQ(back.timeline[i].args_json, s.timeline[i].args_json);
@@ -306,12 +320,13 @@ TEST(Store, LargeSessionsRoundTripWithLargePages) {
   EXPECT_EQ(sql_text(small, "PRAGMA journal_mode"), "wal");
 }
 
-// A timeline of 200,000 rows or more is written by two threads, the second half through a part
-// file copied in afterwards: every row reads back as written, in order, with its run; shared args
-// of both halves stay shared (the part's ids moved past the file's own); no part file is left.
-TEST(Store, TwoWritersWriteALargeTimelineAsOne) {
+// A timeline of 20,000 events or more has its blocks encoded by two threads: every event reads back
+// as written, in order, with its run (runs in stretches, and for a while changing every event: a
+// block per event); shared args of the whole timeline stored once; the view agrees; no
+// temporary file is left.
+TEST(Store, TwoEncodersWriteALargeTimelineAsOne) {
   const std::string dir = test::temp_dir();
-  const std::string path = dir + "/two_writers.kiln";
+  const std::string path = dir + "/two_encoders.kiln";
   session::Session s;
   for (int r = 0; r < 3; ++r) {
     session::Run run;
@@ -323,9 +338,9 @@ TEST(Store, TwoWritersWriteALargeTimelineAsOne) {
   for (int i = 0; i < 210000; ++i) {
     session::TimelineEvent e;
     if (i % 50000 < shared.size()) e = shared[static_cast<size_t>(i % 50000)];  // shared args in both halves
-    e.run = i % 4 - 1;
+    e.run = i >= 100000 && i < 104000 ? i % 4 - 1 : i / 1000 % 4 - 1;
     e.lane = "host:" + std::to_string(i % 3);
-    e.name = "op " + std::to_string(i);
+    e.name = "op " + std::to_string(i) + (i % 7 ? "" : " \"quoted\"\n\x01\xff\xc3\xa9");
     e.category = i % 2 ? "cpu_op" : "kernel";
     e.start_ns = 1000 + i;
     e.dur_ns = i % 7;
@@ -344,13 +359,29 @@ TEST(Store, TwoWritersWriteALargeTimelineAsOne) {
                 a.compile_id == b.compile_id && a.args_json == b.args_json)
         << "row " << i;
   }
-  EXPECT_EQ(sql_int(path, "SELECT max(seq) FROM timeline_rows"), 209999);
-  // Each half stores its two shared values once; every row's part exists.
-  EXPECT_EQ(sql_int(path, "SELECT count(*) FROM args_parts"), 4);
-  EXPECT_EQ(sql_int(path, "SELECT count(*) FROM timeline_rows WHERE args_part IS NOT NULL AND args_part NOT IN "
-                          "(SELECT id FROM args_parts)"),
-            0);
-  EXPECT_EQ(sql_int(path, "SELECT count(*) FROM timeline_rows WHERE run = 1"), 52500);
+  EXPECT_EQ(sql_int(path, "SELECT max(first_seq + count) FROM timeline_blocks"), 210000);
+  const auto run1 = static_cast<int64_t>(
+      std::count_if(s.timeline.begin(), s.timeline.end(), [](const session::TimelineEvent& e) { return e.run == 1; }));
+  EXPECT_EQ(sql_int(path, "SELECT sum(count) FROM timeline_blocks WHERE run = 1"), run1);
+  EXPECT_EQ(sql_int(path, "SELECT count(*) FROM args_parts"), 2);  // once for the whole timeline
+  // The view: one row per event, the same values (the non-ASCII name bytes as written).
+  EXPECT_EQ(sql_int(path, "SELECT count(*) FROM timeline"), 210000);
+  EXPECT_EQ(sql_int(path, "SELECT count(*) FROM timeline WHERE run = 1"), run1);
+  // The reader's run filter: the run's events, in order.
+  std::vector<session::TimelineEvent> of_run;
+  session::SessionFile file(path);
+  file.each_event(1, false, [&](const session::TimelineEvent& e) { of_run.push_back(e); });
+  ASSERT_EQ(static_cast<int64_t>(of_run.size()), run1);
+  EXPECT_EQ(of_run.front().name, s.timeline[2000].name);  // runs of 1000: -1, 0, 1, ...
+  EXPECT_EQ(file.earliest_start(1), 1000 + 2000);
+  EXPECT_EQ(sql_text(path, "SELECT name FROM timeline WHERE seq = 7"), s.timeline[7].name);
+  EXPECT_EQ(sql_text(path, "SELECT args_json FROM timeline WHERE seq = 50001"), s.timeline[50001].args_json);
+  EXPECT_EQ(sql_int(path, "SELECT sum(correlation) FROM timeline WHERE seq BETWEEN 100000 AND 104999"),
+            [&] {
+              int64_t n = 0;
+              for (size_t i = 100000; i < 105000; ++i) n += s.timeline[i].correlation;
+              return n;
+            }());
   size_t others = 0;
   std::string left;
   for (const auto& entry : std::filesystem::directory_iterator(dir))
@@ -358,11 +389,11 @@ TEST(Store, TwoWritersWriteALargeTimelineAsOne) {
   EXPECT_EQ(others, 0u) << "left:" << left;
 }
 
-// Rows go in many to a statement: timelines of every length around a statement's worth round trip
-// with seqs 0..n-1, and a run appended later numbers its rows after them.
-TEST(Store, TimelinesOfEveryLengthAroundAStatementsRowsRoundTrip) {
+// Events go in blocks of up to kBlockEvents: timelines of every length around a block's worth round
+// trip with seqs 0..n-1, and a run appended later numbers its events after them.
+TEST(Store, TimelinesOfEveryLengthAroundABlockRoundTrip) {
   const std::string dir = test::temp_dir();
-  for (int n : {0, 1, 63, 64, 65, 128, 129, 200}) {
+  for (int n : {0, 1, 63, 64, 65, 200, 511, 512, 513, 1024, 1025}) {
     const std::string path = dir + "/rows_" + std::to_string(n) + ".kiln";
     session::Session s;
     session::Run run;
@@ -389,8 +420,8 @@ TEST(Store, TimelinesOfEveryLengthAroundAStatementsRowsRoundTrip) {
                   back.timeline[i].correlation == s.timeline[i].correlation && back.timeline[i].run == 0)
           << n << " row " << i;
     if (n > 0) {
-      EXPECT_EQ(sql_int(path, "SELECT min(seq) FROM timeline_rows"), 0) << n;
-      EXPECT_EQ(sql_int(path, "SELECT max(seq) FROM timeline_rows"), n - 1) << n;
+      EXPECT_EQ(sql_int(path, "SELECT min(seq) FROM timeline"), 0) << n;
+      EXPECT_EQ(sql_int(path, "SELECT max(seq) FROM timeline"), n - 1) << n;
     }
   }
   // A writer's runs: each run's rows after the stored ones, in order.
@@ -407,11 +438,80 @@ TEST(Store, TimelinesOfEveryLengthAroundAStatementsRowsRoundTrip) {
     }
     w.close();
   }
-  EXPECT_EQ(sql_int(path, "SELECT count(*) FROM timeline_rows"), 65 + 66 + 67);
-  EXPECT_EQ(sql_int(path, "SELECT max(seq) - min(seq) + 1 FROM timeline_rows"), 65 + 66 + 67);
+  EXPECT_EQ(sql_int(path, "SELECT count(*) FROM timeline"), 65 + 66 + 67);
+  EXPECT_EQ(sql_int(path, "SELECT max(seq) - min(seq) + 1 FROM timeline"), 65 + 66 + 67);
   auto back = session::load_session(path);
   ASSERT_EQ(back.timeline.size(), 198u);
   EXPECT_EQ(back.timeline[0].name, "0/0");
   EXPECT_EQ(back.timeline[65].name, "1/0");
   EXPECT_EQ(back.timeline[197].name, "2/66");
+}
+
+// Files written before the timeline was stored in blocks hold one row per event in timeline_rows
+// (under a view of the same columns): they read back, and events appended to them go in that form.
+TEST(Store, FilesWithTimelineRowsStillOpenAndTakeMoreRows) {
+  std::string path = test::temp_dir() + "/rows_timeline.kiln";
+  session::Session s;
+  s.timeline = events_with_shared_args();
+  session::save_session(path, s);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  const char* to_rows =
+      "CREATE TABLE timeline_rows (seq INTEGER PRIMARY KEY, run INTEGER NOT NULL, lane TEXT, name TEXT, "
+      "category TEXT, start_ns INTEGER, dur_ns INTEGER, compile_id TEXT, kernel TEXT, correlation INTEGER, "
+      "args_json TEXT, args_part INTEGER, args_tail TEXT); "
+      "INSERT INTO timeline_rows SELECT seq, run, lane, name, category, start_ns, dur_ns, compile_id, kernel, "
+      "correlation, args_json, NULL, NULL FROM timeline; "
+      "DROP VIEW timeline; DROP TABLE timeline_blocks; DELETE FROM args_parts; "
+      "CREATE VIEW timeline AS SELECT seq, run, lane, name, category, start_ns, dur_ns, compile_id, kernel, "
+      "correlation, CASE WHEN args_part IS NULL THEN args_json ELSE args_json || (SELECT text FROM args_parts "
+      "WHERE id = args_part) || args_tail END AS args_json FROM timeline_rows; "
+      "CREATE INDEX timeline_by_run ON timeline_rows (run)";
+  ASSERT_EQ(sqlite3_exec(db, to_rows, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  auto back = session::load_session(path);
+  ASSERT_EQ(back.timeline.size(), s.timeline.size());
+  for (size_t i = 0; i < s.timeline.size(); ++i) EXPECT_EQ(back.timeline[i].args_json, s.timeline[i].args_json) << i;
+  {
+    session::SqliteDb w(path, session::SqliteDb::Mode::ReadWrite);
+    session::Transaction t(w);
+    session::write_timeline(w, s.timeline, 3);
+    t.commit();
+  }
+  EXPECT_EQ(sql_int(path, "SELECT count(*) FROM timeline_rows WHERE run = 3"), static_cast<int64_t>(s.timeline.size()));
+  EXPECT_EQ(sql_int(path, "SELECT count(*) FROM args_parts"), 2);
+  back = session::load_session(path);
+  ASSERT_EQ(back.timeline.size(), 2 * s.timeline.size());
+  for (size_t i = 0; i < s.timeline.size(); ++i) {
+    EXPECT_EQ(back.timeline[s.timeline.size() + i].args_json, s.timeline[i].args_json) << i;
+    EXPECT_EQ(back.timeline[s.timeline.size() + i].run, 3) << i;
+  }
+}
+
+// A block whose text was damaged, or whose count disagrees with it, fails the read with one line
+// naming the file and the block; nothing is read half.
+TEST(Store, DamagedTimelineBlocksNameTheFileAndTheBlock) {
+  const std::string path = test::temp_dir() + "/damaged_blocks.kiln";
+  for (const char* damage : {"UPDATE timeline_blocks SET events = substr(events, 1, length(events) - 3)",
+                             "UPDATE timeline_blocks SET events = replace(events, ',\"compile\",', ',7,')",
+                             "UPDATE timeline_blocks SET count = count + 1",
+                             "UPDATE timeline_blocks SET events = '[[\"a\",\"b\",\"c\",1,2,\"\",\"\",-1,\"h\",99,\"t\"]]', count = 1",
+                             "UPDATE timeline_blocks SET events = '[[\"\\ud800\",\"b\",\"c\",1,2,\"\",\"\",-1,\"\"]]', count = 1",
+                             "UPDATE timeline_blocks SET events = '[[\"a\",\"b\",\"c\",99999999999999999999,2,\"\",\"\",-1,\"\"]]'"}) {
+    session::Session s;
+    s.timeline = events_with_shared_args();
+    session::save_session(path, s);
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, damage, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+    sqlite3_close(db);
+    try {
+      session::load_session(path);
+      ADD_FAILURE() << "read a damaged block: " << damage;
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(path + ": corrupt session file (timeline block at seq 0"), std::string::npos) << what;
+      EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+    }
+  }
 }

@@ -1,0 +1,258 @@
+// Block texts of the timeline (timeline_blocks.h): written with the JSON string escaper every
+// session text goes through, read back by a small reader of exactly this form.
+#include "engine/session/timeline_blocks.h"
+
+#include <charconv>
+#include <cstring>
+
+#include "engine/base/json_text.h"
+
+namespace kiln::session {
+
+bool is_memory_category(std::string_view category) { return category == "memory" || category == "memory peak"; }
+
+std::vector<TimelineBlock> plan_blocks(const TimelineEvent* first, const TimelineEvent* last, int run_override) {
+  std::vector<TimelineBlock> blocks;
+  const size_t n = static_cast<size_t>(last - first);
+  size_t bytes = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const TimelineEvent& e = first[i];
+    const int run = run_override >= 0 ? run_override : e.run;
+    const size_t size = 64 + e.lane.size() + e.name.size() + e.category.size() + e.compile_id.size() +
+                        e.kernel.size() + e.args_json.size();
+    if (blocks.empty() || blocks.back().run != run || i - blocks.back().begin >= kBlockEvents ||
+        bytes + size > kBlockBytes) {
+      if (!blocks.empty()) blocks.back().end = i;
+      blocks.push_back({i, i, run, 0});
+      bytes = 0;
+    }
+    bytes += size;
+    if (is_memory_category(e.category)) ++blocks.back().memory;
+  }
+  if (!blocks.empty()) blocks.back().end = n;
+  return blocks;
+}
+
+namespace {
+
+void append_int(std::string& out, int64_t v) {
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, static_cast<size_t>(r.ptr - buf));
+}
+
+}  // namespace
+
+void append_block_text(std::string& out, const TimelineEvent* first, const TimelineEvent* last,
+                       const ArgsSplits& splits) {
+  out += '[';
+  for (const TimelineEvent* e = first; e != last; ++e) {
+    if (e != first) out += ',';
+    out += '[';
+    append_json_escaped(out, e->lane);
+    out += ',';
+    append_json_escaped(out, e->name);
+    out += ',';
+    append_json_escaped(out, e->category);
+    out += ',';
+    append_int(out, e->start_ns);
+    out += ',';
+    append_int(out, e->dur_ns);
+    out += ',';
+    append_json_escaped(out, e->compile_id);
+    out += ',';
+    append_json_escaped(out, e->kernel);
+    out += ',';
+    append_int(out, e->correlation);
+    out += ',';
+    auto split = splits.empty() ? splits.end() : splits.find(e);
+    if (split == splits.end()) {
+      append_json_escaped(out, e->args_json);
+    } else {
+      const std::string_view args = e->args_json;
+      append_json_escaped(out, args.substr(0, split->second.head_end));
+      out += ',';
+      append_int(out, split->second.part);
+      out += ',';
+      append_json_escaped(out, args.substr(split->second.tail_begin));
+    }
+    out += ']';
+  }
+  out += ']';
+}
+
+namespace {
+
+// A cursor over one block text; every step checks what it reads.
+class BlockReader {
+ public:
+  explicit BlockReader(std::string_view text) : p_(text.data()), end_(text.data() + text.size()) {}
+
+  void skip_space() {
+    while (p_ < end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) ++p_;
+  }
+  bool at_end() {
+    skip_space();
+    return p_ == end_;
+  }
+  // Consumes c (after white space) when it is next.
+  bool take(char c) {
+    skip_space();
+    if (p_ < end_ && *p_ == c) {
+      ++p_;
+      return true;
+    }
+    return false;
+  }
+  void expect(char c, const char* what) {
+    if (!take(c)) fail(std::string("expected '") + c + "' " + what);
+  }
+
+  int64_t integer(const char* what) {
+    skip_space();
+    bool negative = p_ < end_ && *p_ == '-';
+    if (negative) ++p_;
+    if (p_ >= end_ || *p_ < '0' || *p_ > '9') fail(std::string("expected an integer for ") + what);
+    uint64_t v = 0;
+    int digits = 0;
+    while (p_ < end_ && *p_ >= '0' && *p_ <= '9') {
+      if (++digits > 19) fail(std::string("integer too long for ") + what);
+      v = v * 10 + static_cast<uint64_t>(*p_++ - '0');
+    }
+    const uint64_t limit = negative ? uint64_t(1) << 63 : (uint64_t(1) << 63) - 1;
+    if (v > limit) fail(std::string("integer out of range for ") + what);
+    return negative ? static_cast<int64_t>(0 - v) : static_cast<int64_t>(v);
+  }
+
+  void string(std::string& out, const char* what) {
+    skip_space();
+    if (p_ >= end_ || *p_ != '"') fail(std::string("expected a string for ") + what);
+    ++p_;
+    out.clear();
+    for (;;) {
+      const char* run = p_;
+      while (p_ < end_ && *p_ != '"' && *p_ != '\\' && static_cast<unsigned char>(*p_) >= 0x20) ++p_;
+      out.append(run, static_cast<size_t>(p_ - run));
+      if (p_ >= end_) fail(std::string("unterminated string for ") + what);
+      if (*p_ == '"') {
+        ++p_;
+        return;
+      }
+      if (*p_ != '\\') fail(std::string("control character in the string for ") + what);
+      if (++p_ >= end_) fail(std::string("unterminated escape for ") + what);
+      switch (*p_++) {
+        case '"': out += '"'; break;
+        case '\\': out += '\\'; break;
+        case '/': out += '/'; break;
+        case 'b': out += '\b'; break;
+        case 'f': out += '\f'; break;
+        case 'n': out += '\n'; break;
+        case 'r': out += '\r'; break;
+        case 't': out += '\t'; break;
+        case 'u': unicode(out, what); break;
+        default: fail(std::string("unknown escape in the string for ") + what);
+      }
+    }
+  }
+
+  [[noreturn]] void fail(const std::string& what) const { throw BlockError(what); }
+
+ private:
+  uint32_t hex4(const char* what) {
+    if (end_ - p_ < 4) fail(std::string("short \\u escape for ") + what);
+    uint32_t v = 0;
+    for (int i = 0; i < 4; ++i) {
+      char c = *p_++;
+      v <<= 4;
+      if (c >= '0' && c <= '9') v |= static_cast<uint32_t>(c - '0');
+      else if (c >= 'a' && c <= 'f') v |= static_cast<uint32_t>(c - 'a' + 10);
+      else if (c >= 'A' && c <= 'F') v |= static_cast<uint32_t>(c - 'A' + 10);
+      else fail(std::string("bad \\u escape for ") + what);
+    }
+    return v;
+  }
+
+  // \uXXXX (a surrogate pair as one character) as UTF-8; Kiln writes only \u00XX, and those below
+  // 0x20 (the writer keeps other bytes as they are).
+  void unicode(std::string& out, const char* what) {
+    uint32_t c = hex4(what);
+    if (c >= 0xD800 && c < 0xDC00) {
+      if (end_ - p_ < 6 || p_[0] != '\\' || p_[1] != 'u') fail(std::string("lone surrogate in the string for ") + what);
+      p_ += 2;
+      uint32_t low = hex4(what);
+      if (low < 0xDC00 || low >= 0xE000) fail(std::string("lone surrogate in the string for ") + what);
+      c = 0x10000 + ((c - 0xD800) << 10) + (low - 0xDC00);
+    } else if (c >= 0xDC00 && c < 0xE000) {
+      fail(std::string("lone surrogate in the string for ") + what);
+    }
+    if (c < 0x80) {
+      out += static_cast<char>(c);
+    } else if (c < 0x800) {
+      out += static_cast<char>(0xC0 | (c >> 6));
+      out += static_cast<char>(0x80 | (c & 0x3F));
+    } else if (c < 0x10000) {
+      out += static_cast<char>(0xE0 | (c >> 12));
+      out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (c & 0x3F));
+    } else {
+      out += static_cast<char>(0xF0 | (c >> 18));
+      out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
+      out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (c & 0x3F));
+    }
+  }
+
+  const char* p_;
+  const char* end_;
+};
+
+}  // namespace
+
+size_t decode_block(std::string_view text, int run, const std::function<std::string(int64_t)>& part_text,
+                    const std::function<void(TimelineEvent&&)>& fn) {
+  BlockReader r(text);
+  r.expect('[', "at the start of the block");
+  size_t count = 0;
+  if (r.take(']')) {
+    if (!r.at_end()) r.fail("text after the block");
+    return 0;
+  }
+  std::string tail;
+  do {
+    r.expect('[', "at the start of an event");
+    TimelineEvent e;
+    e.run = run;
+    r.string(e.lane, "lane");
+    r.expect(',', "after lane");
+    r.string(e.name, "name");
+    r.expect(',', "after name");
+    r.string(e.category, "category");
+    r.expect(',', "after category");
+    e.start_ns = r.integer("start_ns");
+    r.expect(',', "after start_ns");
+    e.dur_ns = r.integer("dur_ns");
+    r.expect(',', "after dur_ns");
+    r.string(e.compile_id, "compile_id");
+    r.expect(',', "after compile_id");
+    r.string(e.kernel, "kernel");
+    r.expect(',', "after kernel");
+    e.correlation = r.integer("correlation");
+    r.expect(',', "after correlation");
+    r.string(e.args_json, "args");
+    if (r.take(',')) {  // the split form: head, part id, tail
+      const int64_t part = r.integer("args part");
+      r.expect(',', "after the args part");
+      r.string(tail, "args tail");
+      e.args_json += part_text(part);
+      e.args_json += tail;
+    }
+    r.expect(']', "at the end of an event");
+    fn(std::move(e));
+    ++count;
+  } while (r.take(','));
+  r.expect(']', "at the end of the block");
+  if (!r.at_end()) r.fail("text after the block");
+  return count;
+}
+
+}  // namespace kiln::session
