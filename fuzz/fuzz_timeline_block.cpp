@@ -32,9 +32,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const kiln::session::BlockError&) {
     return 0;
   }
-  std::string text;
+  kiln::session::BlockText text;
   kiln::session::append_block_text(text, events.data(), events.data() + events.size(), {});
-  auto again = decode(text);
+  auto again = decode(text.view());
   if (again.size() != events.size()) std::abort();
   for (size_t i = 0; i < events.size(); ++i)
     if (!same(events[i], again[i])) std::abort();

@@ -1,5 +1,6 @@
 #include "engine/base/json_text.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -26,17 +27,19 @@ bool beyond_ascii(std::string_view s) {
 // The first position at or after `from` of a byte a JSON string escapes (a control character, '"'
 // or '\\'), s.size() when there is none. Eight bytes at a time: graph and guard texts are long runs
 // of plain ASCII.
+// Whether the eight bytes of w hold one a JSON string escapes.
+inline uint64_t special8(uint64_t w) {
+  const uint64_t control = (w - 0x20 * kOnes) & ~w & kHighs;  // a byte below 0x20
+  const uint64_t q = w ^ (0x22 * kOnes), b = w ^ (0x5C * kOnes);
+  return control | ((q - kOnes) & ~q & kHighs) | ((b - kOnes) & ~b & kHighs);
+}
+
 size_t plain_run_end(std::string_view s, size_t from) {
-  auto special = [](uint64_t w) {
-    const uint64_t control = (w - 0x20 * kOnes) & ~w & kHighs;  // a byte below 0x20
-    const uint64_t q = w ^ (0x22 * kOnes), b = w ^ (0x5C * kOnes);
-    return control | ((q - kOnes) & ~q & kHighs) | ((b - kOnes) & ~b & kHighs);
-  };
   size_t i = from;
   for (; i + 8 <= s.size(); i += 8) {
     uint64_t w;
     std::memcpy(&w, s.data() + i, 8);
-    if (special(w)) break;
+    if (special8(w)) break;
   }
   for (; i < s.size(); ++i) {
     const auto c = static_cast<unsigned char>(s[i]);
@@ -55,7 +58,62 @@ struct EscapeCost {
 };
 constexpr EscapeCost kEscape;
 
+// The escape of c (one that kEscape marks) at p; returns the end.
+char* write_escape(char* p, unsigned char c) {
+  *p++ = '\\';
+  switch (c) {
+    case '"': *p++ = '"'; break;
+    case '\\': *p++ = '\\'; break;
+    case '\b': *p++ = 'b'; break;
+    case '\t': *p++ = 't'; break;
+    case '\n': *p++ = 'n'; break;
+    case '\f': *p++ = 'f'; break;
+    case '\r': *p++ = 'r'; break;
+    default: {
+      static const char kHex[] = "0123456789abcdef";
+      *p++ = 'u';
+      *p++ = '0';
+      *p++ = '0';
+      *p++ = kHex[c >> 4];
+      *p++ = kHex[c & 15];
+    }
+  }
+  return p;
+}
+
+// s's bytes, escaped, at p (without quotes); returns the end. Eight plain bytes are copied at once.
+char* write_escaped(char* p, std::string_view s) {
+  const char* in = s.data();
+  const size_t n = s.size();
+  size_t i = 0;
+  while (i < n) {
+    if (i + 8 <= n) {
+      uint64_t w;
+      std::memcpy(&w, in + i, 8);
+      if (!special8(w)) {
+        std::memcpy(p, &w, 8);
+        p += 8;
+        i += 8;
+        continue;
+      }
+    }
+    for (const size_t stop = std::min(n, i + 8); i < stop; ++i) {  // the eight holding a special byte
+      const auto c = static_cast<unsigned char>(in[i]);
+      if (kEscape.extra[c]) p = write_escape(p, c);
+      else *p++ = static_cast<char>(c);
+    }
+  }
+  return p;
+}
+
 }  // namespace
+
+char* write_json_escaped(char* p, std::string_view s) {
+  *p++ = '"';
+  p = write_escaped(p, s);
+  *p++ = '"';
+  return p;
+}
 
 // Sized first (the escapes counted), then written in place: one allocation per string.
 void append_json_escaped(std::string& out, std::string_view s) {
@@ -70,31 +128,7 @@ void append_json_escaped(std::string& out, std::string_view s) {
     if (!s.empty()) std::memcpy(p, s.data(), s.size());  // an empty view may hold no pointer
     p += s.size();
   } else {
-    for (char ch : s) {
-      auto c = static_cast<unsigned char>(ch);
-      if (!kEscape.extra[c]) {
-        *p++ = ch;
-        continue;
-      }
-      *p++ = '\\';
-      switch (c) {
-        case '"': *p++ = '"'; break;
-        case '\\': *p++ = '\\'; break;
-        case '\b': *p++ = 'b'; break;
-        case '\t': *p++ = 't'; break;
-        case '\n': *p++ = 'n'; break;
-        case '\f': *p++ = 'f'; break;
-        case '\r': *p++ = 'r'; break;
-        default: {
-          static const char kHex[] = "0123456789abcdef";
-          *p++ = 'u';
-          *p++ = '0';
-          *p++ = '0';
-          *p++ = kHex[c >> 4];
-          *p++ = kHex[c & 15];
-        }
-      }
-    }
+    p = write_escaped(p, s);
   }
   *p = '"';
 }

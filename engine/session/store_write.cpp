@@ -406,7 +406,7 @@ void write_timeline_blocks(SqliteDb& db, const TimelineEvent* first, const Timel
   const size_t count = blocks.size();
   auto insert = db.prepare("INSERT INTO timeline_blocks (first_seq, run, count, memory, events) VALUES (?, ?, ?, ?, ?)");
 
-  std::vector<std::string> texts(std::min(count, kBlocksAhead));
+  std::vector<BlockText> texts(std::min(count, kBlocksAhead));
   std::vector<char> ready(count, 0);
   std::mutex m;
   std::condition_variable changed;
@@ -420,12 +420,11 @@ void write_timeline_blocks(SqliteDb& db, const TimelineEvent* first, const Timel
     return next++;
   };
   auto encode = [&](size_t i, std::unique_lock<std::mutex>& lock) {
+    BlockText& text = texts[i % texts.size()];  // free: block i - kBlocksAhead is inserted
     lock.unlock();
-    std::string text;
-    text.reserve(16 << 10);
+    text.clear();
     append_block_text(text, first + blocks[i].begin, first + blocks[i].end, splits);
     lock.lock();
-    texts[i % texts.size()] = std::move(text);
     ready[i] = 1;
     changed.notify_all();
   };
@@ -461,7 +460,7 @@ void write_timeline_blocks(SqliteDb& db, const TimelineEvent* first, const Timel
         if (j < count) encode(j, lock);
         else if (!ready[i]) changed.wait(lock, [&] { return ready[i] || failed != nullptr; });
       }
-      std::string text = std::move(texts[i % texts.size()]);
+      const std::string_view text = texts[i % texts.size()].view();  // not taken again before ++inserted
       lock.unlock();
       const TimelineBlock& b = blocks[i];
       insert->bind(1, seq + static_cast<int64_t>(b.begin)).bind(2, b.run);

@@ -2,6 +2,7 @@
 // session text goes through, read back by a small reader of exactly this form.
 #include "engine/session/timeline_blocks.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 
@@ -33,52 +34,69 @@ std::vector<TimelineBlock> plan_blocks(const TimelineEvent* first, const Timelin
   return blocks;
 }
 
+char* BlockText::reserve(size_t n) {
+  if (capacity_ - size_ < n) {
+    size_t capacity = std::max(size_ + n, 2 * capacity_);
+    std::unique_ptr<char[]> data(new char[capacity]);  // not zeroed: written before it is read
+    if (size_) std::memcpy(data.get(), data_.get(), size_);
+    data_ = std::move(data);
+    capacity_ = capacity;
+  }
+  return data_.get() + size_;
+}
+
 namespace {
 
-void append_int(std::string& out, int64_t v) {
-  char buf[24];
-  auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, static_cast<size_t>(r.ptr - buf));
-}
+char* write_int(char* p, int64_t v) { return std::to_chars(p, p + 20, v).ptr; }
 
 }  // namespace
 
-void append_block_text(std::string& out, const TimelineEvent* first, const TimelineEvent* last,
+void append_block_text(BlockText& out, const TimelineEvent* first, const TimelineEvent* last,
                        const ArgsSplits& splits) {
-  out += '[';
+  char* open = out.reserve(1);
+  *open = '[';
+  out.end(open + 1);
   for (const TimelineEvent* e = first; e != last; ++e) {
-    if (e != first) out += ',';
-    out += '[';
-    append_json_escaped(out, e->lane);
-    out += ',';
-    append_json_escaped(out, e->name);
-    out += ',';
-    append_json_escaped(out, e->category);
-    out += ',';
-    append_int(out, e->start_ns);
-    out += ',';
-    append_int(out, e->dur_ns);
-    out += ',';
-    append_json_escaped(out, e->compile_id);
-    out += ',';
-    append_json_escaped(out, e->kernel);
-    out += ',';
-    append_int(out, e->correlation);
-    out += ',';
+    // Every string escaped at most 6 bytes per byte, 4 integers of at most 20 digits, the
+    // punctuation: reserved once per event.
+    const size_t strings = e->lane.size() + e->name.size() + e->category.size() + e->compile_id.size() +
+                           e->kernel.size() + e->args_json.size();
+    char* p = out.reserve(json_escaped_bound(strings) + 12 + 4 * 21 + 16);
+    if (e != first) *p++ = ',';
+    *p++ = '[';
+    p = write_json_escaped(p, e->lane);
+    *p++ = ',';
+    p = write_json_escaped(p, e->name);
+    *p++ = ',';
+    p = write_json_escaped(p, e->category);
+    *p++ = ',';
+    p = write_int(p, e->start_ns);
+    *p++ = ',';
+    p = write_int(p, e->dur_ns);
+    *p++ = ',';
+    p = write_json_escaped(p, e->compile_id);
+    *p++ = ',';
+    p = write_json_escaped(p, e->kernel);
+    *p++ = ',';
+    p = write_int(p, e->correlation);
+    *p++ = ',';
     auto split = splits.empty() ? splits.end() : splits.find(e);
     if (split == splits.end()) {
-      append_json_escaped(out, e->args_json);
+      p = write_json_escaped(p, e->args_json);
     } else {
       const std::string_view args = e->args_json;
-      append_json_escaped(out, args.substr(0, split->second.head_end));
-      out += ',';
-      append_int(out, split->second.part);
-      out += ',';
-      append_json_escaped(out, args.substr(split->second.tail_begin));
+      p = write_json_escaped(p, args.substr(0, split->second.head_end));
+      *p++ = ',';
+      p = write_int(p, split->second.part);
+      *p++ = ',';
+      p = write_json_escaped(p, args.substr(split->second.tail_begin));
     }
-    out += ']';
+    *p++ = ']';
+    out.end(p);
   }
-  out += ']';
+  char* p = out.reserve(1);
+  *p++ = ']';
+  out.end(p);
 }
 
 namespace {

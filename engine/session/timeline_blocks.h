@@ -14,6 +14,7 @@
 //         event's own, or run_override when >= 0), at most kBlockEvents events and, beyond its
 //         first event, at most about kBlockBytes of text. memory: its events of category "memory"
 //         or "memory peak".
+// BlockText: a growing text buffer (not zeroed as it grows: written at most as far as reserved).
 // append_block_text(out, first, last, splits)
 //   post: the block text of [first, last) appended to out; an event found in splits (by address)
 //         is written in the split form, its args cut at [head_end, tail_begin) with that part id.
@@ -27,6 +28,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -57,9 +59,22 @@ class BlockError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+class BlockText {
+ public:
+  std::string_view view() const { return {data_.get(), size_}; }
+  void clear() { size_ = 0; }
+  // Room for n more bytes at the returned position; end(p) then sets the end at p.
+  char* reserve(size_t n);
+  void end(char* p) { size_ = static_cast<size_t>(p - data_.get()); }
+
+ private:
+  std::unique_ptr<char[]> data_;
+  size_t size_ = 0, capacity_ = 0;
+};
+
 bool is_memory_category(std::string_view category);
 std::vector<TimelineBlock> plan_blocks(const TimelineEvent* first, const TimelineEvent* last, int run_override);
-void append_block_text(std::string& out, const TimelineEvent* first, const TimelineEvent* last,
+void append_block_text(BlockText& out, const TimelineEvent* first, const TimelineEvent* last,
                        const ArgsSplits& splits);
 size_t decode_block(std::string_view text, int run, const std::function<std::string(int64_t)>& part_text,
                     const std::function<void(TimelineEvent&&)>& fn);

@@ -39,3 +39,25 @@ TEST(JsonText, AStringIsEscapedAsTheJsonLibraryEscapesIt) {
     ASSERT_EQ(direct(s), library(s)) << "seed " << seed << " round " << round;
   }
 }
+
+// Written in place, the escaped string is what append_json_escaped appends, for every byte (above
+// 0x7F as it is) and runs of plain bytes of every length around the eight copied at once.
+TEST(JsonText, WrittenInPlaceIsWhatIsAppended) {
+  const uint64_t seed = std::random_device{}();
+  std::mt19937_64 rng(seed);
+  for (int round = 0; round < 20000; ++round) {
+    std::string s;
+    for (size_t n = rng() % 40; n > 0; --n) {
+      if (rng() % 3) s.append(rng() % 20, static_cast<char>('a' + rng() % 26));
+      else s += static_cast<char>(rng() % 256);
+    }
+    std::string appended = "x";
+    append_json_escaped(appended, s);
+    std::string written(json_escaped_bound(s.size()) + 1, '?');
+    written[0] = 'x';
+    char* end = write_json_escaped(written.data() + 1, s);
+    ASSERT_LE(static_cast<size_t>(end - written.data()), written.size()) << "seed " << seed << " round " << round;
+    written.resize(static_cast<size_t>(end - written.data()));
+    ASSERT_EQ(written, appended) << "seed " << seed << " round " << round;
+  }
+}

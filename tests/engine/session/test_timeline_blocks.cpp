@@ -48,9 +48,9 @@ TEST(TimelineBlocks, AnyBytesRoundTrip) {
     for (auto& e : events) e = random_event(rng);
     if (!events.empty()) events[0].start_ns = INT64_MIN;  // the extremes of every integer
     if (events.size() > 1) events[1].dur_ns = INT64_MAX;
-    std::string text;
+    session::BlockText text;
     session::append_block_text(text, events.data(), events.data() + events.size(), {});
-    auto back = decode(text, 7);
+    auto back = decode(std::string(text.view()), 7);
     ASSERT_EQ(back.size(), events.size());
     for (size_t i = 0; i < events.size(); ++i) {
       const auto &a = events[i], &b = back[i];
@@ -66,8 +66,9 @@ TEST(TimelineBlocks, SplitArgsAreJoinedWithTheirPart) {
   session::TimelineEvent e;
   e.args_json = "{\"k\":LONGVALUE,\"t\":1}";
   session::ArgsSplits splits{{&e, {5, 14, 42}}};
-  std::string text;
-  session::append_block_text(text, &e, &e + 1, splits);
+  session::BlockText block;
+  session::append_block_text(block, &e, &e + 1, splits);
+  const std::string text(block.view());
   EXPECT_EQ(text.find("LONGVALUE"), std::string::npos) << text;
   auto back = decode(text, 0, [](int64_t id) { return id == 42 ? std::string("LONGVALUE") : std::string("?"); });
   ASSERT_EQ(back.size(), 1u);
