@@ -83,19 +83,11 @@ void join_runtime_to_compile(session::Session& s) {
   }
 
   // 1. Region events → the compile that was live when they ran.
-  for (auto& e : tl) {
-    if (e.category != "region" || e.compile_id.empty()) continue;
-    auto it = compiled.find(base_id(e.compile_id));
-    if (it == compiled.end()) continue;
-    size_t pick = it->second.front().second;
-    for (const auto& [start, idx] : it->second)
-      if (start == INT64_MIN || start <= e.start_ns) pick = idx;
-    e.compile_id = s.regions[pick].compile_id;
-  }
-
   // 2. Host events inside a region span (same lane) take its compile id. Only lanes holding a
   // region span have anything to take; their events are sorted by (start, longest first) on
   // compact keys, the enclosing span first.
+  // (Each pass over the timeline does what it can for every later step: a million events are
+  // several cache lines each.)
   struct HostEvent {
     int64_t start, neg_dur;
     size_t index;
@@ -105,12 +97,28 @@ void join_runtime_to_compile(session::Session& s) {
     }
   };
   std::unordered_map<std::string_view, std::vector<HostEvent>> lanes;
-  for (const auto& e : tl)
-    if (e.category == "region" && e.lane.rfind("host:", 0) == 0) lanes.emplace(e.lane, std::vector<HostEvent>{});
+  for (auto& e : tl) {
+    if (e.category != "region") continue;
+    if (e.lane.rfind("host:", 0) == 0) lanes.emplace(e.lane, std::vector<HostEvent>{});
+    if (e.compile_id.empty()) continue;
+    auto it = compiled.find(base_id(e.compile_id));
+    if (it == compiled.end()) continue;
+    size_t pick = it->second.front().second;
+    for (const auto& [start, idx] : it->second)
+      if (start == INT64_MIN || start <= e.start_ns) pick = idx;
+    e.compile_id = s.regions[pick].compile_id;
+  }
   if (!lanes.empty()) {
+    // Neighbouring events mostly share a lane: looked up again only when it changes.
+    std::string_view last_lane;
+    std::vector<HostEvent>* last = nullptr;
     for (size_t i = 0; i < tl.size(); ++i) {
-      auto lane = lanes.find(tl[i].lane);
-      if (lane != lanes.end()) lane->second.push_back({tl[i].start_ns, -tl[i].dur_ns, i});
+      if (i == 0 || tl[i].lane != last_lane) {
+        auto lane = lanes.find(tl[i].lane);
+        last_lane = tl[i].lane;
+        last = lane != lanes.end() ? &lane->second : nullptr;
+      }
+      if (last) last->push_back({tl[i].start_ns, -tl[i].dur_ns, i});
     }
   }
   for (auto& [lane, events] : lanes) {
@@ -133,13 +141,6 @@ void join_runtime_to_compile(session::Session& s) {
   for (size_t i = 0; i < tl.size(); ++i)
     if (tl[i].correlation >= 0 && !tl[i].compile_id.empty() && tl[i].lane.rfind("host:", 0) == 0)
       launch_of.emplace(tl[i].correlation, i);
-  for (auto& e : tl) {
-    if (launch_of.empty()) break;  // nothing to give
-    if (e.correlation < 0 || !e.compile_id.empty() || e.lane.rfind("host:", 0) == 0) continue;
-    const size_t launch = launch_of.find(e.correlation);
-    if (launch != IdIndex::kAbsent) e.compile_id = tl[launch].compile_id;
-  }
-
   // 4. Triton kernels → their generated Kernel records.
   std::map<std::pair<std::string, std::string>, size_t> generated;  // (name, compile id) → kernel
   std::map<std::string, std::vector<size_t>> by_name;
@@ -148,36 +149,44 @@ void join_runtime_to_compile(session::Session& s) {
     generated[{s.kernels[i].name, s.kernels[i].compile_id}] = i;
     by_name[s.kernels[i].name].push_back(i);
   }
+  // A profiler-only kernel record takes the compile id its launches agree on.
+  std::map<std::string, std::string> launched_in;  // kernel → compile id ("?" when they disagree)
+  // 5. Region calls → hits (below).
+  std::unordered_map<std::string, std::pair<int64_t, int64_t>> calls;  // compile id → (count, ns)
   for (auto& e : tl) {
-    if (e.kernel.empty()) continue;
-    if (generated.count({e.kernel, e.compile_id})) continue;
-    auto it = by_name.find(e.kernel);
-    if (it != by_name.end() && it->second.size() == 1 && e.compile_id.empty())
-      e.compile_id = s.kernels[it->second.front()].compile_id;
+    // 3.
+    if (!launch_of.empty() && e.correlation >= 0 && e.compile_id.empty() && e.lane.rfind("host:", 0) != 0) {
+      const size_t launch = launch_of.find(e.correlation);
+      if (launch != IdIndex::kAbsent) e.compile_id = tl[launch].compile_id;
+    }
+    // 4.
+    if (!e.kernel.empty()) {
+      if (!generated.count({e.kernel, e.compile_id})) {
+        auto it = by_name.find(e.kernel);
+        if (it != by_name.end() && it->second.size() == 1 && e.compile_id.empty())
+          e.compile_id = s.kernels[it->second.front()].compile_id;
+      }
+      if (!e.compile_id.empty()) {
+        auto [it, fresh] = launched_in.emplace(e.kernel, e.compile_id);
+        if (!fresh && it->second != e.compile_id) it->second = "?";
+      }
+    }
+    // 5.
+    if (e.category == "region" && !e.compile_id.empty()) {
+      auto& c = calls[e.compile_id];
+      ++c.first;
+      c.second += e.dur_ns;
+    }
   }
   s.kernels.erase(std::remove_if(s.kernels.begin(), s.kernels.end(),
                                  [&](const session::Kernel& k) { return k.source.empty() && by_name.count(k.name); }),
                   s.kernels.end());
-  // A profiler-only kernel record takes the compile id its launches agree on.
-  std::map<std::string, std::string> launched_in;  // kernel → compile id ("?" when they disagree)
-  for (const auto& e : tl) {
-    if (e.kernel.empty() || e.compile_id.empty()) continue;
-    auto [it, fresh] = launched_in.emplace(e.kernel, e.compile_id);
-    if (!fresh && it->second != e.compile_id) it->second = "?";
-  }
   for (auto& k : s.kernels) {
     auto it = launched_in.find(k.name);
     if (k.compile_id.empty() && it != launched_in.end() && it->second != "?") k.compile_id = it->second;
   }
 
   // 5. Region calls → hits; profiler-only duplicates of compiled regions go.
-  std::unordered_map<std::string, std::pair<int64_t, int64_t>> calls;  // compile id → (count, ns)
-  for (const auto& e : tl)
-    if (e.category == "region" && !e.compile_id.empty()) {
-      auto& c = calls[e.compile_id];
-      ++c.first;
-      c.second += e.dur_ns;
-    }
   s.regions.erase(std::remove_if(s.regions.begin(), s.regions.end(),
                                  [&](const session::CompiledRegion& r) {
                                    return from_profiler(r) && compiled.count(base_id(r.compile_id));
