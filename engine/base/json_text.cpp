@@ -27,19 +27,12 @@ bool beyond_ascii(std::string_view s) {
 // The first position at or after `from` of a byte a JSON string escapes (a control character, '"'
 // or '\\'), s.size() when there is none. Eight bytes at a time: graph and guard texts are long runs
 // of plain ASCII.
-// Whether the eight bytes of w hold one a JSON string escapes.
-inline uint64_t special8(uint64_t w) {
-  const uint64_t control = (w - 0x20 * kOnes) & ~w & kHighs;  // a byte below 0x20
-  const uint64_t q = w ^ (0x22 * kOnes), b = w ^ (0x5C * kOnes);
-  return control | ((q - kOnes) & ~q & kHighs) | ((b - kOnes) & ~b & kHighs);
-}
-
 size_t plain_run_end(std::string_view s, size_t from) {
   size_t i = from;
   for (; i + 8 <= s.size(); i += 8) {
     uint64_t w;
     std::memcpy(&w, s.data() + i, 8);
-    if (special8(w)) break;
+    if (json_escape_bytes8(w)) break;
   }
   for (; i < s.size(); ++i) {
     const auto c = static_cast<unsigned char>(s[i]);
@@ -90,7 +83,7 @@ char* write_escaped(char* p, std::string_view s) {
     if (i + 8 <= n) {
       uint64_t w;
       std::memcpy(&w, in + i, 8);
-      if (!special8(w)) {
+      if (!json_escape_bytes8(w)) {
         std::memcpy(p, &w, 8);
         p += 8;
         i += 8;

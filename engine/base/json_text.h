@@ -13,6 +13,7 @@
 //   json_escaped_bound(s.size()) bytes; returns the end of what it wrote.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -28,6 +29,15 @@ void append_json_string(std::string& out, std::string_view s);
 void append_json_escaped(std::string& out, std::string_view s);
 char* write_json_escaped(char* p, std::string_view s);
 constexpr size_t json_escaped_bound(size_t n) { return 6 * n + 2; }
+
+// Nonzero when one of the eight bytes of w (read with memcpy) is one a JSON string escapes: a control
+// character, '"' or '\\' (a few false alarms above such a byte; never a miss).
+inline uint64_t json_escape_bytes8(uint64_t w) {
+  constexpr uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+  const uint64_t control = (w - 0x20 * ones) & ~w & highs;
+  const uint64_t q = w ^ (0x22 * ones), b = w ^ (0x5C * ones);
+  return control | ((q - ones) & ~q & highs) | ((b - ones) & ~b & highs);
+}
 
 // Depth of a JSON value (a scalar is 0), counting no further than limit + 1. Iterative.
 template <typename Json>
