@@ -108,13 +108,19 @@ char* write_json_escaped(char* p, std::string_view s) {
   return p;
 }
 
-// Sized first (the escapes counted), then written in place: one allocation per string.
-void append_json_escaped(std::string& out, std::string_view s) {
+size_t json_escaped_size(std::string_view s) {
   size_t extra = 0;
   for (size_t i = plain_run_end(s, 0); i < s.size(); i = plain_run_end(s, i + 1))
     extra += kEscape.extra[static_cast<unsigned char>(s[i])];
+  return s.size() + extra + 2;
+}
+
+// Sized first (the escapes counted), then written in place: one allocation per string.
+void append_json_escaped(std::string& out, std::string_view s) {
+  const size_t size = json_escaped_size(s);
+  const size_t extra = size - s.size() - 2;
   size_t at = out.size();
-  out.resize(at + s.size() + extra + 2);  // written exactly below
+  out.resize(at + size);  // written exactly below
   char* p = out.data() + at;
   *p++ = '"';
   if (extra == 0) {

@@ -10,7 +10,7 @@
 // append_json_escaped(out, s): the same escapes with every byte above 0x7F as it is, unchecked: for
 //   text known to be valid UTF-8 (simdjson's strings).
 // write_json_escaped(p, s): what append_json_escaped appends, written at p, which must have room for
-//   json_escaped_bound(s.size()) bytes; returns the end of what it wrote.
+//   json_escaped_size(s) bytes (json_escaped_bound(s.size()) at most); returns the end of what it wrote.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +28,7 @@ int text_nesting_depth(std::string_view text, int limit = kMaxJsonDepth);
 void append_json_string(std::string& out, std::string_view s);
 void append_json_escaped(std::string& out, std::string_view s);
 char* write_json_escaped(char* p, std::string_view s);
+size_t json_escaped_size(std::string_view s);
 constexpr size_t json_escaped_bound(size_t n) { return 6 * n + 2; }
 
 // Nonzero when one of the eight bytes of w (read with memcpy) is one a JSON string escapes: a control

@@ -251,6 +251,7 @@ void each_block_event(const Rows& rows, std::optional<int> run, bool memory_only
     if (!part->step()) throw BlockError("args part " + std::to_string(id) + " is missing");
     std::string text = part->column_text(0);
     part->reset();
+    if (parts.size() >= 64) parts.clear();  // memory bounded however many parts the file holds
     return parts.emplace(id, std::move(text)).first->second;
   };
   while (blocks->step()) {

@@ -49,6 +49,9 @@ namespace {
 
 char* write_int(char* p, int64_t v) { return std::to_chars(p, p + 20, v).ptr; }
 
+// Events with more text than this have their escaped size counted rather than bounded.
+constexpr size_t kExactBytes = 1 << 20;
+
 }  // namespace
 
 void append_block_text(BlockText& out, const TimelineEvent* first, const TimelineEvent* last,
@@ -57,11 +60,16 @@ void append_block_text(BlockText& out, const TimelineEvent* first, const Timelin
   *open = '[';
   out.end(open + 1);
   for (const TimelineEvent* e = first; e != last; ++e) {
-    // Every string escaped at most 6 bytes per byte, 4 integers of at most 20 digits, the
-    // punctuation: reserved once per event.
+    // Every string escaped at most 6 bytes per byte (counted exactly for a large event, whose bound
+    // could exceed the memory there is), 4 integers of at most 20 digits, the punctuation:
+    // reserved once per event.
     const size_t strings = e->lane.size() + e->name.size() + e->category.size() + e->compile_id.size() +
                            e->kernel.size() + e->args_json.size();
-    char* p = out.reserve(json_escaped_bound(strings) + 12 + 4 * 21 + 16);
+    const size_t escaped = strings < kExactBytes ? json_escaped_bound(strings)
+                                                 : json_escaped_size(e->lane) + json_escaped_size(e->name) +
+                                                       json_escaped_size(e->category) + json_escaped_size(e->compile_id) +
+                                                       json_escaped_size(e->kernel) + json_escaped_size(e->args_json);
+    char* p = out.reserve(escaped + 12 + 4 * 21 + 16);
     if (e != first) *p++ = ',';
     *p++ = '[';
     p = write_json_escaped(p, e->lane);
