@@ -112,7 +112,8 @@ namespace {
 // A cursor over one block text; every step checks what it reads.
 class BlockReader {
  public:
-  explicit BlockReader(std::string_view text) : p_(text.data()), end_(text.data() + text.size()) {}
+  explicit BlockReader(std::string_view text)
+      : p_(text.data()), end_(text.data() + text.size()), scratch_(new char[text.size() + 8]) {}
 
   void skip_space() {
     while (p_ < end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) ++p_;
@@ -150,32 +151,43 @@ class BlockReader {
     return negative ? static_cast<int64_t>(0 - v) : static_cast<int64_t>(v);
   }
 
+  // A string's bytes are decoded into scratch_ (never longer than the text they come from) and
+  // assigned to out at once.
   void string(std::string& out, const char* what) {
     skip_space();
     if (p_ >= end_ || *p_ != '"') fail(std::string("expected a string for ") + what);
     ++p_;
-    out.clear();
+    char* d = scratch_.get();
     for (;;) {
-      const char* run = p_;
-      while (p_ < end_ && *p_ != '"' && *p_ != '\\' && static_cast<unsigned char>(*p_) >= 0x20) ++p_;
-      out.append(run, static_cast<size_t>(p_ - run));
+      for (uint64_t w; end_ - p_ >= 8; p_ += 8, d += 8) {  // eight plain bytes at a time
+        std::memcpy(&w, p_, 8);
+        if (json_escape_bytes8(w)) break;
+        std::memcpy(d, &w, 8);
+      }
       if (p_ >= end_) fail(std::string("unterminated string for ") + what);
-      if (*p_ == '"') {
+      const auto c = static_cast<unsigned char>(*p_);
+      if (c == '"') {
         ++p_;
+        out.assign(scratch_.get(), static_cast<size_t>(d - scratch_.get()));
         return;
       }
-      if (*p_ != '\\') fail(std::string("control character in the string for ") + what);
+      if (c >= 0x20 && c != '\\') {
+        *d++ = static_cast<char>(c);
+        ++p_;
+        continue;
+      }
+      if (c != '\\') fail(std::string("control character in the string for ") + what);
       if (++p_ >= end_) fail(std::string("unterminated escape for ") + what);
       switch (*p_++) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case '/': out += '/'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
-        case 'u': unicode(out, what); break;
+        case '"': *d++ = '"'; break;
+        case '\\': *d++ = '\\'; break;
+        case '/': *d++ = '/'; break;
+        case 'b': *d++ = '\b'; break;
+        case 'f': *d++ = '\f'; break;
+        case 'n': *d++ = '\n'; break;
+        case 'r': *d++ = '\r'; break;
+        case 't': *d++ = '\t'; break;
+        case 'u': d = unicode(d, what); break;
         default: fail(std::string("unknown escape in the string for ") + what);
       }
     }
@@ -200,7 +212,7 @@ class BlockReader {
 
   // \uXXXX (a surrogate pair as one character) as UTF-8; Kiln writes only \u00XX, and those below
   // 0x20 (the writer keeps other bytes as they are).
-  void unicode(std::string& out, const char* what) {
+  char* unicode(char* d, const char* what) {
     uint32_t c = hex4(what);
     if (c >= 0xD800 && c < 0xDC00) {
       if (end_ - p_ < 6 || p_[0] != '\\' || p_[1] != 'u') fail(std::string("lone surrogate in the string for ") + what);
@@ -212,24 +224,26 @@ class BlockReader {
       fail(std::string("lone surrogate in the string for ") + what);
     }
     if (c < 0x80) {
-      out += static_cast<char>(c);
+      *d++ = static_cast<char>(c);
     } else if (c < 0x800) {
-      out += static_cast<char>(0xC0 | (c >> 6));
-      out += static_cast<char>(0x80 | (c & 0x3F));
+      *d++ = static_cast<char>(0xC0 | (c >> 6));
+      *d++ = static_cast<char>(0x80 | (c & 0x3F));
     } else if (c < 0x10000) {
-      out += static_cast<char>(0xE0 | (c >> 12));
-      out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (c & 0x3F));
+      *d++ = static_cast<char>(0xE0 | (c >> 12));
+      *d++ = static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+      *d++ = static_cast<char>(0x80 | (c & 0x3F));
     } else {
-      out += static_cast<char>(0xF0 | (c >> 18));
-      out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (c & 0x3F));
+      *d++ = static_cast<char>(0xF0 | (c >> 18));
+      *d++ = static_cast<char>(0x80 | ((c >> 12) & 0x3F));
+      *d++ = static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+      *d++ = static_cast<char>(0x80 | (c & 0x3F));
     }
+    return d;
   }
 
   const char* p_;
   const char* end_;
+  std::unique_ptr<char[]> scratch_;  // room for any string of the text, decoded
 };
 
 }  // namespace
