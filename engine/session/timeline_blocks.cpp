@@ -134,21 +134,18 @@ class BlockReader {
   void expect(char c, const char* what) {
     if (!take(c)) fail(std::string("expected '") + c + "' " + what);
   }
+  void expect_after(char c, const char* field) {
+    if (!take(c)) fail(std::string("expected '") + c + "' after " + field);
+  }
 
   int64_t integer(const char* what) {
     skip_space();
-    bool negative = p_ < end_ && *p_ == '-';
-    if (negative) ++p_;
-    if (p_ >= end_ || *p_ < '0' || *p_ > '9') fail(std::string("expected an integer for ") + what);
-    uint64_t v = 0;
-    int digits = 0;
-    while (p_ < end_ && *p_ >= '0' && *p_ <= '9') {
-      if (++digits > 19) fail(std::string("integer too long for ") + what);
-      v = v * 10 + static_cast<uint64_t>(*p_++ - '0');
-    }
-    const uint64_t limit = negative ? uint64_t(1) << 63 : (uint64_t(1) << 63) - 1;
-    if (v > limit) fail(std::string("integer out of range for ") + what);
-    return negative ? static_cast<int64_t>(0 - v) : static_cast<int64_t>(v);
+    int64_t v = 0;
+    const auto [end, ec] = std::from_chars(p_, end_, v);
+    if (ec == std::errc::result_out_of_range) fail(std::string("integer out of range for ") + what);
+    if (ec != std::errc()) fail(std::string("expected an integer for ") + what);
+    p_ = end;
+    return v;
   }
 
   // A string's bytes are decoded into scratch_ (never longer than the text they come from) and
@@ -257,31 +254,32 @@ size_t decode_block(std::string_view text, int run, const std::function<std::str
     if (!r.at_end()) r.fail("text after the block");
     return 0;
   }
+  // A field and the ',' after it.
+  auto string_field = [&r](std::string& field, const char* name) {
+    r.string(field, name);
+    r.expect_after(',', name);
+  };
+  auto integer_field = [&r](int64_t& field, const char* name) {
+    field = r.integer(name);
+    r.expect_after(',', name);
+  };
   std::string tail;
   do {
     r.expect('[', "at the start of an event");
     TimelineEvent e;
     e.run = run;
-    r.string(e.lane, "lane");
-    r.expect(',', "after lane");
-    r.string(e.name, "name");
-    r.expect(',', "after name");
-    r.string(e.category, "category");
-    r.expect(',', "after category");
-    e.start_ns = r.integer("start_ns");
-    r.expect(',', "after start_ns");
-    e.dur_ns = r.integer("dur_ns");
-    r.expect(',', "after dur_ns");
-    r.string(e.compile_id, "compile_id");
-    r.expect(',', "after compile_id");
-    r.string(e.kernel, "kernel");
-    r.expect(',', "after kernel");
-    e.correlation = r.integer("correlation");
-    r.expect(',', "after correlation");
+    string_field(e.lane, "lane");
+    string_field(e.name, "name");
+    string_field(e.category, "category");
+    integer_field(e.start_ns, "start_ns");
+    integer_field(e.dur_ns, "dur_ns");
+    string_field(e.compile_id, "compile_id");
+    string_field(e.kernel, "kernel");
+    integer_field(e.correlation, "correlation");
     r.string(e.args_json, "args");
     if (r.take(',')) {  // the split form: head, part id, tail
-      const int64_t part = r.integer("args part");
-      r.expect(',', "after the args part");
+      int64_t part = 0;
+      integer_field(part, "args part");
       r.string(tail, "args tail");
       e.args_json += part_text(part);
       e.args_json += tail;

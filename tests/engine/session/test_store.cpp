@@ -193,6 +193,14 @@ std::vector<session::TimelineEvent> events_with_shared_args() {
   return events;
 }
 
+// Runs SQL statements on the file with SQLite itself (as another tool would change it).
+void sql_exec(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db) << "\n" << sql;
+  sqlite3_close(db);
+}
+
 int64_t sql_int(const std::string& path, const std::string& query) {
   sqlite3* db = nullptr;
   EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
@@ -273,16 +281,13 @@ TEST(Store, FilesWithATimelineTableStillOpen) {
   session::Session s;
   s.timeline = events_with_shared_args();
   session::save_session(path, s);
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
   const char* to_plain_table =
       "CREATE TABLE plain (seq INTEGER PRIMARY KEY, run INTEGER NOT NULL, lane TEXT, name TEXT, category TEXT, "
       "start_ns INTEGER, dur_ns INTEGER, compile_id TEXT, kernel TEXT, correlation INTEGER, args_json TEXT); "
       "INSERT INTO plain SELECT * FROM timeline; DROP VIEW timeline; DROP TABLE timeline_blocks; "
       "DROP TABLE args_parts; ALTER TABLE plain RENAME TO timeline; "
       "CREATE INDEX timeline_by_run ON timeline (run, seq)";
-  ASSERT_EQ(sqlite3_exec(db, to_plain_table, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
-  sqlite3_close(db);
+  sql_exec(path, to_plain_table);
   ASSERT_EQ(sql_int(path, "SELECT count(*) FROM sqlite_master WHERE name = 'timeline' AND type = 'table'"), 1);
   auto back = session::load_session(path);
   ASSERT_EQ(back.timeline.size(), s.timeline.size());
@@ -454,8 +459,6 @@ TEST(Store, FilesWithTimelineRowsStillOpenAndTakeMoreRows) {
   session::Session s;
   s.timeline = events_with_shared_args();
   session::save_session(path, s);
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
   const char* to_rows =
       "CREATE TABLE timeline_rows (seq INTEGER PRIMARY KEY, run INTEGER NOT NULL, lane TEXT, name TEXT, "
       "category TEXT, start_ns INTEGER, dur_ns INTEGER, compile_id TEXT, kernel TEXT, correlation INTEGER, "
@@ -467,8 +470,7 @@ TEST(Store, FilesWithTimelineRowsStillOpenAndTakeMoreRows) {
       "correlation, CASE WHEN args_part IS NULL THEN args_json ELSE args_json || (SELECT text FROM args_parts "
       "WHERE id = args_part) || args_tail END AS args_json FROM timeline_rows; "
       "CREATE INDEX timeline_by_run ON timeline_rows (run)";
-  ASSERT_EQ(sqlite3_exec(db, to_rows, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
-  sqlite3_close(db);
+  sql_exec(path, to_rows);
   auto back = session::load_session(path);
   ASSERT_EQ(back.timeline.size(), s.timeline.size());
   for (size_t i = 0; i < s.timeline.size(); ++i) EXPECT_EQ(back.timeline[i].args_json, s.timeline[i].args_json) << i;
@@ -501,10 +503,7 @@ TEST(Store, DamagedTimelineBlocksNameTheFileAndTheBlock) {
     session::Session s;
     s.timeline = events_with_shared_args();
     session::save_session(path, s);
-    sqlite3* db = nullptr;
-    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    ASSERT_EQ(sqlite3_exec(db, damage, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
-    sqlite3_close(db);
+    sql_exec(path, damage);
     try {
       session::load_session(path);
       ADD_FAILURE() << "read a damaged block: " << damage;
