@@ -163,7 +163,8 @@ json paired_with_eager(const std::function<void()>& eager, const std::function<v
 }
 
 // Device time per iteration: kernels, copies and sets CUPTI recorded over `iters` calls. `kernels`,
-// when given, gets the 25 device activities that took longest per iteration: {name: [count, ms]}.
+// when given, gets the KILN_BENCH_TOP (default 25) device activities that took longest per iteration:
+// {name: [count, ms]}, the rest summed as "(others)".
 double device_ms(const std::function<void()>& fn, int iters = 20, json* kernels = nullptr) {
   fn();
   c10::cuda::device_synchronize();
@@ -186,12 +187,14 @@ double device_ms(const std::function<void()>& fn, int iters = 20, json* kernels 
     std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> sorted(by_name.begin(), by_name.end());
     std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
     *kernels = json::object();
-    for (size_t i = 0; i < sorted.size() && i < 25; ++i)
+    const char* top_env = std::getenv("KILN_BENCH_TOP");
+    const size_t top = top_env && *top_env ? static_cast<size_t>(std::max(1, std::atoi(top_env))) : 25;
+    for (size_t i = 0; i < sorted.size() && i < top; ++i)
       (*kernels)[sorted[i].first.substr(0, 160)] = {static_cast<double>(sorted[i].second.first) / iters,
                                                     sorted[i].second.second / 1e6 / iters};
     // Everything else in one entry, so the table's classes add up to the device time.
     int64_t rest_n = 0, rest_ns = 0;
-    for (size_t i = 25; i < sorted.size(); ++i) rest_n += sorted[i].second.first, rest_ns += sorted[i].second.second;
+    for (size_t i = top; i < sorted.size(); ++i) rest_n += sorted[i].second.first, rest_ns += sorted[i].second.second;
     if (rest_n) (*kernels)["(others)"] = {static_cast<double>(rest_n) / iters, rest_ns / 1e6 / iters};
   }
   return ns / 1e6 / iters;

@@ -28,7 +28,7 @@ KINDS = [
 
 def kind_of(name):
     if name == "(others)":
-        return "(others: below the top 25)"
+        return "(others: below the top %s)" % (os.environ.get("KILN_BENCH_TOP") or "25")
     for kind, pattern in KINDS:
         if pattern.search(name):
             return kind

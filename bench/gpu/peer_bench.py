@@ -34,6 +34,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "corpus"))
 
 PRECISION = os.environ.get("KILN_BENCH_PRECISION", "highest")
 ITERS = int(os.environ.get("KILN_BENCH_ITERS", "100"))
+TOP = max(1, int(os.environ.get("KILN_BENCH_TOP", "25") or "25"))
 # Inductor modes timed per call from Python; default and max-autotune-no-cudagraphs are also replayed from a CUDA graph.
 MODES = [m for m in os.environ.get("KILN_PEER_MODES", "default,reduce-overhead").split(",") if m]
 
@@ -86,7 +87,8 @@ def steady_ms(fn, iters=ITERS, spread=None):
 
 def device_ms(fn, iters=20, kernels=None):
     """Sum of device activity (kernels, memcpy, memset) per iteration, from torch.profiler's trace.
-    kernels, when given (a dict), gets the 25 longest per iteration: {name: [count, ms]}, the rest as "(others)"."""
+    kernels, when given (a dict), gets the KILN_BENCH_TOP (default 25) longest per iteration: {name: [count, ms]},
+    the rest as "(others)"."""
     from torch.profiler import ProfilerActivity, profile
 
     fn()
@@ -110,9 +112,10 @@ def device_ms(fn, iters=20, kernels=None):
             c[1] += e.get("dur", 0)
     if kernels is not None:
         ranked = sorted(by_name.items(), key=lambda kv: -kv[1][1])
-        for name, (n, us) in ranked[:25]:
+        top = TOP
+        for name, (n, us) in ranked[:top]:
             kernels[name] = [n / iters, us / 1000.0 / iters]
-        rest = ranked[25:]
+        rest = ranked[top:]
         if rest:
             kernels["(others)"] = [sum(v[0] for _, v in rest) / iters, sum(v[1] for _, v in rest) / 1000.0 / iters]
     return sum(v[1] for v in by_name.values()) / 1000.0 / iters

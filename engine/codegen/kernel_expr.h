@@ -2,6 +2,7 @@
 // expressions of the loop IR, spelled for C++ or CUDA. Shared by the C++ and CUDA emitters.
 #pragma once
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -31,24 +32,53 @@ struct KernelExpr {
   std::map<std::string, int> sym_index;
   Dialect dialect = Dialect::Cpp;
 
+  // 32-bit index arithmetic (CUDA): the kernels declare their indices as kiln_i, and sizes and
+  // index constants are written without the LL suffix, so flat indices, divisions and offsets run
+  // on 32-bit integers. Only where every extent is known and small (index_fits_32).
+  bool narrow = false;
+
   KernelExpr(const fusion::FusedProgram& program, Dialect d) : p(program), dialect(d) {
     for (size_t i = 0; i < p.program.symbols.size(); ++i) sym_index[p.program.symbols[i]] = static_cast<int>(i);
+  }
+
+  // An integer constant of index arithmetic: 64-bit unless narrow.
+  std::string lit(int64_t v) const { return std::to_string(v) + (narrow ? "" : "LL"); }
+  std::string floordiv_fn() const { return narrow ? "kiln_floordiv_i" : "kiln_floordiv"; }
+  std::string mod_fn() const { return narrow ? "kiln_mod_i" : "kiln_mod"; }
+
+  // Whether every index a program's kernels compute fits 32-bit integers: no symbolic size, and
+  // every computation's elements (a reduction's rows times its reduced extent) at most 2^26. The
+  // headroom covers what the loop headers compute on the way: a grid stride past the end, and a
+  // warp-per-row kernel's thread number (32 per row: at most 2^31 in unsigned arithmetic).
+  static bool index_fits_32(const fusion::FusedProgram& program) {
+    if (!program.program.symbols.empty()) return false;
+    constexpr int64_t kLimit = int64_t{1} << 26;
+    for (const auto& c : program.program.comps) {
+      int64_t n = 1;
+      for (const auto* dims : {&c.sizes, &c.reduce_sizes})
+        for (const auto& s : *dims) {
+          if (!capture::sym_is_const(s) || s->value < 0) return false;
+          n *= std::max<int64_t>(s->value, 1);
+          if (n > kLimit) return false;
+        }
+    }
+    return true;
   }
 
   std::string size(const Sym& s) {
     using Op = capture::SymNode::Op;
     switch (s->op) {
-      case Op::Const: return std::to_string(s->value) + "LL";
+      case Op::Const: return lit(s->value);
       case Op::Var: {
         auto it = sym_index.find(s->name);
-        return it == sym_index.end() ? "0LL /* unknown symbol */" : "sym[" + std::to_string(it->second) + "]";
+        return it == sym_index.end() ? lit(0) + " /* unknown symbol */" : "sym[" + std::to_string(it->second) + "]";
       }
       case Op::Add: return "(" + size(s->a) + " + " + size(s->b) + ")";
       case Op::Sub: return "(" + size(s->a) + " - " + size(s->b) + ")";
       case Op::Mul: return "(" + size(s->a) + " * " + size(s->b) + ")";
-      case Op::FloorDiv: return "kiln_floordiv(" + size(s->a) + ", " + size(s->b) + ")";
-      case Op::Mod: return "kiln_mod(" + size(s->a) + ", " + size(s->b) + ")";
-      default: return "0LL";
+      case Op::FloorDiv: return floordiv_fn() + "(" + size(s->a) + ", " + size(s->b) + ")";
+      case Op::Mod: return mod_fn() + "(" + size(s->a) + ", " + size(s->b) + ")";
+      default: return lit(0);
     }
   }
 
@@ -82,10 +112,10 @@ struct KernelExpr {
       case IExprNode::Op::Mul: return index_text(e->a, vars, ext) + " * " + index_text(e->b, vars, ext);
       case IExprNode::Op::FloorDiv:
         if (plain) return "(" + index_text(e->a, vars, ext) + " / " + index_text(e->b, vars, ext) + ")";
-        return "kiln_floordiv(" + index_text(e->a, vars, ext) + ", " + index_text(e->b, vars, ext) + ")";
+        return floordiv_fn() + "(" + index_text(e->a, vars, ext) + ", " + index_text(e->b, vars, ext) + ")";
       case IExprNode::Op::Mod:
         if (plain) return "(" + index_text(e->a, vars, ext) + " % " + index_text(e->b, vars, ext) + ")";
-        return "kiln_mod(" + index_text(e->a, vars, ext) + ", " + index_text(e->b, vars, ext) + ")";
+        return mod_fn() + "(" + index_text(e->a, vars, ext) + ", " + index_text(e->b, vars, ext) + ")";
     }
     return "0";
   }
@@ -103,7 +133,7 @@ struct KernelExpr {
       std::string stride;
       for (size_t j = pos + 1; j < order.size(); ++j) {
         std::string s = size(sizes[order[j]]);
-        if (s == "1LL") continue;
+        if (s == lit(1)) continue;
         stride += (stride.empty() ? "" : " * ") + s;
       }
       std::string term = index(idx[d], vars);
@@ -328,7 +358,7 @@ struct KernelExpr {
   std::string size_product(const std::vector<Sym>& sizes) {
     std::string s;
     for (const auto& x : sizes) s += (s.empty() ? "" : " * ") + size(x);
-    return s.empty() ? "1LL" : s;
+    return s.empty() ? lit(1) : s;
   }
 };
 

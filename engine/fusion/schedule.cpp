@@ -47,6 +47,18 @@ bool index_is_rows(const std::vector<IExpr>& idx, size_t k) {
   return true;
 }
 
+// The elements a computation visits, as the multiset of its extents other than 1 (a reduction's
+// rows and reduced extents together): equal keys, equal element counts, symbolic sizes included.
+std::multiset<std::string> visit_key(const Comp& c) {
+  std::multiset<std::string> k;
+  for (const auto* dims : {&c.sizes, &c.reduce_sizes})
+    for (const auto& x : *dims) {
+      std::string s = capture::sym_str(x);
+      if (s != "1") k.insert(s);
+    }
+  return k;
+}
+
 bool prefix(const std::vector<Sym>& outer, const std::vector<Sym>& sizes) {
   if (outer.size() > sizes.size()) return false;
   for (size_t i = 0; i < outer.size(); ++i)
@@ -106,15 +118,41 @@ FusedProgram schedule(const LoopProgram& input, const FusionOptions& options) {
     // with every input it inlines substituted), not on its own body alone: a residual stream of
     // adds, each cheap by itself, would otherwise be recomputed from its start in every layer.
     bool cheap = lowering::ve_size(inlined[i]) <= 3;
+    // Recomputed rather than stored: a producer whose few consumers each read every element of it
+    // once (its own range pointwise, or a reduction over it), when recomputing moves no more bytes
+    // than storing it and reading it back: consumers x full-size inputs <= full-size inputs + one
+    // write + one read per consumer (an SE block's activation, read by its pooling and its scaling).
+    bool recompute = false;
+    if (!cheap && users[i].size() > 1 && users[i].size() <= 3 && !extern_user &&
+        lowering::ve_size(inlined[i]) <= options.recompute_limit) {
+      const auto key = visit_key(c);
+      bool once_each = true;
+      for (int u : users[i]) {
+        std::vector<const VExprNode*> ls;
+        loads_of(comps[u].body, static_cast<int>(i), ls);
+        once_each &= ls.size() == 1 && visit_key(comps[u]) == key;
+      }
+      std::set<int> inputs;
+      all_loads(inlined[i], inputs);
+      size_t full = 0;
+      for (int r : inputs) full += visit_key(comps[r]) == key ? 1 : 0;
+      const size_t k = users[i].size();
+      recompute = once_each && k * full <= full + 1 + k;
+    }
     std::string why;
     if (!options.fuse) why = "fusion disabled";
     else if (extern_user) why = "extern boundary: an extern call reads it, so it is written to a buffer";
-    else if (users[i].size() > 1 && !cheap)
+    else if (users[i].size() > 1 && !cheap && !recompute)
       why = "used by " + std::to_string(users[i].size()) + " consumers: inlining would recompute it";
     else if (lowering::ve_size(inlined[i]) > options.inline_limit) why = "size limit: expression too large to inline";
     if (!why.empty()) {
       fp.realized[i] = true;
       for (int u : users[i]) decide(static_cast<int>(i), u, false, why);
+    } else if (recompute) {
+      for (int u : users[i])
+        decide(static_cast<int>(i), u, true,
+               "recomputed in each of its " + std::to_string(users[i].size()) +
+                   " consumers: each reads every element once, and storing it would move more bytes");
     } else {
       for (int u : users[i]) decide(static_cast<int>(i), u, true, "inlined into its consumer (vertical fusion)");
     }

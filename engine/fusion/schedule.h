@@ -4,7 +4,9 @@
 //   pre:  program verifies (lowering's output).
 //   post: every computation is realized (has a buffer) or inlined into all its consumers;
 //         realized pointwise/reduction computations are grouped into kernels: vertical fusion of
-//         pointwise chains (inlining), pointwise prologues inlined into reductions, reductions
+//         pointwise chains (inlining; a producer whose few consumers each read every element once
+//         is recomputed in each when that moves fewer bytes than a buffer), pointwise prologues
+//         inlined into reductions, reductions
 //         over the same rows and their pointwise epilogue in one row kernel (softmax, layer_norm),
 //         the pointwise tail after an extern GEMM/conv in one kernel, and independent pointwise
 //         kernels over the same range merged (horizontal fusion). Every producer/consumer pair
@@ -25,6 +27,7 @@ using lowering::Sym;
 struct FusionOptions {
   bool fuse = true;         // false: every computation is its own kernel (the aot_eager check)
   int inline_limit = 160;   // largest inlined expression (nodes) before a producer gets a buffer
+  int recompute_limit = 48; // largest expression recomputed in each of several consumers
 };
 
 struct FusedKernel {

@@ -23,7 +23,7 @@ struct CompiledModel {
 inline CompiledModel compile_example(const std::string& name, const std::string& input,
                                      const std::string& backend = "kiln", const std::string& conv_layout = "auto") {
   CompiledModel cm;
-  cm.model = model::load_model(example(name));
+  cm.model = model::load_model(!name.empty() && name[0] == '/' ? name : example(name));  // a path, or an example
   capture::CompileOptions o;
   o.backend = backend;
   o.conv_layout = conv_layout;

@@ -129,10 +129,10 @@ struct CudaEmitter : RowKernelEmitter {
     const auto& layout = p.program.comps[k.comps[0]].layout;
     const int inner = layout.empty() ? static_cast<int>(sizes.size()) - 1 : layout.back();
     std::string total = size_product(sizes);
-    os << "  const long long total = " << total << ";\n";
+    os << "  const kiln_i total = " << total << ";\n";
     if (width == 1) {
-      os << "  for (long long flat = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; flat < total; flat += "
-            "static_cast<long long>(gridDim.x) * blockDim.x) {\n";
+      os << "  for (kiln_i flat = static_cast<kiln_i>(blockIdx.x) * blockDim.x + threadIdx.x; flat < total; flat += "
+            "static_cast<kiln_i>(gridDim.x) * blockDim.x) {\n";
       std::vector<std::string> vars;
       unflatten(os, "flat", sizes, 0, "    ", vars, layout);
       element(os, k, vars, "    ");
@@ -168,8 +168,8 @@ struct CudaEmitter : RowKernelEmitter {
       else
         os << "  const bool aligned = (" << test << ") == 0;  // every vector buffer aligned to its vector's size\n";
     }
-    os << "  for (long long base = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * " << width
-       << "; base < total; base += static_cast<long long>(gridDim.x) * blockDim.x * " << width << ") {\n";
+    os << "  for (kiln_i base = (static_cast<kiln_i>(blockIdx.x) * blockDim.x + threadIdx.x) * " << width
+       << "; base < total; base += static_cast<kiln_i>(gridDim.x) * blockDim.x * " << width << ") {\n";
     std::vector<std::string> vars;
     unflatten(os, "base", sizes, 0, "    ", vars, layout);
     std::vector<std::string> lane_vars = vars;
@@ -236,20 +236,20 @@ struct CudaEmitter : RowKernelEmitter {
     const std::string vin = "i" + std::to_string(tv.in), vout = "i" + std::to_string(tv.out);
     os << "  // a transpose: 32x32 tiles through shared memory, read along " << vin << " and written along " << vout << "\n";
     os << "  __shared__ float tile[32][33];\n";
-    os << "  const long long tiles = " << size_product(others) << " * " << tiles_in << "LL * " << tiles_out << "LL;\n";
-    os << "  for (long long t = blockIdx.x; t < tiles; t += gridDim.x) {\n";
-    os << "    const long long t_in = t % " << tiles_in << "LL, t_rest = t / " << tiles_in << "LL;\n";
-    os << "    const long long t_out = t_rest % " << tiles_out << "LL, rest = t_rest / " << tiles_out << "LL;\n";
+    os << "  const kiln_i tiles = " << size_product(others) << " * " << lit(tiles_in) << " * " << lit(tiles_out) << ";\n";
+    os << "  for (kiln_i t = blockIdx.x; t < tiles; t += gridDim.x) {\n";
+    os << "    const kiln_i t_in = t % " << lit(tiles_in) << ", t_rest = t / " << lit(tiles_in) << ";\n";
+    os << "    const kiln_i t_out = t_rest % " << lit(tiles_out) << ", rest = t_rest / " << lit(tiles_out) << ";\n";
     // The other dims from `rest`, row-major, each named after its own dim.
     std::vector<std::string> vars(rank);
     std::string rest = "rest";
     for (size_t j = other_dims.size(); j-- > 0;) {
       const std::string d = std::to_string(other_dims[j]);
       if (j == 0) {
-        os << "    const long long i" << d << " = " << rest << ";\n";
+        os << "    const kiln_i i" << d << " = " << rest << ";\n";
       } else {
-        os << "    const long long i" << d << " = " << rest << " % " << size(others[j]) << ";\n";
-        os << "    const long long q" << d << " = " << rest << " / " << size(others[j]) << ";\n";
+        os << "    const kiln_i i" << d << " = " << rest << " % " << size(others[j]) << ";\n";
+        os << "    const kiln_i q" << d << " = " << rest << " / " << size(others[j]) << ";\n";
         rest = "q" + d;
       }
       vars[static_cast<size_t>(other_dims[j])] = "i" + d;
@@ -260,15 +260,15 @@ struct CudaEmitter : RowKernelEmitter {
     set_extent(vin, comp.sizes[tv.in]);
     set_extent(vout, comp.sizes[tv.out]);
     os << "    for (int e = threadIdx.x; e < 1024; e += blockDim.x) {\n";
-    os << "      const long long " << vin << " = t_in * 32 + (e & 31), " << vout << " = t_out * 32 + (e >> 5);\n";
-    os << "      if (" << vin << " < " << n_in << "LL && " << vout << " < " << n_out << "LL) {\n";
+    os << "      const kiln_i " << vin << " = t_in * 32 + (e & 31), " << vout << " = t_out * 32 + (e >> 5);\n";
+    os << "      if (" << vin << " < " << lit(n_in) << " && " << vout << " < " << lit(n_out) << ") {\n";
     std::string v = statement(os, "        ", comp.body, vars, {}, 0, &comp);
     os << "        tile[e >> 5][e & 31] = " << v << ";\n      }\n    }\n    __syncthreads();\n";
     os << "    for (int e = threadIdx.x; e < 1024; e += blockDim.x) {\n";
-    os << "      const long long " << vout << " = t_out * 32 + (e & 31), " << vin << " = t_in * 32 + (e >> 5);\n";
+    os << "      const kiln_i " << vout << " = t_out * 32 + (e & 31), " << vin << " = t_in * 32 + (e >> 5);\n";
     std::vector<lowering::IExpr> idx;
     for (size_t d = 0; d < rank; ++d) idx.push_back(lowering::ie_var(static_cast<int>(d)));
-    os << "      if (" << vin << " < " << n_in << "LL && " << vout << " < " << n_out << "LL) b" << c << "["
+    os << "      if (" << vin << " < " << lit(n_in) << " && " << vout << " < " << lit(n_out) << ") b" << c << "["
        << offset(c, idx, vars) << "] = tile[e & 31][e >> 5];  // " << cpp_comment(comp.name) << "\n";
     os << "    }\n    __syncthreads();\n  }\n";
   }
@@ -288,6 +288,7 @@ std::vector<std::string> cuda_units(const std::string& source, const std::vector
 std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>& notes,
                       std::vector<CudaKernelInfo>* info, bool variants) {
   CudaEmitter em(p, KernelExpr::Dialect::Cuda);
+  em.narrow = KernelExpr::index_fits_32(p);
   std::ostringstream os;
   bool uses_half = false;
   for (const auto& c : p.program.comps) uses_half |= c.dtype == ir::DType::Float16 || c.dtype == ir::DType::BFloat16;
@@ -300,6 +301,8 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
      << "];\n};\n\n"
      << "__device__ __forceinline__ long long kiln_floordiv(long long a, long long b) { long long q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }\n"
      << "__device__ __forceinline__ long long kiln_mod(long long a, long long b) { long long r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n"
+     << "__device__ __forceinline__ int kiln_floordiv_i(int a, int b) { int q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }\n"
+     << "__device__ __forceinline__ int kiln_mod_i(int a, int b) { int r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n"
      << (uses_half ? kHalfTypes : "")
      << "__device__ __forceinline__ float kiln_relu(float a) { return a != a ? a : (a > 0.0f ? a : 0.0f); }\n"
      << "__device__ __forceinline__ float kiln_pow2(float x) { return x * x; }\n"
@@ -427,6 +430,8 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
       em.extent_of.clear();  // no loop variable of another kernel
       os << "extern \"C\" __global__ void " << f.function << "(const KilnArgs_" << k.name << " args) {\n";
       os << "  const double* scalar = args.scalar; const long long* sym = args.sym; (void)scalar; (void)sym;\n";
+      os << (em.narrow ? "  typedef int kiln_i;  // index arithmetic: every extent of the region fits 32 bits\n"
+                       : "  typedef long long kiln_i;  // index arithmetic\n");
       os << declared;
       if (row && f.row_tile) emit_row_tiles(em, os, k, f.row_tile);
       else if (row && f.thread_per_row) emit_column(em, os, k);

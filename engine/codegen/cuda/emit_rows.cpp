@@ -29,10 +29,10 @@ void RowKernelEmitter::unflatten(std::ostringstream& os, const std::string& flat
   for (size_t j = order.size(); j-- > 0;) {
     const size_t d = static_cast<size_t>(order[j]);
     std::string v = "i" + std::to_string(first + d);
-    if (j == 0) os << pad << "const long long " << v << " = " << rest << ";\n";
+    if (j == 0) os << pad << "const kiln_i " << v << " = " << rest << ";\n";
     else {
-      os << pad << "const long long " << v << " = " << rest << " % " << size(sizes[d]) << ";\n";
-      os << pad << "const long long q" << first + d << " = " << rest << " / " << size(sizes[d]) << ";\n";
+      os << pad << "const kiln_i " << v << " = " << rest << " % " << size(sizes[d]) << ";\n";
+      os << pad << "const kiln_i q" << first + d << " = " << rest << " / " << size(sizes[d]) << ";\n";
       rest = "q" + std::to_string(first + d);
     }
   }
@@ -178,9 +178,9 @@ void RowKernelEmitter::register_row(std::ostringstream& os, const FusedKernel& k
   for (const auto& s : shape) length *= s->value;
   const std::string n = std::to_string(per_lane);
   const bool ragged = length % 32 != 0;
-  os << "  const long long rows = " << size_product(k.outer) << ";\n";
-  os << "  for (long long row = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5; row < rows; "
-        "row += (static_cast<long long>(gridDim.x) * blockDim.x) >> 5) {\n";
+  os << "  const kiln_i rows = " << size_product(k.outer) << ";\n";
+  os << "  for (kiln_i row = (static_cast<kiln_i>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5; row < rows; "
+        "row += (static_cast<kiln_i>(gridDim.x) * blockDim.x) >> 5) {\n";
   std::vector<std::string> vars;
   unflatten(os, "row", k.outer, 0, "    ", vars);
   os << "    // the row in registers: " << per_lane << (per_lane == 1 ? " value" : " values")
@@ -189,10 +189,10 @@ void RowKernelEmitter::register_row(std::ostringstream& os, const FusedKernel& k
   // One unrolled loop over the lane's steps; `body` writes the step's statements.
   auto steps = [&](const std::function<void(const std::vector<std::string>&, const std::string&)>& body) {
     os << "    #pragma unroll\n    for (int j = 0; j < " << n << "; ++j) {\n";
-    os << "      const long long r = (threadIdx.x & 31) + 32LL * j;\n";
+    os << "      const kiln_i r = (threadIdx.x & 31) + 32 * j;\n";
     std::string pad = "      ";
     if (ragged) {
-      os << "      if (r < " << length << "LL) {\n";
+      os << "      if (r < " << lit(length) << ") {\n";
       pad = "        ";
     }
     std::vector<std::string> rvars = vars;
@@ -262,12 +262,12 @@ void RowKernelEmitter::row(std::ostringstream& os, const FusedKernel& k, bool wa
     for (RowPass pass : passes) lanes = std::max(lanes, pass == RowPass::Welford ? 3 : pass == RowPass::Online ? 2 : 1);
     os << "  __shared__ float smem[" << 33 * lanes << "];\n";
   }
-  os << "  const long long rows = " << size_product(k.outer) << ";\n";
+  os << "  const kiln_i rows = " << size_product(k.outer) << ";\n";
   if (warp)
-    os << "  for (long long row = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5; row < rows; "
-          "row += (static_cast<long long>(gridDim.x) * blockDim.x) >> 5) {\n";
+    os << "  for (kiln_i row = (static_cast<kiln_i>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5; row < rows; "
+          "row += (static_cast<kiln_i>(gridDim.x) * blockDim.x) >> 5) {\n";
   else
-    os << "  for (long long row = blockIdx.x; row < rows; row += gridDim.x) {\n";
+    os << "  for (kiln_i row = blockIdx.x; row < rows; row += gridDim.x) {\n";
   std::vector<std::string> vars;
   unflatten(os, "row", k.outer, 0, "    ", vars);
   std::map<int, std::string> accs;
@@ -318,7 +318,7 @@ void RowKernelEmitter::row(std::ostringstream& os, const FusedKernel& k, bool wa
           os << "    const float " << shift << " = " << v0 << ";  // the row's first value: Welford runs on the values minus it\n";
         }
       }
-      os << "    for (long long r = " << first << "; r < " << length << "; r += " << step << ") {\n";
+      os << "    for (kiln_i r = " << first << "; r < " << length << "; r += " << step << ") {\n";
       std::vector<std::string> rvars = vars;
       unflatten(os, "r", comp.reduce_sizes, k.outer.size(), "      ", rvars);
       std::string v = statement(os, "      ", comp.body, rvars, accs, k.outer.size());
@@ -343,7 +343,7 @@ void RowKernelEmitter::row(std::ostringstream& os, const FusedKernel& k, bool wa
       std::string acc = "acc" + std::to_string(c);
       std::string op = comp.reduce_op;
       os << accumulator(comp, acc);
-      os << "    for (long long r = " << first << "; r < " << size_product(comp.reduce_sizes) << "; r += " << step << ") {\n";
+      os << "    for (kiln_i r = " << first << "; r < " << size_product(comp.reduce_sizes) << "; r += " << step << ") {\n";
       std::vector<std::string> rvars = vars;
       unflatten(os, "r", comp.reduce_sizes, k.outer.size(), "      ", rvars);
       std::string v = statement(os, "      ", comp.body, rvars, accs, k.outer.size());
@@ -357,7 +357,7 @@ void RowKernelEmitter::row(std::ostringstream& os, const FusedKernel& k, bool wa
       store(c, acc);
     } else {
       std::vector<Sym> inner(comp.sizes.begin() + k.outer.size(), comp.sizes.end());
-      os << "    for (long long e = " << first << "; e < " << size_product(inner) << "; e += " << step << ") {\n";
+      os << "    for (kiln_i e = " << first << "; e < " << size_product(inner) << "; e += " << step << ") {\n";
       std::vector<std::string> ivars = vars;
       unflatten(os, "e", inner, k.outer.size(), "      ", ivars);
       std::vector<lowering::IExpr> idx;
@@ -386,9 +386,9 @@ void unflatten_rows(RowKernelEmitter& em, std::ostringstream& os, const FusedKer
 
 void emit_column(RowKernelEmitter& em, std::ostringstream& os, const FusedKernel& k) {
   const auto& p = em.p;
-  os << "  const long long rows = " << em.size_product(k.outer) << ";\n";
-  os << "  for (long long row = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; row < rows; "
-        "row += static_cast<long long>(gridDim.x) * blockDim.x) {\n";
+  os << "  const kiln_i rows = " << em.size_product(k.outer) << ";\n";
+  os << "  for (kiln_i row = static_cast<kiln_i>(blockIdx.x) * blockDim.x + threadIdx.x; row < rows; "
+        "row += static_cast<kiln_i>(gridDim.x) * blockDim.x) {\n";
   std::vector<std::string> vars;
   std::vector<lowering::IExpr> row_idx;
   unflatten_rows(em, os, k, vars, row_idx);
@@ -398,7 +398,7 @@ void emit_column(RowKernelEmitter& em, std::ostringstream& os, const FusedKernel
     std::string acc = "acc" + std::to_string(c);
     const std::string& op = comp.reduce_op;
     os << accumulator(comp, acc);
-    os << "    for (long long r = 0; r < " << em.size_product(comp.reduce_sizes) << "; ++r) {\n";
+    os << "    for (kiln_i r = 0; r < " << em.size_product(comp.reduce_sizes) << "; ++r) {\n";
     std::vector<std::string> rvars = vars;
     em.unflatten(os, "r", comp.reduce_sizes, k.outer.size(), "      ", rvars);
     std::string v = em.statement(os, "      ", comp.body, rvars, accs, k.outer.size());
@@ -419,9 +419,9 @@ void emit_row_tiles(RowKernelEmitter& em, std::ostringstream& os, const FusedKer
   os << "  __shared__ float part[32 * " << pitch << "];  // each warp's partial result per row of the tile\n";
   os << "  const int lane = threadIdx.x % " << w << ", slice = threadIdx.x / " << w << ", slices = blockDim.x / " << w
      << ", warp = threadIdx.x >> 5, warps = blockDim.x >> 5;\n";
-  os << "  const long long rows = " << em.size_product(k.outer) << ";\n";
-  os << "  for (long long tile = blockIdx.x; tile * " << w << " < rows; tile += gridDim.x) {\n";
-  os << "    const long long row = tile * " << w << " + lane;\n";
+  os << "  const kiln_i rows = " << em.size_product(k.outer) << ";\n";
+  os << "  for (kiln_i tile = blockIdx.x; tile * " << w << " < rows; tile += gridDim.x) {\n";
+  os << "    const kiln_i row = tile * " << w << " + lane;\n";
   os << "    const bool live = row < rows;  // the last tile may be partial\n";
   std::vector<std::string> vars;
   std::vector<lowering::IExpr> row_idx;
@@ -434,7 +434,7 @@ void emit_row_tiles(RowKernelEmitter& em, std::ostringstream& os, const FusedKer
       std::vector<lowering::IExpr> idx;
       for (size_t d = 0; d < comp.sizes.size(); ++d) {
         idx.push_back(lowering::ie_var(static_cast<int>(d)));
-        if (d >= k.outer.size()) ivars.push_back("0LL");
+        if (d >= k.outer.size()) ivars.push_back(em.lit(0));
       }
       os << "    if (live && slice == 0) {\n";
       std::string v = em.statement(os, "      ", comp.body, ivars, accs, k.outer.size(), &comp);
@@ -449,7 +449,7 @@ void emit_row_tiles(RowKernelEmitter& em, std::ostringstream& os, const FusedKer
     };
     os << accumulator(comp, acc);
     os << "    if (live) {\n";
-    os << "      for (long long r = slice; r < " << em.size_product(comp.reduce_sizes) << "; r += slices) {\n";
+    os << "      for (kiln_i r = slice; r < " << em.size_product(comp.reduce_sizes) << "; r += slices) {\n";
     std::vector<std::string> rvars = vars;
     em.unflatten(os, "r", comp.reduce_sizes, k.outer.size(), "        ", rvars);
     std::string v = em.statement(os, "        ", comp.body, rvars, accs, k.outer.size());

@@ -273,16 +273,20 @@ TEST(EmitCuda, SixteenBitBuffersMoveAsVectorsToo) {
 
 namespace {
 
-// The CUDA source of a model written in TorchScript here, captured on inputs `spec`.
-std::string scripted_source(const std::string& name, const std::string& code, const std::string& spec) {
+// The fused program of a model written in TorchScript here, captured on inputs `spec`.
+fusion::FusedProgram scripted_fused(const std::string& name, const std::string& code, const std::string& spec) {
   auto m = model::load_model(test::scripted_model(name, code));
   capture::CompileOptions o;
   o.backend = "eager";
   o.dynamic = false;
   runtime::CapturedRuntime rt(m, o);
   rt.run(runtime::make_inputs({parse_input_spec(spec)}));
-  auto fused = fusion::schedule(lowering::lower_graph(rt.regions().at(0).entries.at(0).graph).program);
-  return codegen::emit_cuda(fused);
+  return fusion::schedule(lowering::lower_graph(rt.regions().at(0).entries.at(0).graph).program);
+}
+
+// Its CUDA source.
+std::string scripted_source(const std::string& name, const std::string& code, const std::string& spec) {
+  return codegen::emit_cuda(scripted_fused(name, code, spec));
 }
 
 }  // namespace
@@ -297,7 +301,7 @@ TEST(EmitCuda, TransposingKernelsRunInSharedMemoryTiles) {
     EXPECT_EQ(count(src, "pointwise kernel (transposing, in 32x32 tiles)"), 1) << src;
     EXPECT_EQ(count(src, "__shared__ float tile[32][33];"), 1) << src;
     EXPECT_EQ(count(src, "read along i1 and written along i2"), 1) << src;
-    EXPECT_EQ(count(src, "if (i1 < 40LL && i2 < 48LL)"), 2) << src;  // 40 and 48: partial tiles
+    EXPECT_EQ(count(src, "if (i1 < 40 && i2 < 48)"), 2) << src;  // 40 and 48: partial tiles
     auto bin = codegen::compile_cuda(src, "sm_90");
     EXPECT_GT(bin.cubin.size(), 0u);
   }
@@ -334,7 +338,7 @@ TEST(EmitCuda, SoftmaxAndLayerNormReduceInOnePass) {
       EXPECT_NE(body.find("kiln_block_welford(n"), std::string::npos) << body;
       EXPECT_NE(body.find("__shared__ float smem[99];"), std::string::npos) << body;  // (count, mean, M2)
     }
-    EXPECT_EQ(count(body, "for (long long r = "), 1) << body;  // one reduction loop per row kernel
+    EXPECT_EQ(count(body, "for (kiln_i r = "), 1) << body;  // one reduction loop per row kernel
   }
   auto bin = codegen::compile_cuda(tuned, "sm_90");
   EXPECT_GT(bin.cubin.size(), 0u);
@@ -436,4 +440,37 @@ TEST(EmitCuda, EachKernelTakesOnlyItsOwnBuffers) {
       EXPECT_NE(body.find("(args.buf[" + std::to_string(i) + "]);"), std::string::npos) << ki.name << " " << i;
     EXPECT_EQ(body.find("(args.buf[" + std::to_string(ki.buffers.size()) + "]);"), std::string::npos) << ki.name;
   }
+}
+
+// Index arithmetic runs on 32-bit integers where every extent of the region is known and at most
+// 2^26 elements (room for what loop headers compute), and on 64-bit ones otherwise: a region with
+// a symbolic size, or one computation past 2^26 elements. Both forms compile.
+TEST(EmitCuda, IndicesAre32BitWhereEveryExtentFitsAnd64BitOtherwise) {
+  const std::string code =
+      "def forward(self, x):\n    y = torch.relu(x * 2.0 + 1.0)\n    return y.sum([2]) + y[:, :, 0]\n";
+  auto fused = scripted_fused("index_width", code, "4x3x7");
+  const auto narrow = codegen::emit_cuda(fused);
+  EXPECT_GT(count(narrow, "typedef int kiln_i;"), 0) << narrow;
+  EXPECT_EQ(count(narrow, "typedef long long kiln_i;"), 0) << narrow;
+  // No 64-bit constant in any kernel's index arithmetic (the shared prelude keeps kiln_floordiv's).
+  const auto kernels = narrow.substr(narrow.find("extern \"C\" __global__"));
+  EXPECT_EQ(count(kernels, "LL"), 0) << kernels;
+  EXPECT_GT(codegen::compile_cuda(narrow, "sm_90").cubin.size(), 0u);
+
+  auto big = fused;  // 2^25 x 3 x 7 elements: past 2^26
+  for (auto& c : big.program.comps)
+    if (!c.sizes.empty() && capture::sym_str(c.sizes[0]) == "4") c.sizes[0] = capture::sym_const(int64_t{1} << 25);
+  for (auto& k : big.kernels)
+    if (!k.outer.empty() && capture::sym_str(k.outer[0]) == "4") k.outer[0] = capture::sym_const(int64_t{1} << 25);
+  const auto wide = codegen::emit_cuda(big);
+  EXPECT_GT(count(wide, "typedef long long kiln_i;"), 0) << wide;
+  EXPECT_EQ(count(wide, "typedef int kiln_i;"), 0) << wide;
+  EXPECT_GT(count(wide, "33554432LL"), 0) << wide;
+  EXPECT_GT(codegen::compile_cuda(wide, "sm_90").cubin.size(), 0u);
+
+  auto symbolic = fused;
+  symbolic.program.symbols.push_back("s0");
+  const auto dynamic = codegen::emit_cuda(symbolic);
+  EXPECT_GT(count(dynamic, "typedef long long kiln_i;"), 0) << dynamic;
+  EXPECT_EQ(count(dynamic, "typedef int kiln_i;"), 0) << dynamic;
 }

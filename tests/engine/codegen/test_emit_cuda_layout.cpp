@@ -58,7 +58,7 @@ TEST(EmitCudaLayout, ChannelsLastKernelsWalkTheChannelInnermostWithFloat4) {
   auto k0 = kernel_text(src, "k0_relu");
   ASSERT_FALSE(k0.empty()) << src;
   // The flat index decomposes channel first (innermost), then column, row, batch.
-  auto c = k0.find("const long long i1 = base % 16LL;"), w = k0.find("const long long i3 = q1 % 16LL;");
+  auto c = k0.find("const kiln_i i1 = base % 16;"), w = k0.find("const kiln_i i3 = q1 % 16;");
   EXPECT_TRUE(c != std::string::npos && w != std::string::npos && c < w) << k0;
   // The conv output and the kernel's own buffer move as float4 at `base`; the per-channel
   // batch-norm parameters are read by channel (lane added to the channel index).
@@ -76,7 +76,7 @@ TEST(EmitCudaLayout, AutotuneVariantsKeepTheChannelsLastOrder) {
   auto src = codegen::emit_cuda(fused, {}, nullptr, /*variants=*/true);
   EXPECT_NE(src.find("k0_relu_w1"), std::string::npos);
   auto w1 = kernel_text(src, "k0_relu_w1");
-  EXPECT_NE(w1.find("const long long i1 = flat % 16LL;"), std::string::npos) << w1;
+  EXPECT_NE(w1.find("const kiln_i i1 = flat % 16;"), std::string::npos) << w1;
   auto bin = codegen::compile_cuda(src, "sm_90");
   EXPECT_GT(bin.cubin.size(), 0u);
 }
@@ -224,8 +224,8 @@ TEST(EmitCudaColumns, LongChannelsLastPoolingRunsInRowTilesRowMajorPoolingARowKe
   EXPECT_TRUE(info[0].variants[3].thread_per_row);
   auto k = kernel_text(src, info[0].name);
   EXPECT_NE(src.find("row kernel (rows in tiles of 8, threads splitting each row)"), std::string::npos);
-  EXPECT_NE(k.find("const long long row = tile * 8 + lane;"), std::string::npos) << k;
-  EXPECT_NE(k.find("for (long long r = slice; r < 56LL * 56LL; r += slices)"), std::string::npos) << k;
+  EXPECT_NE(k.find("const kiln_i row = tile * 8 + lane;"), std::string::npos) << k;
+  EXPECT_NE(k.find("for (kiln_i r = slice; r < 56 * 56; r += slices)"), std::string::npos) << k;
   // Lane l = channel c reads x at c + 144 * (w + 56 * (h + 56 * n)): neighbours in memory. The
   // slices of a warp meet by shuffles, the warps' sums in warp order; the first slice stores the mean.
   EXPECT_NE(k.find("for (int o = 16; o >= 8; o >>= 1) acc1 += __shfl_down_sync(0xffffffffu, acc1, o);"), std::string::npos) << k;
@@ -391,6 +391,6 @@ TEST(EmitCudaColumns, ChannelsLastMaxPoolRunsOneThreadPerPooledElementChannelFas
   EXPECT_TRUE(info[0].variants[0].thread_per_row);
   auto k = kernel_text(src, info[0].name);
   // Rows (4 x 8 x 16 x 16 pooled elements) decompose channel first.
-  EXPECT_NE(k.find("const long long i1 = row % 8LL;"), std::string::npos) << k;
+  EXPECT_NE(k.find("const kiln_i i1 = row % 8;"), std::string::npos) << k;
   EXPECT_GT(codegen::compile_cuda(src, "sm_90").cubin.size(), 0u);
 }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/support/compile_support.h"
+#include "tests/support/scripted_models.h"
 
 using namespace kiln;
 
@@ -63,4 +64,66 @@ TEST(Schedule, NoFusionGivesOneKernelPerComputation) {
   auto unfused = test::compile_example("small_mlp.pt", "4x64", "aot_eager");
   EXPECT_GT(unfused.artifacts.kernels.size(), fused.artifacts.kernels.size());
   EXPECT_LT(test::relative_error(unfused, "4x64"), 1e-5);
+}
+
+namespace {
+
+// Kernels of a compiled model that compute (realize) the named value by itself or among others.
+int kernels_computing(const test::CompiledModel& cm, const std::string& value) {
+  int n = 0;
+  std::istringstream after(cm.stages.at("21_loops_after_fusion.txt"));
+  for (std::string line; std::getline(after, line);) {
+    if (line.rfind("kernel ", 0) != 0) continue;
+    std::istringstream words(line.substr(line.find(" computes ") + 10));
+    for (std::string w; words >> w;) n += w == value;
+  }
+  return n;
+}
+
+}  // namespace
+
+// A squeeze-excitation activation: read by its pooling (a reduction over every element) and by the
+// scaling (pointwise over every element). Recomputing it in both moves fewer bytes than writing it
+// and reading it back twice, so no kernel stores it; the results stay eager's.
+TEST(Schedule, AnActivationReadOnceByEachOfTwoConsumersIsRecomputedInBoth) {
+  auto path = test::scripted_model("se_act", R"JIT(
+def forward(self, x):
+    a = torch.sigmoid(x * 1.5 + 0.25) * x
+    s = torch.sigmoid(a.mean([2, 3], True))
+    return a * s
+)JIT");
+  auto cm = test::compile_example(path, "2x8x6x5");
+  const auto& before = cm.stages.at("20_loops_before_fusion.txt");
+  ASSERT_NE(before.find("a ="), std::string::npos) << before;  // the activation is its own computation before
+  EXPECT_EQ(kernels_computing(cm, "a"), 0) << cm.stages.at("21_loops_after_fusion.txt");
+  const auto& decisions = cm.stages.at("22_fusion_decisions.txt");
+  EXPECT_NE(decisions.find("fused     a -> "), std::string::npos) << decisions;
+  EXPECT_NE(decisions.find("recomputed in each of its 2 consumers"), std::string::npos) << decisions;
+  EXPECT_LT(test::relative_error(cm, "2x8x6x5"), 1e-5);
+}
+
+// Where recomputing would cost more than the buffer it saves, the producer is stored once: a
+// consumer that reads it twice per element, or a producer of four stored full-size inputs read by two
+// (2 x 4 reads against 4 reads, a write and 2 reads).
+TEST(Schedule, ProducersThatRecomputingWouldMakeDearerKeepTheirBuffer) {
+  auto twice = test::compile_example(test::scripted_model("read_twice", R"JIT(
+def forward(self, x):
+    a = torch.sigmoid(x * 1.5 + 0.25) * x
+    return (a * a).sum([1]), a + 1.0
+)JIT"),
+                                     "4x16");
+  EXPECT_EQ(kernels_computing(twice, "a"), 1) << twice.stages.at("21_loops_after_fusion.txt");
+  EXPECT_NE(twice.stages.at("22_fusion_decisions.txt").find("used by 2 consumers"), std::string::npos);
+
+  auto cm = test::compile_example(test::scripted_model("four_inputs", R"JIT(
+def forward(self, x):
+    y = torch.cos(x)
+    z = torch.sin(x)
+    w = torch.exp(x * 0.1)
+    v = torch.tanh(x)
+    a = torch.sigmoid(y * z + w * v)
+    return a.sum([1]), a * 3.0, y, z, w, v
+)JIT"),
+                                  "4x16");
+  EXPECT_EQ(kernels_computing(cm, "a"), 1) << cm.stages.at("21_loops_after_fusion.txt") << cm.stages.at("22_fusion_decisions.txt");
 }
