@@ -5,6 +5,8 @@
 #include <set>
 #include <sstream>
 
+#include "engine/lowering/index_simplify.h"
+
 namespace kiln::fusion {
 
 using lowering::IExpr;
@@ -57,6 +59,13 @@ std::multiset<std::string> visit_key(const Comp& c) {
       if (s != "1") k.insert(s);
     }
   return k;
+}
+
+bool same_index(const std::vector<IExpr>& a, const std::vector<IExpr>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t d = 0; d < a.size(); ++d)
+    if (!lowering::ie_equal(a[d], b[d])) return false;
+  return true;
 }
 
 bool prefix(const std::vector<Sym>& outer, const std::vector<Sym>& sizes) {
@@ -126,12 +135,21 @@ FusedProgram schedule(const LoopProgram& input, const FusionOptions& options) {
     if (!cheap && users[i].size() > 1 && users[i].size() <= 3 && !extern_user &&
         lowering::ve_size(inlined[i]) <= options.recompute_limit) {
       const auto key = visit_key(c);
-      bool once_each = true;
-      for (int u : users[i]) {
+      // Consumer u reads each element of producer p once: its loads of p are at one index (one
+      // read: the kernel computes the same expression once, as a variance's (x - mean) * (x - mean)),
+      // it visits as many elements, and where it is a view (inlined in turn into its own readers)
+      // so does each of them: a slice or a broadcast further on would read it unevenly.
+      std::function<bool(int, int, int)> reads_once = [&](int producer, int u, int depth) {
         std::vector<const VExprNode*> ls;
-        loads_of(comps[u].body, static_cast<int>(i), ls);
-        once_each &= ls.size() == 1 && visit_key(comps[u]) == key;
-      }
+        loads_of(comps[u].body, producer, ls);
+        bool ok = !ls.empty() && visit_key(comps[u]) == key && depth < 8;
+        for (const auto* l : ls) ok &= same_index(l->index, ls.front()->index);
+        if (ok && comps[u].is_view)
+          for (int w : users[u]) ok &= computes(comps[w]) && reads_once(u, w, depth + 1);
+        return ok;
+      };
+      bool once_each = true;
+      for (int u : users[i]) once_each &= reads_once(static_cast<int>(i), u, 0);
       std::set<int> inputs;
       all_loads(inlined[i], inputs);
       size_t full = 0;

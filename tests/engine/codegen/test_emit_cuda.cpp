@@ -474,3 +474,15 @@ TEST(EmitCuda, IndicesAre32BitWhereEveryExtentFitsAnd64BitOtherwise) {
   EXPECT_GT(count(dynamic, "typedef long long kiln_i;"), 0) << dynamic;
   EXPECT_EQ(count(dynamic, "typedef int kiln_i;"), 0) << dynamic;
 }
+
+// A residual add recomputed inside its layer norm keeps the one-pass (Welford) row form: the
+// mean and variance read the same recomputed expression.
+TEST(EmitCuda, ALayerNormOverARecomputedAddStaysOnePass) {
+  const std::string code =
+      "def forward(self, x):\n    h = torch.matmul(x, x) * 0.5 + x\n    return torch.layer_norm(h, [64])\n";
+  std::vector<codegen::CudaKernelInfo> info;
+  const auto src = codegen::emit_cuda(scripted_fused("residual_ln_cuda", code, "64x64"), {}, &info, /*variants=*/true);
+  ASSERT_EQ(info.size(), 1u) << src;  // the row kernel alone
+  EXPECT_GT(count(src, "// welford: mean and variance in one pass"), 0) << src;
+  EXPECT_GT(codegen::compile_cuda(src, "sm_90").cubin.size(), 0u);
+}

@@ -102,16 +102,32 @@ def forward(self, x):
   EXPECT_LT(test::relative_error(cm, "2x8x6x5"), 1e-5);
 }
 
-// Where recomputing would cost more than the buffer it saves, the producer is stored once: a
-// consumer that reads it twice per element, or a producer of four stored full-size inputs read by two
+// A residual add read by its layer norm's mean, variance (twice, at one place) and normalization
+// is recomputed in the layer norm's row kernel from the add's two inputs: no kernel of its own.
+TEST(Schedule, AResidualAddIsRecomputedInsideItsLayerNorm) {
+  auto path = test::scripted_model("residual_ln", R"JIT(
+def forward(self, x):
+    h = torch.matmul(x, x) * 0.5 + x
+    return torch.layer_norm(h, [16])
+)JIT");
+  auto cm = test::compile_example(path, "16x16");
+  EXPECT_EQ(kernels_computing(cm, "h"), 0) << cm.stages.at("21_loops_after_fusion.txt");
+  EXPECT_EQ(cm.artifacts.kernels.size(), 1u) << cm.stages.at("21_loops_after_fusion.txt");
+  EXPECT_NE(cm.stages.at("22_fusion_decisions.txt").find("recomputed in each of its 3 consumers"), std::string::npos)
+      << cm.stages.at("22_fusion_decisions.txt");
+  EXPECT_LT(test::relative_error(cm, "16x16"), 1e-5);
+}
+
+// Where recomputing would cost more than the buffer it saves, the producer is stored once:
+// consumers that read only part of it at a time (two shifted slices), or a producer of four stored full-size inputs read by two
 // (2 x 4 reads against 4 reads, a write and 2 reads).
 TEST(Schedule, ProducersThatRecomputingWouldMakeDearerKeepTheirBuffer) {
   auto twice = test::compile_example(test::scripted_model("read_twice", R"JIT(
 def forward(self, x):
     a = torch.sigmoid(x * 1.5 + 0.25) * x
-    return (a * a).sum([1]), a + 1.0
+    return (a[:, 1:] * a[:, :-1]).sum([1]), a + 1.0
 )JIT"),
-                                     "4x16");
+                                     "16x16");
   EXPECT_EQ(kernels_computing(twice, "a"), 1) << twice.stages.at("21_loops_after_fusion.txt");
   EXPECT_NE(twice.stages.at("22_fusion_decisions.txt").find("used by 2 consumers"), std::string::npos);
 
