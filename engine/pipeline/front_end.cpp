@@ -82,6 +82,7 @@ void layout(State& s) {
 void schedule(State& s) {
   fusion::FusionOptions fo;
   fo.fuse = s.options.fuse;
+  if (!s.options.recompute) fo.recompute_limit = 0;
   s.out.fused = fusion::schedule(s.out.lowered.program, fo);
   s.scheduled = true;
   s.dump(kLoopsAfterFusion, fusion::fused_program_text(s.out.fused));

@@ -28,6 +28,10 @@ namespace kiln::pipeline {
 
 struct FrontEndOptions {
   bool fuse = true;            // false: one kernel per computation (aot_eager)
+  // Fusion may recompute a producer in each of its few readers (fusion::FusionOptions::recompute_limit):
+  // on the GPU, where those kernels are bound by bytes; off on the CPU, where the recomputed arithmetic
+  // (a SiLU's exp) costs more than the buffer it saves (mobilenet_v3_small 8-15 % slower with it).
+  bool recompute = true;
   bool channels_last = false;  // store convolution chains NHWC
   bool gemm_epilogues = false; // a GEMM may run the kernel after it (max-autotune on the GPU): plan its buffers early
   // Channels-last convolutions' constant weights: converted once and a copy kept with the region

@@ -34,6 +34,7 @@ class KilnBackend : public runtime::Backend {
     fe.fuse = fuse_;
     fe.channels_last = options.conv_layout == "channels-last" || (options.conv_layout == "auto" && on_gpu);
     fe.gemm_epilogues = on_gpu && options.mode == "max-autotune";
+    fe.recompute = on_gpu;
     // Default mode on the GPU keeps no channels-last copy of the conv weights (LibTorch converts each per
     // call): a copy of every weight would put its peak above eager's (ResNet-18 b8: 158 against 137 MiB).
     // Elsewhere they are kept while no larger than eager's activations: a conversion replayed in a CUDA
