@@ -1,8 +1,8 @@
-// Import benchmark: synthesizes a TORCH_TRACE log and a Chrome (Kineto) trace of at least the
-// requested size in /tmp (default 1 GiB each) by repeating the sample records with fresh compile
-// ids / timestamps / correlation ids, imports each once, and prints MB/s, peak RSS (VmHWM, reset
-// before each import), the bytes the session holds, and the time and size of writing the session
-// (save_session, as kiln import does). Deletes the files unless --keep.
+// Import benchmark: synthesizes a TORCH_TRACE log and a Chrome (Kineto) trace, the trace both
+// minified and in Kineto's own indented layout, each of at least the requested size in /tmp (default
+// 1 GiB each) by repeating the sample records with fresh compile ids / timestamps / correlation ids,
+// imports each once, and prints MB/s, peak RSS (VmHWM, reset before each import), the bytes the
+// session holds, and the time and size of writing the session (save_session, as kiln import does). Deletes the files unless --keep.
 //   kiln_import_bench [--mb N] [--keep] [--reuse] [--dir DIR]
 // --reuse takes the inputs a run with --keep left in DIR instead of synthesizing them again.
 // Not a test: nothing asserts speed.
@@ -17,6 +17,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "engine/importers/kineto/kineto.h"
@@ -115,15 +116,39 @@ uint64_t make_torch_trace(const std::string& sample, const std::string& path, ui
   return written;
 }
 
-uint64_t make_chrome_trace(const std::string& sample, const std::string& path, uint64_t min_bytes) {
-  auto doc = nlohmann::json::parse(read_all(sample));
+// An event as Kineto writes it: indented, its members in their order on shared lines, args below.
+std::string kineto_layout(const nlohmann::ordered_json& e) {
+  std::string out = "  {\n    ";
+  bool first = true;
+  for (const auto& [k, v] : e.items()) {
+    if (k == "args") continue;
+    out += (first ? "\"" : ", \"") + k + "\": " + v.dump();
+    first = false;
+  }
+  if (e.contains("args")) {
+    out += ",\n    \"args\": {\n      ";
+    bool first_arg = true;
+    for (const auto& [k, v] : e["args"].items()) {
+      out += (first_arg ? "\"" : ", \"") + k + "\": " + v.dump();
+      first_arg = false;
+    }
+    out += "\n    }";
+  }
+  return out + "\n  }";
+}
+
+// The sample's events repeated with fresh ids and times: minified with sorted members (Json =
+// nlohmann::json), or in Kineto's own layout (nlohmann::ordered_json, indented = true).
+template <typename Json>
+uint64_t make_chrome_trace(const std::string& sample, const std::string& path, uint64_t min_bytes, bool indented) {
+  auto doc = Json::parse(read_all(sample));
   auto events = doc["traceEvents"];
-  doc["traceEvents"] = nlohmann::json::array();
+  doc["traceEvents"] = Json::array();
   double lo = 1e300, hi = -1e300;
   for (const auto& e : events)
     if (e.contains("ts") && e["ts"].is_number()) {
-      lo = std::min(lo, e["ts"].get<double>());
-      hi = std::max(hi, e["ts"].get<double>() + e.value("dur", 0.0));
+      lo = std::min(lo, e["ts"].template get<double>());
+      hi = std::max(hi, e["ts"].template get<double>() + e.value("dur", 0.0));
     }
   double span = hi - lo + 100;
   std::string head = doc.dump(2);
@@ -134,20 +159,20 @@ uint64_t make_chrome_trace(const std::string& sample, const std::string& path, u
   bool first = true;
   for (int rep = 0; written < min_bytes; ++rep) {
     double shift = rep * span;
-    nlohmann::json step = {{"ph", "X"},  {"cat", "user_annotation"}, {"name", "ProfilerStep#" + std::to_string(rep)},
+    Json step = {{"ph", "X"},  {"cat", "user_annotation"}, {"name", "ProfilerStep#" + std::to_string(rep)},
                            {"pid", 1034}, {"tid", 1034}, {"ts", lo + shift - 1}, {"dur", span - 50}};
-    out << (first ? "" : ",\n") << step.dump();
+    out << (first ? "" : ",\n") << (indented ? kineto_layout(step) : step.dump());
     first = false;
     for (auto e : events) {
       if (e.value("ph", "") == "M" && rep > 0) continue;
-      if (e.contains("ts") && e["ts"].is_number()) e["ts"] = e["ts"].get<double>() + shift;
-      if (e.contains("id") && e["id"].is_number()) e["id"] = e["id"].get<int64_t>() + rep * 1000;
+      if (e.contains("ts") && e["ts"].is_number()) e["ts"] = e["ts"].template get<double>() + shift;
+      if (e.contains("id") && e["id"].is_number()) e["id"] = e["id"].template get<int64_t>() + rep * 1000;
       if (e.contains("args")) {
         auto& a = e["args"];
-        if (a.contains("External id")) a["External id"] = a["External id"].get<int64_t>() + rep * 1000;
-        if (a.contains("correlation")) a["correlation"] = a["correlation"].get<int64_t>() + rep * 1000;
+        if (a.contains("External id")) a["External id"] = a["External id"].template get<int64_t>() + rep * 1000;
+        if (a.contains("correlation")) a["correlation"] = a["correlation"].template get<int64_t>() + rep * 1000;
       }
-      out << ",\n" << e.dump();
+      out << ",\n" << (indented ? kineto_layout(e) : e.dump());
     }
     written = static_cast<uint64_t>(out.tellp());
   }
@@ -204,18 +229,22 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--dir") && i + 1 < argc) dir = argv[++i];
   }
   const std::string data = KILN_TEST_DATA;
-  const std::string log = dir + "/kiln_bench_torch_trace.log", trace = dir + "/kiln_bench_kineto.json";
+  const std::string log = dir + "/kiln_bench_torch_trace.log", trace = dir + "/kiln_bench_kineto.json",
+                    indented = dir + "/kiln_bench_kineto_indented.json";
   const std::string session_path = dir + "/kiln_bench_session.kiln";
-  uint64_t log_bytes = 0, trace_bytes = 0;
-  if (reuse && std::filesystem::exists(log) && std::filesystem::exists(trace)) {
+  uint64_t log_bytes = 0, trace_bytes = 0, indented_bytes = 0;
+  if (reuse && std::filesystem::exists(log) && std::filesystem::exists(trace) && std::filesystem::exists(indented)) {
     log_bytes = std::filesystem::file_size(log);
     trace_bytes = std::filesystem::file_size(trace);
+    indented_bytes = std::filesystem::file_size(indented);
     std::printf("reusing the inputs in %s\n\n", dir.c_str());
   } else {
     std::printf("synthesizing %llu MB inputs in %s ...\n", static_cast<unsigned long long>(mb), dir.c_str());
     auto t0 = Clock::now();
     log_bytes = make_torch_trace(data + "/traces/breaky_dynamic.log", log, mb << 20);
-    trace_bytes = make_chrome_trace(data + "/traces/kineto_small_mlp.json", trace, mb << 20);
+    trace_bytes = make_chrome_trace<nlohmann::json>(data + "/traces/kineto_small_mlp.json", trace, mb << 20, false);
+    indented_bytes =
+        make_chrome_trace<nlohmann::ordered_json>(data + "/traces/kineto_small_mlp.json", indented, mb << 20, true);
     std::printf("  done in %.1f s\n\n", std::chrono::duration<double>(Clock::now() - t0).count());
   }
 
@@ -237,12 +266,13 @@ int main(int argc, char** argv) {
                         std::to_string(s.import_notes.size())});
     if (md5) std::tie(rows.back().write_seconds, rows.back().file_bytes) = timed_save(s, session_path);
   }
-  {
+  for (const auto& [what, path, bytes] : {std::make_tuple("Chrome trace (minified)", trace, trace_bytes),
+                                          std::make_tuple("Chrome trace (Kineto's layout)", indented, indented_bytes)}) {
     reset_peak_rss();
     auto t = Clock::now();
-    auto s = importers::import_kineto_trace(trace);
+    auto s = importers::import_kineto_trace(path);
     double sec = std::chrono::duration<double>(Clock::now() - t).count();
-    rows.push_back({"Chrome trace (Kineto)", trace_bytes, sec, vm_hwm_kb(), stored_bytes(s),
+    rows.push_back({what, bytes, sec, vm_hwm_kb(), stored_bytes(s),
                     std::to_string(s.timeline.size()) + " events, " + std::to_string(s.runs.size()) + " runs, notes " +
                         std::to_string(s.import_notes.size())});
     std::tie(rows.back().write_seconds, rows.back().file_bytes) = timed_save(s, session_path);
@@ -266,6 +296,7 @@ int main(int argc, char** argv) {
   if (!keep) {
     std::filesystem::remove(log);
     std::filesystem::remove(trace);
+    std::filesystem::remove(indented);
   }
   return 0;
 }

@@ -24,6 +24,7 @@
 #include "engine/importers/common/byte_source.h"
 #include "engine/importers/kineto/chrome_event.h"
 #include "engine/importers/kineto/chrome_trace_scanner.h"
+#include "engine/importers/kineto/flat_event.h"
 #include "engine/importers/common/json_doc.h"
 #include "engine/importers/kineto/kineto_trace.h"
 
@@ -70,7 +71,8 @@ std::string now_iso8601() {
 
 // An event's args text into `out` with `room` bytes to spare, in one allocation where the text
 // lies in the event already.
-void take_args(std::string& out, const EventValue& args, size_t room) {
+template <typename Value>  // EventValue or FlatValue
+void take_args(std::string& out, const Value& args, size_t room) {
   const std::string_view text = args.dumped();
   out.reserve(text.size() + room);
   out.append(text);
@@ -148,10 +150,21 @@ class KinetoReader {
     handle(e);
   }
 
+  // One event FlatEventReader read.
+  void on_flat(const FlatEvent& e) {
+    ++events_;
+    dispatch(e);
+  }
+
   // Value: JsonValue, or EventValue for the events ChromeEvent reads (the same answers).
   template <typename Value>
   void handle(const Value& event) {
-    const EventFields<Value> e(event);
+    dispatch(EventFields<Value>(event));
+  }
+
+  // Fields: EventFields<JsonValue or EventValue>, or FlatEvent (the same members).
+  template <typename Fields>
+  void dispatch(const Fields& e) {
     std::string_view ph = e.ph.str();
     if (ph == "X" || ph == "B") return add_span(e, ph == "B");
     if (ph == "E") return close_span(e);
@@ -240,9 +253,9 @@ class KinetoReader {
   int64_t events() const { return events_; }
 
  private:
-  template <typename Value>
-  const std::string& lane_for(const EventFields<Value>& e, bool device) {
-    Value a, b;
+  template <typename Fields>
+  const std::string& lane_for(const Fields& e, bool device) {
+    std::decay_t<decltype(e.pid)> a, b;
     if (device) {
       a = e.device;
       b = e.stream;
@@ -260,14 +273,14 @@ class KinetoReader {
     return lane;
   }
 
-  template <typename Value>
-  void fill(session::TimelineEvent& ev, EventIds& ids, const EventFields<Value>& e) {
+  template <typename Fields>
+  void fill(session::TimelineEvent& ev, EventIds& ids, const Fields& e) {
     std::string_view cat = e.cat.str();
     std::string_view name = e.name.str();
     ids.device = is_device_category(cat);
     ids.runtime = cat == "cuda_runtime" || cat == "cuda_driver" || cat == "Runtime";
     ids.busy = ids.device && cat != "gpu_user_annotation";
-    const Value& args = e.args;
+    const auto& args = e.args;
     ev.lane = lane_for(e, ids.device);
     ev.name = std::string(name);
     ev.category = category_of(cat);
@@ -307,8 +320,8 @@ class KinetoReader {
     }
   }
 
-  template <typename Value>
-  void add_span(const EventFields<Value>& e, bool begin) {
+  template <typename Fields>
+  void add_span(const Fields& e, bool begin) {
     if (begin) open_[stack_key(e)].push_back(t_.session.timeline.size());
     auto& ev = t_.session.timeline.emplace_back();  // filled where it stays
     EventIds& ids = t_.ids.emplace_back();
@@ -316,8 +329,8 @@ class KinetoReader {
     ev.dur_ns = begin ? 0 : std::max<int64_t>(0, us_to_ns(e.dur.f64()));
   }
 
-  template <typename Value>
-  void close_span(const EventFields<Value>& e) {
+  template <typename Fields>
+  void close_span(const Fields& e) {
     std::string key = stack_key(e);
     auto& stack = open_[key];
     const int64_t end_ns = us_to_ns(e.ts.f64());
@@ -336,8 +349,8 @@ class KinetoReader {
     stack.pop_back();
   }
 
-  template <typename Value>
-  void add_instant(const EventFields<Value>& e) {
+  template <typename Fields>
+  void add_instant(const Fields& e) {
     if (e.name.str() == "[memory]") {
       MemorySample m;
       m.ts_ns = us_to_ns(e.ts.f64());
@@ -350,8 +363,8 @@ class KinetoReader {
     fill(ev, ids, e);
   }
 
-  template <typename Value>
-  void add_flow(const EventFields<Value>& e, bool start) {
+  template <typename Fields>
+  void add_flow(const Fields& e, bool start) {
     if (e.cat.str() != "ac2g" && e.name.str() != "ac2g") return;  // other flows carry no launch link
     FlowPoint f;
     f.id = e.id.i64(-1);
@@ -362,8 +375,8 @@ class KinetoReader {
     t_.flows.push_back(std::move(f));
   }
 
-  template <typename Value>
-  std::string stack_key(const EventFields<Value>& e) { return id_text(e.pid) + "/" + id_text(e.tid); }
+  template <typename Fields>
+  std::string stack_key(const Fields& e) { return id_text(e.pid) + "/" + id_text(e.tid); }
 
   struct RegionCalls {
     int64_t calls = 0;
@@ -395,17 +408,28 @@ namespace {
 
 constexpr size_t kChunk = 4 << 20;
 
-// Feeds one scanner: each event read by ChromeEvent when it can, handed to the reader. An event
-// whole in the chunk is read where it lies, in one pass (the scanner skips it); one cut by a chunk's
-// end, or outside ChromeEvent's subset, is gathered by the scanner first.
+// Feeds one scanner: each event read by FlatEventReader when it can (the members the importer
+// looks at, no tree built), else by ChromeEvent, else by JsonParser, and handed to the reader. An
+// event whole in the chunk is read where it lies, in one pass (the scanner skips it); one cut by a
+// chunk's end, or outside ChromeEvent's subset, is gathered by the scanner first.
 struct EventSink {
   explicit EventSink(KinetoReader& reader)
       : reader(reader), scanner([this](std::string_view text) {
+          if (size_t length = flat.read(text, &event)) {
+            size_t rest = length;
+            while (rest < text.size() && (text[rest] == ' ' || text[rest] == '\n' || text[rest] == '\r' || text[rest] == '\t'))
+              ++rest;
+            if (rest == text.size()) return this->reader.on_flat(event);
+          }
           int32_t root = doc.read(text);
           this->reader.on_event(text, doc, root);
           doc.clear();
         }) {
     scanner.set_whole_event_reader([this](std::string_view rest) -> size_t {
+      if (size_t length = flat.read(rest, &event)) {
+        this->reader.on_flat(event);
+        return length;
+      }
       size_t length = 0;
       int32_t root = doc.read_prefix(rest, &length);
       if (root < 0) return 0;
@@ -415,6 +439,8 @@ struct EventSink {
     });
   }
   KinetoReader& reader;
+  FlatEventReader flat;  // most events; the rest ChromeEvent reads, or JsonParser
+  FlatEvent event;
   ChromeEvent doc;
   ChromeTraceScanner scanner;
 };
