@@ -39,20 +39,48 @@ std::string id_text(const Value& v) {
   return "?";
 }
 
-bool is_device_category(std::string_view cat) {
-  return cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset" || cat == "gpu_user_annotation" ||
-         cat == "Kernel" || cat == "Memcpy" || cat == "Memset";
-}
+// What a profiler category says of its event, told once per event (a million of them: the names
+// are told apart by length first).
+struct CategoryFacts {
+  std::string_view category;  // the timeline's name for it ("" → the profiler's own)
+  bool device = false;        // GPU work or a GPU annotation
+  bool runtime = false;       // a CUDA runtime or driver call
+  bool annotation = false;    // gpu_user_annotation
+};
 
-std::string category_of(std::string_view cat) {
-  if (cat == "kernel" || cat == "Kernel") return "kernel";
-  if (cat == "gpu_memcpy" || cat == "Memcpy") return "memcpy";
-  if (cat == "gpu_memset" || cat == "Memset") return "memset";
-  if (cat == "gpu_user_annotation") return "gpu_annotation";
-  if (cat == "python_function") return "python";
-  if (cat == "Runtime") return "cuda_runtime";
-  if (cat == "Operator") return "cpu_op";
-  return cat.empty() ? "other" : std::string(cat);
+CategoryFacts category_facts(std::string_view cat) {
+  switch (cat.size()) {
+    case 0: return {"other"};
+    case 6:
+      if (cat == "kernel" || cat == "Kernel") return {"kernel", true};
+      if (cat == "Memcpy") return {"memcpy", true};
+      if (cat == "Memset") return {"memset", true};
+      break;
+    case 7:
+      if (cat == "Runtime") return {"cuda_runtime", false, true};
+      break;
+    case 8:
+      if (cat == "Operator") return {"cpu_op"};
+      break;
+    case 10:
+      if (cat == "gpu_memcpy") return {"memcpy", true};
+      if (cat == "gpu_memset") return {"memset", true};
+      break;
+    case 11:
+      if (cat == "cuda_driver") return {"", false, true};
+      break;
+    case 12:
+      if (cat == "cuda_runtime") return {"", false, true};
+      break;
+    case 15:
+      if (cat == "python_function") return {"python"};
+      break;
+    case 19:
+      if (cat == "gpu_user_annotation") return {"gpu_annotation", true, false, true};
+      break;
+    default: break;
+  }
+  return {};
 }
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
@@ -277,13 +305,14 @@ class KinetoReader {
   void fill(session::TimelineEvent& ev, EventIds& ids, const Fields& e) {
     std::string_view cat = e.cat.str();
     std::string_view name = e.name.str();
-    ids.device = is_device_category(cat);
-    ids.runtime = cat == "cuda_runtime" || cat == "cuda_driver" || cat == "Runtime";
-    ids.busy = ids.device && cat != "gpu_user_annotation";
+    const CategoryFacts facts = category_facts(cat);
+    ids.device = facts.device;
+    ids.runtime = facts.runtime;
+    ids.busy = ids.device && !facts.annotation;
     const auto& args = e.args;
     ev.lane = lane_for(e, ids.device);
-    ev.name = std::string(name);
-    ev.category = category_of(cat);
+    ev.name.assign(name);
+    ev.category.assign(facts.category.empty() ? cat : facts.category);
     ev.start_ns = us_to_ns(e.ts.f64());
     // Room for what linking adds to GPU work ("launch" and "cpu_op": kineto_links.cpp), written in place.
     if (args.is_object() && args.size() > 0) take_args(ev.args_json, args, ids.device ? 64 : 0);
@@ -292,7 +321,9 @@ class KinetoReader {
     if (!ids.device && pid_ < 0 && (cat == "cpu_op" || cat == "user_annotation") && e.pid.is_number())
       pid_ = e.pid.i64();
 
-    // torch.compile markers.
+    // torch.compile markers (each begins with one of these letters).
+    const char first = name.empty() ? '\0' : name[0];
+    if (first != 'T' && first != '#' && first != 'P' && first != 't') return;
     if (starts_with(name, "Torch-Compiled Region: ")) {
       std::string id(name.substr(23));
       ev.category = "region";
@@ -307,7 +338,7 @@ class KinetoReader {
     }
     if (starts_with(name, "triton_")) {
       ev.kernel = ev.name;
-      if (ids.device && cat != "gpu_user_annotation" && kernels_seen_.insert(ev.name).second) {
+      if (ids.device && !facts.annotation && kernels_seen_.insert(ev.name).second) {
         session::Kernel k;
         k.name = ev.name;
         k.language = "triton";
