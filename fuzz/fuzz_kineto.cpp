@@ -1,6 +1,6 @@
-// libFuzzer target: the Chrome-trace (Kineto) importer on arbitrary bytes, read by one thread and
-// by two (the second from the element boundary guessed mid-file): both reads must give the same
-// session, or the same error.
+// libFuzzer target: the Chrome-trace (Kineto) importer on arbitrary bytes, read by one thread, by
+// two and by three (each further part from an element boundary guessed in the file): every read must
+// give the same session, or the same error.
 #include <cstdlib>
 #include <string>
 
@@ -16,9 +16,9 @@ std::string digest(kiln::session::Session s) {  // every field but the creation 
   return kiln::report::render_json(s);
 }
 
-std::string import(const std::string& path, int64_t split) {
+std::string import(const std::string& path, int64_t split, int parts) {
   try {
-    return digest(kiln::importers::import_kineto_trace(path, nullptr, split));
+    return digest(kiln::importers::import_kineto_trace(path, nullptr, split, parts));
   } catch (const kiln::Error& e) {
     return std::string("error: ") + e.what();
   }
@@ -28,6 +28,7 @@ std::string import(const std::string& path, int64_t split) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   kiln::fuzz::InputFile in(data, size, ".json");
-  if (import(in.path(), 0) != import(in.path(), 1)) std::abort();
+  const std::string one = import(in.path(), 0, 0);
+  if (one != import(in.path(), 1, 2) || one != import(in.path(), 1, 3)) std::abort();
   return 0;
 }

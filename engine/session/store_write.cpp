@@ -6,6 +6,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <nlohmann/json.hpp>
 #include <string_view>
@@ -377,14 +378,16 @@ void write_timeline_rows(SqliteDb& db, const TimelineEvent* first, const Timelin
   }
 }
 
-// Timelines of this many events or more are encoded by two threads (write_timeline_blocks).
+// Timelines of this many events or more are encoded by more threads than this one (write_timeline_blocks):
+// one per core, at most kEncoders in all.
 constexpr size_t kTwoEncoderEvents = 20000;
+constexpr unsigned kEncoders = 8;
 // Blocks encoded ahead of the one being inserted, at most (their texts wait in memory).
 constexpr size_t kBlocksAhead = 32;
 
 // write_timeline for files with timeline_blocks: the blocks' texts are made on this thread and, for
-// large timelines, a second one (each takes the next block not yet taken, up to kBlocksAhead ahead
-// of the insert), and inserted here in order. Shared args values are stored first, here.
+// large timelines, on helpers, one per further core (each takes the next block not yet taken, up to
+// kBlocksAhead ahead of the insert), and inserted here in order. Shared args values are stored first, here.
 void write_timeline_blocks(SqliteDb& db, const TimelineEvent* first, const TimelineEvent* last, int run_override,
                            int64_t first_seq) {
   if (first == last) return;
@@ -428,19 +431,26 @@ void write_timeline_blocks(SqliteDb& db, const TimelineEvent* first, const Timel
     ready[i] = 1;
     changed.notify_all();
   };
-  std::thread helper;
-  if (static_cast<size_t>(last - first) >= kTwoEncoderEvents && std::thread::hardware_concurrency() >= 2) {
-    helper = std::thread([&] {
-      std::unique_lock<std::mutex> lock(m);
-      try {
-        for (size_t i; (i = take(lock, true)) < count;) encode(i, lock);
-      } catch (...) {
-        if (!lock.owns_lock()) lock.lock();
-        failed = std::current_exception();
-        stop = true;
-        changed.notify_all();
-      }
-    });
+  std::vector<std::thread> helpers;
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned helper_count =
+      static_cast<size_t>(last - first) >= kTwoEncoderEvents ? std::min(cores, kEncoders) - 1 : 0;
+  for (unsigned h = 0; h < helper_count; ++h) {
+    try {
+      helpers.emplace_back([&] {
+        std::unique_lock<std::mutex> lock(m);
+        try {
+          for (size_t i; (i = take(lock, true)) < count;) encode(i, lock);
+        } catch (...) {
+          if (!lock.owns_lock()) lock.lock();
+          failed = std::current_exception();
+          stop = true;
+          changed.notify_all();
+        }
+      });
+    } catch (const std::system_error&) {
+      break;  // no thread to be had: the ones started (and this one) encode
+    }
   }
   auto finish_helper = [&] {
     {
@@ -448,7 +458,7 @@ void write_timeline_blocks(SqliteDb& db, const TimelineEvent* first, const Timel
       stop = true;
     }
     changed.notify_all();
-    if (helper.joinable()) helper.join();
+    for (auto& helper : helpers) helper.join();
   };
   try {
     std::unique_lock<std::mutex> lock(m);

@@ -14,6 +14,7 @@
 #include <exception>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <set>
 #include <thread>
 #include <tuple>
@@ -500,7 +501,8 @@ int64_t split_candidate(const ByteSource& source, int64_t from, int64_t size) {
 
 }  // namespace
 
-session::Session import_kineto_trace(const std::string& path, KinetoFacts* facts, int64_t split_from_bytes) {
+session::Session import_kineto_trace(const std::string& path, KinetoFacts* facts, int64_t split_from_bytes,
+                                     int max_parts) {
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) throw Error(path + ": is a directory, not a trace file");
   ByteSource source(path);
@@ -512,72 +514,117 @@ session::Session import_kineto_trace(const std::string& path, KinetoFacts* facts
   std::vector<char> chunk(kChunk);
   size_t n;
   uint64_t fed = 0;
-  // What the scanners saw, whether one thread read the file or two.
+  // What the scanners saw, whether one thread read the file or several.
   std::string header;
   bool header_truncated = false, cut = false;
   int64_t oversized = 0;  // besides the first scanner's own
-  uint64_t bytes = 0;     // read by the second thread
+  uint64_t bytes = 0;     // read by the other threads
   int parts = 1;
 
-  // A large plain file: once the first thread is inside the events array, a second one reads the
-  // second half from an element boundary guessed there; the first reads up to it and checks the
-  // guess. A wrong guess (or any failure of the second thread) costs time only: the first thread
-  // then reads on.
+  // A large plain file: once the first thread is inside the events array, each further thread reads
+  // a part of the rest from an element boundary guessed there, and each part checks that it ends
+  // between two events exactly where the next one begins (the first thread checks the first
+  // guess). Any wrong guess (or any failure of another thread) costs time only: the first thread
+  // then reads on alone.
   const int64_t size = source.plain_size();
-  if (split_from_bytes > 0 && size >= split_from_bytes && std::thread::hardware_concurrency() >= 2) {
-    while (!scanner.in_events() && fed < static_cast<uint64_t>(size / 2) &&
-           (n = source.read(chunk.data(), std::min<uint64_t>(chunk.size(), size / 2 - fed))) > 0) {
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int want = max_parts > 0 ? max_parts : std::min(cores, kKinetoMaxParts);
+  if (split_from_bytes > 0 && size >= split_from_bytes)
+    want = static_cast<int>(std::min<int64_t>(want, std::max<int64_t>(2, size / std::max<int64_t>(1, split_from_bytes / 2))));
+  if (split_from_bytes > 0 && size >= split_from_bytes && want >= 2) {
+    const uint64_t first_end = static_cast<uint64_t>(size / want);
+    while (!scanner.in_events() && fed < first_end &&
+           (n = source.read(chunk.data(), std::min<uint64_t>(chunk.size(), first_end - fed))) > 0) {
       scanner.feed(std::string_view(chunk.data(), n));
       fed += n;
     }
-    const int64_t split = scanner.in_events() ? split_candidate(source, std::max<int64_t>(size / 2, fed), size) : -1;
-    if (split > 0) {
-      ImportTally later_tally;
-      KinetoReader later(later_tally);
-      later.set_later_part();
-      later.reserve_for(size - split);
-      EventSink later_sink(later);
-      later_sink.scanner.continue_events_of(scanner);
+    std::vector<int64_t> starts;  // where the other parts begin, in file order
+    if (scanner.in_events()) {
+      int64_t after = static_cast<int64_t>(fed);
+      for (int k = 1; k < want; ++k) {
+        const int64_t at = split_candidate(source, std::max<int64_t>(size * k / want, after), size);
+        if (at <= after) break;
+        starts.push_back(at);
+        after = at + 1;
+      }
+    }
+    if (!starts.empty()) {
+      struct Part {
+        ImportTally tally;
+        KinetoReader reader{tally};
+        EventSink sink{reader};
+        uint64_t begin = 0, end = 0, read = 0;
+        bool ends_between_events = false;
+        std::exception_ptr failed;
+      };
+      std::vector<std::unique_ptr<Part>> later;
+      for (size_t i = 0; i < starts.size(); ++i) {
+        auto part = std::make_unique<Part>();
+        part->begin = static_cast<uint64_t>(starts[i]);
+        part->end = i + 1 < starts.size() ? static_cast<uint64_t>(starts[i + 1]) : static_cast<uint64_t>(size);
+        part->reader.set_later_part();
+        part->reader.reserve_for(static_cast<int64_t>(part->end - part->begin));
+        part->sink.scanner.continue_events_of(scanner);
+        later.push_back(std::move(part));
+      }
       std::atomic<bool> cancel{false};
-      std::exception_ptr failed;
-      uint64_t later_bytes = 0;
-      std::thread second([&] {
-        try {
-          std::vector<char> buf(kChunk);
-          size_t got;
-          uint64_t at = static_cast<uint64_t>(split);
-          while (!cancel.load(std::memory_order_relaxed) && (got = source.read_at(at, buf.data(), buf.size())) > 0) {
-            later_sink.scanner.feed(std::string_view(buf.data(), got));
-            at += got;
+      std::vector<std::thread> threads;
+      for (size_t i = 0; i < later.size(); ++i) {
+        threads.emplace_back([&, i] {
+          Part& part = *later[i];
+          const bool last = i + 1 == later.size();
+          try {
+            std::vector<char> buf(kChunk);
+            uint64_t at = part.begin;
+            size_t got;
+            // The last part reads to the end of the file (which may have grown or shrunk); the others
+            // to where the next one begins.
+            while (!cancel.load(std::memory_order_relaxed) &&
+                   (got = source.read_at(at, buf.data(), last ? buf.size() : std::min<uint64_t>(buf.size(), part.end - at))) > 0) {
+              part.sink.scanner.feed(std::string_view(buf.data(), got));
+              at += got;
+              if (!last && at == part.end) break;
+            }
+            part.ends_between_events = !last && at == part.end && part.sink.scanner.between_events();
+            part.sink.scanner.finish();
+            part.read = at - part.begin;
+          } catch (...) {
+            part.failed = std::current_exception();
           }
-          later_sink.scanner.finish();
-          later_bytes = at - static_cast<uint64_t>(split);
-        } catch (...) {
-          failed = std::current_exception();
-        }
-      });
+        });
+      }
       try {
-        while (fed < static_cast<uint64_t>(split) &&
-               (n = source.read(chunk.data(), std::min<uint64_t>(chunk.size(), split - fed))) > 0) {
+        while (fed < later[0]->begin &&
+               (n = source.read(chunk.data(), std::min<uint64_t>(chunk.size(), later[0]->begin - fed))) > 0) {
           scanner.feed(std::string_view(chunk.data(), n));
           fed += n;
         }
       } catch (...) {
         cancel = true;
-        second.join();
+        for (auto& t : threads) t.join();
         throw;
       }
-      const bool right = fed == static_cast<uint64_t>(split) && scanner.between_events();
+      bool right = fed == later[0]->begin && scanner.between_events();
       if (!right) cancel = true;
-      second.join();
-      if (right && !failed && later_bytes == static_cast<uint64_t>(size - split)) {
-        reader.append(std::move(later));
-        header = scanner.header() + later_sink.scanner.header();
-        header_truncated = scanner.header_truncated() || later_sink.scanner.header_truncated();
-        oversized = later_sink.scanner.oversized_events();
-        cut = !later_sink.scanner.complete();
-        bytes = later_bytes;
-        parts = 2;
+      for (auto& t : threads) t.join();
+      for (size_t i = 0; right && i < later.size(); ++i) {
+        const Part& part = *later[i];
+        const bool last = i + 1 == later.size();
+        right = !part.failed && (last ? part.read == static_cast<uint64_t>(size) - part.begin
+                                      : part.read == part.end - part.begin && part.ends_between_events);
+      }
+      if (right) {
+        header = scanner.header();
+        header_truncated = scanner.header_truncated();
+        for (auto& part : later) {
+          reader.append(std::move(part->reader));
+          header += part->sink.scanner.header();
+          header_truncated = header_truncated || part->sink.scanner.header_truncated();
+          oversized += part->sink.scanner.oversized_events();
+          bytes += part->read;
+        }
+        cut = !later.back()->sink.scanner.complete();
+        parts = 1 + static_cast<int>(later.size());
       }
     }
   }

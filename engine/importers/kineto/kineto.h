@@ -15,8 +15,9 @@
 // Runs: one per ProfilerStep#N (events assigned by time, GPU work by its launch), else one run
 // "imported" for the whole trace; each with kernel count, GPU busy fraction, mean launch gap, guard
 // time and peak allocated memory ([memory] events).
-// A large file is read by two threads (the second from an element boundary guessed mid-file and
-// checked by the first; a wrong guess costs time, never events).
+// A large file is read by several threads, one part each (every part after the first from an element
+// boundary guessed in the file and checked by the part before it; a wrong guess costs time, never
+// events).
 // Never fatal past opening the file: corrupt events, unsupported phases and a cut file are counted
 // in import_notes.
 //
@@ -34,13 +35,15 @@ struct KinetoFacts {  // what the import saw besides the session
   int64_t pid = -1;   // the profiled process (first CPU event's pid)
   int64_t events = 0;
   uint64_t bytes = 0;  // bytes read from disk
-  int parts = 1;       // 2 when two threads read a half each
+  int parts = 1;       // how many threads read a part each
 };
 
-// Plain (not gzipped) files of split_from_bytes or more are read by two threads, one half each,
-// when the machine has two cores; the session is the same either way. 0: one thread always.
+// Plain (not gzipped) files of split_from_bytes or more are read in parts by several threads: one
+// part per core (at most kKinetoMaxParts), none smaller than half of split_from_bytes, or max_parts
+// when given; the session is the same either way. split_from_bytes 0: one thread always.
 constexpr int64_t kKinetoSplitBytes = int64_t(64) << 20;
+constexpr int kKinetoMaxParts = 16;
 session::Session import_kineto_trace(const std::string& path, KinetoFacts* facts = nullptr,
-                                     int64_t split_from_bytes = kKinetoSplitBytes);
+                                     int64_t split_from_bytes = kKinetoSplitBytes, int max_parts = 0);
 
 }  // namespace kiln::importers

@@ -5,7 +5,7 @@
 #include <map>
 
 #include "engine/importers/common/id_index.h"
-#include "engine/importers/common/in_two_halves.h"
+#include "engine/importers/common/in_parts.h"
 #include "engine/importers/common/json_doc.h"
 #include "engine/importers/kineto/kineto_trace.h"
 
@@ -96,7 +96,7 @@ void annotate_launches(KinetoTrace& t, const IdIndex& runtime_of) {
   for (size_t i = 0; i < tl.size(); ++i)
     if (!t.ids[i].device && !t.ids[i].runtime && t.ids[i].external_id >= 0) op_of.emplace(t.ids[i].external_id, i);
   // Each GPU event's args change alone; the calls and ops it names are only read.
-  in_two_halves(tl.size(), [&](size_t begin, size_t end) {
+  in_parts(tl.size(), [&](size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i) {
       if (!t.ids[i].device) continue;
       int64_t ext = t.ids[i].external_id;
@@ -157,11 +157,11 @@ void make_runs(KinetoTrace& t, const IdIndex& runtime_of) {
   };
 
   // Host events by time, then GPU work by the run of its launch (a host event's).
-  in_two_halves(tl.size(), [&](size_t begin, size_t end) {
+  in_parts(tl.size(), [&](size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i)
       if (!t.ids[i].device) tl[i].run = run_at(tl[i].start_ns);
   });
-  in_two_halves(tl.size(), [&](size_t begin, size_t end) {
+  in_parts(tl.size(), [&](size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i) {
       if (!t.ids[i].device) continue;
       const size_t r = tl[i].correlation >= 0 ? runtime_of.find(tl[i].correlation) : IdIndex::kAbsent;

@@ -1,4 +1,4 @@
-// IdIndex against std::unordered_map::emplace/find, and in_two_halves covering every index once.
+// IdIndex against std::unordered_map::emplace/find, and in_parts covering every index once.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "engine/importers/common/id_index.h"
-#include "engine/importers/common/in_two_halves.h"
+#include "engine/importers/common/in_parts.h"
 
 using kiln::importers::IdIndex;
-using kiln::importers::in_two_halves;
+using kiln::importers::in_parts;
 
 TEST(IdIndex, AnswersAsAnUnorderedMapKeepingTheFirstIndex) {
   std::mt19937_64 rng(std::random_device{}());
@@ -47,25 +47,35 @@ TEST(IdIndex, AnEmptyIndexFindsNothing) {
   EXPECT_EQ(index.find(INT64_MIN), IdIndex::kAbsent);
 }
 
-TEST(InTwoHalves, EveryIndexOnceWhateverTheSize) {
-  for (size_t n : {size_t(0), size_t(1), size_t(7), size_t(99999), size_t(100000), size_t(250001)}) {
-    std::vector<std::atomic<int>> seen(n);
-    in_two_halves(n, [&](size_t begin, size_t end) {
-      for (size_t i = begin; i < end; ++i) seen[i].fetch_add(1);
-    });
-    for (size_t i = 0; i < n; ++i) ASSERT_EQ(seen[i].load(), 1) << i << " of " << n;
-  }
+TEST(InParts, EveryIndexOnceWhateverTheSizeAndTheParts) {
+  for (unsigned parts : {0u, 2u, 3u, 7u})
+    for (size_t n : {size_t(0), size_t(1), size_t(7), size_t(99999), size_t(100000), size_t(250001)}) {
+      std::vector<std::atomic<int>> seen(n);
+      in_parts(
+          n,
+          [&](size_t begin, size_t end) {
+            for (size_t i = begin; i < end; ++i) seen[i].fetch_add(1);
+          },
+          100000, parts);
+      for (size_t i = 0; i < n; ++i) ASSERT_EQ(seen[i].load(), 1) << i << " of " << n << ", " << parts << " parts";
+    }
 }
 
-TEST(InTwoHalves, AFailingHalfFailsTheCallAfterBothEnded) {
-  for (size_t failing : {size_t(0), size_t(1)}) {
-    std::atomic<int> halves{0};
-    EXPECT_THROW(in_two_halves(200000,
-                               [&](size_t begin, size_t) {
-                                 ++halves;
-                                 if ((begin == 0) == (failing == 0)) throw std::runtime_error("half");
-                               }),
-                 std::runtime_error);
-    EXPECT_EQ(halves.load(), 2);
+TEST(InParts, AFailingPartFailsTheCallAfterEveryPartEnded) {
+  for (size_t failing : {size_t(0), size_t(1), size_t(2)}) {
+    std::atomic<int> ran{0};
+    try {
+      in_parts(
+          300000,
+          [&](size_t begin, size_t) {
+            ++ran;
+            if (begin / 100000 >= failing) throw std::runtime_error("part " + std::to_string(begin / 100000));
+          },
+          100000, 3);
+      ADD_FAILURE() << "no exception";
+    } catch (const std::runtime_error& e) {
+      EXPECT_EQ(std::string(e.what()), "part " + std::to_string(failing));  // the earliest failing part's
+    }
+    EXPECT_EQ(ran.load(), 3);
   }
 }

@@ -260,11 +260,11 @@ std::string session_text(session::Session s) {
 
 }  // namespace
 
-// A large trace is read by two threads, each from its half (the second from an element boundary
-// guessed mid-file). Wherever the middle falls — inside a string holding "}, {", inside an event
-// whose args hold an array of objects, between a span's begin and its end, before the header's
-// tail — the session is the one a single thread reads.
-TEST(Kineto, TwoThreadsReadTheSameSessionAsOneWhereverTheMiddleFalls) {
+// A large trace is read by several threads, each from its part (each part after the first from an
+// element boundary guessed in the file). Wherever the boundaries fall — inside a string holding
+// "}, {", inside an event whose args hold an array of objects, between a span's begin and its end,
+// before the header's tail — the session is the one a single thread reads.
+TEST(Kineto, SeveralThreadsReadTheSameSessionAsOneWhereverThePartsFall) {
   auto doc = nlohmann::json::parse(test::read_file(test::data("traces/kineto_small_mlp.json")));
   std::vector<std::string> events;
   for (const auto& e : doc["traceEvents"]) events.push_back(e.dump(2));
@@ -290,7 +290,7 @@ TEST(Kineto, TwoThreadsReadTheSameSessionAsOneWhereverTheMiddleFalls) {
     all.push_back(events[i]);
     if ((i + 1) % step == 0 && x < extra.size()) all.push_back(extra[x++]);
   }
-  int split_runs = 0;
+  std::map<int, int> split_runs;  // parts wanted → imports read in that many parts
   for (int pad = 0; pad < 40; ++pad) {
     std::string trace = "{\"schemaVersion\": 1, \"pad\": \"" + std::string(static_cast<size_t>(pad) * 97, 'x') +
                         "\", \"traceEvents\": [\n";
@@ -300,33 +300,43 @@ TEST(Kineto, TwoThreadsReadTheSameSessionAsOneWhereverTheMiddleFalls) {
              ", \"distributedInfo\": {\"rank\": 3}}";
     // Shift the middle through the events: each padding moves it by 97 / 2 bytes.
     std::string path = write_text("split.json", trace);
-    importers::KinetoFacts one_facts, two_facts;
+    importers::KinetoFacts one_facts;
     auto one = import_kineto_trace(path, &one_facts, 0);
-    auto two = import_kineto_trace(path, &two_facts, 1);
     EXPECT_EQ(one_facts.parts, 1);
-    split_runs += two_facts.parts == 2;
-    EXPECT_EQ(one_facts.events, two_facts.events) << "pad " << pad;
-    EXPECT_EQ(one_facts.bytes, two_facts.bytes) << "pad " << pad;
-    EXPECT_EQ(session_text(one), session_text(two)) << "pad " << pad;
-    EXPECT_EQ(two.rank, 3);
+    const std::string one_text = session_text(one);
+    // Two parts, and more threads than the machine has cores (each part checks the next one's start).
+    for (int wanted : {2, 3, 5}) {
+      importers::KinetoFacts facts;
+      auto split = import_kineto_trace(path, &facts, 1, wanted);
+      EXPECT_TRUE(facts.parts == 1 || facts.parts == wanted) << "pad " << pad << ", " << wanted << " parts";
+      split_runs[wanted] += facts.parts == wanted;
+      EXPECT_EQ(one_facts.events, facts.events) << "pad " << pad << ", " << wanted << " parts";
+      EXPECT_EQ(one_facts.bytes, facts.bytes) << "pad " << pad << ", " << wanted << " parts";
+      EXPECT_EQ(one_text, session_text(split)) << "pad " << pad << ", " << wanted << " parts";
+      EXPECT_EQ(split.rank, 3);
+    }
   }
-  // The guess lands on a real boundary most of the time (when it does not, one thread reads on).
-  EXPECT_GT(split_runs, 20);
+  // The guesses land on real boundaries most of the time (when one does not, one thread reads on).
+  EXPECT_GT(split_runs[2], 20);
+  EXPECT_GT(split_runs[3], 10);
+  EXPECT_GT(split_runs[5], 5);
 }
 
 // The inputs the importer's fuzzer found (tests/data/fuzz-regressions/kineto/) read the same with one
-// thread and with two.
-TEST(Kineto, FuzzerInputsReadTheSameWithOneThreadAndWithTwo) {
-  auto text_of = [](const std::string& path, int64_t split) {
+// thread, with two and with four.
+TEST(Kineto, FuzzerInputsReadTheSameWithOneThreadAndWithSeveral) {
+  auto text_of = [](const std::string& path, int64_t split, int parts) {
     try {
-      return session_text(import_kineto_trace(path, nullptr, split));
+      return session_text(import_kineto_trace(path, nullptr, split, parts));
     } catch (const Error& e) {
       return std::string("error: ") + e.what();
     }
   };
   int n = 0;
   for (const auto& f : std::filesystem::directory_iterator(test::data("fuzz-regressions/kineto"))) {
-    EXPECT_EQ(text_of(f.path().string(), 0), text_of(f.path().string(), 1)) << f.path();
+    const std::string one = text_of(f.path().string(), 0, 0);
+    EXPECT_EQ(one, text_of(f.path().string(), 1, 2)) << f.path();
+    EXPECT_EQ(one, text_of(f.path().string(), 1, 4)) << f.path();
     ++n;
   }
   EXPECT_GE(n, 2);
