@@ -6,12 +6,12 @@
 #include <exception>
 #include <memory>
 #include <mutex>
-#include <system_error>
 #include <thread>
 #include <nlohmann/json.hpp>
 #include <string_view>
 #include <unordered_map>
 
+#include "engine/base/cores.h"
 #include "engine/base/json_text.h"
 #include "engine/session/store_schema.h"
 #include "engine/session/timeline_blocks.h"
@@ -432,7 +432,7 @@ void write_timeline_blocks(SqliteDb& db, const TimelineEvent* first, const Timel
     changed.notify_all();
   };
   std::vector<std::thread> helpers;
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned cores = usable_cores();
   const unsigned helper_count =
       static_cast<size_t>(last - first) >= kTwoEncoderEvents ? std::min(cores, kEncoders) - 1 : 0;
   for (unsigned h = 0; h < helper_count; ++h) {
@@ -448,8 +448,8 @@ void write_timeline_blocks(SqliteDb& db, const TimelineEvent* first, const Timel
           changed.notify_all();
         }
       });
-    } catch (const std::system_error&) {
-      break;  // no thread to be had: the ones started (and this one) encode
+    } catch (...) {
+      break;  // no thread (or memory for one) to be had: the ones started, and this one, encode
     }
   }
   auto finish_helper = [&] {

@@ -1,5 +1,5 @@
-// in_parts(n, f): f(begin, end) over [0, n) in parts that run at the same time, one per core (at most
-// kMaxParts; the last part on this thread), for the per-event passes over the timeline of a large
+// in_parts(n, f): f(begin, end) over [0, n) in parts that run at the same time, one per usable core
+// (at most kMaxParts; the last part on this thread), for the per-event passes over the timeline of a large
 // import (each event's work independent of the others'). Below min_n, or on one core, f(0, n) on this
 // thread. parts > 0 asks for that many parts whatever the cores (tests).
 //
@@ -15,32 +15,38 @@
 #include <thread>
 #include <vector>
 
+#include "engine/base/cores.h"
+
 namespace kiln::importers {
 
 template <typename F>
 void in_parts(size_t n, F&& f, size_t min_n = 100000, unsigned parts = 0) {
   constexpr unsigned kMaxParts = 16;
-  if (parts == 0) parts = std::min(std::max(1u, std::thread::hardware_concurrency()), kMaxParts);
+  if (parts == 0) parts = std::min(usable_cores(), kMaxParts);
   if (n < min_n || parts < 2 || n < parts) {
     f(size_t(0), n);
     return;
   }
   std::vector<std::exception_ptr> failed(parts);
   std::vector<std::thread> threads;
+  threads.reserve(parts - 1);
   auto bound = [&](unsigned k) { return n / parts * k; };
-  for (unsigned k = 0; k + 1 < parts; ++k)
-    threads.emplace_back([&, k] {
-      try {
-        f(bound(k), bound(k + 1));
-      } catch (...) {
-        failed[k] = std::current_exception();
-      }
-    });
-  try {
-    f(bound(parts - 1), n);
-  } catch (...) {
-    failed[parts - 1] = std::current_exception();
+  auto run = [&](unsigned k) {
+    try {
+      f(bound(k), k + 1 < parts ? bound(k + 1) : n);
+    } catch (...) {
+      failed[k] = std::current_exception();
+    }
+  };
+  unsigned k = 0;
+  for (; k + 1 < parts; ++k) {
+    try {
+      threads.emplace_back(run, k);
+    } catch (...) {  // no thread (or memory for one) to be had: the parts left run here
+      break;
+    }
   }
+  for (; k < parts; ++k) run(k);
   for (auto& t : threads) t.join();
   for (const auto& e : failed)
     if (e) std::rethrow_exception(e);

@@ -21,6 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/base/cores.h"
 #include "engine/base/error.h"
 #include "engine/importers/common/byte_source.h"
 #include "engine/importers/kineto/chrome_event.h"
@@ -242,8 +243,11 @@ class KinetoReader {
   // Room for the events of `bytes` of trace: Kineto writes 250-400 bytes per event, so the densest
   // saves moving a huge timeline (the room left over is address space only, never touched).
   void reserve_for(int64_t bytes) {
-    t_.session.timeline.reserve(static_cast<size_t>(bytes / 250));
-    t_.ids.reserve(static_cast<size_t>(bytes / 250));
+    try {
+      t_.session.timeline.reserve(static_cast<size_t>(bytes / 250));
+      t_.ids.reserve(static_cast<size_t>(bytes / 250));
+    } catch (const std::exception&) {  // only room saved ahead: without it the vectors grow as they fill
+    }
   }
 
   // This reader reads a part of the file after another reader's part: ends it cannot match wait
@@ -477,8 +481,8 @@ struct EventSink {
   ChromeTraceScanner scanner;
 };
 
-// Where a second thread may start: the '{' of an element that follows "}" "," (white space
-// around) in the 1 MiB after `from`, or -1. Only a guess: the first thread checks it (see
+// Where a further thread may start: the '{' of an element that follows "}" "," (white space
+// around) in the 1 MiB after `from`, or -1. Only a guess: the part before checks it (see
 // ChromeTraceScanner::between_events).
 int64_t split_candidate(const ByteSource& source, int64_t from, int64_t size) {
   std::vector<char> buf(1 << 20);
@@ -527,7 +531,7 @@ session::Session import_kineto_trace(const std::string& path, KinetoFacts* facts
   // guess). Any wrong guess (or any failure of another thread) costs time only: the first thread
   // then reads on alone.
   const int64_t size = source.plain_size();
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int cores = static_cast<int>(usable_cores());
   int want = max_parts > 0 ? max_parts : std::min(cores, kKinetoMaxParts);
   if (split_from_bytes > 0 && size >= split_from_bytes)
     want = static_cast<int>(std::min<int64_t>(want, std::max<int64_t>(2, size / std::max<int64_t>(1, split_from_bytes / 2))));
@@ -569,29 +573,38 @@ session::Session import_kineto_trace(const std::string& path, KinetoFacts* facts
       }
       std::atomic<bool> cancel{false};
       std::vector<std::thread> threads;
-      for (size_t i = 0; i < later.size(); ++i) {
-        threads.emplace_back([&, i] {
-          Part& part = *later[i];
-          const bool last = i + 1 == later.size();
-          try {
-            std::vector<char> buf(kChunk);
-            uint64_t at = part.begin;
-            size_t got;
-            // The last part reads to the end of the file (which may have grown or shrunk); the others
-            // to where the next one begins.
-            while (!cancel.load(std::memory_order_relaxed) &&
-                   (got = source.read_at(at, buf.data(), last ? buf.size() : std::min<uint64_t>(buf.size(), part.end - at))) > 0) {
-              part.sink.scanner.feed(std::string_view(buf.data(), got));
-              at += got;
-              if (!last && at == part.end) break;
-            }
-            part.ends_between_events = !last && at == part.end && part.sink.scanner.between_events();
-            part.sink.scanner.finish();
-            part.read = at - part.begin;
-          } catch (...) {
-            part.failed = std::current_exception();
+      threads.reserve(later.size());
+      auto read_part = [&](size_t i) {
+        Part& part = *later[i];
+        const bool last = i + 1 == later.size();
+        try {
+          std::vector<char> buf(kChunk);
+          uint64_t at = part.begin;
+          size_t got;
+          // The last part reads to the end of the file (which may have grown or shrunk); the others
+          // to where the next one begins.
+          while (!cancel.load(std::memory_order_relaxed) &&
+                 (got = source.read_at(at, buf.data(),
+                                       last ? buf.size() : std::min<uint64_t>(buf.size(), part.end - at))) > 0) {
+            part.sink.scanner.feed(std::string_view(buf.data(), got));
+            at += got;
+            if (!last && at == part.end) break;
           }
-        });
+          part.ends_between_events = !last && at == part.end && part.sink.scanner.between_events();
+          part.sink.scanner.finish();
+          part.read = at - part.begin;
+        } catch (...) {
+          part.failed = std::current_exception();
+        }
+      };
+      bool started = true;
+      for (size_t i = 0; i < later.size() && started; ++i) {
+        try {
+          threads.emplace_back(read_part, i);
+        } catch (...) {  // no thread (or memory for one) to be had: the first thread reads on alone
+          started = false;
+          cancel = true;
+        }
       }
       try {
         while (fed < later[0]->begin &&
@@ -604,7 +617,7 @@ session::Session import_kineto_trace(const std::string& path, KinetoFacts* facts
         for (auto& t : threads) t.join();
         throw;
       }
-      bool right = fed == later[0]->begin && scanner.between_events();
+      bool right = started && fed == later[0]->begin && scanner.between_events();
       if (!right) cancel = true;
       for (auto& t : threads) t.join();
       for (size_t i = 0; right && i < later.size(); ++i) {

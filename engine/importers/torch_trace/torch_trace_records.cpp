@@ -94,7 +94,7 @@ struct TorchTraceReader::Md5Worker {
     std::string payload;  // moved out of the reader: the returned record views it
     std::string expected, example;
     size_t note_at = 0;   // the tally's size when its record was returned
-    bool done = false, ok = true, noted = false;
+    bool done = false, ok = true, checked = true, noted = false;
   };
   std::mutex m;
   std::condition_variable work, finished;
@@ -121,9 +121,17 @@ struct TorchTraceReader::Md5Worker {
       if (stop) return;
       Job* job = jobs[next].get();  // stays put: only the reader pops, and only finished jobs
       lock.unlock();
-      bool ok = md5_hex(job->payload) == job->expected;
+      // An exception must not leave this thread (it would end the process): a digest that could not
+      // be made (no memory for it) leaves the payload unchecked, and says so.
+      bool ok = true, checked = true;
+      try {
+        ok = md5_hex(job->payload) == job->expected;
+      } catch (...) {
+        checked = false;
+      }
       lock.lock();
       job->ok = ok;
+      job->checked = checked;
       job->done = true;
       pending_bytes -= job->payload.size();
       ++next;
@@ -153,6 +161,8 @@ struct TorchTraceReader::Md5Worker {
       if (!job->noted) {
         job->noted = true;
         if (!job->ok) tally.note_at(job->note_at, "payload MD5 mismatch", job->example);
+        if (!job->checked)
+          tally.note_at(job->note_at, "payload MD5 not checked", "no memory left to hash it: " + job->example);
       }
       if (job->id == id) ok = job->ok;
     }
@@ -166,6 +176,8 @@ struct TorchTraceReader::Md5Worker {
       if (!job->noted) {
         job->noted = true;
         if (!job->ok) tally.note_at(job->note_at, "payload MD5 mismatch", job->example);
+        if (!job->checked)
+          tally.note_at(job->note_at, "payload MD5 not checked", "no memory left to hash it: " + job->example);
       }
     }
     while (!jobs.empty() && jobs.front()->noted && jobs.front()->id != keep) {
