@@ -291,40 +291,166 @@ std::string JsonValue::dump() const {
   return JsonAccess::get(*this)->dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
+namespace {
+
+// Builds the document from the parser's events, so that running out of memory ends the parse with
+// `false` instead of an exception through nlohmann's parser: unwinding there destroys the partial
+// document, and Json's destructor allocates (it moves a container's children to a stack), which
+// fails again and ends the process. A key repeated in one object keeps its first value, as
+// simdjson's lookups do (objects are small: a linear search of the keys read so far).
+class DomBuilder {
+ public:
+  DomBuilder(Json& root, std::vector<Json*>& open, std::vector<std::vector<std::string>>& keys)
+      : root_(root), open_(open), keys_(keys) {
+    open_.clear();
+    keys_.clear();
+  }
+  bool null() { return add(nullptr); }
+  bool boolean(bool v) { return add(v); }
+  bool number_integer(Json::number_integer_t v) { return add(v); }
+  bool number_unsigned(Json::number_unsigned_t v) { return add(v); }
+  bool number_float(Json::number_float_t v, const std::string&) { return add(v); }
+  bool string(std::string& v) { return add(std::move(v)); }
+  bool binary(Json::binary_t&) { return add(nullptr); }  // JSON text holds none
+  bool start_object(std::size_t) { return start(Json::object()); }
+  bool start_array(std::size_t) { return start(Json::array()); }
+  bool end_object() { return end(true); }
+  bool end_array() { return end(false); }
+  bool key(std::string& k) {
+    if (skipping_) return true;
+    return guarded([&] {
+      auto& seen = keys_.back();
+      if (std::find(seen.begin(), seen.end(), k) != seen.end()) {
+        skipping_ = 1;  // the value after it, whole, is not kept
+        skip_depth_ = 0;
+        return;
+      }
+      seen.push_back(k);
+      key_ = std::move(k);
+    });
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) {
+    malformed_ = true;
+    return false;
+  }
+  bool out_of_memory() const { return out_of_memory_; }
+  bool malformed() const { return malformed_; }
+
+ private:
+  template <typename F>
+  bool guarded(F&& f) {
+    try {
+      f();
+      return true;
+    } catch (const std::bad_alloc&) {
+      out_of_memory_ = true;
+      return false;
+    }
+  }
+  // A value skipped for a repeated key: scalars at its depth end it, containers when they close.
+  bool skipped_scalar() {
+    if (!skipping_) return false;
+    if (skip_depth_ == 0) skipping_ = 0;
+    return true;
+  }
+  bool add(Json v) {
+    if (skipped_scalar()) return true;
+    return guarded([&] { place(std::move(v)); });
+  }
+  Json* place(Json v) {
+    if (open_.empty()) {
+      root_ = std::move(v);
+      return &root_;
+    }
+    Json& parent = *open_.back();
+    if (parent.is_array()) {
+      auto& a = parent.get_ref<Json::array_t&>();
+      a.push_back(std::move(v));
+      return &a.back();
+    }
+    auto& o = parent.get_ref<Json::object_t&>();
+    o.emplace_back(std::move(key_), std::move(v));
+    return &o.back().second;
+  }
+  bool start(Json container) {
+    if (skipping_) {
+      ++skip_depth_;
+      return true;
+    }
+    const bool object = container.is_object();
+    return guarded([&] {
+      open_.reserve(open_.size() + 1);
+      if (object) keys_.emplace_back();
+      Json* placed = place(std::move(container));
+      open_.push_back(placed);
+    });
+  }
+  bool end(bool object) {
+    if (skipping_) {
+      if (--skip_depth_ == 0) skipping_ = 0;
+      return true;
+    }
+    open_.pop_back();
+    if (object) keys_.pop_back();
+    return true;
+  }
+  Json& root_;
+  std::vector<Json*>& open_;  // the containers being read, outermost first
+  std::vector<std::vector<std::string>>& keys_;
+  std::string key_;
+  int skipping_ = 0;
+  size_t skip_depth_ = 0;
+  bool out_of_memory_ = false, malformed_ = false;
+};
+
+// Empties v without allocating: removes the last leaf until none is left, its path kept in `path`,
+// whose capacity (the deepest nesting the parse opened) it never exceeds.
+void dismantle(Json& v, std::vector<Json*>& path) {
+  path.clear();
+  if (v.is_structured()) path.push_back(&v);
+  while (!path.empty()) {
+    Json& node = *path.back();
+    if (node.empty()) {
+      path.pop_back();
+      continue;
+    }
+    Json& last = node.is_array() ? node.get_ref<Json::array_t&>().back() : node.get_ref<Json::object_t&>().back().second;
+    if (last.is_structured() && !last.empty() && path.size() < path.capacity()) {
+      path.push_back(&last);
+      continue;
+    }
+    if (node.is_array()) node.get_ref<Json::array_t&>().pop_back();
+    else node.get_ref<Json::object_t&>().pop_back();
+  }
+  v = nullptr;
+}
+
+}  // namespace
+
 struct JsonParser::Impl {
   Json doc;
-  std::vector<std::vector<std::string>> keys;  // per open object, the keys read so far
+  std::vector<Json*> open;                       // the parse's open containers; the dismantling's path
+  std::vector<std::vector<std::string>> keys;    // per open object, the keys read so far
 };
 
 JsonParser::JsonParser() : impl_(std::make_unique<Impl>()) {}
 JsonParser::~JsonParser() = default;
 
 bool JsonParser::parse(std::string_view text, JsonValue& root, std::string* error) {
+  dismantle(impl_->doc, impl_->open);
+  bool parsed = false, out_of_memory = false;
   try {
-    // A key repeated in one object keeps its first value, as simdjson's lookups do (objects are
-    // small: a linear search of the keys read so far).
-    auto& keys = impl_->keys;
-    keys.clear();
-    Json::parser_callback_t first_wins = [&keys](int, Json::parse_event_t event, Json& parsed) {
-      if (event == Json::parse_event_t::object_start) keys.emplace_back();
-      else if (event == Json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
-      else if (event == Json::parse_event_t::key && !keys.empty()) {
-        const auto& key = parsed.get_ref<const std::string&>();
-        auto& seen = keys.back();
-        if (std::find(seen.begin(), seen.end(), key) != seen.end()) return false;
-        seen.push_back(key);
-      }
-      return true;
-    };
-    impl_->doc = Json::parse(text.begin(), text.end(), first_wins, false);
-  } catch (const std::bad_alloc&) {
-    impl_->doc = nullptr;
-    if (error) *error = "not enough memory to parse " + std::to_string(text.size()) + " bytes of JSON";
-    root = JsonValue();
-    return false;
+    DomBuilder builder(impl_->doc, impl_->open, impl_->keys);
+    parsed = Json::sax_parse(text.begin(), text.end(), &builder);
+    out_of_memory = builder.out_of_memory();
+  } catch (const std::bad_alloc&) {  // in the parser itself (its token buffer)
+    out_of_memory = true;
   }
-  if (impl_->doc.is_discarded()) {
-    if (error) *error = "malformed JSON";
+  if (out_of_memory || !parsed) {
+    dismantle(impl_->doc, impl_->open);
+    if (error)
+      *error = out_of_memory ? "not enough memory to parse " + std::to_string(text.size()) + " bytes of JSON"
+                             : "malformed JSON";
     root = JsonValue();
     return false;
   }
