@@ -629,15 +629,16 @@ session::Session import_kineto_trace(const std::string& path, KinetoFacts* facts
       if (right) {
         header = scanner.header();
         header_truncated = scanner.header_truncated();
+        cut = !later.back()->sink.scanner.complete();
+        parts = 1 + static_cast<int>(later.size());
         for (auto& part : later) {
           reader.append(std::move(part->reader));
           header += part->sink.scanner.header();
           header_truncated = header_truncated || part->sink.scanner.header_truncated();
           oversized += part->sink.scanner.oversized_events();
           bytes += part->read;
+          part.reset();  // its events are moved: their storage goes now, not after the last part's
         }
-        cut = !later.back()->sink.scanner.complete();
-        parts = 1 + static_cast<int>(later.size());
       }
     }
   }
