@@ -37,24 +37,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const int32_t root = doc.read_prefix(text, &doc_length);
   if (root < 0 || doc_length != length) std::abort();
   const EventValue r = doc.value(root);
-  same(e.ph, r["ph"]);
-  same(e.cat, r["cat"]);
-  same(e.name, r["name"]);
-  same(e.pid, r["pid"]);
-  same(e.tid, r["tid"]);
-  same(e.ts, r["ts"]);
-  same(e.dur, r["dur"]);
-  same(e.id, r["id"]);
-  same(e.args, r["args"]);
   const EventValue args = r["args"].is_object() ? r["args"] : EventValue();
-  same(e.device, args["device"]);
-  same(e.stream, args["stream"]);
-  same(e.correlation, args["correlation"]);
-  same(e.external_id, args["External id"]);
-  same(e.grid, args["grid"]);
-  same(e.block, args["block"]);
-  same(e.registers, args["registers per thread"]);
-  same(e.shared, args["shared memory"]);
-  same(e.allocated, args["Total Allocated"]);
+  for (const auto& m : kiln::importers::kFlatMembers) same(e.*m.value, (m.in_args ? args : r)[m.name]);
   return 0;
 }

@@ -22,13 +22,6 @@
 
 namespace kiln::importers {
 
-// A JSON number read as an integer: truncated toward zero; NaN and values no int64 holds (an id of
-// 4e87 in a hostile trace) give the fallback, as a non-number does.
-static int64_t whole_i64(double d, int64_t fallback) {
-  if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0)) return fallback;
-  return static_cast<int64_t>(d);
-}
-
 
 #ifdef KILN_HAVE_SIMDJSON
 using Element = simdjson::dom::element;

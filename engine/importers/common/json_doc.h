@@ -68,6 +68,13 @@ class JsonParser : NonCopyable {
 // epoch timestamps (a double holds them to 1/4 µs; multiplying first would round to 256 ns).
 int64_t us_to_ns(double us);
 
+// A JSON number read as an integer: truncated toward zero; NaN and values no int64 holds (an id of
+// 4e87 in a hostile trace) give the fallback, as a non-number does.
+inline int64_t whole_i64(double d, int64_t fallback) {
+  if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0)) return fallback;
+  return static_cast<int64_t>(d);
+}
+
 // Appends `d` as JsonValue::dump() writes a number parsed as a double.
 void append_dumped_double(std::string& out, double d);
 

@@ -4,18 +4,15 @@
 // are since none holds a character to escape, integers as written, doubles reformatted).
 #include "engine/importers/kineto/chrome_event.h"
 
-#include <charconv>
 #include <cstring>
 
-#include "engine/base/json_text.h"
 #include "engine/importers/common/json_doc.h"
+#include "engine/importers/kineto/event_scalars.h"
 
 namespace kiln::importers {
 
 namespace {
 
-constexpr int kMaxDepth = 32;
-constexpr int kMaxIntDigits = 18;  // always an int64, never simdjson's uint64 or big-integer cases
 
 inline void skip_space(const char*& p, const char* end) {
   while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) ++p;
@@ -23,35 +20,10 @@ inline void skip_space(const char*& p, const char* end) {
 
 inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
-// JsonValue's conversion of a double to an integer (json_doc.cpp's whole_i64).
-int64_t whole(double d, int64_t fallback) {
-  if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0)) return fallback;
-  return static_cast<int64_t>(d);
-}
 
 const bool kEnabled = json_backend_is_simdjson();
 
 }  // namespace
-
-bool ChromeEvent::string(const char*& p, const char* end, std::string_view* out) {
-  const char* s = ++p;  // past the opening quote
-  for (;;) {
-    // Eight bytes at a time up to one that is '"', '\\', a control character or above 0x7F.
-    for (uint64_t w; end - p >= 8; p += 8) {
-      std::memcpy(&w, p, 8);
-      if (json_escape_bytes8(w) | (w & 0x8080808080808080ULL)) break;
-    }
-    if (p >= end) return false;
-    auto c = static_cast<unsigned char>(*p);
-    if (c == '"') {
-      *out = std::string_view(s, static_cast<size_t>(p - s));
-      ++p;
-      return true;
-    }
-    if (c == '\\' || c < 0x20 || c >= 0x80) return false;
-    ++p;
-  }
-}
 
 void ChromeEvent::emit_scalar(const Node& n) {
   switch (n.kind) {
@@ -71,7 +43,7 @@ int32_t ChromeEvent::value(const char*& p, const char* end, int depth, bool emit
   nodes_.emplace_back();
   char c = *p;
   if (c == '{' || c == '[') {
-    if (depth >= kMaxDepth) return -1;
+    if (depth >= kMaxEventDepth) return -1;
     const bool object = c == '{';
     const char close = object ? '}' : ']';
     nodes_[at].kind = object ? Kind::Object : Kind::Array;
@@ -87,7 +59,7 @@ int32_t ChromeEvent::value(const char*& p, const char* end, int depth, bool emit
       for (;;) {
         std::string_view key;
         if (object) {
-          if (p >= end || *p != '"' || !string(p, end, &key)) return -1;
+          if (p >= end || *p != '"' || !scan_plain_string(p, end, &key)) return -1;
           skip_space(p, end);
           if (p >= end || *p != ':') return -1;
           ++p;
@@ -130,47 +102,18 @@ int32_t ChromeEvent::value(const char*& p, const char* end, int depth, bool emit
   if (c == '"') {
     n.kind = Kind::String;
     std::string_view s;
-    if (!string(p, end, &s)) return -1;
+    if (!scan_plain_string(p, end, &s)) return -1;
     nodes_[at].text = s;
     if (emit) emit_scalar(nodes_[at]);
     return at;
   }
   if (c == '-' || is_digit(c)) {
-    const char* s = p;
-    bool negative = c == '-';
-    if (negative) ++p;
-    if (p >= end || !is_digit(*p)) return -1;
-    const char* digits = p;
-    if (*p == '0') ++p;
-    else
-      while (p < end && is_digit(*p)) ++p;
-    size_t int_digits = static_cast<size_t>(p - digits);
-    bool fraction = false;
-    if (p < end && *p == '.') {
-      fraction = true;
-      ++p;
-      if (p >= end || !is_digit(*p)) return -1;
-      while (p < end && is_digit(*p)) ++p;
-    }
-    if (p < end && (*p == 'e' || *p == 'E')) {
-      fraction = true;
-      ++p;
-      if (p < end && (*p == '+' || *p == '-')) ++p;
-      if (p >= end || !is_digit(*p)) return -1;
-      while (p < end && is_digit(*p)) ++p;
-    }
-    n.text = std::string_view(s, static_cast<size_t>(p - s));
-    if (fraction) {
-      n.kind = Kind::Double;
-      auto r = std::from_chars(s, p, n.d);
-      if (r.ec != std::errc() || r.ptr != p) return -1;  // out of range: left to JsonParser
-    } else {
-      if (int_digits > kMaxIntDigits || (negative && int_digits == 1 && *digits == '0')) return -1;
-      int64_t v = 0;
-      for (const char* d = digits; d < p; ++d) v = v * 10 + (*d - '0');
-      n.kind = Kind::Int;
-      n.i = negative ? -v : v;
-    }
+    ScannedNumber number;
+    if (!scan_number(p, end, &number)) return -1;  // outside the subset (or out of range): left to JsonParser
+    n.text = number.text;
+    n.kind = number.is_double ? Kind::Double : Kind::Int;
+    n.d = number.d;
+    n.i = number.i;
     if (emit) emit_scalar(n);
     return at;
   }
@@ -243,7 +186,7 @@ int64_t EventValue::i64(int64_t fallback) const {
   if (node_ < 0) return fallback;
   const auto& n = doc_->nodes_[node_];
   if (n.kind == ChromeEvent::Kind::Int) return n.i;
-  if (n.kind == ChromeEvent::Kind::Double) return whole(n.d, fallback);
+  if (n.kind == ChromeEvent::Kind::Double) return whole_i64(n.d, fallback);
   return fallback;
 }
 

@@ -88,7 +88,6 @@ class ChromeEvent {
     uint32_t count = 0;
   };
   int32_t value(const char*& p, const char* end, int depth, bool emit);
-  bool string(const char*& p, const char* end, std::string_view* out);
   void emit_scalar(const Node& n);
   std::vector<Node> nodes_;
   std::string dumped_;  // the minified text of every container below a root

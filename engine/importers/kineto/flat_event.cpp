@@ -1,74 +1,27 @@
-// One recursive descent over the event, the subset and the number rules of ChromeEvent
-// (chrome_event.cpp), so that an event is read here exactly when ChromeEvent would read it (or,
+// One recursive descent over the event, with ChromeEvent's subset and its string and number rules
+// (event_scalars.h), so that an event is read here exactly when ChromeEvent would read it (or,
 // for a double in args that dump() would rewrite, handed to ChromeEvent, which rewrites it).
 // Containers are not copied: one written without white space is its own dump(); one with white
 // space (Kineto's own files indent every event) is minified once, when the event has been read.
 #include "engine/importers/kineto/flat_event.h"
 
-#include <charconv>
 #include <cstring>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
-#include "engine/base/json_text.h"
 #include "engine/importers/common/json_doc.h"
+#include "engine/importers/kineto/event_scalars.h"
 
 namespace kiln::importers {
 
 namespace {
 
-constexpr int kMaxDepth = 32;      // as ChromeEvent
-constexpr int kMaxIntDigits = 18;  // as ChromeEvent: always an int64
-
-constexpr double kPowersOfTen[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
-                                   1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
 inline bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
-
-// A string without escapes, control characters or bytes above 0x7F (ChromeEvent::string's rule).
-inline bool read_string(const char*& p, const char* end, std::string_view* out) {
-  const char* s = ++p;
-  for (;;) {
-#if defined(__SSE2__)
-    // Sixteen bytes at a time: '"', '\\', and (compared as signed bytes) control characters and
-    // bytes above 0x7F.
-    for (; end - p >= 16; p += 16) {
-      const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-      const __m128i stop = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')), _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'))),
-                                        _mm_cmplt_epi8(x, _mm_set1_epi8(0x20)));
-      if (const int m = _mm_movemask_epi8(stop)) {
-        p += __builtin_ctz(static_cast<unsigned>(m));
-        break;
-      }
-    }
-#endif
-    for (uint64_t w; end - p >= 8; p += 8) {
-      std::memcpy(&w, p, 8);
-      if (json_escape_bytes8(w) | (w & 0x8080808080808080ULL)) break;
-    }
-    if (p >= end) return false;
-    auto c = static_cast<unsigned char>(*p);
-    if (c == '"') {
-      *out = std::string_view(s, static_cast<size_t>(p - s));
-      ++p;
-      return true;
-    }
-    if (c == '\\' || c < 0x20 || c >= 0x80) return false;
-    ++p;
-  }
-}
 
 // k == lit, its length known here: compared in place rather than by a library call per member.
 template <size_t N>
 inline bool is(std::string_view k, const char (&lit)[N]) {
   return k.size() == N - 1 && std::memcmp(k.data(), lit, N - 1) == 0;
-}
-
-int64_t whole(double d, int64_t fallback) {  // JsonValue's conversion of a double to an integer
-  if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0)) return fallback;
-  return static_cast<int64_t>(d);
 }
 
 // raw without its white space outside strings (which hold no escapes here: '"' toggles), appended in
@@ -93,7 +46,7 @@ void minify(std::string& out, std::string_view raw) {
 
 int64_t FlatValue::i64(int64_t fallback) const {
   if (kind_ == Kind::Int) return i_;
-  if (kind_ == Kind::Double) return whole(d_, fallback);
+  if (kind_ == Kind::Double) return whole_i64(d_, fallback);
   return fallback;
 }
 
@@ -126,66 +79,21 @@ bool FlatEventReader::value(const char*& p, const char* end, int depth, FlatValu
   FlatValue& v = slot ? *slot : scratch;
   if (c == '"') {
     v.kind_ = FlatValue::Kind::String;
-    return read_string(p, end, &v.text_);
+    return scan_plain_string(p, end, &v.text_);
   }
   if (c == '-' || is_digit(c)) {
-    const char* s = p;
-    const bool negative = c == '-';
-    if (negative) ++p;
-    if (p >= end || !is_digit(*p)) return false;
-    const char* digits = p;
-    // The digits as one integer while they fit (19 of them always do), for the exact doubles below.
-    uint64_t mantissa = 0;
-    int mantissa_digits = 0, fraction_digits = 0;
-    auto take = [&] {
-      mantissa = mantissa * 10 + static_cast<uint64_t>(*p - '0');
-      ++mantissa_digits;
-      ++p;
-    };
-    if (*p == '0') ++p;
-    else
-      while (p < end && is_digit(*p)) take();
-    const size_t int_digits = static_cast<size_t>(p - digits);
-    bool fraction = false, exponent = false;
-    if (p < end && *p == '.') {
-      fraction = true;
-      ++p;
-      if (p >= end || !is_digit(*p)) return false;
-      for (; p < end && is_digit(*p); ++fraction_digits) take();
+    ScannedNumber number;
+    if (!scan_number(p, end, &number)) return false;
+    v.text_ = number.text;
+    v.kind_ = number.is_double ? FlatValue::Kind::Double : FlatValue::Kind::Int;
+    v.d_ = number.d;
+    v.i_ = number.i;
+    // Inside a container its text is part of that container's dump(), which writes doubles its own way.
+    if (number.is_double && depth >= 2) {
+      number_.clear();
+      append_dumped_double(number_, v.d_);
+      if (number_ != v.text_) return false;
     }
-    if (p < end && (*p == 'e' || *p == 'E')) {
-      exponent = true;
-      fraction = true;
-      ++p;
-      if (p < end && (*p == '+' || *p == '-')) ++p;
-      if (p >= end || !is_digit(*p)) return false;
-      while (p < end && is_digit(*p)) ++p;
-    }
-    v.text_ = std::string_view(s, static_cast<size_t>(p - s));
-    if (fraction) {
-      v.kind_ = FlatValue::Kind::Double;
-      if (!exponent && mantissa_digits <= 19 && mantissa <= (uint64_t(1) << 53) && fraction_digits <= 22) {
-        // Both the digits and the power of ten are exact doubles: one division rounds as a full
-        // conversion does (Clinger's fast path; a profiler's "ts": 4477225964148.717 is one).
-        v.d_ = static_cast<double>(mantissa) / kPowersOfTen[fraction_digits];
-        if (negative) v.d_ = -v.d_;
-      } else {
-        auto r = std::from_chars(s, p, v.d_);
-        if (r.ec != std::errc() || r.ptr != p) return false;
-      }
-      // Inside a container its text is part of that container's dump(), which writes doubles its own way.
-      if (depth >= 2) {
-        number_.clear();
-        append_dumped_double(number_, v.d_);
-        if (number_ != v.text_) return false;
-      }
-      return true;
-    }
-    if (int_digits > kMaxIntDigits || (negative && int_digits == 1 && *digits == '0')) return false;
-    int64_t n = 0;
-    for (const char* d = digits; d < p; ++d) n = n * 10 + (*d - '0');
-    v.kind_ = FlatValue::Kind::Int;
-    v.i_ = negative ? -n : n;
     return true;
   }
   auto literal = [&](std::string_view word, FlatValue::Kind kind) {
@@ -202,7 +110,7 @@ bool FlatEventReader::value(const char*& p, const char* end, int depth, FlatValu
 }
 
 bool FlatEventReader::container(const char*& p, const char* end, int depth, FlatValue* slot, bool is_args) {
-  if (depth >= kMaxDepth) return false;
+  if (depth >= kMaxEventDepth) return false;
   const char* begin = p;
   const bool object = *p == '{';
   const char close = object ? '}' : ']';
@@ -218,7 +126,7 @@ bool FlatEventReader::container(const char*& p, const char* end, int depth, Flat
       FlatValue* child = nullptr;
       if (object) {
         std::string_view k;
-        if (p >= end || *p != '"' || !read_string(p, end, &k)) return false;
+        if (p >= end || *p != '"' || !scan_plain_string(p, end, &k)) return false;
         skip(p, end);
         if (p >= end || *p != ':') return false;
         ++p;
@@ -274,10 +182,7 @@ bool FlatEventReader::container(const char*& p, const char* end, int depth, Flat
 size_t FlatEventReader::read(std::string_view text, FlatEvent* ev) {
   if (!enabled_ || text.empty() || text[0] != '{') return 0;
   // Every answer of a FlatValue is gated by its kind: clearing the kinds clears the event.
-  for (FlatValue* v : {&ev->ph, &ev->cat, &ev->name, &ev->pid, &ev->tid, &ev->ts, &ev->dur, &ev->id, &ev->args,
-                       &ev->device, &ev->stream, &ev->correlation, &ev->external_id, &ev->grid, &ev->block,
-                       &ev->registers, &ev->shared, &ev->allocated})
-    v->kind_ = FlatValue::Kind::None;
+  for (const FlatMember& m : kFlatMembers) (ev->*m.value).kind_ = FlatValue::Kind::None;
   args_of_ = ev;
   minified_.clear();
   patch_count_ = 0;
@@ -290,7 +195,7 @@ size_t FlatEventReader::read(std::string_view text, FlatEvent* ev) {
   } else {
     for (;;) {
       std::string_view k;
-      if (p >= end || *p != '"' || !read_string(p, end, &k)) return 0;
+      if (p >= end || *p != '"' || !scan_plain_string(p, end, &k)) return 0;
       skip(p, end);
       if (p >= end || *p != ':') return 0;
       ++p;

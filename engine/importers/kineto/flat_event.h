@@ -56,6 +56,34 @@ struct FlatEvent {
   FlatValue device, stream, correlation, external_id, grid, block, registers, shared, allocated;
 };
 
+// Every member FlatEvent holds, with its name in the event (in_args: a member of its args object),
+// for code that visits them all (its tests and fuzzer compare each with ChromeEvent's answer).
+struct FlatMember {
+  const char* name;
+  bool in_args;
+  FlatValue FlatEvent::*value;
+};
+inline constexpr FlatMember kFlatMembers[] = {
+    {"ph", false, &FlatEvent::ph},
+    {"cat", false, &FlatEvent::cat},
+    {"name", false, &FlatEvent::name},
+    {"pid", false, &FlatEvent::pid},
+    {"tid", false, &FlatEvent::tid},
+    {"ts", false, &FlatEvent::ts},
+    {"dur", false, &FlatEvent::dur},
+    {"id", false, &FlatEvent::id},
+    {"args", false, &FlatEvent::args},
+    {"device", true, &FlatEvent::device},
+    {"stream", true, &FlatEvent::stream},
+    {"correlation", true, &FlatEvent::correlation},
+    {"External id", true, &FlatEvent::external_id},
+    {"grid", true, &FlatEvent::grid},
+    {"block", true, &FlatEvent::block},
+    {"registers per thread", true, &FlatEvent::registers},
+    {"shared memory", true, &FlatEvent::shared},
+    {"Total Allocated", true, &FlatEvent::allocated},
+};
+
 class FlatEventReader {
  public:
   FlatEventReader();

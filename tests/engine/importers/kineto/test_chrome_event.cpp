@@ -8,6 +8,7 @@
 #include "engine/importers/common/json_doc.h"
 #include "engine/importers/kineto/chrome_event.h"
 #include "engine/importers/kineto/chrome_trace_scanner.h"
+#include "tests/engine/importers/kineto/same_answers.h"
 #include "tests/support/paths.h"
 
 using namespace kiln::importers;  // NOLINT
@@ -16,19 +17,8 @@ namespace {
 
 // The same questions to both views, recursively through objects (and the dumps of arrays).
 void expect_same(const EventValue& a, const JsonValue& b, const std::string& where, bool root = false) {
-  ASSERT_EQ(a.exists(), b.exists()) << where;
-  EXPECT_EQ(a.is_null(), b.is_null()) << where;
-  EXPECT_EQ(a.is_object(), b.is_object()) << where;
-  EXPECT_EQ(a.is_array(), b.is_array()) << where;
-  EXPECT_EQ(a.is_string(), b.is_string()) << where;
-  EXPECT_EQ(a.is_number(), b.is_number()) << where;
-  EXPECT_EQ(a.is_bool(), b.is_bool()) << where;
-  EXPECT_EQ(a.str("fb"), b.str("fb")) << where;
-  EXPECT_EQ(a.i64(-7), b.i64(-7)) << where;
-  double fa = a.f64(-7), fb = b.f64(-7);
-  EXPECT_TRUE(fa == fb || (fa != fa && fb != fb)) << where;
-  EXPECT_EQ(a.size(), b.size()) << where;
-  if (!root) EXPECT_EQ(a.dump(), b.dump()) << where;
+  kiln::test::expect_same_answers(a, b, where, !root);
+  if (testing::Test::HasFatalFailure()) return;
   if (b.is_object())
     b.each_field([&](std::string_view key, const JsonValue&) {
       expect_same(a[key], b[key], where + "." + std::string(key));

@@ -4,18 +4,19 @@
 // files and the same events written without white space into the same session.
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <fstream>
-#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "engine/importers/common/json_doc.h"
 #include "engine/importers/kineto/chrome_event.h"
 #include "engine/importers/kineto/flat_event.h"
 #include "engine/importers/kineto/kineto.h"
 #include "engine/report/render_json.h"
+#include "tests/engine/importers/kineto/same_answers.h"
 #include "tests/support/paths.h"
 
 using namespace kiln::importers;  // NOLINT
@@ -23,20 +24,7 @@ using namespace kiln::importers;  // NOLINT
 namespace {
 
 void expect_same(const FlatValue& a, const EventValue& b, const std::string& where) {
-  ASSERT_EQ(a.exists(), b.exists()) << where;
-  EXPECT_EQ(a.is_null(), b.is_null()) << where;
-  EXPECT_EQ(a.is_object(), b.is_object()) << where;
-  EXPECT_EQ(a.is_array(), b.is_array()) << where;
-  EXPECT_EQ(a.is_string(), b.is_string()) << where;
-  EXPECT_EQ(a.is_number(), b.is_number()) << where;
-  EXPECT_EQ(a.is_bool(), b.is_bool()) << where;
-  EXPECT_EQ(a.str("fb"), b.str("fb")) << where;
-  EXPECT_EQ(a.i64(-7), b.i64(-7)) << where;
-  const double fa = a.f64(-7), fb = b.f64(-7);
-  EXPECT_TRUE(fa == fb || (fa != fa && fb != fb)) << where;
-  if (fa == fb) EXPECT_EQ(std::signbit(fa), std::signbit(fb)) << where;
-  EXPECT_EQ(a.size(), b.size()) << where;
-  EXPECT_EQ(a.dump(), b.dump()) << where;
+  kiln::test::expect_same_answers(a, b, where);
   EXPECT_EQ(a.dumped(), b.dumped()) << where;
 }
 
@@ -53,25 +41,9 @@ bool compare(const std::string& text) {
   if (root < 0) return true;
   EXPECT_EQ(length, doc_length) << text;
   const EventValue r = doc.value(root);
-  expect_same(e.ph, r["ph"], text + " ph");
-  expect_same(e.cat, r["cat"], text + " cat");
-  expect_same(e.name, r["name"], text + " name");
-  expect_same(e.pid, r["pid"], text + " pid");
-  expect_same(e.tid, r["tid"], text + " tid");
-  expect_same(e.ts, r["ts"], text + " ts");
-  expect_same(e.dur, r["dur"], text + " dur");
-  expect_same(e.id, r["id"], text + " id");
-  expect_same(e.args, r["args"], text + " args");
   const EventValue args = r["args"].is_object() ? r["args"] : EventValue();
-  expect_same(e.device, args["device"], text + " device");
-  expect_same(e.stream, args["stream"], text + " stream");
-  expect_same(e.correlation, args["correlation"], text + " correlation");
-  expect_same(e.external_id, args["External id"], text + " External id");
-  expect_same(e.grid, args["grid"], text + " grid");
-  expect_same(e.block, args["block"], text + " block");
-  expect_same(e.registers, args["registers per thread"], text + " registers");
-  expect_same(e.shared, args["shared memory"], text + " shared");
-  expect_same(e.allocated, args["Total Allocated"], text + " allocated");
+  for (const FlatMember& m : kFlatMembers)
+    expect_same(e.*m.value, (m.in_args ? args : r)[m.name], text + " " + m.name);
   return true;
 }
 
@@ -149,24 +121,11 @@ TEST(FlatEvent, AgreesWithChromeEventOnRandomEdits) {
 }
 
 TEST(FlatEvent, KinetosIndentedFileAndItsMinifiedFormImportAlike) {
-  // The same events in both layouts give the same session (the minified copy made here by a parser
+  // The same events in both layouts give the same session (the minified copy written by a parser
   // that keeps member order).
   const std::string indented = kiln::test::data("traces/kineto_small_mlp.json");
   const std::string text = kiln::test::read_file(indented);
-  std::string minified;
-  bool in_string = false, escaped = false;
-  for (char c : text) {
-    if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
-      continue;
-    }
-    minified += c;
-  }
+  const std::string minified = nlohmann::ordered_json::parse(text).dump();
   const std::string path = kiln::test::temp_dir() + "/minified.json";
   std::ofstream(path, std::ios::binary) << minified;
   auto render = [](const std::string& p) {
