@@ -18,6 +18,9 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace kiln {
 
@@ -39,6 +42,17 @@ inline uint64_t json_escape_bytes8(uint64_t w) {
   const uint64_t q = w ^ (0x22 * ones), b = w ^ (0x5C * ones);
   return control | ((q - ones) & ~q & highs) | ((b - ones) & ~b & highs);
 }
+
+#if defined(__SSE2__)
+// Bit i set when byte i of the sixteen at p is one a JSON string escapes (exact: no false alarms).
+inline unsigned json_escape_mask16(const char* p) {
+  const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const __m128i control = _mm_cmpeq_epi8(_mm_max_epu8(x, _mm_set1_epi8(0x1F)), _mm_set1_epi8(0x1F));  // x <= 0x1F
+  const __m128i special =
+      _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')), _mm_cmpeq_epi8(x, _mm_set1_epi8('\\')));
+  return static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(control, special)));
+}
+#endif
 
 // Depth of a JSON value (a scalar is 0), counting no further than limit + 1. Iterative.
 template <typename Json>
