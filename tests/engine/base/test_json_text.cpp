@@ -22,7 +22,8 @@ std::string direct(const std::string& s) {
 }  // namespace
 
 // Every single byte, and fresh random strings of ASCII, control characters, DEL, UTF-8 (valid, cut
-// short and invalid) each run (the seed is printed on a failure).
+// short and invalid) each run (the seed is printed on a failure); plain runs longer than the sixteen
+// bytes escaped at once, and JSON texts, quotes every few bytes, among them.
 TEST(JsonText, AStringIsEscapedAsTheJsonLibraryEscapesIt) {
   for (int b = 0; b < 256; ++b) {
     const std::string s(1, static_cast<char>(b));
@@ -30,7 +31,8 @@ TEST(JsonText, AStringIsEscapedAsTheJsonLibraryEscapesIt) {
   }
   const std::vector<std::string> pieces = {"a",  "Z",  " ",  "\"", "\\", "/",  "\b", "\f", "\n", "\r", "\t", std::string(1, '\0'),
                                            "\x01", "\x1f", "\x7f", "\xc3\xa9", "\xe2\x98\x83", "\xf0\x9f\x98\x80",
-                                           "\xff", "\xc3", "\xe2\x98", "</script>", "File: x.py:3"};
+                                           "\xff", "\xc3", "\xe2\x98", "</script>", "File: x.py:3",
+                                           "{\"External id\": 17, \"Ev Idx\": 3}", "seventeen letters"};
   const uint64_t seed = std::random_device{}();
   std::mt19937_64 rng(seed);
   for (int round = 0; round < 20000; ++round) {
