@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "engine/backends/builtin.h"
+#include "engine/base/output_file.h"
 #include "engine/codegen/cpp/cpp_compiler.h"
 #include "engine/model/model_impl.h"
 #include "engine/runtime/captured_runtime.h"
@@ -90,6 +91,6 @@ int main(int argc, char** argv) {
   std::printf("C++ compiler invocations %d, cache hits %d (cold = first compile into an empty cache, warm = a new "
               "runtime hitting the disk cache)\n",
               stats.invocations, stats.cache_hits);
-  std::filesystem::remove_all(cache);
+  kiln::remove_tree(cache);  // not std::filesystem::remove_all: engine/base/output_file.h
   return 0;
 }

@@ -18,7 +18,6 @@
 #include <torch/script.h>
 
 #include <execinfo.h>
-#include <ftw.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -34,6 +33,7 @@
 
 #include "engine/backends/builtin.h"
 #include "engine/base/error.h"
+#include "engine/base/output_file.h"
 #include "engine/model/model_impl.h"
 #include "engine/runtime/captured_runtime.h"
 #include "engine/runtime/compare_values.h"
@@ -75,13 +75,6 @@ void on_crash(int sig) {
   ::write(2, msg, sizeof msg - 1);
   ::backtrace_symbols_fd(frames, n, 2);
   ::_exit(128 + sig);
-}
-
-// The kernel cache of this process, removed with nftw: std::filesystem::remove_all crashed in
-// this binary on the GPU machine (torch wheel + GCC 13), so it is not used here.
-void remove_tree(const std::string& root) {
-  ::nftw(root.c_str(), [](const char* path, const struct stat*, int, struct FTW*) { return ::remove(path); }, 16,
-         FTW_DEPTH | FTW_PHYS);
 }
 
 void step(const std::string& what) {
@@ -545,7 +538,7 @@ int main(int argc, char** argv) {
     result["eager"]["peak_mib_end"] = peak_mib(eager);
     if (!env_set("KILN_BENCH_NO_AOTI")) result["aoti"] = run_aoti(dir + "/" + name + ".aoti.pt2", x, ref, tf32);
     std::fprintf(stderr, "%s aoti: %s\n", name.c_str(), result["aoti"].dump().c_str());
-    remove_tree(cache_root);
+    kiln::remove_tree(cache_root);
   }
   std::ofstream(out_path) << result.dump(1);
   // Every result is written and flushed; leave without static destructors, which crash in

@@ -1,6 +1,7 @@
 #include "engine/base/output_file.h"
 
 #include <fcntl.h>
+#include <ftw.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -141,6 +142,24 @@ void AtomicOutputFile::commit() {
     ::unlink(tmp_.c_str());
     throw Error(path_ + ": cannot write (" + std::strerror(saved) + ")");
   }
+}
+
+bool remove_tree(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return errno == ENOENT;
+  if (!S_ISDIR(st.st_mode)) return ::unlink(path.c_str()) == 0 || errno == ENOENT;
+  // Deepest first; FTW_PHYS: a link is removed as a link. Each failure is counted, the walk goes on.
+  static thread_local int failures;
+  failures = 0;
+  const int rc = ::nftw(
+      path.c_str(),
+      [](const char* p, const struct stat*, int kind, struct FTW*) {
+        const int removed = kind == FTW_DP ? ::rmdir(p) : ::unlink(p);
+        if (removed != 0 && errno != ENOENT) ++failures;
+        return 0;
+      },
+      32, FTW_DEPTH | FTW_PHYS);
+  return rc == 0 && failures == 0;
 }
 
 void fsync_path(const std::string& path) {

@@ -72,6 +72,12 @@ void remove_stale_temporaries(const std::string& dir, const std::string& prefix 
 // Writes all of data to fd (retrying short writes and EINTR); false with errno set on failure.
 bool write_fully(int fd, const char* data, size_t size);
 void fsync_path(const std::string& path);
+// Removes path and, for a folder, everything under it (links removed, never followed); a missing path
+// is fine. Returns false when something could not be removed. Used instead of
+// std::filesystem::remove_all, which jumps to address 0 on a non-empty folder in programs linked
+// with the torch wheel's LibTorch (its libtorch.so carries a copy of those functions that takes
+// their calls: seen with GCC 13 and torch 2.11).
+bool remove_tree(const std::string& path);
 void refuse_input_as_output(const std::string& output, const std::vector<std::string>& inputs);
 
 class OutputLock {

@@ -37,10 +37,10 @@ std::string layer_of(const std::string& rel) {
   return rel.substr(0, rel.find('/'));
 }
 
-std::vector<std::string> source_files() {
+std::vector<std::string> source_files(std::initializer_list<const char*> tops = {"engine", "plugins", "app", "viewers"}) {
   std::vector<std::string> out;
   fs::path root(KILN_SOURCE_DIR);
-  for (const char* top : {"engine", "plugins", "app", "viewers"}) {
+  for (const char* top : tops) {
     if (!fs::exists(root / top)) continue;
     for (const auto& e : fs::recursive_directory_iterator(root / top)) {
       auto ext = e.path().extension().string();
@@ -110,4 +110,25 @@ TEST(Layers, TheCheckSeesAnUpwardInclude) {
   EXPECT_EQ(layer_of("engine/backends/kiln/kiln_backend.cpp"), "backends");
   EXPECT_EQ(layer_of("plugins/examples/sample_backend_plugin.cpp"), "plugins");
   EXPECT_EQ(layer_of("viewers/graph/graph_panel.cpp"), "viewers");
+}
+
+// std::filesystem::remove_all jumps to address 0 on a non-empty folder in programs linked with the
+// torch wheel's LibTorch (engine/base/output_file.h): every program that links the engine, tests and
+// benchmarks included, removes folders with kiln::remove_tree instead.
+TEST(SourceRules, NoFilesystemRemoveAll) {
+  std::vector<std::string> found;
+  for (const auto& rel : source_files({"engine", "plugins", "app", "viewers", "tests", "bench", "fuzz"})) {
+    if (rel == "tests/architecture/test_layers.cpp") continue;
+    std::ifstream in(fs::path(KILN_SOURCE_DIR) / rel);
+    int n = 0;
+    for (std::string line; std::getline(in, line);) {
+      ++n;
+      const size_t at = line.find("remove_all(");
+      if (at != std::string::npos && line.rfind("//", at) == std::string::npos)
+        found.push_back(rel + ":" + std::to_string(n) + ": " + line);
+    }
+  }
+  std::ostringstream list;
+  for (const auto& f : found) list << "  " << f << "\n";
+  EXPECT_TRUE(found.empty()) << "use kiln::remove_tree (engine/base/output_file.h):\n" << list.str();
 }

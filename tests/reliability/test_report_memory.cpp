@@ -65,8 +65,7 @@ int in_child(const std::function<int()>& f) {
 struct RemovedAtExit {
   std::string dir;
   ~RemovedAtExit() {
-    std::error_code ec;
-    if (!dir.empty()) fs::remove_all(dir, ec);
+    if (!dir.empty()) remove_tree(dir);
   }
 };
 
@@ -228,7 +227,7 @@ TEST(ReportMemory, TheCommandsPeakDoesNotGrowWithTheSession) {
   expect_peaks_do_not_grow(big, dir, {{"report", "{session}", "--format", "json", "-o", "{out}.json"},
                                       {"trace", "{session}", "--mode", "default", "-o", "{out}.trace.json"}});
   EXPECT_GT(fs::file_size(dir + "/b.json"), fs::file_size(big) / 2);
-  fs::remove_all(dir);
+  remove_tree(dir);
 #endif
 }
 
@@ -277,7 +276,7 @@ TEST(ReportMemory, HtmlMarkdownAndStatsPeakDoesNotGrowWithTheSession) {
   EXPECT_NE(test::read_file(dir + "/b.html").find("GPU time per kernel"), std::string::npos);
   EXPECT_NE(test::read_file(dir + "/b.md").find("8,000 device records"), std::string::npos)
       << test::read_file(dir + "/b.md").substr(0, 2000);
-  fs::remove_all(dir);
+  remove_tree(dir);
 #endif
 }
 
@@ -304,5 +303,5 @@ TEST(ReportMemory, AFailedStreamedWriteKeepsThePreviousOutput) {
             0);
   EXPECT_EQ(test::error_lines(out).size(), 1u) << out;
   EXPECT_NE(out.find("writing to standard output failed"), std::string::npos) << out;
-  fs::remove_all(dir);
+  remove_tree(dir);
 }

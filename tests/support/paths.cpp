@@ -1,5 +1,7 @@
 #include "tests/support/paths.h"
 
+#include "engine/base/output_file.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -30,7 +32,7 @@ std::string temp_dir() {
   static int counter = 0;
   fs::path p = fs::temp_directory_path() /
                ("kiln-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-  fs::remove_all(p);
+  remove_tree(p.string());  // not fs::remove_all: see engine/base/output_file.h
   fs::create_directories(p);
   return p.string();
 }

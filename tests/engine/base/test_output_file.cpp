@@ -73,3 +73,24 @@ TEST(OutputFile, OneWriterPerOutput) {
   EXPECT_FALSE(fs::exists(path + ".lock")) << "the lock file is removed when released";
   OutputLock again(path);
 }
+
+// remove_tree removes a folder with everything under it, a plain file, and a missing path; a link
+// inside is removed as a link (what it points to stays).
+TEST(OutputFile, RemoveTreeRemovesAFolderAndNotWhatItsLinksPointTo) {
+  namespace fs = std::filesystem;
+  const std::string dir = test::temp_dir();
+  const std::string outside = dir + "/outside", tree = dir + "/tree";
+  fs::create_directories(outside);
+  std::ofstream(outside + "/keep.txt") << "kept";
+  fs::create_directories(tree + "/a/b/c");
+  for (const char* f : {"/one", "/a/two", "/a/b/three", "/a/b/c/four"}) std::ofstream(tree + f) << "x";
+  fs::create_directory_symlink(outside, tree + "/a/link");
+  EXPECT_TRUE(remove_tree(tree));
+  EXPECT_FALSE(fs::exists(tree));
+  EXPECT_TRUE(fs::exists(outside + "/keep.txt"));
+  EXPECT_TRUE(remove_tree(tree)) << "a missing path is already removed";
+  EXPECT_TRUE(remove_tree(outside + "/keep.txt"));
+  EXPECT_FALSE(fs::exists(outside + "/keep.txt"));
+  EXPECT_TRUE(remove_tree(dir));
+  EXPECT_FALSE(fs::exists(dir));
+}
