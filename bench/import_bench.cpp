@@ -278,7 +278,7 @@ int main(int argc, char** argv) {
     std::tie(rows.back().write_seconds, rows.back().file_bytes) = timed_save(s, session_path);
   }
 
-  std::printf("%-28s %10s %9s %9s %8s %12s %12s %9s %9s  %s\n", "input", "MB", "seconds", "MB/s", "s/GB",
+  std::printf("%-30s %8s %9s %9s %8s %12s %12s %9s %9s  %s\n", "input", "MB", "seconds", "MB/s", "s/GB",
               "peak RSS MB", "stored MB", "write s", "file MB", "what");
   for (const auto& r : rows) {
     double m = double(r.bytes) / (1 << 20);
@@ -287,7 +287,7 @@ int main(int argc, char** argv) {
       std::snprintf(write, sizeof write, "%.2f", r.write_seconds);
       std::snprintf(file, sizeof file, "%.0f", double(r.file_bytes) / (1 << 20));
     }
-    std::printf("%-28s %10.0f %9.2f %9.0f %8.2f %12.0f %12.0f %9s %9s  %s\n", r.what.c_str(), m, r.seconds,
+    std::printf("%-30s %8.0f %9.2f %9.0f %8.2f %12.0f %12.0f %9s %9s  %s\n", r.what.c_str(), m, r.seconds,
                 m / r.seconds, r.seconds / (m / 1024), double(r.peak_kb) / 1024, double(r.stored) / (1 << 20), write,
                 file, r.detail.c_str());
   }
