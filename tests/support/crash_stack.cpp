@@ -88,9 +88,13 @@ void on_fatal_signal(int sig, siginfo_t* info, void* context) {
 #if defined(__x86_64__)
   // A call through a null or stale pointer leaves nothing to unwind from: the words on top of the
   // stack then hold the caller's return address.
-  if (context) {
-    const auto* sp = reinterpret_cast<const unsigned long*>(static_cast<ucontext_t*>(context)->uc_mcontext.gregs[REG_RSP]);
-    for (int i = 0; i < 4 && sp; ++i) {
+  // (Not when the fault is at the stack itself, an overflow: reading there would fault again.)
+  const auto* sp = context ? reinterpret_cast<const unsigned long*>(static_cast<ucontext_t*>(context)->uc_mcontext.gregs[REG_RSP])
+                           : nullptr;
+  const auto fault = reinterpret_cast<unsigned long>(info ? info->si_addr : nullptr),
+             top = reinterpret_cast<unsigned long>(sp);
+  if (sp && (fault + (64ul << 10) < top || fault > top + (64ul << 10))) {
+    for (int i = 0; i < 4; ++i) {
       char word[64];
       std::strcpy(word, "  stack word ");
       append_number(word, static_cast<unsigned long>(i), 10);
@@ -108,7 +112,8 @@ void on_fatal_signal(int sig, siginfo_t* info, void* context) {
     if (other == sig || sigaction(other, nullptr, &now) != 0) continue;
     const auto handler = (now.sa_flags & SA_SIGINFO) ? reinterpret_cast<unsigned long>(now.sa_sigaction)
                                                      : reinterpret_cast<unsigned long>(now.sa_handler);
-    if (handler == reinterpret_cast<unsigned long>(SIG_DFL) || handler == reinterpret_cast<unsigned long>(SIG_IGN))
+    if (handler == reinterpret_cast<unsigned long>(SIG_DFL) || handler == reinterpret_cast<unsigned long>(SIG_IGN) ||
+        handler == reinterpret_cast<unsigned long>(&on_fatal_signal))
       continue;
     char word[96];
     std::strcpy(word, "  signal ");
