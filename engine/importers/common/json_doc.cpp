@@ -182,10 +182,13 @@ void append_json(std::string& out, const simdjson::dom::element& e) {
 }  // namespace
 
 std::string JsonValue::dump() const {
-  if (kind_ == Kind::Missing) return "";
   std::string out;
-  append_json(out, JsonAccess::get(*this));
+  dump_to(out);
   return out;
+}
+
+void JsonValue::dump_to(std::string& out) const {
+  if (kind_ != Kind::Missing) append_json(out, JsonAccess::get(*this));
 }
 
 // Buffers a parser keeps between documents; larger ones are released after use.
@@ -283,6 +286,8 @@ std::string JsonValue::dump() const {
   if (kind_ == Kind::Missing) return "";
   return JsonAccess::get(*this)->dump(-1, ' ', false, Json::error_handler_t::replace);
 }
+
+void JsonValue::dump_to(std::string& out) const { out += dump(); }
 
 namespace {
 

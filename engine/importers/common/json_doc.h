@@ -43,6 +43,7 @@ class JsonValue {
   void each_element(const std::function<void(const JsonValue&)>& f) const;
 
   std::string dump() const;  // minified JSON ("" when missing)
+  void dump_to(std::string& out) const;  // appends dump(): a reused `out` spares its growth
   std::string text() const;  // a string's value; other values as dump()
 
  private:

@@ -20,10 +20,14 @@ bool LineReader::fill() {
     begin_ = 0;
   }
   if (buf_.size() > 4 * chunk_ && end_ <= chunk_) {
-    // A long line before made the buffer large: give that memory back once it holds little.
-    std::vector<char> smaller(2 * chunk_);
-    std::memcpy(smaller.data(), buf_.data(), end_);
-    buf_.swap(smaller);
+    // A long line before made the buffer large: give that memory back once it holds little (when
+    // the memory left cannot hold the smaller one, the large one stays).
+    try {
+      std::vector<char> smaller(2 * chunk_);
+      std::memcpy(smaller.data(), buf_.data(), end_);
+      buf_.swap(smaller);
+    } catch (const std::bad_alloc&) {
+    }
   }
   if (buf_.size() - end_ < chunk_ / 2) {
     try {

@@ -14,12 +14,17 @@ int64_t id_of(const JsonValue& v) {
   return 0;
 }
 
-std::string args_of(const JsonValue& event) {
-  JsonValue args = event["args"];
-  return args.is_object() && args.size() > 0 ? args.dump() : std::string();
-}
-
 }  // namespace
+
+// The event's args as minified JSON in scratch_ ("" when none): written into storage kept between
+// events (a large args object grows it once, not by doubling each time), copied out only when kept.
+const std::string& CompileTimeline::args_of(const JsonValue& event) {
+  scratch_.clear();
+  if (scratch_.capacity() > (size_t(64) << 20)) std::string().swap(scratch_);
+  JsonValue args = event["args"];
+  if (args.is_object() && args.size() > 0) args.dump_to(scratch_);
+  return scratch_;
+}
 
 void CompileTimeline::add(const JsonValue& event, const std::string& compile_id) {
   std::string_view ph = event["ph"].str();
@@ -32,8 +37,8 @@ void CompileTimeline::add(const JsonValue& event, const std::string& compile_id)
       auto& span = spans_[stack[i]];
       if (span.name != name) continue;
       span.dur_ns = std::max<int64_t>(0, ts_ns - span.start_ns);
-      std::string args = args_of(event);
-      if (args.size() > span.args_json.size()) span.args_json = std::move(args);
+      const std::string& args = args_of(event);
+      if (args.size() > span.args_json.size()) span.args_json = args;
       if (span.compile_id.empty()) span.compile_id = compile_id;
       open_[stack[i]] = false;
       stack.erase(stack.begin() + static_cast<std::ptrdiff_t>(i));

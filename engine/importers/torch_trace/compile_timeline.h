@@ -30,7 +30,9 @@ class CompileTimeline {
   void finish(std::vector<session::TimelineEvent>& out);
 
  private:
+  const std::string& args_of(const JsonValue& event);
   ImportTally& tally_;
+  std::string scratch_;
   std::vector<session::TimelineEvent> spans_;
   std::vector<bool> open_;
   std::map<std::pair<int64_t, int64_t>, std::vector<size_t>> stacks_;  // (pid, tid) → open span indices

@@ -16,6 +16,7 @@
 #include "engine/importers/torch_trace/fx_readable.h"
 #include "engine/ir/to_json.h"
 #include "engine/importers/torch_trace/output_code.h"
+#include "engine/importers/torch_trace/record_pipeline.h"
 #include "engine/importers/torch_trace/torch_trace_records.h"
 #include "engine/importers/torch_trace/trace_session_builder.h"
 
@@ -78,8 +79,8 @@ session::Session import_torch_trace(const std::string& path, const TorchTraceOpt
   ro.verify_md5 = options.verify_md5;
   ro.max_line_bytes = options.max_line_bytes;
   ro.max_payload_bytes = options.max_payload_bytes;
-  ro.md5_in_background = true;  // large payloads hashed on a second thread while the builder works
-  TorchTraceReader reader(source, tally, ro);
+  // Records are read (and their digests checked) on other threads while this one builds the session.
+  TraceRecordPipeline reader(source, tally, ro);
   TraceSessionBuilder builder(tally);
   TraceRecord record;
   int64_t records = 0;

@@ -34,11 +34,13 @@ int number(std::string_view s, size_t at, size_t n) {
   return v;
 }
 
-std::string line_example(int64_t line, std::string_view text) {
-  return "line " + std::to_string(line) + ": " + std::string(text.substr(0, 120));
-}
+std::string line_example(int64_t line, std::string_view text) { return trace_line_example(line, text); }
 
 }  // namespace
+
+std::string trace_line_example(int64_t line, std::string_view text) {
+  return "line " + std::to_string(line) + ": " + std::string(text.substr(0, 120));
+}
 
 bool parse_glog_header(std::string_view line, size_t* json_at, int64_t* time_ns, int64_t* pid) {
   // V1122 07:29:54.143000 1175 path:line] {
@@ -258,8 +260,11 @@ bool TorchTraceReader::next(TraceRecord& record) {
     if (!parsed)
       tally_.note("corrupt JSON", line_example(this_line, json) + (error.empty() ? "" : "  (" + error + ")"));
 
-    // `json` views header_, which the loop below overwrites with the next header: keep what the
-    // MD5 note needs now.
+    // `json` views header_, which the loop below overwrites with the next header: the line moves to
+    // envelope_text_ (no copy), and the MD5 note's example is taken now.
+    envelope_text_.swap(header_);
+    if (header_.capacity() > kKeptBufferBytes) std::string().swap(header_);  // an earlier large header's
+    json = std::string_view(envelope_text_).substr(json_at);
     std::string json_example = line_example(this_line, json);
     // Payload lines up to the next header (which is kept for the next call).
     payload_.clear();
@@ -302,10 +307,12 @@ bool TorchTraceReader::next(TraceRecord& record) {
 
     record.line = this_line;
     record.log_time_ns = t_ns;
+    record.envelope_text = json;
     record.payload = payload_;
     record.has_payload = any_payload && oversized == 0;
     record.md5_checked = false;
     record.md5_ok = true;
+    record.md5_expected = {};
     if (oversized > 0) {
       tally_.note("oversized payload skipped", json_example + "  (over " + std::to_string(oversized) +
                                                    " bytes; the limit is " +
@@ -315,6 +322,10 @@ bool TorchTraceReader::next(TraceRecord& record) {
     JsonValue expected = record.envelope["has_payload"];
     if (oversized == 0 && options_.verify_md5 && expected.is_string()) {
       record.md5_checked = true;
+      if (options_.md5_by_caller) {
+        record.md5_expected = expected.str();
+        return true;
+      }
       if (options_.md5_in_background && payload_.size() >= kBackgroundMd5Bytes && start_md5_worker()) {
         auto job = std::make_unique<Md5Worker::Job>();
         job->payload = std::move(payload_);  // its bytes stay where record.payload views them

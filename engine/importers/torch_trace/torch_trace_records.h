@@ -16,6 +16,14 @@
 //   known when next() returns; the record's intact() waits for it. A mismatch note takes the place
 //   in the tally it has without the option (before any note the caller made for its record), at
 //   the latest when next() returns false.
+//   With options.md5_by_caller (and verify_md5), nothing is hashed here: a record whose digest is to
+//   be checked comes back with md5_checked, md5_ok true and md5_expected holding the envelope's
+//   digest; the caller checks it (and notes "payload MD5 mismatch" with trace_line_example()).
+// swap_payload(buffer)
+//   pre: the last record came from next() without md5_in_background. post: `buffer` holds that
+//   record's payload bytes (or nothing, when it had none kept) and the reader keeps buffer's old
+//   storage for the next record: the payload changes owner without a copy; record.payload stays
+//   valid only as long as `buffer` is not changed.
 #pragma once
 
 #include <cstdint>
@@ -36,11 +44,13 @@ struct TraceRecord {
   int64_t line = 0;          // 1-based line of the header
   int64_t log_time_ns = -1;  // the header's month/day/time as ns since 1 January 00:00 (no year)
   JsonValue envelope;        // the parsed envelope object
+  std::string_view envelope_text;  // the JSON text it was parsed from
   std::string_view payload;  // payload lines without their tab, joined by "\n"
   bool has_payload = false;  // payload lines were present
   bool md5_checked = false;  // the envelope carried "has_payload" and checking was on
   bool md5_ok = true;        // (not yet known while md5_pending)
   bool md5_pending = false;  // the digest is being computed in the background
+  std::string_view md5_expected;  // with md5_by_caller: the digest to check when md5_checked
   // False when the payload's digest did not match; waits for a digest still being computed.
   bool intact() const;
 
@@ -53,6 +63,7 @@ struct TraceRecord {
 struct TraceReaderOptions {
   bool verify_md5 = true;
   bool md5_in_background = false;  // see above; payloads under 32 KiB are always checked at once
+  bool md5_by_caller = false;      // see above
   size_t max_line_bytes = size_t(1) << 30;
   // A record whose payload grows past this is kept without its payload (noted "oversized payload
   // skipped"): memory stays bounded whatever one record holds.
@@ -66,6 +77,7 @@ class TorchTraceReader {
   TorchTraceReader(const TorchTraceReader&) = delete;
   TorchTraceReader& operator=(const TorchTraceReader&) = delete;
   bool next(TraceRecord& record);
+  void swap_payload(std::string& buffer) { payload_.swap(buffer); }
   uint64_t bytes_read() const { return source_.bytes_read(); }
   int64_t pid() const { return pid_; }  // of the first record's header, -1 before one
 
@@ -82,6 +94,7 @@ class TorchTraceReader {
   LineReader lines_;
   JsonParser parser_;
   std::string header_;       // the header line of the record being assembled
+  std::string envelope_text_;  // the header line of the record last returned
   int64_t header_line_ = 0;  // 0: none pending
   std::string payload_;
   int64_t overlong_seen_ = 0;
@@ -94,5 +107,8 @@ class TorchTraceReader {
 // the timestamp in *time_ns and (when asked) the process id in *pid; false when the line is not a
 // glog header followed by "{".
 bool parse_glog_header(std::string_view line, size_t* json_at, int64_t* time_ns, int64_t* pid = nullptr);
+
+// "line N: <the first 120 bytes of text>": the example the reader's notes give for a record.
+std::string trace_line_example(int64_t line, std::string_view text);
 
 }  // namespace kiln::importers
