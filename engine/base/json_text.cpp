@@ -31,7 +31,7 @@ size_t plain_run_end(std::string_view s, size_t from) {
   size_t i = from;
 #if defined(__SSE2__)
   for (; i + 16 <= s.size(); i += 16)
-    if (const unsigned m = json_escape_mask16(s.data() + i)) return i + static_cast<size_t>(__builtin_ctz(m));
+    if (const unsigned m = json_stop_mask16(s.data() + i)) return i + static_cast<size_t>(__builtin_ctz(m));
 #endif
   for (; i + 8 <= s.size(); i += 8) {
     uint64_t w;
@@ -87,7 +87,7 @@ char* write_escaped(char* p, std::string_view s) {
   size_t i = 0;
 #if defined(__SSE2__)
   while (i + 16 <= n) {
-    const unsigned m = json_escape_mask16(in + i);
+    const unsigned m = json_stop_mask16(in + i);
     if (m == 0) {
       std::memcpy(p, in + i, 16);  // all sixteen are written as they are: the output has room for them
       p += 16;

@@ -44,13 +44,19 @@ inline uint64_t json_escape_bytes8(uint64_t w) {
 }
 
 #if defined(__SSE2__)
-// Bit i set when byte i of the sixteen at p is one a JSON string escapes (exact: no false alarms).
-inline unsigned json_escape_mask16(const char* p) {
+// Bit i set when byte i of the sixteen at p is one a JSON string escapes (exact: no false alarms):
+// '"', '\\' or a control character; with StopAboveAscii also a byte above 0x7F (the importers' readers
+// leave strings holding one to a full parser).
+template <bool StopAboveAscii = false>
+inline unsigned json_stop_mask16(const char* p) {
   const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-  const __m128i control = _mm_cmpeq_epi8(_mm_max_epu8(x, _mm_set1_epi8(0x1F)), _mm_set1_epi8(0x1F));  // x <= 0x1F
   const __m128i special =
       _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')), _mm_cmpeq_epi8(x, _mm_set1_epi8('\\')));
-  return static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(control, special)));
+  // Compared as signed bytes, below 0x20 is a control character or a byte above 0x7F; as unsigned,
+  // at most 0x1F a control character only.
+  const __m128i low = StopAboveAscii ? _mm_cmplt_epi8(x, _mm_set1_epi8(0x20))
+                                     : _mm_cmpeq_epi8(_mm_max_epu8(x, _mm_set1_epi8(0x1F)), _mm_set1_epi8(0x1F));
+  return static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(low, special)));
 }
 #endif
 

@@ -19,9 +19,6 @@
 #include <cstdint>
 #include <cstring>
 #include <string_view>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include "engine/base/json_text.h"
 
@@ -37,12 +34,8 @@ inline bool scan_plain_string(const char*& p, const char* end, std::string_view*
     // Sixteen bytes at a time: '"', '\\', and (compared as signed bytes) control characters and
     // bytes above 0x7F.
     for (; end - p >= 16; p += 16) {
-      const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-      const __m128i stop =
-          _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')), _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'))),
-                       _mm_cmplt_epi8(x, _mm_set1_epi8(0x20)));
-      if (const int m = _mm_movemask_epi8(stop)) {
-        p += __builtin_ctz(static_cast<unsigned>(m));
+      if (const unsigned m = json_stop_mask16<true>(p)) {
+        p += __builtin_ctz(m);
         break;
       }
     }

@@ -86,6 +86,17 @@ TEST(FlatEvent, LeavesWhatItCannotReadToChromeEventOrJsonParser) {
   for (const std::string& text : texts) {
     EXPECT_FALSE(compare(text)) << text;
   }
+  // The same in long strings, anywhere in the sixteen-byte blocks they are scanned by: a byte above
+  // 0x7F (valid UTF-8 or not), a control character, an escape.
+  for (const std::string& odd : {std::string("\xc3\xa9"), std::string("\xff"), std::string("\x01"), std::string("\\n")}) {
+    for (size_t at : {0u, 5u, 15u, 16u, 17u, 31u, 40u, 63u}) {
+      std::string name(64, 'a');
+      name.insert(at, odd);
+      const std::string text = "{\"ph\":\"X\",\"name\":\"" + name + "\",\"ts\":1}";
+      EXPECT_FALSE(compare(text)) << "at " << at << ": " << text;
+    }
+  }
+  EXPECT_TRUE(compare("{\"ph\":\"X\",\"name\":\"" + std::string(64, 'a') + "\",\"ts\":1}"));
 }
 
 TEST(FlatEvent, AgreesWithChromeEventOnRandomEdits) {
