@@ -6,10 +6,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <mutex>
 #include <string_view>
 #include <unordered_map>
 
 #include "engine/importers/common/id_index.h"
+#include "engine/importers/common/in_parts.h"
 
 namespace kiln::importers {
 
@@ -70,7 +72,8 @@ void merge_sessions(session::Session& into, session::Session&& from) {
   if (into.rank < 0) into.rank = from.rank;
 }
 
-void join_runtime_to_compile(session::Session& s) {
+void join_runtime_to_compile(session::Session& s, unsigned parts) {
+  const size_t min_n = parts > 0 ? 0 : 100000;
   auto& tl = s.timeline;
 
   // Compiled regions by Dynamo id, in compile order, with their start times (epoch ns).
@@ -96,29 +99,68 @@ void join_runtime_to_compile(session::Session& s) {
       return neg_dur != o.neg_dur ? neg_dur < o.neg_dur : index < o.index;
     }
   };
+  // The passes over the whole timeline run in parts at once (in_parts: one per core for a large
+  // timeline); what a part finds is kept per part and combined in timeline order.
+  std::mutex found_m;
+  auto by_part = [&found_m](auto& parts, size_t begin, auto&& result) {
+    std::lock_guard<std::mutex> lock(found_m);
+    parts.emplace(begin, std::move(result));
+  };
+  std::map<size_t, std::vector<size_t>> region_parts;  // part's first index → its region events
+  in_parts(
+      tl.size(),
+      [&](size_t begin, size_t end) {
+        std::vector<size_t> found;
+        for (size_t i = begin; i < end; ++i)
+          if (tl[i].category == "region") found.push_back(i);
+        by_part(region_parts, begin, std::move(found));
+      },
+      min_n, parts);
   std::unordered_map<std::string_view, std::vector<HostEvent>> lanes;
-  for (auto& e : tl) {
-    if (e.category != "region") continue;
-    if (e.lane.rfind("host:", 0) == 0) lanes.emplace(e.lane, std::vector<HostEvent>{});
-    if (e.compile_id.empty()) continue;
-    auto it = compiled.find(base_id(e.compile_id));
-    if (it == compiled.end()) continue;
-    size_t pick = it->second.front().second;
-    for (const auto& [start, idx] : it->second)
-      if (start == INT64_MIN || start <= e.start_ns) pick = idx;
-    e.compile_id = s.regions[pick].compile_id;
+  for (const auto& [begin, found] : region_parts) {
+    for (size_t i : found) {
+      auto& e = tl[i];
+      if (e.lane.rfind("host:", 0) == 0) lanes.emplace(e.lane, std::vector<HostEvent>{});
+      if (e.compile_id.empty()) continue;
+      auto it = compiled.find(base_id(e.compile_id));
+      if (it == compiled.end()) continue;
+      size_t pick = it->second.front().second;
+      for (const auto& [start, idx] : it->second)
+        if (start == INT64_MIN || start <= e.start_ns) pick = idx;
+      e.compile_id = s.regions[pick].compile_id;
+    }
   }
   if (!lanes.empty()) {
     // Neighbouring events mostly share a lane: looked up again only when it changes.
-    std::string_view last_lane;
-    std::vector<HostEvent>* last = nullptr;
-    for (size_t i = 0; i < tl.size(); ++i) {
-      if (i == 0 || tl[i].lane != last_lane) {
-        auto lane = lanes.find(tl[i].lane);
-        last_lane = tl[i].lane;
-        last = lane != lanes.end() ? &lane->second : nullptr;
+    using LaneEvents = std::unordered_map<std::string_view, std::vector<HostEvent>>;
+    std::map<size_t, LaneEvents> lane_parts;
+    in_parts(
+        tl.size(),
+        [&](size_t begin, size_t end) {
+          LaneEvents mine;
+          for (const auto& [lane, none] : lanes) mine.emplace(lane, std::vector<HostEvent>{});
+          std::string_view last_lane;
+          std::vector<HostEvent>* last = nullptr;
+          for (size_t i = begin; i < end; ++i) {
+            if (i == begin || tl[i].lane != last_lane) {
+              auto lane = mine.find(tl[i].lane);
+              last_lane = tl[i].lane;
+              last = lane != mine.end() ? &lane->second : nullptr;
+            }
+            if (last) last->push_back({tl[i].start_ns, -tl[i].dur_ns, i});
+          }
+          by_part(lane_parts, begin, std::move(mine));
+        },
+        min_n, parts);
+    for (auto& [lane, events] : lanes) {
+      size_t total = 0;
+      for (const auto& [begin, part] : lane_parts) total += part.at(lane).size();
+      events.reserve(total);
+      for (auto& [begin, part] : lane_parts) {
+        auto& found = part.at(lane);
+        events.insert(events.end(), found.begin(), found.end());
+        std::vector<HostEvent>().swap(found);
       }
-      if (last) last->push_back({tl[i].start_ns, -tl[i].dur_ns, i});
     }
   }
   for (auto& [lane, events] : lanes) {
@@ -136,11 +178,21 @@ void join_runtime_to_compile(session::Session& s) {
   }
 
   // 3. GPU events take the compile id of the call that launched them.
-  // (Only launches that carry a compile id have one to give.)
+  // (Only launches that carry a compile id have one to give; the first launch of a correlation counts.)
+  std::map<size_t, std::vector<std::pair<int64_t, size_t>>> launch_parts;
+  in_parts(
+      tl.size(),
+      [&](size_t begin, size_t end) {
+        std::vector<std::pair<int64_t, size_t>> found;
+        for (size_t i = begin; i < end; ++i)
+          if (tl[i].correlation >= 0 && !tl[i].compile_id.empty() && tl[i].lane.rfind("host:", 0) == 0)
+            found.emplace_back(tl[i].correlation, i);
+        by_part(launch_parts, begin, std::move(found));
+      },
+      min_n, parts);
   IdIndex launch_of;
-  for (size_t i = 0; i < tl.size(); ++i)
-    if (tl[i].correlation >= 0 && !tl[i].compile_id.empty() && tl[i].lane.rfind("host:", 0) == 0)
-      launch_of.emplace(tl[i].correlation, i);
+  for (const auto& [begin, found] : launch_parts)
+    for (const auto& [correlation, i] : found) launch_of.emplace(correlation, i);
   // 4. Triton kernels → their generated Kernel records.
   std::map<std::pair<std::string, std::string>, size_t> generated;  // (name, compile id) → kernel
   std::map<std::string, std::vector<size_t>> by_name;
@@ -150,32 +202,56 @@ void join_runtime_to_compile(session::Session& s) {
     by_name[s.kernels[i].name].push_back(i);
   }
   // A profiler-only kernel record takes the compile id its launches agree on.
-  std::map<std::string, std::string> launched_in;  // kernel → compile id ("?" when they disagree)
-  // 5. Region calls → hits (below).
-  std::unordered_map<std::string, std::pair<int64_t, int64_t>> calls;  // compile id → (count, ns)
-  for (auto& e : tl) {
-    // 3.
-    if (!launch_of.empty() && e.correlation >= 0 && e.compile_id.empty() && e.lane.rfind("host:", 0) != 0) {
-      const size_t launch = launch_of.find(e.correlation);
-      if (launch != IdIndex::kAbsent) e.compile_id = tl[launch].compile_id;
+  struct Found {
+    std::map<std::string, std::string> launched_in;                      // kernel → compile id ("?": they disagree)
+    std::unordered_map<std::string, std::pair<int64_t, int64_t>> calls;  // 5. compile id → (count, ns)
+  };
+  // The launches read here (3.) are host events with a compile id: no part writes those.
+  std::map<size_t, Found> event_parts;
+  in_parts(
+      tl.size(),
+      [&](size_t begin, size_t end) {
+        Found f;
+        for (size_t i = begin; i < end; ++i) {
+          auto& e = tl[i];
+          // 3.
+          if (!launch_of.empty() && e.correlation >= 0 && e.compile_id.empty() && e.lane.rfind("host:", 0) != 0) {
+            const size_t launch = launch_of.find(e.correlation);
+            if (launch != IdIndex::kAbsent) e.compile_id = tl[launch].compile_id;
+          }
+          // 4.
+          if (!e.kernel.empty()) {
+            if (!generated.count({e.kernel, e.compile_id})) {
+              auto it = by_name.find(e.kernel);
+              if (it != by_name.end() && it->second.size() == 1 && e.compile_id.empty())
+                e.compile_id = s.kernels[it->second.front()].compile_id;
+            }
+            if (!e.compile_id.empty()) {
+              auto [it, fresh] = f.launched_in.emplace(e.kernel, e.compile_id);
+              if (!fresh && it->second != e.compile_id) it->second = "?";
+            }
+          }
+          // 5.
+          if (e.category == "region" && !e.compile_id.empty()) {
+            auto& c = f.calls[e.compile_id];
+            ++c.first;
+            c.second += e.dur_ns;
+          }
+        }
+        by_part(event_parts, begin, std::move(f));
+      },
+      min_n, parts);
+  std::map<std::string, std::string> launched_in;
+  std::unordered_map<std::string, std::pair<int64_t, int64_t>> calls;
+  for (auto& [begin, f] : event_parts) {
+    for (auto& [kernel, id] : f.launched_in) {
+      auto [it, fresh] = launched_in.emplace(kernel, id);
+      if (!fresh && it->second != id) it->second = "?";
     }
-    // 4.
-    if (!e.kernel.empty()) {
-      if (!generated.count({e.kernel, e.compile_id})) {
-        auto it = by_name.find(e.kernel);
-        if (it != by_name.end() && it->second.size() == 1 && e.compile_id.empty())
-          e.compile_id = s.kernels[it->second.front()].compile_id;
-      }
-      if (!e.compile_id.empty()) {
-        auto [it, fresh] = launched_in.emplace(e.kernel, e.compile_id);
-        if (!fresh && it->second != e.compile_id) it->second = "?";
-      }
-    }
-    // 5.
-    if (e.category == "region" && !e.compile_id.empty()) {
-      auto& c = calls[e.compile_id];
-      ++c.first;
-      c.second += e.dur_ns;
+    for (const auto& [id, c] : f.calls) {
+      auto& sum = calls[id];
+      sum.first += c.first;
+      sum.second += c.second;
     }
   }
   s.kernels.erase(std::remove_if(s.kernels.begin(), s.kernels.end(),

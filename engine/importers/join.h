@@ -16,7 +16,8 @@
 //         are dropped (a remaining source-less one takes the compile id all its launches share);
 //         each compiled region's hits = its runtime calls (metrics "runtime calls", "runtime total
 //         ms", "runtime mean ms"). Idempotent; a session with only one side is
-//         linked as far as it goes.
+//         linked as far as it goes. A large timeline's passes run in one part per core (parts > 0:
+//         that many, whatever the size: tests); the result is the same.
 #pragma once
 
 #include "engine/session/session.h"
@@ -24,6 +25,6 @@
 namespace kiln::importers {
 
 void merge_sessions(session::Session& into, session::Session&& from);
-void join_runtime_to_compile(session::Session& s);
+void join_runtime_to_compile(session::Session& s, unsigned parts = 0);
 
 }  // namespace kiln::importers

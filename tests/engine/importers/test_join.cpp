@@ -2,6 +2,8 @@
 // kernels find their compile id and generated source; unrelated processes stay apart.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "engine/importers/import_files.h"
 #include "engine/importers/join.h"
 #include "tests/engine/importers/torch_trace/trace_text.h"
@@ -152,4 +154,110 @@ TEST(Join, MergeShiftsRunIds) {
   EXPECT_EQ(a.runs[2].id, 2);
   EXPECT_EQ(a.timeline[0].run, 2);
   EXPECT_EQ(a.origin, "profiler trace import");
+}
+
+// The join's passes run in parts on a large timeline: the same session whatever the number of parts.
+// A random timeline of two processes' worth of lanes: region spans of compile ids compiled twice
+// (after a reset) on two host lanes, host events inside and outside them, launches and the GPU
+// kernels they launched (Triton kernels with and without generated source, profiler-only kernel
+// records whose launches agree on a compile id or not), in trace order.
+TEST(Join, PartsGiveTheSameSessionAsOnePass) {
+  std::mt19937 rng(7);
+  session::Session base;
+  for (int frame = 0; frame < 3; ++frame) {
+    for (int g = 1; g <= 2; ++g) {
+      session::CompiledRegion r;
+      r.compile_id = "[" + std::to_string(frame) + "/0]" + (g == 1 ? "" : "#2");
+      r.metrics["start_time"] = g == 1 ? "100.0" : "200.0";
+      base.regions.push_back(r);
+      session::Kernel k;
+      k.name = "triton_poi_fused_" + std::to_string(frame);
+      k.compile_id = r.compile_id;
+      k.source = "def k(): pass";
+      base.kernels.push_back(k);
+    }
+    session::CompiledRegion profiler_only;  // the profiler's record of the same compile: merged away
+    profiler_only.compile_id = "[" + std::to_string(frame) + "/0]";
+    profiler_only.metrics["from"] = "profiler trace";
+    base.regions.push_back(profiler_only);
+  }
+  for (const char* name : {"triton_red_agreed", "triton_red_disputed", "triton_poi_fused_1"}) {
+    session::Kernel k;  // source-less (a profiler's record)
+    k.name = name;
+    base.kernels.push_back(k);
+  }
+  int64_t t = 150'000'000'000;
+  int64_t correlation = 1;
+  for (int span = 0; span < 900; ++span) {
+    if (span == 450) t = 250'000'000'000;  // after the second compiles started
+    const std::string lane = rng() % 3 ? "host:1" : "host:2";
+    session::TimelineEvent region;
+    region.lane = lane;
+    region.category = "region";
+    const int frame = static_cast<int>(rng() % 3);
+    region.name = "Torch-Compiled Region: " + std::to_string(frame) + "/0";
+    region.compile_id = rng() % 10 ? "[" + std::to_string(frame) + "/0]" : "";
+    region.start_ns = t;
+    region.dur_ns = 1000;
+    base.timeline.push_back(region);
+    for (int k = 0; k < 4; ++k) {
+      session::TimelineEvent launch;
+      launch.lane = rng() % 5 ? lane : "host:3";  // now and then on a lane with no region
+      launch.category = "cuda_runtime";
+      launch.name = "cudaLaunchKernel";
+      launch.start_ns = t + 100 * k + (rng() % 2 ? 0 : 2000);  // some after the span ended
+      launch.dur_ns = 10;
+      // Now and then a correlation seen long before (the first launch of one counts); never one of the
+      // first launches of a span (correlation 4 * span + 1), whose kernels are the "agreed" ones.
+      launch.correlation = correlation;
+      if (span > 100 && rng() % 50 == 0) {
+        launch.correlation = correlation - 300 - static_cast<int64_t>(rng() % 50);
+        if ((launch.correlation - 1) % 4 == 0) --launch.correlation;
+      }
+      base.timeline.push_back(launch);
+      session::TimelineEvent kernel;
+      kernel.lane = "cuda:0/stream 7";
+      kernel.category = "kernel";
+      // Profiler-only kernels: "agreed" launched from frame 2's first compile only, "disputed" from frame
+      // 0's first compile, then from frame 1's second (each part alone may see one compile id only).
+      const char* names[] = {"triton_poi_fused_0", "triton_poi_fused_1", "gemm"};
+      kernel.name = names[rng() % 3];
+      if (frame == 2 && span < 450 && k == 0) kernel.name = "triton_red_agreed";
+      if (k == 1 && ((frame == 0 && span < 450) || (frame == 1 && span >= 450))) kernel.name = "triton_red_disputed";
+      if (kernel.name.rfind("triton_", 0) == 0) kernel.kernel = kernel.name;
+      kernel.start_ns = launch.start_ns + 50;
+      kernel.dur_ns = 30;
+      kernel.correlation = rng() % 8 ? launch.correlation : -1;
+      base.timeline.push_back(kernel);
+      ++correlation;
+    }
+    t += 5000;
+  }
+  ASSERT_GT(base.timeline.size(), 8000u);
+  session::Session one = base;
+  importers::join_runtime_to_compile(one, 1);
+  int with_id = 0;
+  for (const auto& e : one.timeline) with_id += !e.compile_id.empty();
+  EXPECT_GT(with_id, 2000);  // the join did something to compare
+  for (const auto& k : one.kernels) {
+    if (k.name == "triton_red_agreed") EXPECT_EQ(k.compile_id, "[2/0]");
+    if (k.name == "triton_red_disputed") EXPECT_EQ(k.compile_id, "");
+  }
+  for (unsigned parts : {2u, 3u, 7u}) {
+    session::Session split = base;
+    importers::join_runtime_to_compile(split, parts);
+    ASSERT_EQ(split.timeline.size(), one.timeline.size());
+    for (size_t i = 0; i < one.timeline.size(); ++i)
+      ASSERT_EQ(split.timeline[i].compile_id, one.timeline[i].compile_id) << parts << " parts, event " << i;
+    ASSERT_EQ(split.kernels.size(), one.kernels.size());
+    for (size_t i = 0; i < one.kernels.size(); ++i) {
+      EXPECT_EQ(split.kernels[i].name, one.kernels[i].name);
+      EXPECT_EQ(split.kernels[i].compile_id, one.kernels[i].compile_id) << split.kernels[i].name;
+    }
+    ASSERT_EQ(split.regions.size(), one.regions.size());
+    for (size_t i = 0; i < one.regions.size(); ++i) {
+      EXPECT_EQ(split.regions[i].hits, one.regions[i].hits) << one.regions[i].compile_id;
+      EXPECT_EQ(split.regions[i].metrics, one.regions[i].metrics) << one.regions[i].compile_id;
+    }
+  }
 }
