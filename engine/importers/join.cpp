@@ -164,7 +164,25 @@ void join_runtime_to_compile(session::Session& s, unsigned parts) {
     }
   }
   for (auto& [lane, events] : lanes) {
-    std::sort(events.begin(), events.end());
+    // Sorted in parts at once, then the sorted runs merged (a large lane holds most host events).
+    std::vector<size_t> runs;
+    in_parts(
+        events.size(),
+        [&](size_t begin, size_t end) {
+          std::sort(events.begin() + static_cast<std::ptrdiff_t>(begin), events.begin() + static_cast<std::ptrdiff_t>(end));
+          std::lock_guard<std::mutex> lock(found_m);
+          runs.push_back(begin);
+        },
+        min_n, parts);
+    std::sort(runs.begin(), runs.end());
+    runs.push_back(events.size());
+    for (size_t width = 1; width + 1 < runs.size(); width *= 2)  // runs[i] .. runs[i + width] is sorted
+      for (size_t i = 0; i + width + 1 < runs.size(); i += 2 * width) {
+        const size_t last = std::min(i + 2 * width, runs.size() - 1);
+        std::inplace_merge(events.begin() + static_cast<std::ptrdiff_t>(runs[i]),
+                           events.begin() + static_cast<std::ptrdiff_t>(runs[i + width]),
+                           events.begin() + static_cast<std::ptrdiff_t>(runs[last]));
+      }
     std::vector<size_t> open;  // region spans containing the current time, innermost last
     for (const auto& h : events) {
       const size_t i = h.index;
