@@ -163,7 +163,8 @@ void join_runtime_to_compile(session::Session& s, unsigned parts) {
       }
     }
   }
-  for (auto& [lane, events] : lanes) {
+  for (auto& lane_events : lanes) {
+    auto& events = lane_events.second;  // (a structured binding cannot be captured in C++17)
     // Sorted in parts at once, then the sorted runs merged (a large lane holds most host events).
     std::vector<size_t> runs;
     in_parts(
