@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
-#include <mutex>
 #include <string_view>
 #include <unordered_map>
 
@@ -99,25 +98,19 @@ void join_runtime_to_compile(session::Session& s, unsigned parts) {
       return neg_dur != o.neg_dur ? neg_dur < o.neg_dur : index < o.index;
     }
   };
-  // The passes over the whole timeline run in parts at once (in_parts: one per core for a large
-  // timeline); what a part finds is kept per part and combined in timeline order.
-  std::mutex found_m;
-  auto by_part = [&found_m](auto& parts, size_t begin, auto&& result) {
-    std::lock_guard<std::mutex> lock(found_m);
-    parts.emplace(begin, std::move(result));
-  };
-  std::map<size_t, std::vector<size_t>> region_parts;  // part's first index → its region events
-  in_parts(
+  // The passes over the whole timeline run in parts at once (in_parts_map: one per core for a large
+  // timeline); what each part finds comes back in timeline order.
+  const auto region_parts = in_parts_map(
       tl.size(),
       [&](size_t begin, size_t end) {
         std::vector<size_t> found;
         for (size_t i = begin; i < end; ++i)
           if (tl[i].category == "region") found.push_back(i);
-        by_part(region_parts, begin, std::move(found));
+        return found;
       },
       min_n, parts);
   std::unordered_map<std::string_view, std::vector<HostEvent>> lanes;
-  for (const auto& [begin, found] : region_parts) {
+  for (const auto& found : region_parts) {
     for (size_t i : found) {
       auto& e = tl[i];
       if (e.lane.rfind("host:", 0) == 0) lanes.emplace(e.lane, std::vector<HostEvent>{});
@@ -133,8 +126,7 @@ void join_runtime_to_compile(session::Session& s, unsigned parts) {
   if (!lanes.empty()) {
     // Neighbouring events mostly share a lane: looked up again only when it changes.
     using LaneEvents = std::unordered_map<std::string_view, std::vector<HostEvent>>;
-    std::map<size_t, LaneEvents> lane_parts;
-    in_parts(
+    auto lane_parts = in_parts_map(
         tl.size(),
         [&](size_t begin, size_t end) {
           LaneEvents mine;
@@ -149,14 +141,14 @@ void join_runtime_to_compile(session::Session& s, unsigned parts) {
             }
             if (last) last->push_back({tl[i].start_ns, -tl[i].dur_ns, i});
           }
-          by_part(lane_parts, begin, std::move(mine));
+          return mine;
         },
         min_n, parts);
     for (auto& [lane, events] : lanes) {
       size_t total = 0;
-      for (const auto& [begin, part] : lane_parts) total += part.at(lane).size();
+      for (const auto& part : lane_parts) total += part.at(lane).size();
       events.reserve(total);
-      for (auto& [begin, part] : lane_parts) {
+      for (auto& part : lane_parts) {
         auto& found = part.at(lane);
         events.insert(events.end(), found.begin(), found.end());
         std::vector<HostEvent>().swap(found);
@@ -166,16 +158,13 @@ void join_runtime_to_compile(session::Session& s, unsigned parts) {
   for (auto& lane_events : lanes) {
     auto& events = lane_events.second;  // (a structured binding cannot be captured in C++17)
     // Sorted in parts at once, then the sorted runs merged (a large lane holds most host events).
-    std::vector<size_t> runs;
-    in_parts(
+    std::vector<size_t> runs = in_parts_map(
         events.size(),
         [&](size_t begin, size_t end) {
           std::sort(events.begin() + static_cast<std::ptrdiff_t>(begin), events.begin() + static_cast<std::ptrdiff_t>(end));
-          std::lock_guard<std::mutex> lock(found_m);
-          runs.push_back(begin);
+          return begin;
         },
         min_n, parts);
-    std::sort(runs.begin(), runs.end());
     runs.push_back(events.size());
     for (size_t width = 1; width + 1 < runs.size(); width *= 2)  // runs[i] .. runs[i + width] is sorted
       for (size_t i = 0; i + width + 1 < runs.size(); i += 2 * width) {
@@ -198,19 +187,18 @@ void join_runtime_to_compile(session::Session& s, unsigned parts) {
 
   // 3. GPU events take the compile id of the call that launched them.
   // (Only launches that carry a compile id have one to give; the first launch of a correlation counts.)
-  std::map<size_t, std::vector<std::pair<int64_t, size_t>>> launch_parts;
-  in_parts(
+  const auto launch_parts = in_parts_map(
       tl.size(),
       [&](size_t begin, size_t end) {
         std::vector<std::pair<int64_t, size_t>> found;
         for (size_t i = begin; i < end; ++i)
           if (tl[i].correlation >= 0 && !tl[i].compile_id.empty() && tl[i].lane.rfind("host:", 0) == 0)
             found.emplace_back(tl[i].correlation, i);
-        by_part(launch_parts, begin, std::move(found));
+        return found;
       },
       min_n, parts);
   IdIndex launch_of;
-  for (const auto& [begin, found] : launch_parts)
+  for (const auto& found : launch_parts)
     for (const auto& [correlation, i] : found) launch_of.emplace(correlation, i);
   // 4. Triton kernels → their generated Kernel records.
   std::map<std::pair<std::string, std::string>, size_t> generated;  // (name, compile id) → kernel
@@ -226,8 +214,7 @@ void join_runtime_to_compile(session::Session& s, unsigned parts) {
     std::unordered_map<std::string, std::pair<int64_t, int64_t>> calls;  // 5. compile id → (count, ns)
   };
   // The launches read here (3.) are host events with a compile id: no part writes those.
-  std::map<size_t, Found> event_parts;
-  in_parts(
+  auto event_parts = in_parts_map(
       tl.size(),
       [&](size_t begin, size_t end) {
         Found f;
@@ -257,12 +244,12 @@ void join_runtime_to_compile(session::Session& s, unsigned parts) {
             c.second += e.dur_ns;
           }
         }
-        by_part(event_parts, begin, std::move(f));
+        return f;
       },
       min_n, parts);
   std::map<std::string, std::string> launched_in;
   std::unordered_map<std::string, std::pair<int64_t, int64_t>> calls;
-  for (auto& [begin, f] : event_parts) {
+  for (auto& f : event_parts) {
     for (auto& [kernel, id] : f.launched_in) {
       auto [it, fresh] = launched_in.emplace(kernel, id);
       if (!fresh && it->second != id) it->second = "?";

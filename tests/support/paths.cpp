@@ -37,6 +37,12 @@ std::string temp_dir() {
   return p.string();
 }
 
+std::string write_temp_file(const std::string& name, const std::string& text) {
+  std::string path = temp_dir() + "/" + name;
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
 std::string check_golden(const std::string& name, const std::string& actual) {
   std::string path = data("golden/" + name);
   const char* update = std::getenv("KILN_UPDATE_GOLDEN");

@@ -11,6 +11,8 @@ std::string data(const std::string& name);       // tests/data/<name>
 std::string binary(const std::string& name);     // <build>/<name>
 std::string read_file(const std::string& path);  // "" if missing
 std::string temp_dir();                          // a fresh directory for this test
+// Writes `text` to <a fresh temp_dir()>/<name>; returns the path.
+std::string write_temp_file(const std::string& name, const std::string& text);
 
 // Compares `actual` with tests/data/golden/<name>. With KILN_UPDATE_GOLDEN=1 in the
 // environment, rewrites the file instead and passes. Returns "" on match, else a diff hint.

@@ -7,12 +7,18 @@
 //         what both share).
 //   post: f ran over all of [0, n) once; an exception from a part is rethrown here (the earliest
 //         part's when several threw), after every part ended.
+//
+// in_parts_map(n, f): as in_parts, where f(begin, end) returns what its part found: the results in
+//   part order (timeline order), one per part (one in all when [0, n) was not split).
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <exception>
+#include <mutex>
 #include <thread>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "engine/base/cores.h"
@@ -50,6 +56,26 @@ void in_parts(size_t n, F&& f, size_t min_n = 100000, unsigned parts = 0) {
   for (auto& t : threads) t.join();
   for (const auto& e : failed)
     if (e) std::rethrow_exception(e);
+}
+
+template <typename F>
+auto in_parts_map(size_t n, F&& f, size_t min_n = 100000, unsigned parts = 0) {
+  using Result = std::decay_t<decltype(f(size_t(0), size_t(0)))>;
+  std::mutex m;
+  std::vector<std::pair<size_t, Result>> found;  // (the part's first index, its result)
+  in_parts(
+      n,
+      [&](size_t begin, size_t end) {
+        Result r = f(begin, end);
+        std::lock_guard<std::mutex> lock(m);
+        found.emplace_back(begin, std::move(r));
+      },
+      min_n, parts);
+  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<Result> out;
+  out.reserve(found.size());
+  for (auto& [begin, r] : found) out.push_back(std::move(r));
+  return out;
 }
 
 }  // namespace kiln::importers

@@ -2,7 +2,6 @@
 // with goes back to the reading thread, its strings' storage reused for the next records.
 #include "engine/importers/torch_trace/record_pipeline.h"
 
-#include <system_error>
 #include <utility>
 
 #include "engine/importers/common/md5.h"

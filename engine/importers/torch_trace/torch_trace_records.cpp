@@ -34,8 +34,6 @@ int number(std::string_view s, size_t at, size_t n) {
   return v;
 }
 
-std::string line_example(int64_t line, std::string_view text) { return trace_line_example(line, text); }
-
 }  // namespace
 
 std::string trace_line_example(int64_t line, std::string_view text) {
@@ -235,13 +233,13 @@ bool TorchTraceReader::next(TraceRecord& record) {
       }
       if (line.empty()) continue;
       if (line[0] == '\t') {
-        tally_.note("payload line outside a record", line_example(lines_.line_number(), line));
+        tally_.note("payload line outside a record", trace_line_example(lines_.line_number(), line));
         continue;
       }
       size_t at;
       int64_t t;
       if (!parse_glog_header(line, &at, &t)) {
-        tally_.note("unknown line", line_example(lines_.line_number(), line));
+        tally_.note("unknown line", trace_line_example(lines_.line_number(), line));
         continue;
       }
       header_.assign(line.data(), line.size());
@@ -258,14 +256,14 @@ bool TorchTraceReader::next(TraceRecord& record) {
     bool parsed = parser_.parse(json, record.envelope, &error) && record.envelope.is_object();
     int64_t this_line = header_line_;
     if (!parsed)
-      tally_.note("corrupt JSON", line_example(this_line, json) + (error.empty() ? "" : "  (" + error + ")"));
+      tally_.note("corrupt JSON", trace_line_example(this_line, json) + (error.empty() ? "" : "  (" + error + ")"));
 
     // `json` views header_, which the loop below overwrites with the next header: the line moves to
     // envelope_text_ (no copy), and the MD5 note's example is taken now.
     envelope_text_.swap(header_);
     if (header_.capacity() > kKeptBufferBytes) std::string().swap(header_);  // an earlier large header's
     json = std::string_view(envelope_text_).substr(json_at);
-    std::string json_example = line_example(this_line, json);
+    std::string json_example = trace_line_example(this_line, json);
     // Payload lines up to the next header (which is kept for the next call).
     payload_.clear();
     if (payload_.capacity() > kKeptBufferBytes) std::string().swap(payload_);  // one large record's memory
@@ -301,7 +299,7 @@ bool TorchTraceReader::next(TraceRecord& record) {
         header_line_ = lines_.line_number();
         break;
       }
-      tally_.note("unknown line", line_example(lines_.line_number(), line));
+      tally_.note("unknown line", trace_line_example(lines_.line_number(), line));
     }
     if (!parsed) continue;  // its payload, if any, went with it
 

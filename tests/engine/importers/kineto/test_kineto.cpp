@@ -43,12 +43,6 @@ void expect_launched_by(const session::TimelineEvent& k, const std::string& api,
   EXPECT_EQ(args["cpu_op"], cpu_op);
 }
 
-std::string write_text(const std::string& name, const std::string& text) {
-  std::string path = test::temp_dir() + "/" + name;
-  std::ofstream(path, std::ios::binary) << text;
-  return path;
-}
-
 }  // namespace
 
 TEST(ChromeTraceScanner, EventsAndHeaderAtEveryChunkSize) {
@@ -216,7 +210,7 @@ TEST(Kineto, ProfilerStepsBecomeRuns) {
   };
   for (size_t i = 0; i < events.size(); ++i) trace += (i ? ",\n" : "") + events[i];
   trace += "]}";
-  auto s = import_kineto_trace(write_text("steps.json", trace));
+  auto s = import_kineto_trace(test::write_temp_file("steps.json", trace));
   EXPECT_EQ(s.rank, 2);
   ASSERT_EQ(s.runs.size(), 2u);
   EXPECT_EQ(s.runs[0].mode, "ProfilerStep#0");
@@ -240,7 +234,7 @@ TEST(Kineto, ProfilerStepsBecomeRuns) {
 }
 
 TEST(Kineto, NotATraceIsAnErrorNamingTheFile) {
-  std::string path = write_text("empty.json", "   ");
+  std::string path = test::write_temp_file("empty.json", "   ");
   try {
     import_kineto_trace(path);
     FAIL();
@@ -299,7 +293,7 @@ TEST(Kineto, SeveralThreadsReadTheSameSessionAsOneWhereverThePartsFall) {
              ", \"baseTimeNanoseconds\": " + std::to_string(doc.value("baseTimeNanoseconds", int64_t(0))) +
              ", \"distributedInfo\": {\"rank\": 3}}";
     // Shift the middle through the events: each padding moves it by 97 / 2 bytes.
-    std::string path = write_text("split.json", trace);
+    std::string path = test::write_temp_file("split.json", trace);
     importers::KinetoFacts one_facts;
     auto one = import_kineto_trace(path, &one_facts, 0);
     EXPECT_EQ(one_facts.parts, 1);

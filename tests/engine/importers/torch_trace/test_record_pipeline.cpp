@@ -45,10 +45,9 @@ Seen seen(const TraceRecord& r) {
 // Reads the whole file as import_torch_trace's loop does, noting "record N" after every fifth
 // record the way a caller's own notes follow the reader's.
 template <typename Reader>
-Outcome read_with(const std::string& path, TraceReaderOptions options, bool background_md5) {
+Outcome read_with(const std::string& path, TraceReaderOptions options) {
   ByteSource src(path);
   ImportTally tally;
-  options.md5_in_background = background_md5;
   Reader reader(src, tally, options);
   Outcome out;
   TraceRecord r;
@@ -75,18 +74,12 @@ void expect_same(const Outcome& pipe, const Outcome& serial, const std::string& 
 }
 
 void compare_on(const std::string& path, TraceReaderOptions options = {}) {
-  auto serial = read_with<TorchTraceReader>(path, options, false);
-  auto pipe = read_with<TraceRecordPipeline>(path, options, false);
+  auto serial = read_with<TorchTraceReader>(path, options);
+  auto pipe = read_with<TraceRecordPipeline>(path, options);
   expect_same(pipe, serial, path);
   options.verify_md5 = false;
-  expect_same(read_with<TraceRecordPipeline>(path, options, false), read_with<TorchTraceReader>(path, options, false),
+  expect_same(read_with<TraceRecordPipeline>(path, options), read_with<TorchTraceReader>(path, options),
               path + " without digests");
-}
-
-std::string write_file(const std::string& name, const std::string& text) {
-  std::string path = test::temp_dir() + "/" + name;
-  std::ofstream(path, std::ios::binary) << text;
-  return path;
 }
 
 // Many records of mixed sizes (payloads up to 200 KB, more bytes than the threads hold between them),
@@ -137,7 +130,7 @@ TEST(TraceRecordPipeline, GivesWhatTheReaderGivesOnEveryBundledLog) {
 
 TEST(TraceRecordPipeline, GivesWhatTheReaderGivesOnLongDamagedLogs) {
   for (uint32_t seed : {1u, 2u}) {
-    std::string path = write_file("long" + std::to_string(seed) + ".log", long_damaged_log(3000, seed));
+    std::string path = test::write_temp_file("long" + std::to_string(seed) + ".log", long_damaged_log(3000, seed));
     ASSERT_GT(std::filesystem::file_size(path), size_t(24) << 20);  // more than the threads may hold (16 MiB)
     compare_on(path);
     TraceReaderOptions small;
@@ -148,7 +141,7 @@ TEST(TraceRecordPipeline, GivesWhatTheReaderGivesOnLongDamagedLogs) {
 }
 
 TEST(TraceRecordPipeline, ThePipelineReadsOnOtherThreadsAndDigestsAreNeverPending) {
-  std::string path = write_file("few.log", long_damaged_log(200, 3));
+  std::string path = test::write_temp_file("few.log", long_damaged_log(200, 3));
   ByteSource src(path);
   ImportTally tally;
   TraceRecordPipeline pipe(src, tally, {});
@@ -165,7 +158,7 @@ TEST(TraceRecordPipeline, ThePipelineReadsOnOtherThreadsAndDigestsAreNeverPendin
 }
 
 TEST(TraceRecordPipeline, ACallerThatStopsEarlyEndsTheThreadsCleanly) {
-  std::string path = write_file("stop.log", long_damaged_log(3000, 4));
+  std::string path = test::write_temp_file("stop.log", long_damaged_log(3000, 4));
   for (int records : {0, 1, 70, 1000}) {
     ByteSource src(path);
     ImportTally tally;

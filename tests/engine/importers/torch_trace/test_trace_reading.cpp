@@ -19,12 +19,6 @@ using namespace kiln::importers;  // NOLINT
 
 namespace {
 
-std::string write_file(const std::string& name, const std::string& text) {
-  std::string path = test::temp_dir() + "/" + name;
-  std::ofstream(path, std::ios::binary) << text;
-  return path;
-}
-
 std::string write_gzip(const std::string& name, const std::string& text) {
   std::string path = test::temp_dir() + "/" + name;
   gzFile f = gzopen(path.c_str(), "wb");
@@ -46,7 +40,7 @@ std::vector<std::string> all_lines(const std::string& path, size_t chunk, size_t
 
 // A torch-trace reader over `text`, written to a temp file `name`, with the tally it counts damage in.
 struct ReaderOver {
-  ReaderOver(const std::string& name, const std::string& text) : src(write_file(name, text)), reader(src, tally) {}
+  ReaderOver(const std::string& name, const std::string& text) : src(test::write_temp_file(name, text)), reader(src, tally) {}
   ByteSource src;
   ImportTally tally;
   TorchTraceReader reader;
@@ -56,7 +50,7 @@ struct ReaderOver {
 
 TEST(LineReader, SplitsAcrossEveryChunkSize) {
   std::string text = "alpha\nbeta\r\n\ngamma-is-a-longer-line-than-the-chunk\nlast";
-  std::string path = write_file("lines.txt", text);
+  std::string path = test::write_temp_file("lines.txt", text);
   for (size_t chunk : {64u, 65u, 100u, 4096u}) {
     auto lines = all_lines(path, chunk);
     EXPECT_EQ(lines, (std::vector<std::string>{"alpha", "beta", "", "gamma-is-a-longer-line-than-the-chunk", "last"}))
@@ -66,7 +60,7 @@ TEST(LineReader, SplitsAcrossEveryChunkSize) {
 
 TEST(LineReader, LongLinesGrowTheBufferOverlongOnesAreSkipped) {
   std::string big(1 << 20, 'x');
-  std::string path = write_file("long.txt", "a\n" + big + "\nb\n");
+  std::string path = test::write_temp_file("long.txt", "a\n" + big + "\nb\n");
   auto lines = all_lines(path, 64);
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_EQ(lines[1].size(), big.size());
@@ -86,7 +80,7 @@ TEST(ByteSource, GzipIsReadTransparentlyAndACutStreamSaysSo) {
   EXPECT_EQ(lines.back(), "line 19999");
 
   std::string bytes = test::read_file(gz);
-  std::string cut = write_file("cut.log.gz", bytes.substr(0, bytes.size() / 2));
+  std::string cut = test::write_temp_file("cut.log.gz", bytes.substr(0, bytes.size() / 2));
   ByteSource src(cut);
   std::string got;
   char buf[1000];
@@ -200,7 +194,7 @@ struct ReadOutcome {
 
 // Reads every record, making a note of its own per record as a caller would (after next()).
 ReadOutcome read_all(const std::string& text, bool background) {
-  ByteSource src(write_file(background ? "bg.log" : "fg.log", text));
+  ByteSource src(test::write_temp_file(background ? "bg.log" : "fg.log", text));
   ImportTally tally;
   TraceReaderOptions o;
   o.md5_in_background = background;
@@ -241,7 +235,7 @@ TEST(TorchTraceReader, DigestsInTheBackgroundGiveWhatTheyGiveAtOnce) {
 TEST(TorchTraceReader, DigestsNotAskedForAreNotedByTheEnd) {
   std::string text = log_with_large_payloads();
   auto fg = read_all(text, false);
-  ByteSource src(write_file("settle.log", text));
+  ByteSource src(test::write_temp_file("settle.log", text));
   ImportTally tally;
   TraceReaderOptions o;
   o.md5_in_background = true;
@@ -264,7 +258,7 @@ TEST(TorchTraceReader, DigestsNotAskedForAreNotedByTheEnd) {
 TEST(TorchTraceReader, AReaderDestroyedWhileDigestsAreQueuedStopsCleanly) {
   std::string text = log_with_large_payloads();
   for (int records = 1; records <= 4; ++records) {
-    ByteSource src(write_file("stop.log", text));
+    ByteSource src(test::write_temp_file("stop.log", text));
     ImportTally tally;
     TraceReaderOptions o;
     o.md5_in_background = true;
