@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,12 +29,35 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
+namespace {
+
+// The directories temp_dir() made, removed when the test process that made them exits (not by a
+// forked child that exits normally). A full run writes gigabytes of logs and sessions: left behind,
+// they fill the disk, or the memory where /tmp is a tmpfs. KILN_KEEP_TEST_FILES=1 keeps them.
+struct TempDirs {
+  pid_t owner = ::getpid();
+  std::vector<std::string> made;
+  ~TempDirs() {
+    const char* keep = std::getenv("KILN_KEEP_TEST_FILES");
+    if (::getpid() != owner || (keep && std::string(keep) == "1")) return;
+    for (const auto& dir : made) remove_tree(dir);
+  }
+};
+
+TempDirs& temp_dirs() {
+  static TempDirs dirs;
+  return dirs;
+}
+
+}  // namespace
+
 std::string temp_dir() {
   static int counter = 0;
   fs::path p = fs::temp_directory_path() /
                ("kiln-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
   remove_tree(p.string());  // not fs::remove_all: see engine/base/output_file.h
   fs::create_directories(p);
+  temp_dirs().made.push_back(p.string());
   return p.string();
 }
 

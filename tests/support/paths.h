@@ -10,7 +10,7 @@ std::string example(const std::string& name);    // resources/examples/<name>
 std::string data(const std::string& name);       // tests/data/<name>
 std::string binary(const std::string& name);     // <build>/<name>
 std::string read_file(const std::string& path);  // "" if missing
-std::string temp_dir();                          // a fresh directory for this test
+std::string temp_dir();                          // a fresh directory for this test, removed at exit
 // Writes `text` to <a fresh temp_dir()>/<name>; returns the path.
 std::string write_temp_file(const std::string& name, const std::string& text);
 

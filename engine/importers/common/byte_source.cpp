@@ -21,12 +21,19 @@ namespace kiln::importers {
 
 namespace {
 
-size_t read_fully(int fd, char* buf, size_t n) {
+// A failed read is an error naming the file: taken for the end of input, it would cut the import short
+// without a word.
+[[noreturn]] void read_failed(const std::string& path, int err) {
+  throw Error(path + ": cannot read (" + std::strerror(err) + ")");
+}
+
+size_t read_fully(int fd, char* buf, size_t n, const std::string& path) {
   size_t got = 0;
   while (got < n) {
     ssize_t r = ::read(fd, buf + got, n - got);
     if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) break;
+    if (r < 0) read_failed(path, errno);
+    if (r == 0) break;
     got += static_cast<size_t>(r);
   }
   return got;
@@ -83,7 +90,8 @@ size_t ByteSource::read_at(uint64_t offset, char* buf, size_t n) const {
   while (got < n) {
     ssize_t r = ::pread(fd_, buf + got, n - got, static_cast<off_t>(offset + got));
     if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) break;
+    if (r < 0) read_failed(path_, errno);
+    if (r == 0) break;
     got += static_cast<size_t>(r);
   }
   return got;
@@ -92,7 +100,7 @@ size_t ByteSource::read_at(uint64_t offset, char* buf, size_t n) const {
 size_t ByteSource::read(char* buf, size_t n) {
   if (n == 0) return 0;
   if (!gzipped_) {
-    size_t got = read_fully(fd_, buf, n);
+    size_t got = read_fully(fd_, buf, n, path_);
     raw_bytes_ += got;
     return got;
   }
@@ -103,7 +111,7 @@ size_t ByteSource::read(char* buf, size_t n) {
   f.z.avail_out = static_cast<uInt>(n);
   while (f.z.avail_out > 0) {
     if (f.z.avail_in == 0) {
-      size_t got = read_fully(fd_, reinterpret_cast<char*>(f.in.data()), f.in.size());
+      size_t got = read_fully(fd_, reinterpret_cast<char*>(f.in.data()), f.in.size(), path_);
       raw_bytes_ += got;
       if (got == 0) {  // the file ended before the gzip stream did
         truncated_ = true;
@@ -118,7 +126,7 @@ size_t ByteSource::read(char* buf, size_t n) {
       // Concatenated gzip members (gzip -c a >> b) are one stream to the reader.
       if (f.z.avail_in == 0) {
         char probe;
-        if (read_fully(fd_, &probe, 1) == 0) {
+        if (read_fully(fd_, &probe, 1, path_) == 0) {
           f.done = true;
           break;
         }

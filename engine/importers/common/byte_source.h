@@ -6,10 +6,13 @@
 // read(buf, n)
 //   post: fills up to n bytes, returns how many; 0 at the end. A gzip stream cut short or
 //         corrupt ends early: truncated() then says so (the bytes before the damage are kept).
+//   error: kiln::Error naming the file when reading fails (an I/O error, a directory): never taken
+//          for the end of input.
 // bytes_read(): compressed (on-disk) bytes consumed so far, for progress and MB/s figures.
 // plain_size(): the size of a regular file that is not gzipped (its bytes are the input as they
 //   are), else -1. read_at(offset, buf, n), for such a file only: up to n bytes at offset without
-//   moving read()'s position (safe from another thread); 0 at the end. Not counted in bytes_read().
+//   moving read()'s position (safe from another thread); 0 at the end; errors as read(). Not counted in
+//   bytes_read().
 #pragma once
 
 #include <cstddef>

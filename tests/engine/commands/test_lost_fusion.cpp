@@ -71,11 +71,12 @@ TEST(LostFusion, APointwiseChainFusesAcrossAPrint) {
   for (const auto& k : f.before)
     EXPECT_NE(std::find(print->compared_before.begin(), print->compared_before.end(), k), print->compared_before.end());
   EXPECT_NE(std::find(print->compared_after.begin(), print->compared_after.end(), f.fused), print->compared_after.end());
-  // Two kernels and two passes over the tensor against one: measured, and the one is faster.
+  // Two kernels and two passes over the tensor against one: both measured, the difference is what the
+  // break costs. Which is faster is not asserted: a timing on a loaded machine (tests run in parallel)
+  // can come out either way; bench/ measures speed.
   EXPECT_GT(print->before_ms, 0);
   EXPECT_GT(print->after_ms, 0);
   EXPECT_DOUBLE_EQ(print->lost_ms, print->before_ms - print->after_ms);
-  EXPECT_GT(print->lost_ms, 0);
   // The loop's trip count reads tensor data: its regions cannot be joined, and it says why.
   const auto* loop = site(lost, "KB005");
   ASSERT_NE(loop, nullptr);

@@ -278,6 +278,16 @@ TEST(ImportRobustness, RecordsBeyondTheMemoryLeftAreSkippedAndTheImportFinishes)
 #endif
 }
 
+// A log or trace whose reading fails (an I/O error: /proc/self/mem's first page is never mapped) is
+// one error naming it, from either importer, not an empty or shortened session.
+TEST(ImportRobustness, AFileThatCannotBeReadIsOneErrorNamingIt) {
+  for (auto import : {+[](const std::string& p) { import_torch_trace(p); },
+                      +[](const std::string& p) { import_kineto_trace(p); }}) {
+    std::string error = test::error_of([&] { import("/proc/self/mem"); });
+    EXPECT_NE(error.find("/proc/self/mem: cannot read ("), std::string::npos) << error;
+  }
+}
+
 TEST(ImportRobustness, GarbageAndEmptyFiles) {
   std::string dir = test::temp_dir();
   std::mt19937 rng(11);

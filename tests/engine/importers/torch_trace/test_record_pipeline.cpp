@@ -6,7 +6,14 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <thread>
 
+#include <pthread.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "engine/base/error.h"
 #include "engine/importers/common/byte_source.h"
 #include "engine/importers/common/import_notes.h"
 #include "engine/importers/common/md5.h"
@@ -166,4 +173,96 @@ TEST(TraceRecordPipeline, ACallerThatStopsEarlyEndsTheThreadsCleanly) {
     TraceRecord r;
     for (int i = 0; i < records; ++i) ASSERT_TRUE(pipe.next(r));
   }  // each destructor returns: the reading thread may be waiting for room, the digest thread for work
+}
+
+// What the reading thread throws reaches the caller's next(): here a read that fails on the first chunk
+// (/proc/self/mem's first page is never mapped: EIO), never taken for the end of the log.
+TEST(TraceRecordPipeline, WhatTheReadingThreadThrowsReachesTheCaller) {
+  ByteSource src("/proc/self/mem");
+  ImportTally tally;
+  TraceRecordPipeline pipe(src, tally, {});
+  ASSERT_TRUE(pipe.threaded());
+  TraceRecord r;
+  std::string error = test::error_of([&] { pipe.next(r); });
+  EXPECT_NE(error.find("/proc/self/mem: cannot read ("), std::string::npos) << error;
+}
+
+// With no thread to be had (an address-space limit, in a child process, below one thread's stack),
+// the records are read on the caller's thread: the same records, digests and notes as the reader's.
+TEST(TraceRecordPipeline, WithNoThreadToBeHadTheCallersThreadReadsTheSame) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(KILN_SANITIZED)
+  GTEST_SKIP() << "address-space limits do not work under the sanitizers";
+#else
+  pthread_attr_t attr;
+  size_t stack = 0;
+  ASSERT_EQ(pthread_getattr_default_np(&attr), 0);
+  pthread_attr_getstacksize(&attr, &stack);
+  pthread_attr_destroy(&attr);
+  // Reading needs its 4 MiB chunk and a few records beside what is mapped now: the limit leaves
+  // 7.5 MiB, less than one thread's stack.
+  constexpr size_t kRoom = (15u << 20) / 2;
+  if (stack <= kRoom) GTEST_SKIP() << "threads' stacks here (" << stack << " bytes) fit the limit";
+  std::string path = test::write_temp_file("nothreads.log", long_damaged_log(40, 5));
+  const auto expected = read_with<TorchTraceReader>(path, {});
+  ASSERT_GT(expected.records.size(), 30u);
+  ASSERT_FALSE(expected.notes.empty());
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::ifstream st("/proc/self/status");
+    long vm_kb = 0;
+    for (std::string line; std::getline(st, line);)
+      if (line.rfind("VmSize:", 0) == 0) vm_kb = std::atol(line.c_str() + 7);
+    st.close();
+    rlimit lim{};
+    lim.rlim_cur = lim.rlim_max = static_cast<rlim_t>(vm_kb) * 1024 + kRoom;
+    setrlimit(RLIMIT_AS, &lim);
+    // glibc keeps the stacks of ended threads (earlier tests') for new ones: threads parked on a pipe
+    // hold them until no further thread can start.
+    int park[2];
+    if (pipe(park) != 0) _exit(9);
+    for (int parked = 0;; ++parked) {
+      if (parked > 256) _exit(9);
+      try {
+        std::thread([fd = park[0]] {
+          char c;
+          while (::read(fd, &c, 1) < 0) {
+          }
+        }).detach();
+      } catch (const std::exception&) {
+        break;
+      }
+    }
+    int code = 0;
+    try {
+      ByteSource src(path);
+      ImportTally tally;
+      TraceRecordPipeline pipe(src, tally, {});
+      if (pipe.threaded()) _exit(3);
+      TraceRecord r;
+      size_t n = 0;
+      while (pipe.next(r)) {
+        if (n >= expected.records.size() || !(seen(r) == expected.records[n])) _exit(4);
+        if (++n % 5 == 0) tally.note("record " + std::to_string(n));
+      }
+      auto notes = tally.notes(path);
+      if (n != expected.records.size()) code = 5;
+      else if (notes.size() != expected.notes.size()) code = 6;
+      for (size_t i = 0; code == 0 && i < notes.size(); ++i)
+        if (notes[i].what != expected.notes[i].what || notes[i].count != expected.notes[i].count ||
+            notes[i].example != expected.notes[i].example)
+          code = 7;
+      if (code == 0 && pipe.pid() != expected.pid) code = 8;
+    } catch (...) {
+      code = 2;
+    }
+    _exit(code);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "died (signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0) << ")";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "2: threw; 3: a thread started under the limit; 4: a record differs; "
+                                       "9: threads could not be parked; "
+                                       "5: a record count; 6, 7: the notes differ; 8: pid";
+#endif
 }

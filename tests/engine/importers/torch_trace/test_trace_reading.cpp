@@ -70,6 +70,23 @@ TEST(LineReader, LongLinesGrowTheBufferOverlongOnesAreSkipped) {
   EXPECT_EQ(overlong, 1);
 }
 
+// A read that fails is an error naming the file, never the end of input (an import cut short without
+// a word). /proc/self/mem is a regular file whose first page (address 0) is never mapped: reading it
+// fails with EIO; a directory opens but fails with EISDIR.
+TEST(ByteSource, AFailedReadIsAnErrorNamingTheFile) {
+  ByteSource mem("/proc/self/mem");
+  char buf[64];
+  std::string error = test::error_of([&] { mem.read(buf, sizeof buf); });
+  EXPECT_NE(error.find("/proc/self/mem: cannot read ("), std::string::npos) << error;
+  error = test::error_of([&] { mem.read_at(0, buf, sizeof buf); });
+  EXPECT_NE(error.find("/proc/self/mem: cannot read ("), std::string::npos) << error;
+
+  std::string dir = test::temp_dir();
+  ByteSource d(dir);
+  error = test::error_of([&] { d.read(buf, sizeof buf); });
+  EXPECT_EQ(error, dir + ": cannot read (Is a directory)");
+}
+
 TEST(ByteSource, GzipIsReadTransparentlyAndACutStreamSaysSo) {
   std::string text;
   for (int i = 0; i < 20000; ++i) text += "line " + std::to_string(i) + "\n";
