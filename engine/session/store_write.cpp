@@ -384,6 +384,9 @@ constexpr size_t kTwoEncoderEvents = 20000;
 constexpr unsigned kEncoders = 8;
 // Blocks encoded ahead of the one being inserted, at most (their texts wait in memory).
 constexpr size_t kBlocksAhead = 32;
+// After this many bytes of block text, the file's pages written so far are sent to the disk
+// (SqliteDb::start_writeback) instead of all at the final fsync.
+constexpr size_t kWritebackBytes = size_t(32) << 20;
 
 // write_timeline for files with timeline_blocks: the blocks' texts are made on this thread and, for
 // large timelines, on helpers, one per further core (each takes the next block not yet taken, up to
@@ -460,6 +463,7 @@ void write_timeline_blocks(SqliteDb& db, const TimelineEvent* first, const Timel
     changed.notify_all();
     for (auto& helper : helpers) helper.join();
   };
+  size_t since_writeback = 0;  // bytes of text inserted since the last start_writeback
   try {
     std::unique_lock<std::mutex> lock(m);
     for (size_t i = 0; i < count; ++i) {
@@ -475,6 +479,10 @@ void write_timeline_blocks(SqliteDb& db, const TimelineEvent* first, const Timel
       const TimelineBlock& b = blocks[i];
       insert->bind(1, seq + static_cast<int64_t>(b.begin)).bind(2, b.run);
       insert->bind(3, static_cast<int64_t>(b.end - b.begin)).bind(4, b.memory).bind_view(5, text).run();
+      if ((since_writeback += text.size()) >= kWritebackBytes) {
+        db.start_writeback();  // the disk writes what is done while the rest is made
+        since_writeback = 0;
+      }
       lock.lock();
       ++inserted;
       changed.notify_all();

@@ -514,3 +514,44 @@ TEST(Store, DamagedTimelineBlocksNameTheFileAndTheBlock) {
     }
   }
 }
+
+// start_writeback asks the system to write what the file holds so far; the file reads back as written,
+// the descriptor it opened is closed with the connection, and a connection without a file (in memory)
+// or already closed ignores it.
+TEST(SqliteDb, StartWritebackLeavesTheFileAsWrittenAndNoDescriptorOpen) {
+  auto open_fds = [] {
+    size_t n = 0;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) n += entry.exists() ? 1 : 0;
+    return n;
+  };
+  const std::string path = test::temp_dir() + "/writeback.db";
+  const size_t before = open_fds();
+  {
+    session::SqliteDb db(path, session::SqliteDb::Mode::Create);
+    db.start_writeback();  // nothing written yet
+    db.exec("PRAGMA synchronous = OFF; CREATE TABLE t (i INTEGER, s TEXT)");
+    {
+      session::Transaction tx(db);
+      auto insert = db.prepare("INSERT INTO t VALUES (?, ?)");
+      for (int i = 0; i < 20000; ++i) {
+        insert->bind(1, i).bind(2, std::string(200, static_cast<char>('a' + i % 26))).run();
+        if (i % 5000 == 0) db.start_writeback();  // inside the transaction, pages partly written
+      }
+      tx.commit();
+    }
+    db.start_writeback();
+    db.start_writeback();  // again: the same descriptor
+    db.close();
+    db.start_writeback();  // closed: nothing
+  }
+  EXPECT_EQ(open_fds(), before);
+  EXPECT_EQ(sql_int(path, "SELECT count(*) FROM t"), 20000);
+  EXPECT_EQ(sql_int(path, "SELECT sum(i) FROM t WHERE substr(s, 200, 1) = 'c'"), [] {
+    int64_t sum = 0;
+    for (int i = 2; i < 20000; i += 26) sum += i;
+    return sum;
+  }());
+  session::SqliteDb memory(":memory:", session::SqliteDb::Mode::Create);
+  memory.start_writeback();
+  EXPECT_EQ(open_fds(), before);
+}
