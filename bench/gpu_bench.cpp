@@ -72,7 +72,7 @@ void on_crash(int sig) {
   void* frames[64];
   int n = ::backtrace(frames, 64);
   const char msg[] = "kiln_gpu_bench: crashed; backtrace:\n";
-  ::write(2, msg, sizeof msg - 1);
+  [[maybe_unused]] ssize_t written = ::write(2, msg, sizeof msg - 1);  // nothing to do if it fails
   ::backtrace_symbols_fd(frames, n, 2);
   ::_exit(128 + sig);
 }
