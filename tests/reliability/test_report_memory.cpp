@@ -37,45 +37,13 @@ constexpr int kEvents = 24000;       // timeline events of 2 KB args each: 48 MB
 constexpr size_t kArgsBytes = 2000;
 constexpr long kLimitMb = 32;        // address space the streaming export may add
 
-long status_kb(const char* key) {
-  std::ifstream st("/proc/self/status");
-  for (std::string line; std::getline(st, line);)
-    if (line.rfind(key, 0) == 0) return std::atol(line.c_str() + std::strlen(key));
-  return 0;
-}
-
-// Runs f in a child process; its exit status (128 + signal when killed).
-int in_child(const std::function<int()>& f) {
-  pid_t child = fork();
-  if (child == 0) {
-    int code = 1;
-    try {
-      code = f();
-    } catch (...) {
-      code = 2;
-    }
-    _exit(code);
-  }
-  int status = 0;
-  waitpid(child, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-// Removes the big session's folder when the tests end (it and the outputs beside it are large).
-struct RemovedAtExit {
-  std::string dir;
-  ~RemovedAtExit() {
-    if (!dir.empty()) remove_tree(dir);
-  }
-};
-
 // Built in a child: this process's heap stays as small as before, so that the limit below is real.
 const std::string& big_session() {
-  static RemovedAtExit folder;
+  // Its folder, as every test::temp_dir(), is removed when the tests end (it and the outputs beside it
+  // are large).
   static const std::string path = [] {
-    folder.dir = test::temp_dir();
-    std::string p = folder.dir + "/big.kiln";
-    int rc = in_child([&] {
+    std::string p = test::temp_dir() + "/big.kiln";
+    int rc = test::in_child([&] {
       session::Session s;
       s.origin = "TORCH_TRACE import";
       s.model.path = "big.py";
@@ -116,14 +84,7 @@ const std::string& big_session() {
 }
 
 // Runs f in a child whose address space may grow by kLimitMb only.
-int under_limit(const std::function<int()>& f) {
-  return in_child([&] {
-    rlimit lim{};
-    lim.rlim_cur = lim.rlim_max = static_cast<rlim_t>(status_kb("VmSize:") + kLimitMb * 1024) * 1024;
-    setrlimit(RLIMIT_AS, &lim);
-    return f();
-  });
-}
+int under_limit(const std::function<int()>& f) { return test::in_child_with_address_room(size_t(kLimitMb) << 20, f); }
 
 // The peak resident size (MB) of `kiln args` (its standard output discarded). A process's peak
 // (ru_maxrss) counts what the process it was forked from held at the fork, and keeps it across exec:
@@ -252,7 +213,7 @@ TEST(ReportMemory, HtmlAndMarkdownFitInLessMemoryThanTheSession) {
             }),
             0);
   // Compared in a child: holding the session would leave this process larger than the commands measured next.
-  EXPECT_EQ(in_child([&] {
+  EXPECT_EQ(test::in_child([&] {
               auto s = session::load_session(path);
               if (test::read_file(dir + "/report.html") != report::render_html(s)) return 4;
               return test::read_file(dir + "/report.md") != report::render_markdown(s) ? 5 : 0;

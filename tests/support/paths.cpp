@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <vector>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -109,6 +110,38 @@ int run_command(const std::string& command, std::string& output) {
   while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) output.append(buf, n);
   int status = ::pclose(p);
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+int in_child(const std::function<int()>& f) {
+  pid_t child = fork();
+  if (child < 0) return -1;
+  if (child == 0) {
+    int code = 1;
+    try {
+      code = f();
+    } catch (...) {
+      code = 2;
+    }
+    _exit(code);
+  }
+  int status = 0;
+  if (waitpid(child, &status, 0) != child) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int in_child_with_address_room(size_t room_bytes, const std::function<int()>& f) {
+  return in_child([&] {
+    long vm_kb = 0;
+    {
+      std::ifstream st("/proc/self/status");
+      for (std::string line; std::getline(st, line);)
+        if (line.rfind("VmSize:", 0) == 0) vm_kb = std::atol(line.c_str() + 7);
+    }
+    rlimit lim{};
+    lim.rlim_cur = lim.rlim_max = static_cast<rlim_t>(vm_kb) * 1024 + room_bytes;
+    if (setrlimit(RLIMIT_AS, &lim) != 0) return 125;
+    return f();
+  });
 }
 
 }  // namespace kiln::test

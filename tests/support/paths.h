@@ -1,6 +1,7 @@
 // Paths and golden-file helpers shared by the test suites.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <string>
 
@@ -23,5 +24,12 @@ std::string error_of(const std::function<void()>& f);
 
 // Runs a shell command; returns its exit status and fills `output` with stdout+stderr.
 int run_command(const std::string& command, std::string& output);
+
+// Runs f in a forked child process; returns the child's exit status: what f returned, 2 when f threw,
+// 128 + the signal when it was killed.
+int in_child(const std::function<int()>& f);
+// As in_child, with the child's address space (RLIMIT_AS) limited to what it has mapped at the fork
+// plus room_bytes. (Not under AddressSanitizer, which maps terabytes of shadow.)
+int in_child_with_address_room(size_t room_bytes, const std::function<int()>& f);
 
 }  // namespace kiln::test

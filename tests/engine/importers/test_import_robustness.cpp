@@ -5,8 +5,6 @@
 #include <zlib.h>
 
 #include <fstream>
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <random>
 #include <set>
@@ -247,34 +245,17 @@ TEST(ImportRobustness, RecordsBeyondTheMemoryLeftAreSkippedAndTheImportFinishes)
     after.record("\"dynamo_output_graph\": {}", test::TraceText::ctx(1, 0), "last");
     out << after.text;
   }
-  pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    // What the child has mapped now, plus 80 MB.
-    std::ifstream st("/proc/self/status");
-    long vm_kb = 0;
-    for (std::string line; std::getline(st, line);)
-      if (line.rfind("VmSize:", 0) == 0) vm_kb = std::atol(line.c_str() + 7);
-    rlimit lim{};
-    lim.rlim_cur = lim.rlim_max = static_cast<rlim_t>(vm_kb) * 1024 + (80 << 20);
-    setrlimit(RLIMIT_AS, &lim);
-    int code = 0;
-    try {
-      auto s = import_torch_trace(path);
-      if (s.regions.size() != 2) code = 10 + static_cast<int>(s.regions.size());
-      else if (s.regions[1].graphs.back().text != "last") code = 3;
-      else if (note_count(s, "overlong line skipped") != 1) code = 4;
-      else if (note_count(s, "corrupt JSON") != 1) code = 5;
-    } catch (...) {
-      code = 2;
-    }
-    _exit(code);
-  }
-  int status = 0;
-  ASSERT_EQ(waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFEXITED(status)) << "the import died (signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0) << ")";
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "2: threw; 3: last record lost; 4: the long line not skipped once; "
-                                       "5: the big JSON not counted as unreadable; 1x: x regions";
+  // What the child has mapped now, plus 80 MB.
+  int code = test::in_child_with_address_room(size_t(80) << 20, [&] {
+    auto s = import_torch_trace(path);
+    if (s.regions.size() != 2) return 10 + static_cast<int>(s.regions.size());
+    if (s.regions[1].graphs.back().text != "last") return 3;
+    if (note_count(s, "overlong line skipped") != 1) return 4;
+    if (note_count(s, "corrupt JSON") != 1) return 5;
+    return 0;
+  });
+  EXPECT_EQ(code, 0) << "2: threw; 3: last record lost; 4: the long line not skipped once; "
+                        "5: the big JSON not counted as unreadable; 1x: x regions; 128 + n: killed by signal n";
 #endif
 }
 

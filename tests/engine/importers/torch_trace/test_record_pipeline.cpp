@@ -4,13 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
 #include <random>
 #include <thread>
 
 #include <pthread.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "engine/base/error.h"
@@ -206,23 +203,13 @@ TEST(TraceRecordPipeline, WithNoThreadToBeHadTheCallersThreadReadsTheSame) {
   const auto expected = read_with<TorchTraceReader>(path, {});
   ASSERT_GT(expected.records.size(), 30u);
   ASSERT_FALSE(expected.notes.empty());
-  pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    std::ifstream st("/proc/self/status");
-    long vm_kb = 0;
-    for (std::string line; std::getline(st, line);)
-      if (line.rfind("VmSize:", 0) == 0) vm_kb = std::atol(line.c_str() + 7);
-    st.close();
-    rlimit lim{};
-    lim.rlim_cur = lim.rlim_max = static_cast<rlim_t>(vm_kb) * 1024 + kRoom;
-    setrlimit(RLIMIT_AS, &lim);
+  int code = test::in_child_with_address_room(kRoom, [&] {
     // glibc keeps the stacks of ended threads (earlier tests') for new ones: threads parked on a pipe
     // hold them until no further thread can start.
     int park[2];
-    if (pipe(park) != 0) _exit(9);
+    if (pipe(park) != 0) return 9;
     for (int parked = 0;; ++parked) {
-      if (parked > 256) _exit(9);
+      if (parked > 256) return 9;
       try {
         std::thread([fd = park[0]] {
           char c;
@@ -233,36 +220,26 @@ TEST(TraceRecordPipeline, WithNoThreadToBeHadTheCallersThreadReadsTheSame) {
         break;
       }
     }
-    int code = 0;
-    try {
-      ByteSource src(path);
-      ImportTally tally;
-      TraceRecordPipeline pipe(src, tally, {});
-      if (pipe.threaded()) _exit(3);
-      TraceRecord r;
-      size_t n = 0;
-      while (pipe.next(r)) {
-        if (n >= expected.records.size() || !(seen(r) == expected.records[n])) _exit(4);
-        if (++n % 5 == 0) tally.note("record " + std::to_string(n));
-      }
-      auto notes = tally.notes(path);
-      if (n != expected.records.size()) code = 5;
-      else if (notes.size() != expected.notes.size()) code = 6;
-      for (size_t i = 0; code == 0 && i < notes.size(); ++i)
-        if (notes[i].what != expected.notes[i].what || notes[i].count != expected.notes[i].count ||
-            notes[i].example != expected.notes[i].example)
-          code = 7;
-      if (code == 0 && pipe.pid() != expected.pid) code = 8;
-    } catch (...) {
-      code = 2;
+    ByteSource src(path);
+    ImportTally tally;
+    TraceRecordPipeline pipe(src, tally, {});
+    if (pipe.threaded()) return 3;
+    TraceRecord r;
+    size_t n = 0;
+    while (pipe.next(r)) {
+      if (n >= expected.records.size() || !(seen(r) == expected.records[n])) return 4;
+      if (++n % 5 == 0) tally.note("record " + std::to_string(n));
     }
-    _exit(code);
-  }
-  int status = 0;
-  ASSERT_EQ(waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFEXITED(status)) << "died (signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0) << ")";
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "2: threw; 3: a thread started under the limit; 4: a record differs; "
-                                       "9: threads could not be parked; "
-                                       "5: a record count; 6, 7: the notes differ; 8: pid";
+    auto notes = tally.notes(path);
+    if (n != expected.records.size()) return 5;
+    if (notes.size() != expected.notes.size()) return 6;
+    for (size_t i = 0; i < notes.size(); ++i)
+      if (notes[i].what != expected.notes[i].what || notes[i].count != expected.notes[i].count ||
+          notes[i].example != expected.notes[i].example)
+        return 7;
+    return pipe.pid() != expected.pid ? 8 : 0;
+  });
+  EXPECT_EQ(code, 0) << "2: threw; 3: a thread started under the limit; 4: a record differs; 5: a record count; "
+                        "6, 7: the notes differ; 8: pid; 9: threads could not be parked; 128 + n: killed by signal n";
 #endif
 }
