@@ -96,7 +96,14 @@ char* write_escaped(char* p, std::string_view s) {
     }
     const size_t k = static_cast<size_t>(__builtin_ctz(m));
     std::memcpy(p, in + i, k);
-    p = write_escape(p + k, static_cast<unsigned char>(in[i + k]));
+    const auto c = static_cast<unsigned char>(in[i + k]);
+    if (c == '"' || c == '\\') {  // most of them: an args text's quotes
+      p[k] = '\\';
+      p[k + 1] = static_cast<char>(c);
+      p += k + 2;
+    } else {
+      p = write_escape(p + k, c);
+    }
     i += k + 1;
   }
 #endif

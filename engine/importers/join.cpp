@@ -201,13 +201,9 @@ void join_runtime_to_compile(session::Session& s, unsigned parts) {
   for (const auto& found : launch_parts)
     for (const auto& [correlation, i] : found) launch_of.emplace(correlation, i);
   // 4. Triton kernels → their generated Kernel records.
-  std::map<std::pair<std::string, std::string>, size_t> generated;  // (name, compile id) → kernel
-  std::map<std::string, std::vector<size_t>> by_name;
-  for (size_t i = 0; i < s.kernels.size(); ++i) {
-    if (s.kernels[i].source.empty()) continue;
-    generated[{s.kernels[i].name, s.kernels[i].compile_id}] = i;
-    by_name[s.kernels[i].name].push_back(i);
-  }
+  std::map<std::string, std::vector<size_t>> by_name;  // name → the generated kernels of that name
+  for (size_t i = 0; i < s.kernels.size(); ++i)
+    if (!s.kernels[i].source.empty()) by_name[s.kernels[i].name].push_back(i);
   // A profiler-only kernel record takes the compile id its launches agree on.
   struct Found {
     std::map<std::string, std::string> launched_in;                      // kernel → compile id ("?": they disagree)
@@ -227,14 +223,16 @@ void join_runtime_to_compile(session::Session& s, unsigned parts) {
           }
           // 4.
           if (!e.kernel.empty()) {
-            if (!generated.count({e.kernel, e.compile_id})) {
-              auto it = by_name.find(e.kernel);
-              if (it != by_name.end() && it->second.size() == 1 && e.compile_id.empty())
-                e.compile_id = s.kernels[it->second.front()].compile_id;
-            }
+            // A launch of a kernel generated under another compile id (or none) takes the only
+            // generated kernel's of that name.
+            auto named = by_name.find(e.kernel);
+            if (named != by_name.end() && named->second.size() == 1 && e.compile_id.empty() &&
+                !s.kernels[named->second.front()].compile_id.empty())
+              e.compile_id = s.kernels[named->second.front()].compile_id;
             if (!e.compile_id.empty()) {
-              auto [it, fresh] = f.launched_in.emplace(e.kernel, e.compile_id);
-              if (!fresh && it->second != e.compile_id) it->second = "?";
+              auto it = f.launched_in.find(e.kernel);
+              if (it == f.launched_in.end()) f.launched_in.emplace(e.kernel, e.compile_id);
+              else if (it->second != e.compile_id) it->second = "?";
             }
           }
           // 5.

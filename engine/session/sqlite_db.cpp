@@ -6,7 +6,14 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
 #include <limits>
+#include <mutex>
+#include <thread>
+
+#include "engine/session/sqlite_write_vfs.h"
 
 namespace kiln::session {
 
@@ -137,7 +144,9 @@ SqliteDb::SqliteDb(const std::string& path, Mode mode) : path_(path) {
   }
   if (mode == Mode::ReadWrite) flags |= SQLITE_OPEN_READWRITE;
   if (mode == Mode::Create) flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-  int rc = sqlite3_open_v2(name.c_str(), &db_, flags, nullptr);
+  // A new file is written through the gathering VFS (its pages reach the system in large writes).
+  const char* vfs = mode == Mode::Create ? gathering_vfs_name() : nullptr;
+  int rc = sqlite3_open_v2(name.c_str(), &db_, flags, vfs);
   if (rc != SQLITE_OK) {
     std::string msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
     sqlite3_close(db_);
@@ -148,23 +157,85 @@ SqliteDb::SqliteDb(const std::string& path, Mode mode) : path_(path) {
   sqlite3_busy_timeout(db_, 5000);
 }
 
+// The background flush of start_writeback: one thread, one read-only descriptor of the file (the
+// pages are the file's whichever descriptor asks).
+class SqliteDb::Writeback {
+ public:
+  explicit Writeback(int fd) : fd_(fd) {
+    try {
+      thread_ = std::thread([this] { run(); });
+    } catch (...) {  // no thread to be had: the requests to start writing alone
+    }
+  }
+  ~Writeback() { (void)finish(); }
+
+  void start() {
+#if defined(__linux__) && defined(SYNC_FILE_RANGE_WRITE)
+    ::sync_file_range(fd_, 0, 0, SYNC_FILE_RANGE_WRITE);
+#endif
+    if (!thread_.joinable()) return;
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      ++wanted_;
+    }
+    changed_.notify_one();
+  }
+
+  // Waits for the thread (its flush in progress, none asked after); "" or what failed.
+  std::string finish() {
+    if (thread_.joinable()) {
+      {
+        std::lock_guard<std::mutex> lock(m_);
+        stop_ = true;
+      }
+      changed_.notify_one();
+      thread_.join();
+    }
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+    return error_ ? std::string("flushing to disk failed (") + std::strerror(error_) + ")" : std::string();
+  }
+
+ private:
+  void run() {
+    std::unique_lock<std::mutex> lock(m_);
+    for (;;) {
+      changed_.wait(lock, [this] { return stop_ || wanted_ > done_; });
+      if (stop_) return;
+      const uint64_t asked = wanted_;
+      lock.unlock();
+      const int rc = ::fdatasync(fd_);
+      const int err = rc == 0 ? 0 : errno;
+      lock.lock();
+      if (err && !error_) error_ = err;
+      done_ = asked;
+    }
+  }
+
+  int fd_;
+  std::thread thread_;
+  std::mutex m_;
+  std::condition_variable changed_;
+  uint64_t wanted_ = 0, done_ = 0;
+  bool stop_ = false;
+  int error_ = 0;  // the first failed flush's errno (read after the join)
+};
+
 SqliteDb::~SqliteDb() {
+  writeback_.reset();
   if (db_) sqlite3_close_v2(db_);
-  if (writeback_fd_ >= 0) ::close(writeback_fd_);
 }
 
 void SqliteDb::start_writeback() {
-#if defined(__linux__) && defined(SYNC_FILE_RANGE_WRITE)
   if (!db_) return;
-  if (writeback_fd_ < 0) {
-    // The pages are the file's, whichever descriptor asks: a read-only one of our own will do.
+  if (!writeback_) {
     const char* file = sqlite3_db_filename(db_, "main");
     if (!file || !*file) return;
-    writeback_fd_ = ::open(file, O_RDONLY | O_CLOEXEC);
-    if (writeback_fd_ < 0) return;
+    const int fd = ::open(file, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    writeback_ = std::make_unique<Writeback>(fd);
   }
-  ::sync_file_range(writeback_fd_, 0, 0, SYNC_FILE_RANGE_WRITE);
-#endif
+  writeback_->start();
 }
 
 void SqliteDb::exec(const std::string& sql) {
@@ -196,12 +267,17 @@ bool SqliteDb::has_column(const std::string& table, const std::string& column) {
 int64_t SqliteDb::last_insert_rowid() const { return sqlite3_last_insert_rowid(db_); }
 
 void SqliteDb::close() {
-  if (writeback_fd_ >= 0) {
-    ::close(writeback_fd_);
-    writeback_fd_ = -1;
+  if (writeback_) {
+    const std::string failed = writeback_->finish();
+    writeback_.reset();
+    if (!failed.empty()) throw SqliteError(SQLITE_IOERR, failed);
   }
   if (!db_) return;
-  int rc = sqlite3_close(db_);
+  // Pages the gathering VFS still holds are written here, where a failure is seen (one inside
+  // sqlite3_close would be lost).
+  int rc = flush_gathered_writes(db_);
+  if (rc != SQLITE_OK) throw SqliteError(rc & 0xff, std::string("close: ") + sqlite3_errstr(rc));
+  rc = sqlite3_close(db_);
   if (rc != SQLITE_OK) fail(db_, rc, "close");
   db_ = nullptr;
 }

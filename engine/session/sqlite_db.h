@@ -4,6 +4,8 @@
 // SqliteDb(path, mode)
 //   pre:  for Mode::ReadOnly the file exists; for Mode::Create its folder exists.
 //   post: an open connection with foreign keys on and a busy timeout; closed by the destructor.
+//         Mode::Create writes through the gathering VFS (sqlite_write_vfs.h): close() writes what
+//         it holds and reports a failure; the destructor alone would lose that failure.
 //   error: SqliteError carrying SQLite's result code and message (the caller names the file).
 // SqliteStatement: a prepared statement; bind_* take 1-based indexes, column_* 0-based ones.
 //   step() returns true while a row is available; reset() readies it for the next bind/step.
@@ -85,10 +87,13 @@ class SqliteDb {
   bool has_table(const std::string& name);
   bool has_column(const std::string& table, const std::string& column);
   int64_t last_insert_rowid() const;
-  void close();  // closes now (checkpoints the WAL); errors are reported, not swallowed
-  // Asks the system to start writing the file's changed pages to disk now, without waiting (Linux's
-  // sync_file_range; elsewhere nothing): a large file written with synchronous=OFF then leaves less
-  // to its final fsync. Never fails: without it the fsync does all the work, as before.
+  void close();  // closes now (checkpoints the WAL); errors (a failed background flush too) are reported
+  // Sends the file's pages written so far towards the disk without waiting: the system is asked to
+  // start writing them (Linux's sync_file_range) and a thread of this connection flushes them
+  // (fdatasync), so that a large file written with synchronous=OFF leaves little to its final fsync
+  // (the flush of a disk's cache is most of that fsync's time). A call while a flush runs asks for
+  // one more after it. A flush that fails makes close() fail (the final fsync, on another
+  // descriptor, might not be told); without a thread to be had, only the request to start writing.
   void start_writeback();
 
   static std::string library_version();  // "3.40.1"
@@ -96,7 +101,8 @@ class SqliteDb {
  private:
   sqlite3* db_ = nullptr;
   std::string path_;
-  int writeback_fd_ = -1;  // the file, opened by start_writeback()
+  class Writeback;
+  std::unique_ptr<Writeback> writeback_;  // made by the first start_writeback()
 };
 
 class Transaction {

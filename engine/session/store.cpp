@@ -142,7 +142,7 @@ void save_session(const std::string& path, const Session& s) {
   std::vector<int> ids = assign_run_ids(path, s.runs);
   write_new_file(path, [&](SqliteDb& db) {
     write_header(db, s);
-    for (size_t i = 0; i < s.runs.size(); ++i) write_run(db, s.runs[i], ids[i]);
+    write_runs(db, s.runs, ids);
     write_timeline(db, s.timeline);
     write_break_costs(db, s.break_costs);
     write_recompile_costs(db, s.recompile_costs);

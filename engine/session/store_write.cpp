@@ -209,19 +209,26 @@ void write_recompile_costs(SqliteDb& db, const RecompileCosts& c) {
   sum->bind(5, effect).run();
 }
 
-void write_run(SqliteDb& db, const Run& r, int id) {
+void write_runs(SqliteDb& db, const std::vector<Run>& runs, const std::vector<int>& ids) {
+  if (runs.empty()) return;
   auto st = db.prepare(
       "INSERT INTO runs (seq, id, mode, backend, device, status, compile_cold_ms, compile_warm_ms, first_call_ms, "
       "median_ms, p10_ms, p90_ms, iterations, kernels_per_iter, gpu_busy, launch_gap_ms, host_overhead_ms, "
       "peak_memory_bytes, speedup_vs_eager, max_abs_error, max_rel_error) "
       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-  st->bind(1, next_seq(db, "runs")).bind(2, id).bind(3, r.mode).bind(4, r.backend).bind(5, r.device);
-  st->bind(6, r.status).bind(7, r.compile_cold_ms).bind(8, r.compile_warm_ms).bind(9, r.first_call_ms);
-  st->bind(10, r.latency.median_ms).bind(11, r.latency.p10_ms).bind(12, r.latency.p90_ms);
-  st->bind(13, r.latency.iterations).bind(14, r.kernels_per_iter).bind(15, r.gpu_busy);
-  st->bind(16, r.launch_gap_ms).bind(17, r.host_overhead_ms).bind(18, r.peak_memory_bytes);
-  st->bind(19, r.speedup_vs_eager).bind(20, r.max_abs_error).bind(21, r.max_rel_error).run();
+  int64_t seq = next_seq(db, "runs");
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const Run& r = runs[i];
+    st->bind(1, seq++).bind(2, ids.at(i)).bind(3, r.mode).bind(4, r.backend).bind(5, r.device);
+    st->bind(6, r.status).bind(7, r.compile_cold_ms).bind(8, r.compile_warm_ms).bind(9, r.first_call_ms);
+    st->bind(10, r.latency.median_ms).bind(11, r.latency.p10_ms).bind(12, r.latency.p90_ms);
+    st->bind(13, r.latency.iterations).bind(14, r.kernels_per_iter).bind(15, r.gpu_busy);
+    st->bind(16, r.launch_gap_ms).bind(17, r.host_overhead_ms).bind(18, r.peak_memory_bytes);
+    st->bind(19, r.speedup_vs_eager).bind(20, r.max_abs_error).bind(21, r.max_rel_error).run();
+  }
 }
+
+void write_run(SqliteDb& db, const Run& r, int id) { write_runs(db, {r}, {id}); }
 
 namespace {
 
@@ -385,7 +392,8 @@ constexpr unsigned kEncoders = 8;
 // Blocks encoded ahead of the one being inserted, at most (their texts wait in memory).
 constexpr size_t kBlocksAhead = 32;
 // After this many bytes of block text, the file's pages written so far are sent to the disk
-// (SqliteDb::start_writeback) instead of all at the final fsync.
+// (SqliteDb::start_writeback: written and flushed by a thread of its own) instead of all at the
+// final fsync.
 constexpr size_t kWritebackBytes = size_t(32) << 20;
 
 // write_timeline for files with timeline_blocks: the blocks' texts are made on this thread and, for

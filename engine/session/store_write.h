@@ -6,8 +6,11 @@
 //   post: meta (origin, rank), env, model, op histogram, breaks, regions with their graphs, events,
 //         kernels with autotune candidates, fusion decisions and import notes hold s's values, in
 //         s's order. Runs and the timeline are not written.
-// write_run(db, run, id)
-//   post: one row in runs with id `id` (run.id is ignored). error: SqliteError if the id exists.
+// write_runs(db, runs, ids)
+//   pre:  ids.size() == runs.size().
+//   post: one row in runs per run, in order, with id ids[i] (run.id is ignored); one statement for
+//         all (an import's thousands of ProfilerSteps). error: SqliteError if an id exists.
+// write_run(db, run, id): write_runs of the one run.
 // write_timeline(db, events, run_override)
 //   post: events appended in order; with run_override >= 0 every event's run is run_override
 //         instead of its own. The range form numbers the events from first_seq (-1: after the
@@ -38,6 +41,7 @@
 namespace kiln::session {
 
 void write_header(SqliteDb& db, const Session& s);
+void write_runs(SqliteDb& db, const std::vector<Run>& runs, const std::vector<int>& ids);
 void write_run(SqliteDb& db, const Run& run, int id);
 void write_timeline(SqliteDb& db, const std::vector<TimelineEvent>& events, int run_override = -1);
 void write_timeline(SqliteDb& db, const TimelineEvent* first, const TimelineEvent* last, int run_override,

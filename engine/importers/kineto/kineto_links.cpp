@@ -2,6 +2,7 @@
 // runtime call, "External id" to the CPU op that made it; ProfilerStep spans (or the whole trace)
 // become runs with their summary numbers.
 #include <algorithm>
+#include <iterator>
 #include <map>
 
 #include "engine/importers/common/id_index.h"
@@ -88,7 +89,16 @@ IdIndex runtime_calls(const KinetoTrace& t) {
   return runtime_of;
 }
 
-void annotate_launches(KinetoTrace& t, const IdIndex& runtime_of) {
+// The GPU events' indexes, in timeline order: the passes that concern them alone split these
+// evenly over the threads (a trace lists its GPU work together, often after all of the CPU's).
+std::vector<size_t> device_events(const KinetoTrace& t) {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < t.ids.size(); ++i)
+    if (t.ids[i].device) out.push_back(i);
+  return out;
+}
+
+void annotate_launches(KinetoTrace& t, const IdIndex& runtime_of, const std::vector<size_t>& gpu) {
   auto& tl = t.session.timeline;
   size_t ops = 0;
   for (const auto& ids : t.ids) ops += !ids.device && !ids.runtime && ids.external_id >= 0 ? 1 : 0;
@@ -96,9 +106,9 @@ void annotate_launches(KinetoTrace& t, const IdIndex& runtime_of) {
   for (size_t i = 0; i < tl.size(); ++i)
     if (!t.ids[i].device && !t.ids[i].runtime && t.ids[i].external_id >= 0) op_of.emplace(t.ids[i].external_id, i);
   // Each GPU event's args change alone; the calls and ops it names are only read.
-  in_parts(tl.size(), [&](size_t begin, size_t end) {
-    for (size_t i = begin; i < end; ++i) {
-      if (!t.ids[i].device) continue;
+  in_parts(gpu.size(), [&](size_t begin, size_t end) {
+    for (size_t g = begin; g < end; ++g) {
+      const size_t i = gpu[g];
       int64_t ext = t.ids[i].external_id;
       const size_t r = tl[i].correlation >= 0 ? runtime_of.find(tl[i].correlation) : IdIndex::kAbsent;
       if (r != IdIndex::kAbsent) {
@@ -129,7 +139,8 @@ void busy_and_gaps(std::vector<std::pair<int64_t, int64_t>>& iv, int64_t* busy, 
   *mean_gap = gap_count ? double(gaps) / double(gap_count) : 0;
 }
 
-void make_runs(KinetoTrace& t, const IdIndex& runtime_of) {
+// Returns how many events lie outside every run.
+int64_t make_runs(KinetoTrace& t, const IdIndex& runtime_of, const std::vector<size_t>& gpu) {
   auto& s = t.session;
   auto& tl = s.timeline;
   struct Window {
@@ -137,8 +148,16 @@ void make_runs(KinetoTrace& t, const IdIndex& runtime_of) {
     std::string name;
   };
   std::vector<Window> steps;
-  for (const auto& ev : tl)
-    if (ev.category == "step" && ev.lane.rfind("host:", 0) == 0) steps.push_back({ev.start_ns, ev.start_ns + ev.dur_ns, ev.name});
+  for (auto& part : in_parts_map(tl.size(), [&](size_t begin, size_t end) {
+         std::vector<Window> found;
+         for (size_t i = begin; i < end; ++i) {
+           const auto& ev = tl[i];
+           if (ev.category == "step" && ev.lane.rfind("host:", 0) == 0)
+             found.push_back({ev.start_ns, ev.start_ns + ev.dur_ns, ev.name});
+         }
+         return found;
+       }))
+    std::move(part.begin(), part.end(), std::back_inserter(steps));
   std::sort(steps.begin(), steps.end(), [](const Window& a, const Window& b) { return a.start < b.start; });
   if (steps.empty()) {
     int64_t lo = INT64_MAX, hi = INT64_MIN;
@@ -161,27 +180,62 @@ void make_runs(KinetoTrace& t, const IdIndex& runtime_of) {
     for (size_t i = begin; i < end; ++i)
       if (!t.ids[i].device) tl[i].run = run_at(tl[i].start_ns);
   });
-  in_parts(tl.size(), [&](size_t begin, size_t end) {
-    for (size_t i = begin; i < end; ++i) {
-      if (!t.ids[i].device) continue;
+  in_parts(gpu.size(), [&](size_t begin, size_t end) {
+    for (size_t g = begin; g < end; ++g) {
+      const size_t i = gpu[g];
       const size_t r = tl[i].correlation >= 0 ? runtime_of.find(tl[i].correlation) : IdIndex::kAbsent;
       tl[i].run = r != IdIndex::kAbsent ? tl[r].run : run_at(tl[i].start_ns);
     }
   });
 
-  std::vector<std::vector<std::pair<int64_t, int64_t>>> busy(steps.size());
-  std::vector<int64_t> kernels(steps.size(), 0), guard_ns(steps.size(), 0);
-  std::vector<bool> compiled(steps.size(), false);
-  std::string device;
-  for (size_t i = 0; i < tl.size(); ++i) {
-    int r = tl[i].run;
-    if (r < 0) continue;
-    if (t.ids[i].busy) busy[r].push_back({tl[i].start_ns, tl[i].start_ns + tl[i].dur_ns});
-    if (tl[i].category == "kernel") ++kernels[r];
-    if (tl[i].category == "guard") guard_ns[r] += tl[i].dur_ns;
-    if (tl[i].category == "region") compiled[r] = true;
-    if (t.ids[i].device && device.empty()) device = tl[i].lane.substr(0, tl[i].lane.find('/'));
+  // Per run: GPU busy intervals, kernels, guard time, whether compiled code ran; gathered per part
+  // of the timeline, then added up in timeline order.
+  struct Tally {
+    std::vector<std::vector<std::pair<int64_t, int64_t>>> busy;
+    std::vector<int64_t> kernels, guard_ns;
+    std::vector<char> compiled;
+    std::string device;   // the first GPU event's device
+    int64_t orphans = 0;  // events outside every run
+  };
+  const size_t run_count = steps.size();
+  std::vector<Tally> parts = in_parts_map(tl.size(), [&](size_t begin, size_t end) {
+    Tally p;
+    p.busy.resize(run_count);
+    p.kernels.assign(run_count, 0);
+    p.guard_ns.assign(run_count, 0);
+    p.compiled.assign(run_count, 0);
+    for (size_t i = begin; i < end; ++i) {
+      const auto& ev = tl[i];
+      const int r = ev.run;
+      if (r < 0) {
+        ++p.orphans;
+        continue;
+      }
+      if (t.ids[i].busy) p.busy[r].push_back({ev.start_ns, ev.start_ns + ev.dur_ns});
+      if (ev.category == "kernel") ++p.kernels[r];
+      else if (ev.category == "guard") p.guard_ns[r] += ev.dur_ns;
+      else if (ev.category == "region") p.compiled[r] = 1;
+      if (t.ids[i].device && p.device.empty()) p.device = ev.lane.substr(0, ev.lane.find('/'));
+    }
+    return p;
+  });
+  Tally all = std::move(parts.front());
+  for (size_t k = 1; k < parts.size(); ++k) {
+    Tally& p = parts[k];
+    for (size_t r = 0; r < run_count; ++r) {
+      all.busy[r].insert(all.busy[r].end(), p.busy[r].begin(), p.busy[r].end());
+      all.kernels[r] += p.kernels[r];
+      all.guard_ns[r] += p.guard_ns[r];
+      all.compiled[r] = all.compiled[r] || p.compiled[r];
+    }
+    if (all.device.empty()) all.device = std::move(p.device);
+    all.orphans += p.orphans;
   }
+  auto& busy = all.busy;
+  const auto& kernels = all.kernels;
+  const auto& guard_ns = all.guard_ns;
+  const auto& compiled = all.compiled;
+  const std::string& device = all.device;
   std::sort(t.memory.begin(), t.memory.end(), [](const auto& a, const auto& b) { return a.ts_ns < b.ts_ns; });
   for (size_t r = 0; r < steps.size(); ++r) {
     session::Run run;
@@ -206,6 +260,7 @@ void make_runs(KinetoTrace& t, const IdIndex& runtime_of) {
       run.peak_memory_bytes = std::max(run.peak_memory_bytes, m->allocated);
     s.runs.push_back(std::move(run));
   }
+  return all.orphans;
 }
 
 }  // namespace
@@ -213,10 +268,9 @@ void make_runs(KinetoTrace& t, const IdIndex& runtime_of) {
 void link_kineto_trace(KinetoTrace& t, ImportTally& tally) {
   complete_correlations(t);
   const IdIndex runtime_of = runtime_calls(t);
-  annotate_launches(t, runtime_of);
-  make_runs(t, runtime_of);
-  int64_t orphans = 0;
-  for (const auto& ev : t.session.timeline) orphans += ev.run < 0 ? 1 : 0;
+  const std::vector<size_t> gpu = device_events(t);
+  annotate_launches(t, runtime_of, gpu);
+  const int64_t orphans = make_runs(t, runtime_of, gpu);
   if (orphans > 0 && t.session.runs.size() > 1)
     tally.note("events outside every ProfilerStep (run -1)", t.session.timeline.front().name, orphans);
 }

@@ -515,17 +515,18 @@ TEST(Store, DamagedTimelineBlocksNameTheFileAndTheBlock) {
   }
 }
 
-// start_writeback asks the system to write what the file holds so far; the file reads back as written,
-// the descriptor it opened is closed with the connection, and a connection without a file (in memory)
-// or already closed ignores it.
-TEST(SqliteDb, StartWritebackLeavesTheFileAsWrittenAndNoDescriptorOpen) {
-  auto open_fds = [] {
+// start_writeback sends what the file holds so far towards the disk (a flush on a thread of its own);
+// the file reads back as written, the descriptor and the thread are gone with the connection, and a
+// connection without a file (in memory) or already closed ignores it.
+TEST(SqliteDb, StartWritebackLeavesTheFileAsWrittenAndNoDescriptorOrThreadBehind) {
+  auto count = [](const char* folder) {
     size_t n = 0;
-    for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) n += entry.exists() ? 1 : 0;
+    for (const auto& entry : std::filesystem::directory_iterator(folder)) n += entry.exists() ? 1 : 0;
     return n;
   };
+  auto open_fds = [&] { return count("/proc/self/fd"); };
   const std::string path = test::temp_dir() + "/writeback.db";
-  const size_t before = open_fds();
+  const size_t before = open_fds(), threads_before = count("/proc/self/task");
   {
     session::SqliteDb db(path, session::SqliteDb::Mode::Create);
     db.start_writeback();  // nothing written yet
@@ -540,8 +541,10 @@ TEST(SqliteDb, StartWritebackLeavesTheFileAsWrittenAndNoDescriptorOpen) {
       tx.commit();
     }
     db.start_writeback();
-    db.start_writeback();  // again: the same descriptor
+    db.start_writeback();  // again: the same descriptor and thread
+    EXPECT_EQ(count("/proc/self/task"), threads_before + 1);
     db.close();
+    EXPECT_EQ(count("/proc/self/task"), threads_before);
     db.start_writeback();  // closed: nothing
   }
   EXPECT_EQ(open_fds(), before);
