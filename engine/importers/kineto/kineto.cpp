@@ -23,7 +23,6 @@
 
 #include "engine/base/cores.h"
 #include "engine/base/error.h"
-#include "engine/base/huge_pages.h"
 #include "engine/importers/common/byte_source.h"
 #include "engine/importers/kineto/chrome_event.h"
 #include "engine/importers/kineto/chrome_trace_scanner.h"
@@ -245,11 +244,8 @@ class KinetoReader {
   // saves moving a huge timeline (the room left over is address space only, never touched).
   void reserve_for(int64_t bytes) {
     try {
-      auto& tl = t_.session.timeline;
-      tl.reserve(static_cast<size_t>(bytes / 250));
+      t_.session.timeline.reserve(static_cast<size_t>(bytes / 250));
       t_.ids.reserve(static_cast<size_t>(bytes / 250));
-      advise_huge_pages(tl.data(), tl.capacity() * sizeof(tl[0]));  // filled once, front to back
-      advise_huge_pages(t_.ids.data(), t_.ids.capacity() * sizeof(t_.ids[0]));
     } catch (const std::exception&) {  // only room saved ahead: without it the vectors grow as they fill
     }
   }
