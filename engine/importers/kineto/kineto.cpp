@@ -24,6 +24,7 @@
 #include "engine/base/cores.h"
 #include "engine/base/error.h"
 #include "engine/importers/common/byte_source.h"
+#include "engine/importers/common/in_parts.h"
 #include "engine/importers/kineto/chrome_event.h"
 #include "engine/importers/kineto/chrome_trace_scanner.h"
 #include "engine/importers/kineto/flat_event.h"
@@ -225,7 +226,10 @@ class KinetoReader {
     for (const auto& [key, stack] : open_)
       for (size_t idx : stack) tally_.note("unfinished span", t_.session.timeline[idx].name);
     if (base != 0) {
-      for (auto& ev : t_.session.timeline) ev.start_ns += base;
+      auto& tl = t_.session.timeline;
+      in_parts(tl.size(), [&](size_t begin, size_t end) {
+        for (size_t i = begin; i < end; ++i) tl[i].start_ns += base;
+      });
       for (auto& f : t_.flows) f.ts_ns += base;
       for (auto& m : t_.memory) m.ts_ns += base;
     }
@@ -443,6 +447,7 @@ class KinetoReader {
 namespace {
 
 constexpr size_t kChunk = 4 << 20;
+constexpr size_t kFirstReads = 64 << 10;
 
 // Feeds one scanner: each event read by FlatEventReader when it can (the members the importer
 // looks at, no tree built), else by ChromeEvent, else by JsonParser, and handed to the reader. An
@@ -536,9 +541,10 @@ session::Session import_kineto_trace(const std::string& path, KinetoFacts* facts
   if (split_from_bytes > 0 && size >= split_from_bytes)
     want = static_cast<int>(std::min<int64_t>(want, std::max<int64_t>(2, size / std::max<int64_t>(1, split_from_bytes / 2))));
   if (split_from_bytes > 0 && size >= split_from_bytes && want >= 2) {
+    // Small reads until the events begin: what is read here is parsed before any other thread starts.
     const uint64_t first_end = static_cast<uint64_t>(size / want);
     while (!scanner.in_events() && fed < first_end &&
-           (n = source.read(chunk.data(), std::min<uint64_t>(chunk.size(), first_end - fed))) > 0) {
+           (n = source.read(chunk.data(), std::min<uint64_t>(kFirstReads, first_end - fed))) > 0) {
       scanner.feed(std::string_view(chunk.data(), n));
       fed += n;
     }

@@ -62,11 +62,56 @@ void add_json_field(std::string& object, std::string_view key, std::string_view 
 
 namespace {
 
+// What one pass over the events finds for the links, in timeline order (in parts at once): the GPU
+// events (the passes that concern them alone split these evenly over the threads: a trace lists its
+// GPU work together, often after all of the CPU's), the runtime calls with a correlation and the CPU
+// ops with an External id, each as (id, index).
+struct LinkScan {
+  std::vector<size_t> gpu;
+  std::vector<std::pair<int64_t, size_t>> calls, ops;
+  bool missing = false;  // a GPU event or runtime call without a correlation
+};
+
+LinkScan scan_links(const KinetoTrace& t) {
+  const auto& tl = t.session.timeline;
+  auto parts = in_parts_map(t.ids.size(), [&](size_t begin, size_t end) {
+    LinkScan p;
+    for (size_t i = begin; i < end; ++i) {
+      const EventIds& ids = t.ids[i];
+      if (ids.device) {
+        p.gpu.push_back(i);
+        p.missing = p.missing || tl[i].correlation < 0;
+      } else if (ids.runtime) {
+        if (tl[i].correlation >= 0) p.calls.emplace_back(tl[i].correlation, i);
+        else p.missing = true;
+      } else if (ids.external_id >= 0) {
+        p.ops.emplace_back(ids.external_id, i);
+      }
+    }
+    return p;
+  });
+  if (parts.size() == 1) return std::move(parts.front());
+  LinkScan all;
+  size_t gpu = 0, calls = 0, ops = 0;
+  for (const auto& p : parts) {
+    gpu += p.gpu.size();
+    calls += p.calls.size();
+    ops += p.ops.size();
+  }
+  all.gpu.reserve(gpu);
+  all.calls.reserve(calls);
+  all.ops.reserve(ops);
+  for (const auto& p : parts) {
+    all.gpu.insert(all.gpu.end(), p.gpu.begin(), p.gpu.end());
+    all.calls.insert(all.calls.end(), p.calls.begin(), p.calls.end());
+    all.ops.insert(all.ops.end(), p.ops.begin(), p.ops.end());
+    all.missing = all.missing || p.missing;
+  }
+  return all;
+}
+
+// Correlations the trace left out, taken from its "ac2g" flows (same lane and time).
 void complete_correlations(KinetoTrace& t) {
-  bool missing = false;
-  for (size_t i = 0; i < t.ids.size() && !missing; ++i)
-    missing = (t.ids[i].device || t.ids[i].runtime) && t.session.timeline[i].correlation < 0;
-  if (!missing || t.flows.empty()) return;
   std::map<std::pair<std::string, int64_t>, int64_t> starts, ends;  // (lane, ts) → flow id
   for (const auto& f : t.flows) (f.start ? starts : ends)[{f.lane, f.ts_ns}] = f.id;
   for (size_t i = 0; i < t.ids.size(); ++i) {
@@ -78,33 +123,16 @@ void complete_correlations(KinetoTrace& t) {
   }
 }
 
-// Correlation → the runtime call that carries it (the first, as the trace lists them).
-IdIndex runtime_calls(const KinetoTrace& t) {
-  const auto& tl = t.session.timeline;
-  size_t n = 0;
-  for (const auto& ids : t.ids) n += ids.runtime ? 1 : 0;
-  IdIndex runtime_of(n);
-  for (size_t i = 0; i < tl.size(); ++i)
-    if (t.ids[i].runtime && tl[i].correlation >= 0) runtime_of.emplace(tl[i].correlation, i);
-  return runtime_of;
+// id → the first index that carried it, as the trace lists them.
+IdIndex index_of(const std::vector<std::pair<int64_t, size_t>>& found) {
+  IdIndex index(found.size());
+  for (const auto& [id, i] : found) index.emplace(id, i);
+  return index;
 }
 
-// The GPU events' indexes, in timeline order: the passes that concern them alone split these
-// evenly over the threads (a trace lists its GPU work together, often after all of the CPU's).
-std::vector<size_t> device_events(const KinetoTrace& t) {
-  std::vector<size_t> out;
-  for (size_t i = 0; i < t.ids.size(); ++i)
-    if (t.ids[i].device) out.push_back(i);
-  return out;
-}
-
-void annotate_launches(KinetoTrace& t, const IdIndex& runtime_of, const std::vector<size_t>& gpu) {
+void annotate_launches(KinetoTrace& t, const IdIndex& runtime_of, const std::vector<size_t>& gpu,
+                       const IdIndex& op_of) {
   auto& tl = t.session.timeline;
-  size_t ops = 0;
-  for (const auto& ids : t.ids) ops += !ids.device && !ids.runtime && ids.external_id >= 0 ? 1 : 0;
-  IdIndex op_of(ops);  // External id → CPU op
-  for (size_t i = 0; i < tl.size(); ++i)
-    if (!t.ids[i].device && !t.ids[i].runtime && t.ids[i].external_id >= 0) op_of.emplace(t.ids[i].external_id, i);
   // Each GPU event's args change alone; the calls and ops it names are only read.
   in_parts(gpu.size(), [&](size_t begin, size_t end) {
     for (size_t g = begin; g < end; ++g) {
@@ -266,11 +294,15 @@ int64_t make_runs(KinetoTrace& t, const IdIndex& runtime_of, const std::vector<s
 }  // namespace
 
 void link_kineto_trace(KinetoTrace& t, ImportTally& tally) {
-  complete_correlations(t);
-  const IdIndex runtime_of = runtime_calls(t);
-  const std::vector<size_t> gpu = device_events(t);
-  annotate_launches(t, runtime_of, gpu);
-  const int64_t orphans = make_runs(t, runtime_of, gpu);
+  LinkScan scan = scan_links(t);
+  if (scan.missing && !t.flows.empty()) {
+    complete_correlations(t);
+    scan = scan_links(t);
+  }
+  const IdIndex runtime_of = index_of(scan.calls);  // correlation → the runtime call
+  const IdIndex op_of = index_of(scan.ops);         // External id → the CPU op
+  annotate_launches(t, runtime_of, scan.gpu, op_of);
+  const int64_t orphans = make_runs(t, runtime_of, scan.gpu);
   if (orphans > 0 && t.session.runs.size() > 1)
     tally.note("events outside every ProfilerStep (run -1)", t.session.timeline.front().name, orphans);
 }
