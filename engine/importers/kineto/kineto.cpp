@@ -258,14 +258,54 @@ class KinetoReader {
   // for append().
   void set_later_part() { later_part_ = true; }
 
+  // Room for about `more` events after this reader's own, made while the later parts are still being
+  // read (this thread would only wait for them), within the room already reserved: append() then moves
+  // their events into place in parts at once, instead of one thread growing the timeline after them.
+  // drop_room() gives back what is left (before anything else reads or adds events).
+  void make_room(size_t more) {
+    auto& tl = t_.session.timeline;
+    used_ = tl.size();
+    room_ = true;
+    more = std::min(more, tl.capacity() - used_);
+    try {
+      tl.resize(used_ + more);
+      t_.ids.resize(used_ + more);
+    } catch (const std::exception&) {  // only time saved ahead: append() grows the timeline instead
+      drop_room();
+    }
+  }
+  void drop_room() {
+    if (!room_) return;
+    t_.session.timeline.resize(used_);  // the room's events are empty: nothing to free
+    t_.ids.resize(used_);
+    room_ = false;
+  }
+
   // Takes what `later` read from the part of the file after this reader's, as if this reader had
   // read it (notes in the order one reader would have made them).
   void append(KinetoReader&& later) {
     auto& tl = t_.session.timeline;
-    const size_t base = tl.size();
-    tl.reserve(base + later.t_.session.timeline.size());
-    std::move(later.t_.session.timeline.begin(), later.t_.session.timeline.end(), std::back_inserter(tl));
-    t_.ids.insert(t_.ids.end(), later.t_.ids.begin(), later.t_.ids.end());
+    auto& theirs = later.t_.session.timeline;
+    const size_t base = room_ ? used_ : tl.size();
+    size_t moved = 0;
+    if (room_) {  // what fits the room moves into place in parts at once
+      moved = std::min(theirs.size(), tl.size() - used_);
+      in_parts(moved, [&](size_t begin, size_t end) {
+        std::move(theirs.begin() + static_cast<std::ptrdiff_t>(begin), theirs.begin() + static_cast<std::ptrdiff_t>(end),
+                  tl.begin() + static_cast<std::ptrdiff_t>(used_ + begin));
+        std::copy(later.t_.ids.begin() + static_cast<std::ptrdiff_t>(begin),
+                  later.t_.ids.begin() + static_cast<std::ptrdiff_t>(end),
+                  t_.ids.begin() + static_cast<std::ptrdiff_t>(used_ + begin));
+      }, 50000);
+      used_ += moved;
+      if (moved < theirs.size()) drop_room();  // the rest is appended
+    }
+    if (moved < theirs.size()) {
+      tl.reserve(tl.size() + theirs.size() - moved);
+      std::move(theirs.begin() + static_cast<std::ptrdiff_t>(moved), theirs.end(), std::back_inserter(tl));
+      t_.ids.insert(t_.ids.end(), later.t_.ids.begin() + static_cast<std::ptrdiff_t>(moved), later.t_.ids.end());
+    }
+    t_.flows.reserve(t_.flows.size() + later.t_.flows.size());
     std::move(later.t_.flows.begin(), later.t_.flows.end(), std::back_inserter(t_.flows));
     t_.memory.insert(t_.memory.end(), later.t_.memory.begin(), later.t_.memory.end());
     const std::vector<size_t> note_at = tally_.append(later.tally_);
@@ -440,6 +480,8 @@ class KinetoReader {
   int64_t events_ = 0;
   bool later_part_ = false;
   std::vector<PendingEnd> pending_ends_;
+  bool room_ = false;  // make_room: timeline[used_, size()) is room, not events
+  size_t used_ = 0;
 };
 
 }  // namespace
@@ -625,6 +667,9 @@ session::Session import_kineto_trace(const std::string& path, KinetoFacts* facts
       }
       bool right = started && fed == later[0]->begin && scanner.between_events();
       if (!right) cancel = true;
+      else if (fed > 0)  // the later parts' events, guessed from this part's, and a little more
+        reader.make_room(static_cast<size_t>(double(reader.trace().session.timeline.size()) *
+                                             double(static_cast<uint64_t>(size) - fed) / double(fed) * 1.02) + 1024);
       for (auto& t : threads) t.join();
       for (size_t i = 0; right && i < later.size(); ++i) {
         const Part& part = *later[i];
@@ -646,6 +691,7 @@ session::Session import_kineto_trace(const std::string& path, KinetoFacts* facts
           part.reset();  // its events are moved: their storage goes now, not after the last part's
         }
       }
+      reader.drop_room();  // what is left of it; all of it when this thread now reads on alone
     }
   }
   if (parts == 1) {  // one thread reads (on)

@@ -316,6 +316,39 @@ TEST(Kineto, SeveralThreadsReadTheSameSessionAsOneWhereverThePartsFall) {
   EXPECT_GT(split_runs[5], 5);
 }
 
+// While the later parts are read, the first thread makes room for their events after its own, as many
+// as its part's events per byte foretell; when the later parts hold far more events per byte (the room
+// is too small: the rest is appended) or far fewer (the room left over is given back), the session is
+// still the one a single thread reads.
+TEST(Kineto, LaterPartsEventsFitTheRoomMadeForThemOrNot) {
+  auto event = [](int i, size_t args_bytes) {
+    return "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op" + std::to_string(i) +
+           "\", \"pid\": 7, \"tid\": 7, \"ts\": " + std::to_string(1000 + i * 10) +
+           ", \"dur\": 5, \"args\": {\"External id\": " + std::to_string(i) + ", \"text\": \"" +
+           std::string(args_bytes, 'a' + static_cast<char>(i % 26)) + "\"}}";
+  };
+  for (bool dense_first : {false, true}) {
+    // 300 KB of few large events and 300 KB of many small ones (200 bytes: the first thread keeps room
+    // for one event per 250 bytes of the whole file, so some is left after the small ones), in
+    // either order.
+    std::vector<std::string> few, many;
+    for (int i = 0; i < 15; ++i) few.push_back(event(i, 20000));
+    for (int i = 15; i < 1515; ++i) many.push_back(event(i, 100));
+    std::vector<std::string> all = dense_first ? many : few;
+    for (auto& e : dense_first ? few : many) all.push_back(e);
+    std::string trace = "{\"schemaVersion\": 1, \"traceEvents\": [\n";
+    for (size_t i = 0; i < all.size(); ++i) trace += (i ? ",\n" : "") + all[i];
+    trace += "\n]}";
+    const std::string path = test::write_temp_file(dense_first ? "dense_first.json" : "sparse_first.json", trace);
+    const std::string one = session_text(import_kineto_trace(path, nullptr, 0));
+    importers::KinetoFacts facts;
+    const std::string two = session_text(import_kineto_trace(path, &facts, 1, 2));
+    EXPECT_EQ(facts.parts, 2) << (dense_first ? "dense first" : "sparse first");
+    EXPECT_EQ(facts.events, 1515);
+    EXPECT_EQ(one, two) << (dense_first ? "dense first" : "sparse first");
+  }
+}
+
 // The inputs the importer's fuzzer found (tests/data/fuzz-regressions/kineto/) read the same with one
 // thread, with two and with four.
 TEST(Kineto, FuzzerInputsReadTheSameWithOneThreadAndWithSeveral) {
