@@ -131,7 +131,7 @@ static std::string immutable_uri(const std::string& path) {
 
 SqliteDb::SqliteDb(const std::string& path, Mode mode) : path_(path) {
   // SQLite's memory statistics (unread by Kiln) put one process-wide mutex around every allocation:
-  // two connections writing at once (save_session's two writers) would queue on it. Only possible
+  // two connections writing at once (two threads each saving a session) would queue on it. Only possible
   // before SQLite initializes, which the first open does.
   static const bool configured = sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0) == SQLITE_OK;
   (void)configured;
