@@ -37,6 +37,7 @@
 #include "engine/model/model_impl.h"
 #include "engine/runtime/captured_runtime.h"
 #include "engine/runtime/compare_values.h"
+#include "engine/runtime/cuda/cuda_graph_fn.h"
 #include "engine/runtime/example_inputs.h"
 #include "engine/runtime/float_precision.h"
 #if KILN_TORCH_CUDA
@@ -244,7 +245,10 @@ double traced_ms(const std::function<void()>& fn) {
 // traced one (tracing started before the block, stopped and flushed after it, neither timed), the order
 // alternating; the median over rounds of traced / untraced block medians, less 1. Per way of recording
 // the launching calls (cupti_trace.h), and with device records only, so the note can say what each costs.
-json cupti_overhead(const std::function<void()>& fn, int rounds = 9, int per = 20) {
+// With `record_graphs_again` (a CUDA-graph mode's runtime), also graphs recorded whole as `kiln profile`'s
+// window does: the graphs recorded again under the trace and again after it, neither call timed.
+json cupti_overhead(const std::function<void()>& fn, const std::function<bool()>& record_graphs_again = nullptr,
+                    int rounds = 9, int per = 20) {
   struct Variant {
     const char* name;
     profile::CuptiOptions options;
@@ -259,26 +263,77 @@ json cupti_overhead(const std::function<void()>& fn, int rounds = 9, int per = 2
   syncs.api = profile::CuptiApiRecords::Activity;
   syncs.syncs = true;
   variants.push_back({"activity + synchronization records", syncs});
+  // Graph launches as one record each (their kernel nodes unrecorded), kernels outside graphs recorded
+  // (kiln profile's window in the CUDA-graph modes) or not.
+  if (record_graphs_again) {
+    profile::CuptiOptions o;
+    o.graph_level = true;
+    variants.push_back({"graphs whole + callbacks", o});
+    o.kernel_records = false;
+    variants.push_back({"graphs whole without kernel records", o});
+  }
+  profile::CuptiOptions big;  // kiln profile's defaults with a 64 MiB device buffer: fewer flushes
+  big.device_buffer_bytes = 64u << 20;
+  variants.push_back({"callbacks + 64 MiB device buffer", big});
+  // KILN_BENCH_CUPTI_WAYS="a,b" keeps the named ways only.
+  if (const char* keep = std::getenv("KILN_BENCH_CUPTI_WAYS"); keep && *keep) {
+    std::string names = std::string(",") + keep + ",";
+    variants.erase(std::remove_if(variants.begin(), variants.end(),
+                                  [&](const Variant& v) { return names.find("," + std::string(v.name) + ",") == std::string::npos; }),
+                   variants.end());
+  }
   json out;
   for (const auto& v : variants) {
+    step(std::string("CUPTI way: ") + v.name);
     std::vector<double> ratios;
-    size_t records = 0;
-    for (int r = 0; r < rounds; ++r) {
-      auto traced = [&] {
-        c10::cuda::device_synchronize();
-        profile::CuptiTrace trace(Clock::now(), v.options);
-        double ms = 0;
-        ms = block_median_ms(fn, per);
-        auto t = trace.stop();
-        records = t.records.size();
-        return ms;
-      };
-      double plain = 0, with = 0;
-      if (r % 2 == 0) plain = block_median_ms(fn, per), with = traced();
-      else with = traced(), plain = block_median_ms(fn, per);
-      ratios.push_back(with / plain);
+    std::map<std::string, size_t> kinds;  // records of the last traced block, by kind
+    std::string note;
+    try {
+      for (int r = 0; r < rounds; ++r) {
+        // Graph-level records need every graph launched under them made under them: dropped before the
+        // trace starts, recorded again under it; the same after it for the untraced block.
+        const bool whole = v.options.graph_level && record_graphs_again;
+        auto again = [&] {
+          if (whole) {
+            record_graphs_again();
+            fn();
+          }
+          c10::cuda::device_synchronize();
+        };
+        auto traced = [&] {
+          c10::cuda::device_synchronize();
+          auto options = v.options;
+          if (whole) record_graphs_again();
+          if (runtime::live_cuda_graphs() > 0) options.graph_level = false;  // CUPTI would crash replaying them
+          profile::CuptiTrace trace(Clock::now(), options);
+          if (whole) fn();
+          c10::cuda::device_synchronize();
+          double ms = 0;
+          ms = block_median_ms(fn, per);
+          auto t = trace.stop();
+          again();
+          kinds.clear();
+          for (const auto& rec : t.records) ++kinds[profile::gpu_activity_kind_name(rec.kind)];
+          note = t.note;
+          if (v.options.graph_level && !options.graph_level) note = "graphs left alive: kernels recorded instead";
+          return ms;
+        };
+        double plain = 0, with = 0;
+        if (r % 2 == 0) plain = block_median_ms(fn, per), with = traced();
+        else with = traced(), plain = block_median_ms(fn, per);
+        ratios.push_back(with / plain);
+      }
+    } catch (const std::exception& e) {
+      out[v.name] = {{"error", std::string(e.what()).substr(0, 300)}};
+      std::fprintf(stderr, "CUPTI way %s: %s\n", v.name, out[v.name].dump().c_str());
+      continue;
     }
-    out[v.name] = {{"overhead", median(ratios) - 1}, {"records_per_call", static_cast<double>(records) / per}};
+    json per_call;
+    size_t records = 0;
+    for (const auto& [kind, n] : kinds) per_call[kind] = static_cast<double>(n) / per, records += n;
+    out[v.name] = {{"overhead", median(ratios) - 1}, {"records_per_call", static_cast<double>(records) / per}, {"by_kind", per_call}};
+    if (!note.empty()) out[v.name]["note"] = note;
+    std::fprintf(stderr, "CUPTI way %s: %s\n", v.name, out[v.name].dump().c_str());  // kept should a later way crash
   }
   return out;
 }
@@ -383,7 +438,8 @@ json run_kiln(const model::Model& m, const std::vector<at::Tensor>& x, const c10
     json kernels;
     r["device_ms"] = device_ms(call, 20, &kernels);
     r["kernels"] = kernels;
-    if (!variant && mode != "max-autotune" && !env_set("KILN_BENCH_NO_CUPTI_WAYS")) r["cupti"] = cupti_overhead(call);
+    if (!variant && mode != "max-autotune" && !env_set("KILN_BENCH_NO_CUPTI_WAYS"))
+      r["cupti"] = cupti_overhead(call, [&] { return warm.record_graphs_again(); });
     if (mode == "default") {
       r["host"] = host_breakdown(call);
       r["traced_ms"] = traced_ms(call);

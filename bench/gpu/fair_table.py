@@ -236,11 +236,17 @@ def main():
         ways = list(dict.fromkeys(w for _, _, c in cupti for w in c))
         print("\nWhat CUPTI tracing adds to a call, paired in one process (9 rounds alternating an untraced and a "
               "traced block of 20 calls; median of traced / untraced - 1), by how the launching calls are recorded "
-              "(records per call in brackets)")
+              "(records per call by kind in brackets)")
         print("| model | Kiln mode | " + " | ".join(ways) + " |")
         print("|---|---|" + "--:|" * len(ways))
         for r, m, c in cupti:
-            cells = [f"{c[w]['overhead'] * 100:+.1f} % ({c[w]['records_per_call']:.0f})" if w in c else "-" for w in ways]
+            def cell(v):
+                if "error" in v:
+                    return "failed: " + v["error"][:80]
+                kinds = "/".join(f"{k} {n:.0f}" for k, n in sorted(v.get("by_kind", {}).items()))
+                return f"{v['overhead'] * 100:+.1f} % ({kinds or round(v['records_per_call'])})" + (
+                    " [" + v["note"] + "]" if v.get("note") else "")
+            cells = [cell(c[w]) if w in c else "-" for w in ways]
             print(f"| {r['name']} | {m} | " + " | ".join(cells) + " |")
     variants = [(r, m, v) for r in rows for m, v in r["variants"].items()]
     if variants:

@@ -1,6 +1,7 @@
 """Summarises `kiln profile` sessions made on the GPU machine: per run the figures the session holds
 and, from its CUPTI trace, how many device records were stored, dropped and linked to Kiln kernels,
-how many kernels came from CUDA graph replays, and what tracing cost (traced vs untraced median).
+how many kernels came from CUDA graph replays, and what tracing cost (traced vs untraced median; in the
+CUDA-graph modes the window records graphs whole and the kernel detail iterations' cost is given beside it).
 
     python3 bench/gpu/profile_summary.py SESSION.kiln...
 """
@@ -26,7 +27,10 @@ def summarise(path):
               f"{gap or 0:.4f} | {(peak or 0) / 1e6:.1f} | {speed or 0:.2f} | {a.get('cupti_records', '-')} | "
               f"{a.get('dropped_records', '-')} | {linked} | {a.get('graph_kernels', '-')} | "
               f"{a.get('traced_median_ms', 0):.4f} | {'-' if overhead is None else f'{100 * overhead:+.0f} %'} |"
-              + (f" error: {a['error']}" if 'error' in a else ""))
+              + (f" error: {a['error']}" if 'error' in a else "")
+              + (f" graphs whole: {a.get('graph_records')} graph records in the window; kernel detail "
+                 f"{kd.get('iterations')} iterations, {kd.get('cupti_records')} records, overhead "
+                 f"{100 * kd.get('overhead', 0):+.0f} %" if (kd := a.get("kernel_detail")) else ""))
     cats = db.execute("SELECT category, count(*) FROM timeline GROUP BY category ORDER BY 2 DESC").fetchall()
     print("timeline events by category: " + ", ".join(f"{c} {n}" for c, n in cats))
     linked = db.execute("SELECT count(*) FROM timeline WHERE category = 'kernel' AND lane LIKE 'cuda:%' "

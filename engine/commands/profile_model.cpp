@@ -31,6 +31,7 @@
 #include "engine/pipeline/stages.h"
 #include "engine/runtime/captured_runtime.h"
 #include "engine/runtime/compare_values.h"
+#include "engine/runtime/cuda/cuda_graph_fn.h"
 #include "engine/runtime/float_precision.h"
 #include "engine/runtime/memory_tracker.h"
 #include "engine/runtime/example_inputs.h"
@@ -151,6 +152,11 @@ struct MeasureSetup {
   bool tf32 = false;                     // float32 results went through TF32 (the tolerance follows)
   MemoryTracker* memory = nullptr;       // started before the run's compile: the CPU's peak and the memory lane
   std::set<std::string> kiln_kernels;    // generated kernel names, for attributing device kernels
+  // A CUDA-graph mode's runtime: drops its graphs so the next call records them again (false: it holds
+  // none). Set, and with KILN_CUPTI_GRAPHS=whole, the traced window records graphs whole and detail
+  // iterations record kernels (start_window_trace).
+  std::function<bool()> record_graphs_again;
+  int detail_iters = 3;
 };
 
 #if KILN_TORCH_CUDA
@@ -165,6 +171,42 @@ int64_t peak_memory(bool gpu, const MemoryTracker* memory) {
 #else
 void reset_peak_memory(bool) {}
 int64_t peak_memory(bool gpu, const MemoryTracker* memory) { return !gpu && memory ? memory->peak_bytes("cpu") : 0; }
+#endif
+
+#if KILN_WITH_CUDA
+// One call of fn outside the traced window (its spans go to a trace of their own): after
+// setup.record_graphs_again, the call that records the graphs.
+void call_aside(const std::function<at::Tensor()>& fn) {
+  profile::HostTrace scratch;
+  sync(fn());
+}
+
+// The traced window's CUPTI trace. In a CUDA-graph mode it records each graph's execution whole, one
+// record per replay, with kernels launched outside graphs still recorded one by one: per-kernel
+// records inside a graph cost a Hopper GPU about 1 µs of device time per kernel node (H200: replays +26
+// to +47 % on the benchmark's models; bench/gpu/probes/cupti_graph.cu), so the window's timings would not
+// be the run's. Graph-level records need every graph launched under them instantiated after they were
+// enabled (CUDA 13.0's CUPTI crashes in cuGraphLaunch otherwise): the runtime's graphs are dropped
+// before the trace starts and recorded again under it. Asked for with KILN_CUPTI_GRAPHS=whole; by
+// default ("nodes") the window records every kernel, as in the other modes. Sets graph_level when it did.
+std::unique_ptr<profile::CuptiTrace> start_window_trace(const MeasureSetup& setup, const std::function<at::Tensor()>& fn,
+                                                       bool& graph_level) {
+  auto options = profile::default_cupti_options();
+  const char* graphs = std::getenv("KILN_CUPTI_GRAPHS");
+  const bool dropped = setup.record_graphs_again && graphs && std::string(graphs) == "whole" && setup.record_graphs_again();
+  // No graphs after all, or some left alive (a callable that did not drop its own): kernels are recorded
+  // as in the other modes, the dropped graphs recorded again before the trace.
+  graph_level = dropped && live_cuda_graphs() == 0;
+  if (!graph_level) {
+    if (dropped) call_aside(fn);
+    return std::make_unique<profile::CuptiTrace>(t_ops_origin, options);
+  }
+  auto whole = options;
+  whole.graph_level = true;
+  auto trace = std::make_unique<profile::CuptiTrace>(t_ops_origin, whole);
+  call_aside(fn);
+  return trace;
+}
 #endif
 
 // Times fn: first call, steady state, a traced window (host spans, LibTorch ops and, on a GPU,
@@ -208,15 +250,15 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
   t_ops = &ops;
   t_ops_origin = Clock::now() - std::chrono::nanoseconds(trace.now_ns());
   profile::GpuTrace gpu_trace;
+  bool graph_level = false;  // the window recorded CUDA graphs whole (start_window_trace)
 #if KILN_WITH_CUDA
   std::unique_ptr<profile::CuptiTrace> cupti;
   if (setup.gpu) {
     try {
-      const auto cupti_options = profile::default_cupti_options();
       // Kiln's spans are on the host lanes already; as NVTX ranges they cost a string and a record
       // each, so only when asked (KILN_CUPTI_MARKERS=1) or when another profiler injected NVTX.
-      const bool nvtx = cupti_options.markers || std::getenv("NVTX_INJECTION64_PATH");
-      cupti = std::make_unique<profile::CuptiTrace>(t_ops_origin, cupti_options);
+      const bool nvtx = profile::default_cupti_options().markers || std::getenv("NVTX_INJECTION64_PATH");
+      cupti = start_window_trace(setup, fn, graph_level);
       profile::HostTrace::set_nvtx(nvtx);
     } catch (const Error& e) {
       gpu_trace.error = e.what();
@@ -229,6 +271,7 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
   }
   auto handle = at::addThreadLocalCallback(at::RecordFunctionCallback(op_start, op_end).scopes({at::RecordScope::FUNCTION}));
   std::vector<double> traced_times;
+  const int64_t window_from = trace.now_ns();  // records before it are the graphs' recording call's
   for (int i = 0; i < setup.timeline_iters; ++i) {
     auto s = Clock::now();
     {
@@ -265,9 +308,37 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
       m.timeline.push_back(std::move(e));
     }
   }
+  // Kernel detail (graph-level windows only): a few iterations with every kernel recorded, their graphs
+  // recorded again with no tracer attached (as in the other modes), after the window.
+  profile::GpuTrace detail_trace;
+  std::vector<double> detail_times;
+  int64_t detail_from = -1;  // spans from here on are the detail iterations'
 #if KILN_WITH_CUDA
   profile::HostTrace::set_nvtx(false);
   if (cupti) gpu_trace = cupti->stop();
+  cupti.reset();
+  if (graph_level) {
+    auto& r = gpu_trace.records;
+    r.erase(std::remove_if(r.begin(), r.end(), [&](const profile::GpuActivity& a) { return a.start_ns < window_from; }), r.end());
+    setup.record_graphs_again();
+    call_aside(fn);
+    detail_from = trace.now_ns();
+    try {
+      cupti = std::make_unique<profile::CuptiTrace>(t_ops_origin);
+    } catch (const Error& e) {
+      detail_trace.error = e.what();
+    }
+    for (int i = 0; cupti && i < setup.detail_iters; ++i) {
+      auto s = Clock::now();
+      {
+        profile::Span it("detail", "kernel detail " + std::to_string(i));
+        out = fn();
+      }
+      sync(out);
+      detail_times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - s).count());
+    }
+    if (cupti) detail_trace = cupti->stop();
+  }
 #endif
   int aten_ops = 0;  // top-level ops only: aten::linear counts once, not with the addmm inside it
   int64_t top_end = -1;
@@ -287,24 +358,37 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
   }
   int kernels = 0;
   double host_ns = 0;
+  std::vector<profile::HostSpan> window, detail;  // the window's spans; the detail iterations'
   for (const auto& s : trace.spans()) {
     m.timeline.push_back(profile::timeline_event(s));
+    if (detail_from >= 0 && s.start_ns >= detail_from) {
+      detail.push_back(s);
+      continue;
+    }
+    window.push_back(s);
     if (s.category == "kernel" || s.category == "extern") ++kernels;
     if (s.category == "guard" || s.category == "interpreter") host_ns += static_cast<double>(s.dur_ns);
   }
   if (backend == "eager" || backend == "torchscript") kernels = aten_ops;  // each LibTorch op is a kernel there
-  profile::GpuFigures figures;
+  profile::GpuFigures figures, detail_figures;
   if (!gpu_trace.records.empty()) {
-    auto events = profile::gpu_timeline(gpu_trace.records, trace.spans(), setup.kiln_kernels, &figures);
+    auto events = profile::gpu_timeline(gpu_trace.records, window, setup.kiln_kernels, &figures);
     for (auto& e : events) m.timeline.push_back(std::move(e));
     kernels = figures.kernels;  // on a GPU, what the device ran
     m.run.gpu_busy = figures.busy_fraction;
     m.run.launch_gap_ms = figures.mean_gap_ms;
   }
+  if (!detail_trace.records.empty()) {
+    auto events = profile::gpu_timeline(detail_trace.records, detail, setup.kiln_kernels, &detail_figures);
+    for (auto& e : events) m.timeline.push_back(std::move(e));
+  }
   if (setup.timeline_iters > 0) {
     m.run.kernels_per_iter = static_cast<double>(kernels) / setup.timeline_iters;
     m.run.host_overhead_ms = host_ns / 1e6 / setup.timeline_iters;
   }
+  // Graphs recorded whole: what the device ran per iteration is the detail iterations' count.
+  if (graph_level && !detail_times.empty())
+    m.run.kernels_per_iter = static_cast<double>(detail_figures.kernels) / static_cast<double>(detail_times.size());
   if (setup.gpu) {
     // What tracing costs: the traced window's median iteration against the untraced one.
     nlohmann::json args;
@@ -314,9 +398,22 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
     args["overhead"] = m.run.latency.median_ms > 0 ? traced / m.run.latency.median_ms - 1 : 0;
     args["cupti_records"] = gpu_trace.records.size();
     args["dropped_records"] = gpu_trace.dropped;
-    args["device_kernels"] = figures.kernels;
-    args["attributed_kernels"] = figures.attributed;
-    args["graph_kernels"] = figures.graph_kernels;
+    const auto& k = graph_level ? detail_figures : figures;  // kernel figures: from the iterations that record kernels
+    args["device_kernels"] = k.kernels;
+    args["attributed_kernels"] = k.attributed;
+    args["graph_kernels"] = k.graph_kernels;
+    args["cuda_graphs"] = graph_level ? "recorded whole in the window; kernels in the detail iterations" : "kernels recorded";
+    if (graph_level) {
+      args["graph_records"] = figures.graph_launches;
+      double d = stats(detail_times).median_ms;
+      args["kernel_detail"] = {{"iterations", detail_times.size()},
+                               {"traced_median_ms", d},
+                               {"overhead", m.run.latency.median_ms > 0 && d > 0 ? d / m.run.latency.median_ms - 1 : 0},
+                               {"cupti_records", detail_trace.records.size()},
+                               {"dropped_records", detail_trace.dropped}};
+      args["dropped_records"] = gpu_trace.dropped + detail_trace.dropped;
+      if (!detail_trace.error.empty()) args["kernel_detail"]["error"] = detail_trace.error;
+    }
     if (!gpu_trace.error.empty()) args["error"] = gpu_trace.error;
     session::TimelineEvent e;
     e.lane = "profiler";
@@ -523,7 +620,12 @@ session::Session profile_model(const model::Model& cpu_model, const std::vector<
         CapturedRuntime rt(model, o);
         rt.run(x, &printed);
         double warm = std::chrono::duration<double, std::milli>(Clock::now() - tw).count();
-        m = measure(mode, backend, [&] { return rt.run(x, &printed).at(0).toTensor(); }, reference, setup);
+        MeasureSetup run_setup = setup;
+        // The modes that replay CUDA graphs (recorded from their second call on): the window may record them
+        // whole (start_window_trace).
+        if (setup.gpu && (mode == "reduce-overhead" || mode == "max-autotune" || backend == "cudagraphs"))
+          run_setup.record_graphs_again = [&rt] { return rt.record_graphs_again(); };
+        m = measure(mode, backend, [&] { return rt.run(x, &printed).at(0).toTensor(); }, reference, run_setup);
         m.run.compile_cold_ms = backend == "kiln" ? kiln_cold_ms : warm;
         m.run.compile_warm_ms = warm;
         // A region whose compilation failed ran eagerly: the numbers are eager's, not this mode's.

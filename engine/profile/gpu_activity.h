@@ -10,7 +10,8 @@
 
 namespace kiln::profile {
 
-enum class GpuActivityKind { Kernel, Memcpy, Memset, Runtime, Driver, Sync, Marker };
+// Graph: one CUDA graph launch's execution as a whole (graph-level tracing, its nodes unrecorded).
+enum class GpuActivityKind { Kernel, Memcpy, Memset, Runtime, Driver, Sync, Marker, Graph };
 
 struct GpuActivity {
   GpuActivityKind kind = GpuActivityKind::Kernel;
@@ -27,13 +28,14 @@ struct GpuActivity {
   int shared_bytes = 0;    // static + dynamic
   uint64_t bytes = 0;      // memcpy / memset
   uint64_t graph_node = 0; // kernels launched from a CUDA graph (0 otherwise)
-  uint32_t graph_id = 0;
+  uint32_t graph_id = 0;   // kernels launched from a CUDA graph, and Graph records
 };
 
 struct GpuTrace {
   std::vector<GpuActivity> records;
   uint64_t dropped = 0;    // records CUPTI could not store (reported, never silent)
   std::string error;       // why tracing did not run ("" when it did)
+  std::string note;        // what the trace left out that was asked for ("" when nothing)
 };
 
 const char* gpu_activity_kind_name(GpuActivityKind k);  // "kernel", "memcpy", ...

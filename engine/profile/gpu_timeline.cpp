@@ -19,6 +19,7 @@ const char* gpu_activity_kind_name(GpuActivityKind k) {
     case GpuActivityKind::Driver: return "cuda_driver";
     case GpuActivityKind::Sync: return "sync";
     case GpuActivityKind::Marker: return "nvtx";
+    case GpuActivityKind::Graph: return "graph";
   }
   return "gpu";
 }
@@ -26,7 +27,8 @@ const char* gpu_activity_kind_name(GpuActivityKind k) {
 namespace {
 
 bool is_device_work(GpuActivityKind k) {
-  return k == GpuActivityKind::Kernel || k == GpuActivityKind::Memcpy || k == GpuActivityKind::Memset;
+  return k == GpuActivityKind::Kernel || k == GpuActivityKind::Memcpy || k == GpuActivityKind::Memset ||
+         k == GpuActivityKind::Graph;
 }
 
 struct Attribution {
@@ -132,6 +134,10 @@ std::vector<records::TimelineEvent> gpu_timeline(const std::vector<GpuActivity>&
       args["block"] = {r.block[0], r.block[1], r.block[2]};
       args["registers"] = r.registers;
       args["shared_bytes"] = r.shared_bytes;
+    }
+    if (r.kind == GpuActivityKind::Graph) {
+      ++f.graph_launches;
+      args["graph"] = r.graph_id;
     }
     if (r.kind == GpuActivityKind::Memcpy || r.kind == GpuActivityKind::Memset) args["bytes"] = r.bytes;
     if (is_device_work(r.kind) || r.kind == GpuActivityKind::Runtime || r.kind == GpuActivityKind::Driver) {

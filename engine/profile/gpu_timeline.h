@@ -24,6 +24,7 @@ struct GpuFigures {
   int kernels = 0;              // device kernels in the window
   int attributed = 0;           // of those, linked to a Kiln kernel or extern span
   int graph_kernels = 0;        // launched from CUDA graphs
+  int graph_launches = 0;       // graph-level records: a whole graph's execution each (its kernels unrecorded)
   double busy_fraction = 0;     // union of device activity / window length
   double mean_gap_ms = 0;       // mean idle gap between consecutive device activities
   int64_t window_ns = 0;        // first host span start .. last device end

@@ -65,6 +65,9 @@ class CompiledFn {
   virtual std::vector<std::string> take_log() { return {}; }
   // Per kernel (in artifacts order): the launch configurations tried and their times.
   virtual std::vector<std::vector<records::AutotuneCandidate>> autotune() const { return {}; }
+  // Drops the CUDA graphs recorded so far, so the next call records them again (a profiler whose
+  // graph-level records must see a graph made); false when it holds none.
+  virtual bool record_graphs_again() { return false; }
 };
 
 // A model compiled whole by a peer's own compiler (TorchScript's optimize_for_inference), outside

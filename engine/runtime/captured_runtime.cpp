@@ -327,6 +327,14 @@ void CapturedRuntime::run_region(int r, Env& env) {
   cache.artifacts.push_back(std::move(art));
 }
 
+bool CapturedRuntime::record_graphs_again() {
+  bool any = false;
+  for (auto& cache : caches_)
+    for (auto& fn : cache.fns)
+      if (fn) any |= fn->record_graphs_again();
+  return any;
+}
+
 std::vector<capture::RegionInfo> CapturedRuntime::regions() const {
   std::vector<capture::RegionInfo> out;
   for (size_t r = 0; r < partition_.regions.size(); ++r) {

@@ -32,6 +32,8 @@ class CapturedRuntime {
   std::vector<capture::RegionInfo> regions() const;
   const std::vector<capture::Event>& events() const { return events_; }
   const std::vector<int>& break_hits() const { return break_hits_; }
+  // Drops every compiled region's CUDA graphs: the next call records them again. False when none held any.
+  bool record_graphs_again();
   // Per region, per cache entry: what the backend produced.
   const std::vector<RegionArtifacts>& artifacts(int region) const { return caches_.at(region).artifacts; }
 

@@ -24,6 +24,7 @@ class RecordingFn : public CompiledFn {
   }
   std::vector<std::string> take_log() override { return inner_->take_log(); }
   std::vector<std::vector<records::AutotuneCandidate>> autotune() const override { return inner_->autotune(); }
+  bool record_graphs_again() override { return inner_->record_graphs_again(); }
 
  private:
   std::unique_ptr<CompiledFn> inner_;

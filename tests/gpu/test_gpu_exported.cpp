@@ -234,3 +234,75 @@ TEST(GpuProfile, KernelsNameTheirLaunchAndExternKernelsReachTheirModule) {
   EXPECT_GE(static_cast<double>(t.module_attributed_ns()) / t.total_ns, 0.99)
       << "attributed " << t.module_attributed_ns() << " of " << t.total_ns << " ns" << kernels_seen.str();
 }
+
+// kiln profile in a CUDA-graph mode: the traced window records each graph's execution whole (one "graph"
+// record per replay, no per-kernel records inside it, so the window's timings are the run's), and the
+// detail iterations after it record every kernel of the replayed graphs, attributed as before; asked for
+// with KILN_CUPTI_GRAPHS=whole. By default the window records kernels itself and there are no graph records.
+TEST(GpuProfile, GraphModesTimeGraphsWholeAndRecordKernelsInDetailIterations) {
+  if (auto why = why_no_gpu(); !why.empty()) GTEST_SKIP() << "no GPU here: " << why;
+  auto m = model::load_model(test::example("tiny_resnet.pt"), "cuda");
+  runtime::ProfileOptions o;
+  o.modes = {"reduce-overhead"};
+  o.iters = 5;
+  o.timeline_iters = 4;
+  o.device = "cuda";
+  for (bool nodes : {false, true}) {
+    if (!nodes) setenv("KILN_CUPTI_GRAPHS", "whole", 1);
+    auto s = runtime::profile_model(m, {parse_input_spec("4x3x32x32")}, o,
+                                    test::temp_dir() + (nodes ? "/gpu_nodes.kiln" : "/gpu_graphs.kiln"));
+    unsetenv("KILN_CUPTI_GRAPHS");
+    const session::Run* ro = nullptr;
+    for (const auto& r : s.runs)
+      if (r.mode == "reduce-overhead" && r.backend == "kiln") ro = &r;
+    ASSERT_NE(ro, nullptr);
+    ASSERT_EQ(ro->status, "ok");
+    int64_t detail_from = -1;
+    int iterations = 0;
+    for (const auto& e : s.timeline) {
+      if (e.run != ro->id) continue;
+      if (e.category == "detail" && (detail_from < 0 || e.start_ns < detail_from)) detail_from = e.start_ns;
+      iterations += e.category == "iteration";
+    }
+    EXPECT_EQ(iterations, 4);
+    int graphs = 0, window_graph_kernels = 0, detail_graph_kernels = 0, detail_kernels = 0, attributed = 0;
+    nlohmann::json profiler;
+    for (const auto& e : s.timeline) {
+      if (e.run != ro->id) continue;
+      if (e.category == "profiler") profiler = nlohmann::json::parse(e.args_json);
+      if (e.category == "graph" && e.lane.rfind("cuda:0/stream ", 0) == 0) {
+        ++graphs;
+        EXPECT_GT(e.dur_ns, 0);
+        EXPECT_FALSE(e.compile_id.empty()) << "a graph record names the region whose replay launched it";
+        EXPECT_TRUE(detail_from < 0 || e.start_ns < detail_from);
+      }
+      if (e.category != "kernel" || e.lane.rfind("cuda:0/stream ", 0) != 0) continue;
+      bool in_detail = detail_from >= 0 && e.start_ns >= detail_from;
+      detail_kernels += in_detail;
+      if (e.args_json.find("graph_node") == std::string::npos) continue;
+      (in_detail ? detail_graph_kernels : window_graph_kernels)++;
+      attributed += in_detail && !e.compile_id.empty();
+    }
+    ASSERT_FALSE(profiler.is_null());
+    EXPECT_FALSE(profiler.contains("error")) << profiler.dump();
+    EXPECT_GT(ro->kernels_per_iter, 1.0);
+    if (nodes) {
+      EXPECT_EQ(graphs, 0);
+      EXPECT_EQ(detail_from, -1);
+      EXPECT_GT(window_graph_kernels, 0);
+      EXPECT_EQ(profiler["cuda_graphs"], "kernels recorded");
+    } else {
+      EXPECT_GE(graphs, 4) << "one graph record per replay at least";
+      EXPECT_EQ(profiler["graph_records"].get<int>(), graphs);
+      EXPECT_EQ(window_graph_kernels, 0) << "kernels inside graphs are not recorded in the window";
+      EXPECT_GT(detail_graph_kernels, 0);
+      EXPECT_EQ(attributed, detail_graph_kernels) << "every replayed kernel names the region entry it belongs to";
+      EXPECT_EQ(profiler["kernel_detail"]["iterations"].get<int>(), 3);
+      EXPECT_GT(profiler["kernel_detail"]["cupti_records"].get<int>(), 0);
+      EXPECT_DOUBLE_EQ(ro->kernels_per_iter, detail_kernels / 3.0);
+      EXPECT_EQ(profiler["graph_kernels"].get<int>(), detail_graph_kernels);
+      std::cout << "[profile] window overhead " << profiler["overhead"] << ", kernel detail overhead "
+                << profiler["kernel_detail"]["overhead"] << ", graph records " << graphs << "\n";
+    }
+  }
+}

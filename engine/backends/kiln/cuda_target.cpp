@@ -30,6 +30,7 @@ class AutotuneReport : public runtime::CompiledFn {
       : inner_(std::move(inner)), set_(std::move(set)), gemms_(std::move(gemms)) {}
   void run(capture::Interpreter& interp, capture::Interpreter::Env& env) override { inner_->run(interp, env); }
   std::vector<std::string> take_log() override { return inner_->take_log(); }
+  bool record_graphs_again() override { return inner_->record_graphs_again(); }
   // Generated kernels first, then the GEMMs: the order of the region's kernel records.
   std::vector<std::vector<records::AutotuneCandidate>> autotune() const override {
     auto out = set_->candidates;

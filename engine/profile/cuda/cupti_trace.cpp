@@ -213,6 +213,19 @@ void convert(const CUpti_Activity* rec, Collector& c) {
       }
       return;
     }
+    case CUPTI_ACTIVITY_KIND_GRAPH_TRACE: {
+      const auto* g = reinterpret_cast<const CUpti_ActivityGraphTrace2*>(rec);
+      if (g->start == 0 && g->end == 0) return;  // CUPTI could not time it
+      a.kind = GpuActivityKind::Graph;
+      a.name = "graph " + std::to_string(g->graphId);
+      a.start_ns = t(g->start);
+      a.end_ns = t(g->end);
+      a.device = g->deviceId;
+      a.stream = g->streamId;
+      a.correlation = g->correlationId;
+      a.graph_id = g->graphId;
+      break;
+    }
     default:
       return;
   }
@@ -391,10 +404,16 @@ CuptiTrace::CuptiTrace(std::chrono::steady_clock::time_point host_origin, const 
     c.active = true;
   }
   check(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed), "cuptiActivityRegisterCallbacks");
+  if (options_.device_buffer_bytes) {
+    size_t bytes = options_.device_buffer_bytes, size = sizeof(bytes);
+    check(cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &size, &bytes), "cuptiActivitySetAttribute");
+  }
   std::vector<CUpti_ActivityKind> kinds;
+  if (options_.graph_level) kinds.push_back(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
   for (auto kind : kKinds) {
     if (kind == CUPTI_ACTIVITY_KIND_MARKER && !options_.markers) continue;
     if (kind == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION && !options_.syncs) continue;
+    if (kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && !options_.kernel_records) continue;
     kinds.push_back(kind);
   }
   auto undo = [&] {
@@ -406,6 +425,12 @@ CuptiTrace::CuptiTrace(std::chrono::steady_clock::time_point host_origin, const 
   };
   for (auto kind : kinds) {
     CUptiResult r = cuptiActivityEnable(kind);
+    // With graph-level records CUPTI may refuse per-kernel ones: graphs are then all that is timed.
+    if (r == CUPTI_ERROR_NOT_COMPATIBLE && options_.graph_level && kind != CUPTI_ACTIVITY_KIND_GRAPH_TRACE) {
+      note_ += std::string(note_.empty() ? "" : "; ") + "activity kind " + std::to_string(kind) +
+               " not compatible with graph-level records";
+      continue;
+    }
     // Markers need NVTX injection; a machine without it still traces everything else.
     if (r != CUPTI_SUCCESS && kind != CUPTI_ACTIVITY_KIND_MARKER) {
       undo();
@@ -466,6 +491,7 @@ GpuTrace CuptiTrace::stop() {
   running_ = false;
   auto& c = collector();
   for (auto kind : kKinds) cuptiActivityDisable(kind);
+  if (options_.graph_level) cuptiActivityDisable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
   if (options_.api == CuptiApiRecords::Activity) disable_api_records();
   unsubscribe_api_callbacks(c);
   // What CUPTI still holds must reach the buffers before they are flushed (and before a detach).
@@ -473,6 +499,7 @@ GpuTrace CuptiTrace::stop() {
   if (sync) sync();
   CUptiResult r = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   collect(c, out);
+  out.note = note_;
   if (r != CUPTI_SUCCESS) {
     const char* text = nullptr;
     cuptiGetResultString(r, &text);

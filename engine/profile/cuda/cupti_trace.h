@@ -35,6 +35,18 @@ struct CuptiOptions {
   // Synchronization records (KILN_CUPTI_SYNCS=1): CUPTI then intercepts every driver call, which cost
   // +35 % on host-bound calls (H100, ResNet-18 default mode: +49 % traced with them, +14 % without).
   bool syncs = false;
+  // CUDA graph launches traced as one record each (CUPTI's graph-level records): the kernels a graph
+  // replays are then not recorded one by one, which on GPUs before Blackwell costs about 1 µs of device
+  // time per kernel node (bench/gpu/probes/cupti_graph.cu). Work launched outside graphs is recorded as
+  // before. Only for graphs instantiated after the trace started: CUDA 13.0's CUPTI crashes (SIGSEGV in
+  // cuGraphLaunch) replaying a graph instantiated before graph-level records were enabled, so the
+  // caller records its graphs again under the trace (kiln profile: commands/profile_model.cpp).
+  bool graph_level = false;
+  // Per-kernel device records (CUPTI's concurrent-kernel kind). Off with graph_level: graphs are timed
+  // whole and kernels outside graphs go unrecorded.
+  bool kernel_records = true;
+  // CUPTI's device buffer per context, in bytes (0: CUPTI's default); larger means fewer flushes.
+  size_t device_buffer_bytes = 0;
 };
 
 // The options `kiln profile` traces with; KILN_CUPTI_API=activity|callbacks|none overrides the API records
@@ -58,6 +70,7 @@ class CuptiTrace {
   bool running_ = false;
   CuptiOptions options_;
   int64_t offset_ns_ = 0;  // host trace ns = CUPTI timestamp + offset
+  std::string note_;       // kinds asked for and refused (GpuTrace::note)
 };
 
 }  // namespace kiln::profile

@@ -1,5 +1,6 @@
 #include "engine/runtime/cuda/cuda_graph_fn.h"
 
+#include <atomic>
 #include <mutex>
 
 #include "engine/base/error.h"
@@ -17,6 +18,8 @@
 namespace kiln::runtime {
 
 namespace {
+
+std::atomic<int64_t> g_live_graphs{0};
 
 class TraceFn : public CompiledFn {
  public:
@@ -78,6 +81,7 @@ class CudaGraphFn : public CompiledFn {
   CudaGraphFn(std::unique_ptr<CompiledFn> inner, std::vector<const torch::jit::Value*> inputs,
               std::vector<const torch::jit::Value*> outputs, std::shared_ptr<RegionPool> pool)
       : inner_(std::move(inner)), inputs_(std::move(inputs)), outputs_(std::move(outputs)), pool_(std::move(pool)) {}
+  ~CudaGraphFn() override { g_live_graphs -= static_cast<int64_t>(graphs_.size()); }
 
   void run(capture::Interpreter& interp, capture::Interpreter::Env& env) override {
     std::vector<c10::IValue> in;
@@ -112,6 +116,7 @@ class CudaGraphFn : public CompiledFn {
       for (auto g = graphs_.begin(); g != graphs_.end(); ++g)
         if (g->second.last_use < oldest->second.last_use) oldest = g;
       graphs_.erase(oldest);
+      --g_live_graphs;
       log_.push_back("dropped the CUDA graph used longest ago (" + std::to_string(kMaxGraphs) +
                      " input shapes kept per region)");
     }
@@ -137,8 +142,10 @@ class CudaGraphFn : public CompiledFn {
         rec.graph->capture_end();
         for (const auto* v : outputs_) rec.static_outputs.push_back(capture::lookup(env, v));
       });
-      log_.push_back(std::string("recorded a CUDA graph (") + (graphs_.empty() ? "first call" : "new input shapes") + ")");
+      const char* why = !graphs_.empty() ? "new input shapes" : dropped_ ? "again, for a profiler" : "first call";
+      log_.push_back(std::string("recorded a CUDA graph (") + why + ")");
       it = graphs_.emplace(key, std::move(rec)).first;
+      ++g_live_graphs;
     }
     auto& rec = it->second;
     rec.last_use = ++clock_;
@@ -169,6 +176,18 @@ class CudaGraphFn : public CompiledFn {
     return out;
   }
   std::vector<std::vector<records::AutotuneCandidate>> autotune() const override { return inner_->autotune(); }
+  bool record_graphs_again() override {
+    if (graphs_.empty()) return false;
+    g_live_graphs -= static_cast<int64_t>(graphs_.size());
+    graphs_.clear();
+    // A fresh pool for the graphs recorded next: with its last graph gone the old pool may be released
+    // while the caller still holds outputs in it, and capturing into it again fails LibTorch's
+    // use-count assertion (seen on the H200: "create_or_incref_pool ... use_count > 0").
+    pool_ = std::make_shared<RegionPool>();
+    dropped_ = true;
+    log_.push_back("dropped its CUDA graphs to record them again (a profiler asked)");
+    return true;
+  }
 
  private:
   struct Recorded {
@@ -186,6 +205,7 @@ class CudaGraphFn : public CompiledFn {
   std::vector<std::string> log_;
   int64_t replays_ = 0;
   uint64_t clock_ = 0;
+  bool dropped_ = false;  // record_graphs_again() ran
 };
 
 #endif
@@ -208,6 +228,8 @@ void on_capture_stream(const std::function<void()>& f) {
 }
 
 std::unique_ptr<CompiledFn> make_trace_fn(const capture::SpecializedRegion& entry) { return std::make_unique<TraceFn>(entry); }
+
+int64_t live_cuda_graphs() { return g_live_graphs.load(); }
 
 std::unique_ptr<CompiledFn> make_cuda_graph_fn(std::unique_ptr<CompiledFn> inner,
                                                std::vector<const torch::jit::Value*> inputs,

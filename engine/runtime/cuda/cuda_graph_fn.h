@@ -29,6 +29,11 @@ std::unique_ptr<CompiledFn> make_cuda_graph_fn(std::unique_ptr<CompiledFn> inner
 // (per handle and stream) instead of a second one on the caller's stream. Without CUDA: f().
 void on_capture_stream(const std::function<void()>& f);
 
+// CUDA graphs recorded by these callables and alive now, in this process (0 without CUDA): what a
+// profiler checks after CompiledFn::record_graphs_again (a wrapper that forgot to forward it leaves its
+// graphs alive).
+int64_t live_cuda_graphs();
+
 // The captured trace replayed op by op (the eager ops of a region), as a callable: what the
 // cudagraphs backend captures.
 std::unique_ptr<CompiledFn> make_trace_fn(const capture::SpecializedRegion& entry);

@@ -173,3 +173,44 @@ TEST(GpuTimeline, DeviceWorkBetweenRecordedCallsBelongsToTheSpanHoldingThem) {
   EXPECT_EQ(f.kernels, 5);
   EXPECT_EQ(f.attributed, 4);
 }
+
+// A CUDA graph recorded whole (graph-level records, kiln profile's window in the CUDA-graph modes): one
+// device record per replay, on the stream's lane, attributed through the graph launch's correlation id to
+// the region whose replay launched it, counted as busy device time and as a graph launch, not a kernel.
+TEST(GpuTimeline, AGraphRecordedWholeIsDeviceWorkOfTheRegionThatReplayedIt) {
+  std::vector<HostSpan> spans = {
+      span("iteration", "iteration 0", 0, 1000, 0, "", ""),
+      span("region", "region 0", 10, 900, 1, "", "[0/1]"),
+      span("iteration", "iteration 1", 1000, 1000, 0, "", ""),
+      span("region", "region 0", 1010, 900, 1, "", "[0/1]"),
+  };
+  GpuActivity g0;
+  g0.kind = GpuActivityKind::Graph;
+  g0.name = "graph 5";
+  g0.start_ns = 100;
+  g0.end_ns = 700;
+  g0.stream = 7;
+  g0.correlation = 21;
+  g0.graph_id = 5;
+  GpuActivity g1 = g0;
+  g1.start_ns = 1100;
+  g1.end_ns = 1700;
+  g1.correlation = 22;
+  std::vector<GpuActivity> records = {api("cuGraphLaunch", 20, 60, 21), api("cuGraphLaunch", 1020, 1060, 22), g0, g1};
+  GpuFigures f;
+  auto ev = gpu_timeline(records, spans, {}, &f);
+  int graphs = 0;
+  for (const auto& e : ev) {
+    if (e.category != "graph") continue;
+    ++graphs;
+    EXPECT_EQ(e.lane, "cuda:0/stream 7");
+    EXPECT_EQ(e.compile_id, "[0/1]");
+    EXPECT_EQ(e.dur_ns, 600);
+    EXPECT_EQ(nlohmann::json::parse(e.args_json)["graph"], 5);
+  }
+  EXPECT_EQ(graphs, 2);
+  EXPECT_EQ(f.graph_launches, 2);
+  EXPECT_EQ(f.kernels, 0);
+  EXPECT_NEAR(f.busy_fraction, 1200.0 / 2000.0, 1e-9);
+  EXPECT_NEAR(f.mean_gap_ms, 400e-6, 1e-12);
+}
