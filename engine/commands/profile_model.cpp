@@ -156,7 +156,6 @@ struct MeasureSetup {
   // none). Set, and with KILN_CUPTI_GRAPHS=whole, the traced window records graphs whole and detail
   // iterations record kernels (start_window_trace).
   std::function<bool()> record_graphs_again;
-  int detail_iters = 3;
 };
 
 #if KILN_TORCH_CUDA
@@ -328,7 +327,8 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
     } catch (const Error& e) {
       detail_trace.error = e.what();
     }
-    for (int i = 0; cupti && i < setup.detail_iters; ++i) {
+    // As many as the window's: a report divides the window's host spans and the detail's kernels by one count.
+    for (int i = 0; cupti && i < setup.timeline_iters; ++i) {
       auto s = Clock::now();
       {
         profile::Span it("detail", "kernel detail " + std::to_string(i));
@@ -360,11 +360,14 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
   double host_ns = 0;
   std::vector<profile::HostSpan> window, detail;  // the window's spans; the detail iterations'
   for (const auto& s : trace.spans()) {
-    m.timeline.push_back(profile::timeline_event(s));
     if (detail_from >= 0 && s.start_ns >= detail_from) {
+      // The detail iterations' spans attribute their kernels; only the iterations themselves are kept, so
+      // host costs stay the window's (their spans ran under per-kernel tracing).
       detail.push_back(s);
+      if (s.category == "detail") m.timeline.push_back(profile::timeline_event(s));
       continue;
     }
+    m.timeline.push_back(profile::timeline_event(s));
     window.push_back(s);
     if (s.category == "kernel" || s.category == "extern") ++kernels;
     if (s.category == "guard" || s.category == "interpreter") host_ns += static_cast<double>(s.dur_ns);
@@ -379,8 +382,11 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
     m.run.launch_gap_ms = figures.mean_gap_ms;
   }
   if (!detail_trace.records.empty()) {
+    // Device records only, attributed here: the launching calls, like the detail's host spans, would count
+    // twice in a report's host costs.
     auto events = profile::gpu_timeline(detail_trace.records, detail, setup.kiln_kernels, &detail_figures);
-    for (auto& e : events) m.timeline.push_back(std::move(e));
+    for (auto& e : events)
+      if (e.lane != "cuda api") m.timeline.push_back(std::move(e));
   }
   if (setup.timeline_iters > 0) {
     m.run.kernels_per_iter = static_cast<double>(kernels) / setup.timeline_iters;

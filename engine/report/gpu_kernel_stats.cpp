@@ -168,9 +168,11 @@ class RunRecords {
       spans_.push_back({e.start_ns, e.dur_ns, names_.id(e.name), names_.id(e.kernel), names_.id(e.compile_id), kind});
       if (keep_) span_events_.push_back(&e);
     }
-    // nvtx ranges mirror Kiln's own spans; iterations, steps and regions hold everything else.
+    // nvtx ranges mirror Kiln's own spans; iterations, steps, regions and the kernel detail iterations (a
+    // CUDA-graph window recorded whole: as many as its iterations, their kernels the run's only kernel
+    // records) hold everything else.
     if (e.dur_ns > 0 && e.category != "iteration" && e.category != "step" && e.category != "region" &&
-        e.category != "nvtx") {
+        e.category != "nvtx" && e.category != "detail") {
       auto& h = host_[e.category];
       h.category = e.category;
       ++h.calls;
