@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <functional>
+#include <limits>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <vector>
@@ -25,6 +27,15 @@ struct LogicalLine {
   bool blank_before = false;          // a blank line came before it
   std::string comment_only;           // a line that is only a comment
 };
+
+// A whole number that fits in 64 bits; nullopt when it does not (a log may say "f32[99999999999999999999]").
+std::optional<int64_t> whole_number(const std::string& s) {
+  try {
+    return std::stoll(s);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
 
 std::string trim(std::string_view s) {
   size_t b = 0, e = s.size();
@@ -221,7 +232,8 @@ ir::ValueMeta meta_of_annotation(const std::string& ann) {
   if (!trim(dims).empty())
     for (const auto& d : split_top(dims, ',')) {
       bool real = false;
-      if (is_number(d, &real) && !real) m.shape.push_back(ir::Dim::concrete(std::stoll(d)));
+      auto n = is_number(d, &real) && !real ? whole_number(d) : std::nullopt;
+      if (n) m.shape.push_back(ir::Dim::concrete(*n));
       else m.shape.push_back(ir::Dim::symbolic(d));
     }
   std::string rest = ann.substr(close + 1);
@@ -234,7 +246,8 @@ ir::ValueMeta meta_of_annotation(const std::string& ann) {
       if (!trim(strides).empty())
         for (const auto& d : split_top(strides, ',')) {
           bool real = false;
-          if (is_number(d, &real) && !real) stride.push_back(std::stoll(d));
+          auto n = is_number(d, &real) && !real ? whole_number(d) : std::nullopt;
+          if (n) stride.push_back(*n);
           else concrete = false;
         }
       if (concrete) m.stride = stride;
@@ -404,7 +417,8 @@ class FxReader {
     if (c.size() < 4000 && c.rfind("File: ", 0) == 0 && std::regex_match(c, m, file_re)) {
       loc_ = {};
       loc_.file = m[1].str();
-      loc_.line = std::stoi(m[2].str());
+      auto line = whole_number(m[2].str());
+      loc_.line = line && *line <= std::numeric_limits<int>::max() ? static_cast<int>(*line) : 0;
       loc_.text = m[5].str();
     }
   }
