@@ -49,6 +49,19 @@ GpuActivity kernel(const char* name, int64_t start, int64_t end, uint32_t corr, 
   return a;
 }
 
+// A CUDA graph's replay recorded whole (graph-level records), on stream 7.
+GpuActivity graph_run(uint32_t graph, int64_t start, int64_t end, uint32_t corr) {
+  GpuActivity a;
+  a.kind = GpuActivityKind::Graph;
+  a.name = "graph " + std::to_string(graph);
+  a.start_ns = start;
+  a.end_ns = end;
+  a.stream = 7;
+  a.correlation = corr;
+  a.graph_id = graph;
+  return a;
+}
+
 const kiln::records::TimelineEvent* find(const std::vector<kiln::records::TimelineEvent>& ev, const std::string& name,
                                          const std::string& category) {
   for (const auto& e : ev)
@@ -184,19 +197,8 @@ TEST(GpuTimeline, AGraphRecordedWholeIsDeviceWorkOfTheRegionThatReplayedIt) {
       span("iteration", "iteration 1", 1000, 1000, 0, "", ""),
       span("region", "region 0", 1010, 900, 1, "", "[0/1]"),
   };
-  GpuActivity g0;
-  g0.kind = GpuActivityKind::Graph;
-  g0.name = "graph 5";
-  g0.start_ns = 100;
-  g0.end_ns = 700;
-  g0.stream = 7;
-  g0.correlation = 21;
-  g0.graph_id = 5;
-  GpuActivity g1 = g0;
-  g1.start_ns = 1100;
-  g1.end_ns = 1700;
-  g1.correlation = 22;
-  std::vector<GpuActivity> records = {api("cuGraphLaunch", 20, 60, 21), api("cuGraphLaunch", 1020, 1060, 22), g0, g1};
+  std::vector<GpuActivity> records = {api("cuGraphLaunch", 20, 60, 21), api("cuGraphLaunch", 1020, 1060, 22),
+                                      graph_run(5, 100, 700, 21), graph_run(5, 1100, 1700, 22)};
   GpuFigures f;
   auto ev = gpu_timeline(records, spans, {}, &f);
   int graphs = 0;
