@@ -61,6 +61,10 @@ Span::~Span() {
 #endif
 }
 
+void Span::set_compile_id(const std::string& compile_id) {
+  if (trace_) trace_->spans_[index_].compile_id = compile_id;
+}
+
 records::TimelineEvent timeline_event(const HostSpan& s, int run) {
   records::TimelineEvent e;
   e.run = run;

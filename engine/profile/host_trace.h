@@ -52,6 +52,9 @@ class Span {
   Span(const char* category, std::string name, std::string compile_id = "", std::string kernel = "");
   ~Span();
   Span(const Span&) = delete;
+  // Names what the span turned out to run (a region span: the cache entry its guards chose), so device
+  // work launched inside it, a CUDA graph's replay included, is attributed to that entry.
+  void set_compile_id(const std::string& compile_id);
   Span& operator=(const Span&) = delete;
 
  private:

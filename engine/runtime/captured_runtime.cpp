@@ -207,6 +207,7 @@ void CapturedRuntime::run_region(int r, Env& env) {
     }
     if (!f.failed()) {
       ++e.info.hits;
+      region_span.set_compile_id(e.info.compile_id);
       if (cache.fns[k]) {
         cache.fns[k]->run(interp_, env);
         for (auto& msg : cache.fns[k]->take_log()) event(Event::Kind::CudaGraph, r, e.info.compile_id, msg);
@@ -246,6 +247,7 @@ void CapturedRuntime::run_region(int r, Env& env) {
     for (const auto& [at, _] : exported_dims) cache.dynamic.insert(at);
   auto t0 = std::chrono::steady_clock::now();
   std::string id = "[" + std::to_string(r) + "/" + std::to_string(cache.entries.size()) + "]";
+  region_span.set_compile_id(id);
   profile::Span capture_span("capture", "capture " + id, id);
   capture::SpecializedRegion entry;
   try {

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "engine/base/error.h"
+#include "engine/profile/host_trace.h"
 #include "engine/runtime/example_inputs.h"
 #include "tests/support/paths.h"
 #include "tests/support/scripted_models.h"
@@ -234,4 +235,25 @@ def forward(self, x):
   auto x2 = input("3x8");
   EXPECT_TRUE(torch::equal(rt2.run({x2})[0].toTensor(), eager(m, x2)));
   EXPECT_TRUE(events_of(rt2, Event::Kind::UnrollLimit).empty());
+}
+
+// A region's host span names the cache entry that ran in it, the call that compiled it included, so device
+// work launched inside the span (a CUDA graph's replay: no kernel span of its own) is attributed to that entry.
+TEST(CapturedRuntime, RegionSpansNameTheEntryTheirGuardsChose) {
+  auto m = model::load_model(test::example("shape_branch.pt"));
+  runtime::CapturedRuntime rt(m, {});
+  profile::HostTrace trace;
+  for (const char* s : {"2x16", "2x16", "8x16", "8x16", "2x16"}) {
+    std::ostringstream printed;
+    rt.run({input(s)}, &printed);
+  }
+  std::vector<std::string> ids;  // the compile ids of region 0's spans, call by call
+  for (const auto& s : trace.spans())
+    if (s.category == "region" && s.name == "region 0") ids.push_back(s.compile_id);
+  ASSERT_EQ(ids.size(), 5u);
+  EXPECT_EQ(ids[0], "[0/0]");
+  EXPECT_EQ(ids[1], "[0/0]");
+  EXPECT_EQ(ids[2], "[0/1]") << "the call that recompiled names the new entry";
+  EXPECT_EQ(ids[3], "[0/1]");
+  EXPECT_EQ(ids[4], "[0/0]") << "the newest entry's guard (s0 > 4) fails; the first entry still serves 2x16";
 }
