@@ -237,8 +237,8 @@ TEST(GpuProfile, KernelsNameTheirLaunchAndExternKernelsReachTheirModule) {
 
 // kiln profile in a CUDA-graph mode: the traced window records each graph's execution whole (one "graph"
 // record per replay, no per-kernel records inside it, so the window's timings are the run's), and the
-// detail iterations after it record every kernel of the replayed graphs, attributed as before; asked for
-// with KILN_CUPTI_GRAPHS=whole. By default the window records kernels itself and there are no graph records.
+// detail iterations after it record every kernel of the replayed graphs, attributed as before. With
+// KILN_CUPTI_GRAPHS=nodes the window records kernels itself and there are no graph records.
 TEST(GpuProfile, GraphModesTimeGraphsWholeAndRecordKernelsInDetailIterations) {
   if (auto why = why_no_gpu(); !why.empty()) GTEST_SKIP() << "no GPU here: " << why;
   auto m = model::load_model(test::example("tiny_resnet.pt"), "cuda");
@@ -248,7 +248,7 @@ TEST(GpuProfile, GraphModesTimeGraphsWholeAndRecordKernelsInDetailIterations) {
   o.timeline_iters = 4;
   o.device = "cuda";
   for (bool nodes : {false, true}) {
-    if (!nodes) setenv("KILN_CUPTI_GRAPHS", "whole", 1);
+    if (nodes) setenv("KILN_CUPTI_GRAPHS", "nodes", 1);
     auto s = runtime::profile_model(m, {parse_input_spec("4x3x32x32")}, o,
                                     test::temp_dir() + (nodes ? "/gpu_nodes.kiln" : "/gpu_graphs.kiln"));
     unsetenv("KILN_CUPTI_GRAPHS");

@@ -4,7 +4,7 @@
 // the graph), each way in a forked process of its own (a crash inside CUPTI ends that way only). Prints
 // one line per way: untraced and traced iteration median, overhead, records by kind (10: kernel,
 // 51: graph). "before" ways enable tracing before the graph is instantiated; their untraced figure is
-// the "none" line's.
+// the "none" line's. "stream" ways launch the same kernels one by one, no graph, and give the host's part too.
 #include <cuda_runtime.h>
 #include <cupti.h>
 #include <sys/wait.h>
@@ -63,6 +63,22 @@ double median_replay_ms(cudaGraphExec_t e, float* x, cudaStream_t s, int iters) 
   return t[t.size() / 2];
 }
 
+// The same KERNELS launched one by one on the stream (as Kiln's default mode does), timed whole and for the
+// host's part alone (until the last launch returned): the median of each.
+std::pair<double, double> median_stream_ms(float* x, cudaStream_t s, int iters) {
+  std::vector<double> t, host;
+  for (int i = 0; i < iters; ++i) {
+    auto a = Clock::now();
+    for (int k = 0; k < KERNELS; ++k) add_one<<<(N + 255) / 256, 256, 0, s>>>(x, N);
+    host.push_back(std::chrono::duration<double, std::milli>(Clock::now() - a).count());
+    cudaStreamSynchronize(s);
+    t.push_back(std::chrono::duration<double, std::milli>(Clock::now() - a).count());
+  }
+  std::sort(t.begin(), t.end());
+  std::sort(host.begin(), host.end());
+  return {t[t.size() / 2], host[host.size() / 2]};
+}
+
 void enable(const std::string& way) {
   cuptiActivityRegisterCallbacks(requested, completed);
   CUptiResult r = CUPTI_SUCCESS;
@@ -97,6 +113,24 @@ void run(const std::string& way) {
   cudaMemset(x, 0, N * sizeof(float));
   cudaStream_t s;
   cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  if (way.rfind("stream", 0) == 0) {
+    // Launches outside any graph: untraced, then traced the way named after "stream".
+    for (int i = 0; i < 20; ++i) median_stream_ms(x, s, 1);
+    auto plain = median_stream_ms(x, s, 400);
+    if (way.find("callbacks") != std::string::npos) subscribe();
+    enable(way);
+    median_stream_ms(x, s, 5);
+    auto traced = median_stream_ms(x, s, 400);
+    cudaDeviceSynchronize();
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    std::string kinds;
+    for (auto [k, n] : g_kinds) kinds += " kind" + std::to_string(k) + "=" + std::to_string(n);
+    std::printf("%-30s untraced %.4f ms (host %.4f)  traced %.4f ms (host %.4f)  overhead %+.1f %%  records:%s\n",
+                way.c_str(), plain.first, plain.second, traced.first, traced.second, (traced.first / plain.first - 1) * 100,
+                kinds.c_str());
+    std::fflush(stdout);
+    return;
+  }
   bool before = way.find("before") != std::string::npos;
   if (before && way.find("callbacks") != std::string::npos) subscribe();
   if (before) enable(way);
@@ -139,7 +173,8 @@ void run(const std::string& way) {
 int main() {
   for (const char* way : {"none", "kernel after", "graph after", "kernel before", "graph before", "graph kernel before",
                           "graph kernel callbacks before", "again graph", "again graph kernel",
-                          "again graph kernel callbacks", "none"}) {
+                          "again graph kernel callbacks", "none", "stream kernel", "stream kernel callbacks",
+                          "stream callbacks"}) {
     std::fflush(stdout);
     pid_t p = fork();
     if (p == 0) {
