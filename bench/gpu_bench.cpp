@@ -272,9 +272,6 @@ json cupti_overhead(const std::function<void()>& fn, const std::function<bool()>
     o.kernel_records = false;
     variants.push_back({"graphs whole without kernel records", o});
   }
-  profile::CuptiOptions big;  // kiln profile's defaults with a 64 MiB device buffer: fewer flushes
-  big.device_buffer_bytes = 64u << 20;
-  variants.push_back({"callbacks + 64 MiB device buffer", big});
   // KILN_BENCH_CUPTI_WAYS="a,b" keeps the named ways only.
   if (const char* keep = std::getenv("KILN_BENCH_CUPTI_WAYS"); keep && *keep) {
     std::string names = std::string(",") + keep + ",";

@@ -186,7 +186,7 @@ void call_aside(const std::function<at::Tensor()>& fn) {
 // to +47 % on the benchmark's models; bench/gpu/probes/cupti_graph.cu), so the window's timings would not
 // be the run's. Graph-level records need every graph launched under them instantiated after they were
 // enabled (CUDA 13.0's CUPTI crashes in cuGraphLaunch otherwise): the runtime's graphs are dropped
-// before the trace starts and recorded again under it (H200: the window +3.5 to +4.2 % on the same models).
+// before the trace starts and recorded again under it (H200: the window +4 to +8 % on the same models).
 // The default in the CUDA-graph modes; KILN_CUPTI_GRAPHS=nodes makes the window record every kernel, as in
 // the other modes. Sets graph_level when it did.
 std::unique_ptr<profile::CuptiTrace> start_window_trace(const MeasureSetup& setup, const std::function<at::Tensor()>& fn,

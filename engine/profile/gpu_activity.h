@@ -35,7 +35,6 @@ struct GpuTrace {
   std::vector<GpuActivity> records;
   uint64_t dropped = 0;    // records CUPTI could not store (reported, never silent)
   std::string error;       // why tracing did not run ("" when it did)
-  std::string note;        // what the trace left out that was asked for ("" when nothing)
 };
 
 const char* gpu_activity_kind_name(GpuActivityKind k);  // "kernel", "memcpy", ...

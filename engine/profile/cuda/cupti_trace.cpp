@@ -404,10 +404,6 @@ CuptiTrace::CuptiTrace(std::chrono::steady_clock::time_point host_origin, const 
     c.active = true;
   }
   check(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed), "cuptiActivityRegisterCallbacks");
-  if (options_.device_buffer_bytes) {
-    size_t bytes = options_.device_buffer_bytes, size = sizeof(bytes);
-    check(cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &size, &bytes), "cuptiActivitySetAttribute");
-  }
   std::vector<CUpti_ActivityKind> kinds;
   if (options_.graph_level) kinds.push_back(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
   for (auto kind : kKinds) {
@@ -425,12 +421,6 @@ CuptiTrace::CuptiTrace(std::chrono::steady_clock::time_point host_origin, const 
   };
   for (auto kind : kinds) {
     CUptiResult r = cuptiActivityEnable(kind);
-    // With graph-level records CUPTI may refuse per-kernel ones: graphs are then all that is timed.
-    if (r == CUPTI_ERROR_NOT_COMPATIBLE && options_.graph_level && kind != CUPTI_ACTIVITY_KIND_GRAPH_TRACE) {
-      note_ += std::string(note_.empty() ? "" : "; ") + "activity kind " + std::to_string(kind) +
-               " not compatible with graph-level records";
-      continue;
-    }
     // Markers need NVTX injection; a machine without it still traces everything else.
     if (r != CUPTI_SUCCESS && kind != CUPTI_ACTIVITY_KIND_MARKER) {
       undo();
@@ -499,7 +489,6 @@ GpuTrace CuptiTrace::stop() {
   if (sync) sync();
   CUptiResult r = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   collect(c, out);
-  out.note = note_;
   if (r != CUPTI_SUCCESS) {
     const char* text = nullptr;
     cuptiGetResultString(r, &text);

@@ -45,8 +45,6 @@ struct CuptiOptions {
   // Per-kernel device records (CUPTI's concurrent-kernel kind). Off with graph_level: graphs are timed
   // whole and kernels outside graphs go unrecorded.
   bool kernel_records = true;
-  // CUPTI's device buffer per context, in bytes (0: CUPTI's default); larger means fewer flushes.
-  size_t device_buffer_bytes = 0;
 };
 
 // The options `kiln profile` traces with; KILN_CUPTI_API=activity|callbacks|none overrides the API records
@@ -70,7 +68,6 @@ class CuptiTrace {
   bool running_ = false;
   CuptiOptions options_;
   int64_t offset_ns_ = 0;  // host trace ns = CUPTI timestamp + offset
-  std::string note_;       // kinds asked for and refused (GpuTrace::note)
 };
 
 }  // namespace kiln::profile
