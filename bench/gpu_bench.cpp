@@ -10,6 +10,9 @@
 //                                        error against eager under Kiln's tolerance rule; Kiln's cold (empty
 //                                        kernel cache) and warm (disk cache hit) compile; and what CUPTI tracing
 //                                        adds to Kiln default's per-call median (traced / untraced - 1)
+//   kiln_gpu_bench DIR NAME OUT.json --cold MODE
+//                                        one mode's cold compile alone in this fresh process, after one eager
+//                                        call (bench/gpu/peer_bench.py cold does the same for Inductor)
 //   kiln_gpu_bench DIR bandwidth OUT.json the pointwise chain's achieved bandwidth at 1e8 elements against a
 //                                        device-to-device copy (DIR/pointwise_1e4.pt, DIR/affine.pt)
 //
@@ -342,6 +345,58 @@ json error_of(const c10::IValue& out, const c10::IValue& ref, bool tf32) {
   return {{"rel_err", e.max_rel}, {"ok", e.ok}, {"problem", e.problem}};
 }
 
+// A cold compile: a runtime made with an empty kernel cache (KILN_CACHE_DIR, set by the caller) and its
+// first call, synchronized; what it cost and where it went.
+json cold_compile(const model::Model& m, const std::vector<at::Tensor>& x, const capture::CompileOptions& o) {
+  json c;
+  std::ostringstream printed;
+  auto t0 = Clock::now();
+  std::vector<profile::HostSpan> cold_spans;
+  auto cold = std::make_unique<runtime::CapturedRuntime>(m, o);
+  {
+    profile::HostTrace trace;  // the first call's spans: which externs' first calls cost what
+    cold->run(x, &printed);
+    c10::cuda::device_synchronize();
+    cold_spans = trace.spans();
+  }
+  c["cold_s"] = seconds_since(t0);
+  std::map<std::string, double> extern_first;  // extern op -> ms over its first calls
+  for (const auto& s : cold_spans)
+    if (s.category == "extern") extern_first[s.name] += s.dur_ns / 1e6;
+  std::vector<std::pair<double, std::string>> slowest;
+  double extern_ms = 0;
+  for (const auto& [name, ms] : extern_first) slowest.push_back({ms, name}), extern_ms += ms;
+  std::sort(slowest.rbegin(), slowest.rend());
+  if (slowest.size() > 5) slowest.resize(5);
+  c["cold_extern_ms"] = extern_ms;
+  c["cold_extern_slowest"] = slowest;
+  // Where the cold compile went: each stage summed over regions (capture, lower, ..., compile = NVRTC's
+  // units, load), the kernels and compiler runs; what no stage holds is the first call itself (cuDNN's and
+  // cuBLAS's first calls, conv weight copies, tuning in max-autotune).
+  std::map<std::string, double> stages;
+  int cold_kernels = 0, invocations = 0;
+  std::vector<double> unit_ms;
+  for (const auto& info : cold->regions()) {
+    const auto& arts = cold->artifacts(info.index);
+    for (size_t k = 0; k < info.entries.size() && k < arts.size(); ++k) {
+      stages["capture"] += info.entries[k].compile_ms;
+      for (const auto& [stage, ms] : arts[k].stage_ms) stages[stage] += ms;
+      cold_kernels += static_cast<int>(arts[k].kernels.size());
+      invocations += arts[k].compiler_invocations;
+      unit_ms.insert(unit_ms.end(), arts[k].compile_unit_ms.begin(), arts[k].compile_unit_ms.end());
+    }
+  }
+  c["cold_stages_ms"] = stages;
+  c["cold_kernels"] = cold_kernels;
+  c["cold_compiler_runs"] = invocations;
+  std::sort(unit_ms.rbegin(), unit_ms.rend());
+  double unit_sum = 0;
+  for (double v : unit_ms) unit_sum += v;
+  c["cold_unit_ms"] = {{"sum", unit_sum}, {"slowest", std::vector<double>(unit_ms.begin(), unit_ms.begin() + std::min<size_t>(5, unit_ms.size()))},
+                       {"median", unit_ms.empty() ? 0.0 : unit_ms[unit_ms.size() / 2]}};
+  return c;
+}
+
 // `mode` may name compile choices after an @, joined by +: a convolution layout ("default@contiguous",
 // `kiln compile --conv-layout`), where linears add their bias ("default@bias=epilogue", `--linear-bias`) and
 // whether conv weights are kept channels-last ("reduce-overhead@weights=per-call", `--conv-weights`),
@@ -371,51 +426,7 @@ json run_kiln(const model::Model& m, const std::vector<at::Tensor>& x, const c10
     o.linear_bias = linear_bias;
     o.conv_weights = conv_weights;
     std::ostringstream printed;
-    auto t0 = Clock::now();
-    std::vector<profile::HostSpan> cold_spans;
-    auto cold = std::make_unique<runtime::CapturedRuntime>(m, o);
-    {
-      profile::HostTrace trace;  // the first call's spans: which externs' first calls cost what
-      cold->run(x, &printed);
-      c10::cuda::device_synchronize();
-      cold_spans = trace.spans();
-    }
-    r["cold_s"] = seconds_since(t0);
-    std::map<std::string, double> extern_first;  // extern op -> ms over its first calls
-    for (const auto& s : cold_spans)
-      if (s.category == "extern") extern_first[s.name] += s.dur_ns / 1e6;
-    std::vector<std::pair<double, std::string>> slowest;
-    double extern_ms = 0;
-    for (const auto& [name, ms] : extern_first) slowest.push_back({ms, name}), extern_ms += ms;
-    std::sort(slowest.rbegin(), slowest.rend());
-    if (slowest.size() > 5) slowest.resize(5);
-    r["cold_extern_ms"] = extern_ms;
-    r["cold_extern_slowest"] = slowest;
-    // Where the cold compile went: each stage summed over regions (capture, lower, ..., compile = NVRTC's
-    // units, load), the kernels and compiler runs; what no stage holds is the first call itself (cuDNN's and
-    // cuBLAS's first calls, conv weight copies, tuning in max-autotune).
-    std::map<std::string, double> stages;
-    int cold_kernels = 0, invocations = 0;
-    std::vector<double> unit_ms;
-    for (const auto& info : cold->regions()) {
-      const auto& arts = cold->artifacts(info.index);
-      for (size_t k = 0; k < info.entries.size() && k < arts.size(); ++k) {
-        stages["capture"] += info.entries[k].compile_ms;
-        for (const auto& [stage, ms] : arts[k].stage_ms) stages[stage] += ms;
-        cold_kernels += static_cast<int>(arts[k].kernels.size());
-        invocations += arts[k].compiler_invocations;
-        unit_ms.insert(unit_ms.end(), arts[k].compile_unit_ms.begin(), arts[k].compile_unit_ms.end());
-      }
-    }
-    r["cold_stages_ms"] = stages;
-    r["cold_kernels"] = cold_kernels;
-    r["cold_compiler_runs"] = invocations;
-    std::sort(unit_ms.rbegin(), unit_ms.rend());
-    double unit_sum = 0;
-    for (double v : unit_ms) unit_sum += v;
-    r["cold_unit_ms"] = {{"sum", unit_sum}, {"slowest", std::vector<double>(unit_ms.begin(), unit_ms.begin() + std::min<size_t>(5, unit_ms.size()))},
-                         {"median", unit_ms.empty() ? 0.0 : unit_ms[unit_ms.size() / 2]}};
-    cold.reset();
+    r.update(cold_compile(m, x, o));
     step("kiln " + mode + ": warm compile");
     auto t1 = Clock::now();
     runtime::CapturedRuntime warm(m, o);
@@ -525,11 +536,12 @@ int main(int argc, char** argv) {
   std::printf("kiln_gpu_bench: this build's LibTorch has no CUDA; run it on the GPU machine (scripts/device-run)\n");
   return 0;
 #else
-  if (argc < 4) {
-    std::fprintf(stderr, "usage: kiln_gpu_bench DIR NAME|bandwidth OUT.json\n");
+  if (argc != 4 && !(argc == 6 && std::string(argv[4]) == "--cold")) {
+    std::fprintf(stderr, "usage: kiln_gpu_bench DIR NAME|bandwidth OUT.json [--cold MODE]\n");
     return 2;
   }
   std::string dir = argv[1], name = argv[2], out_path = argv[3];
+  const std::string cold_mode = argc == 6 ? argv[5] : "";
   ::signal(SIGSEGV, on_crash);
   ::signal(SIGABRT, on_crash);
   json result;
@@ -566,6 +578,28 @@ int main(int argc, char** argv) {
     std::vector<c10::IValue> args(x.begin(), x.end());
     step(name + ": eager");
     auto ref = runtime::clone_value(runtime::eager_call(module, args));
+    if (!cold_mode.empty()) {
+      // --cold MODE: this process's one compile, after one eager call (as the peer's cold process does), with
+      // an empty kernel cache and nothing warmed in-process by another mode (cuDNN's plans, cuBLAS's handles
+      // and workspaces are per process).
+      c10::cuda::device_synchronize();
+      step(name + ": cold compile, " + cold_mode + ", fresh process");
+      ::setenv("KILN_CACHE_DIR", (cache_root + "/cold").c_str(), 1);
+      capture::CompileOptions o;
+      o.backend = "kiln";
+      o.mode = cold_mode;
+      try {
+        result["cold"][cold_mode] = cold_compile(m, x, o);
+      } catch (const std::exception& e) {
+        result["cold"][cold_mode] = {{"error", e.what()}};
+      }
+      std::fprintf(stderr, "%s kiln cold %s: %s\n", name.c_str(), cold_mode.c_str(), result["cold"][cold_mode].dump().c_str());
+      kiln::remove_tree(cache_root);
+      std::ofstream(out_path) << result.dump(1);
+      std::fflush(stdout);
+      std::fflush(stderr);
+      std::_Exit(0);  // as below: no static destructors after CUDA graph captures
+    }
     auto eager = [&] { runtime::eager_call(module, args); };
     double spread = 0;
     double eager_ms = steady_ms(eager, 100, &spread);

@@ -57,6 +57,32 @@ def ratio(a, b):
     return None if a is None or b in (None, 0) else a / b
 
 
+def fresh_cold(d, names):
+    """Each mode's cold compile alone in a fresh process on each side (KILN_BENCH_FRESH_COLD), when measured."""
+    modes = ("default", "reduce-overhead", "max-autotune")
+    rows = []
+    for name in names:
+        for mode in modes:
+            k = load(os.path.join(d, f"{name}.cold.kiln.{mode}.json")).get("cold", {}).get(mode)
+            i = load(os.path.join(d, f"{name}.cold.inductor.{mode}.json"))
+            if k or i:
+                rows.append((name, mode, k or {}, i or {}))
+    if not rows:
+        return
+    print("\nCold compile, each mode alone in a fresh process on each side (empty caches, one eager call first), seconds")
+    print("| model | mode | Kiln | Inductor | Kiln / Inductor | Kiln's first call (cuDNN/cuBLAS set-up, tuning) | Kiln's NVRTC |")
+    print("|---|---|--:|--:|--:|--:|--:|")
+    for name, mode, k, i in rows:
+        kc = None if k.get("error") else k.get("cold_s")
+        ic = None if i.get("error") else i.get("cold_s")
+        st = k.get("cold_stages_ms", {})
+        staged = sum(st.values()) / 1e3 if st else None
+        first = None if kc is None or staged is None else max(0.0, kc - staged)
+        note = "".join(f" ({side} failed: {e.get('error')[:80]})" for side, e in (("Kiln", k), ("Inductor", i)) if e.get("error"))
+        print(f"| {name} | {mode} | {f(kc, 2)} | {f(ic, 2)} | {f(ratio(kc, ic), 3)} | {f(first, 2)} | "
+              f"{f(st.get('compile', 0) / 1e3 if st else None, 2)} |{note}")
+
+
 def main():
     d, names = sys.argv[1], sys.argv[2:]
     rows, errors = [], []
@@ -152,6 +178,7 @@ def main():
               f"{cw(r['k_cold'][2], r['k_warm'][2])} | {cw(r['i_cold'][0], r['i_warm'][0])} | "
               f"{cw(r['i_cold'][1], r['i_warm'][1])} | {aoti_cold} | "
               f"{f(ratio(r['k_cold'][0], r['i_cold'][0]), 2)} | {errs} |")
+    fresh_cold(d, names)
     print("\nKiln's cold compile by stage, seconds (summed over regions; 'first call' is what no stage holds: the "
           "first call's cuDNN/cuBLAS set-up, weight copies, tuning)")
     print("| model | mode | cold s | capture | lower..emit | compile (NVRTC) | load | first call | kernels | compiler runs |")

@@ -7,6 +7,8 @@
     python3 peer_bench.py aoti DIR NAME      AOTInductor: torch.export + aoti_compile_and_package into
                                             DIR/NAME.aoti.pt2 (its compile time into DIR/NAME.aoti.json);
                                             the package is run from C++ by kiln_gpu_bench
+    python3 peer_bench.py cold DIR NAME MODE one mode's cold compile alone in a fresh process, after one eager call:
+                                            DIR/NAME.cold.inductor.MODE.json (kiln_gpu_bench --cold: Kiln's side)
     python3 peer_bench.py list               the model names, one per line
 
 Each command runs in its own process with a fresh TORCHINDUCTOR_CACHE_DIR set by the caller, so "cold" is an
@@ -243,8 +245,36 @@ def aoti_peer(d, name):
     json.dump(r, open(os.path.join(d, name + ".aoti.json"), "w"), indent=1)
 
 
+def cold_peer(d, name, mode):
+    """One mode's cold compile alone in this fresh process (empty Inductor cache, nothing compiled before in it),
+    after one eager call, as kiln_gpu_bench --cold does on Kiln's side."""
+    m, inputs, _specs, _how, _dtype = build(name)
+    torch.set_float32_matmul_precision(PRECISION)
+    m = m.cuda()
+    inputs = tuple(x.cuda() for x in inputs)
+    r = {"name": name, "mode": mode}
+    try:
+        with torch.no_grad():
+            ref = m(*inputs)
+            sync()
+            t0 = time.perf_counter()
+            fn = torch.compile(m, mode=mode)
+            out = fn(*inputs)
+            sync()
+            r["cold_s"] = time.perf_counter() - t0
+            r["rel_err"] = rel_error(out, ref)
+    except Exception as ex:  # noqa: BLE001
+        r["error"] = error_text(ex)
+        r["traceback"] = traceback.format_exc()[-1200:]
+    print(name, "inductor cold", mode, {k: v for k, v in r.items() if k != "traceback"}, flush=True)
+    json.dump(r, open(os.path.join(d, f"{name}.cold.inductor.{mode}.json"), "w"), indent=1)
+
+
 def main():
     what = sys.argv[1]
+    if what == "cold":
+        cold_peer(sys.argv[2], sys.argv[3], sys.argv[4])
+        return
     if what == "list":
         print("\n".join(cases()))
         return
