@@ -314,7 +314,6 @@ json cupti_overhead(const std::function<void()>& fn, const std::function<bool()>
           again();
           kinds.clear();
           for (const auto& rec : t.records) ++kinds[profile::gpu_activity_kind_name(rec.kind)];
-          note = t.note;
           if (v.options.graph_level && !options.graph_level) note = "graphs left alive: kernels recorded instead";
           return ms;
         };
