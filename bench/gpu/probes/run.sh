@@ -12,6 +12,12 @@ g++ -O2 -std=c++17 nvrtc_threads.cpp -I$CUDA/include -L$CUDA/lib64 -lnvrtc -lpth
 g++ -O2 -std=c++17 nvrtc_fork.cpp -I$CUDA/include -L$CUDA/lib64 -lnvrtc -ldl -lpthread -o /tmp/nvf && LD_LIBRARY_PATH=$CUDA/lib64 /tmp/nvf /tmp/gelu.cu /tmp/ln.cu
 nproc; grep "model name" /proc/cpuinfo | head -1
 for m in mobilenet_v3_small efficientnet_b0; do for h in serial 16 serial 4; do python3 cudnn_first.py $m $h 2>&1 | tail -1; done; done
+# The same first calls by layout, API and module loading (one fresh process each).
+for m in mobilenet_v3_small efficientnet_b0; do
+  python3 cudnn_first.py $m serial 2>&1 | tail -1; python3 cudnn_first.py $m serial nchw 2>&1 | tail -1
+  TORCH_CUDNN_V8_API_DISABLED=1 python3 cudnn_first.py $m serial 2>&1 | tail -1
+  CUDA_MODULE_LOADING=EAGER python3 cudnn_first.py $m serial 2>&1 | tail -1
+done
 # What CUPTI costs a CUDA graph's replay by way of recording, and whether graph-level records survive a graph
 # instantiated before them (the README's CUPTI paragraph).
 $CUDA/bin/nvcc -O2 -std=c++17 -arch=sm_90 cupti_graph.cu -I$CUDA/include -L$CUDA/lib64 -lcupti -o /tmp/cg && LD_LIBRARY_PATH=$CUDA/lib64 /tmp/cg
