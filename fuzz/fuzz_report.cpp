@@ -1,6 +1,6 @@
 // libFuzzer target: the HTML and Markdown renderers on a session whose text fields come from the
-// input (model path, break reason and source line, kernel source, a memory owner and a memory
-// event's args as the session stores them). Findings besides
+// input (model path, break reason and source line, kernel source, a memory owner, and a memory
+// event's and the profiler event's args as the session stores them). Findings besides
 // crashes: markup that escapes into the HTML, raw control characters in the Markdown, and a report
 // read row by row (session_rows.h) that is not the report of the whole session.
 #include <algorithm>
@@ -60,6 +60,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     e.args_json = args;
     s.timeline.push_back(e);
   }
+  // The run's profiler event: what tracing its window cost (report/trace_cost reads it back).
+  kiln::session::TimelineEvent profiler;
+  profiler.run = 0;
+  profiler.lane = "profiler";
+  profiler.category = "profiler";
+  profiler.name = "CUPTI trace";
+  profiler.args_json = f[7];
+  s.timeline.push_back(profiler);
   std::string html = kiln::report::render_html(s);
   std::string lower = html;
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });

@@ -408,10 +408,12 @@ void timelines(const session::Session& s, session::SessionRows& rows, const Repo
     rows.each_event(r.id, false, [&](const session::TimelineEvent& e) { picture.add(e); });
     if (picture.empty()) continue;
     std::ostringstream os;
+    auto cost = t.tracing.find(r.id);
     os << "<section><h2>Timeline: " << esc(r.mode) << " / " << esc(r.backend) << "</h2>"
        << (first ? "<p class=muted>Every run's timeline is drawn on one axis (" + esc(duration_text(axis)) +
                        " wide): equal lengths are equal times.</p>"
                  : "")
+       << (cost != t.tracing.end() ? "<p class=muted>" + esc(trace_cost_text(cost->second)) + "</p>" : "")
        << "<div class=svgbox>" << std::move(picture).svg(axis) << "</div></section>";
     out.write(os.str());
     first = false;

@@ -159,6 +159,18 @@ void modes(std::ostream& os, const Session& s) {
   }
 }
 
+// What tracing each run's timeline window cost (trace_cost.h): how far its gaps and host spans are stretched.
+void tracing_cost(std::ostream& os, const Session& s, const std::map<int, TraceCost>& tracing) {
+  if (tracing.empty()) return;
+  os << "\n## What tracing cost\n\n";
+  Budget budget(os, 4000);
+  for (const auto& r : s.runs) {
+    auto it = tracing.find(r.id);
+    if (it == tracing.end() || budget.spent()) continue;
+    os << "- **" << md(cut(r.mode, 80)) << " / " << md(cut(r.backend, 80)) << "**: " << md(trace_cost_text(it->second)) << "\n";
+  }
+}
+
 // What was live at each run's memory peak: its five largest owners (all of them in the JSON report).
 void memory_at_peak(std::ostream& os, const Session& s, const RunMemoryPeaks& memory) {
   std::ostringstream body;
@@ -494,6 +506,7 @@ std::string render(const Session& s, SessionRows& rows) {
   summary(os, s);
   environment(os, s);
   modes(os, s);
+  tracing_cost(os, s, t.tracing);
   memory_at_peak(os, s, t.memory);
   graph_breaks(os, s);
   recompiles(os, s);
