@@ -396,35 +396,38 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
   // Graphs recorded whole: what the device ran per iteration is the detail iterations' count.
   if (graph_level && !detail_times.empty())
     m.run.kernels_per_iter = static_cast<double>(detail_figures.kernels) / static_cast<double>(detail_times.size());
-  if (setup.gpu) {
-    // What tracing costs: the traced window's median iteration against the untraced one.
+  if (!traced_times.empty()) {
+    // What tracing costs: the traced window's median iteration against the untraced one (on the CPU the
+    // host spans, LibTorch op callbacks and memory samples; on a GPU CUPTI's records too).
     nlohmann::json args;
     double traced = stats(traced_times).median_ms;
     args["untraced_median_ms"] = m.run.latency.median_ms;
     args["traced_median_ms"] = traced;
     args["overhead"] = m.run.latency.median_ms > 0 ? traced / m.run.latency.median_ms - 1 : 0;
-    args["cupti_records"] = gpu_trace.records.size();
-    args["dropped_records"] = gpu_trace.dropped;
-    const auto& k = graph_level ? detail_figures : figures;  // kernel figures: from the iterations that record kernels
-    args["device_kernels"] = k.kernels;
-    args["attributed_kernels"] = k.attributed;
-    args["graph_kernels"] = k.graph_kernels;
-    args["cuda_graphs"] = graph_level ? "recorded whole in the window; kernels in the detail iterations" : "kernels recorded";
-    if (graph_level) {
-      args["graph_records"] = figures.graph_launches;
-      double d = stats(detail_times).median_ms;
-      args["kernel_detail"] = {{"iterations", detail_times.size()},
-                               {"traced_median_ms", d},
-                               {"overhead", m.run.latency.median_ms > 0 && d > 0 ? d / m.run.latency.median_ms - 1 : 0},
-                               {"cupti_records", detail_trace.records.size()},
-                               {"dropped_records", detail_trace.dropped}};
-      args["dropped_records"] = gpu_trace.dropped + detail_trace.dropped;
-      if (!detail_trace.error.empty()) args["kernel_detail"]["error"] = detail_trace.error;
+    if (setup.gpu) {  // CUPTI's records and the kernels they saw
+      args["cupti_records"] = gpu_trace.records.size();
+      args["dropped_records"] = gpu_trace.dropped;
+      const auto& k = graph_level ? detail_figures : figures;  // kernel figures: from the iterations that record kernels
+      args["device_kernels"] = k.kernels;
+      args["attributed_kernels"] = k.attributed;
+      args["graph_kernels"] = k.graph_kernels;
+      args["cuda_graphs"] = graph_level ? "recorded whole in the window; kernels in the detail iterations" : "kernels recorded";
+      if (graph_level) {
+        args["graph_records"] = figures.graph_launches;
+        double d = stats(detail_times).median_ms;
+        args["kernel_detail"] = {{"iterations", detail_times.size()},
+                                 {"traced_median_ms", d},
+                                 {"overhead", m.run.latency.median_ms > 0 && d > 0 ? d / m.run.latency.median_ms - 1 : 0},
+                                 {"cupti_records", detail_trace.records.size()},
+                                 {"dropped_records", detail_trace.dropped}};
+        args["dropped_records"] = gpu_trace.dropped + detail_trace.dropped;
+        if (!detail_trace.error.empty()) args["kernel_detail"]["error"] = detail_trace.error;
+      }
     }
     if (!gpu_trace.error.empty()) args["error"] = gpu_trace.error;
     session::TimelineEvent e;
     e.lane = "profiler";
-    e.name = gpu_trace.error.empty() ? "CUPTI trace" : "CUPTI trace failed";
+    e.name = !setup.gpu ? "traced window" : gpu_trace.error.empty() ? "CUPTI trace" : "CUPTI trace failed";
     e.category = "profiler";
     // An instant at the start of the traced window (tracing itself starts earlier: CUPTI's set-up).
     e.start_ns = -1;

@@ -52,6 +52,7 @@ TimelinePicture::TimelinePicture() = default;
 TimelinePicture::~TimelinePicture() = default;
 
 void TimelinePicture::add(const session::TimelineEvent& e) {
+  if (e.category == "profiler") return;  // run metadata, not time: the section says what tracing cost (trace_cost.h)
   const int64_t end = e.start_ns + std::max<int64_t>(0, e.dur_ns);
   if (!any_) t0_ = t1_ = e.start_ns;
   any_ = true;

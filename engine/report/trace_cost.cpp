@@ -43,6 +43,7 @@ std::optional<TraceCost> trace_cost_of(const session::TimelineEvent& e) {
   auto overhead = j.find("overhead");
   if (c.error.empty() && (overhead == j.end() || !overhead->is_number())) return std::nullopt;
   c.overhead = number_at(j, "overhead");
+  c.cupti = j.contains("cupti_records") || !c.error.empty();
   c.dropped = count_at(j, "dropped_records");
   auto graphs = j.find("graph_records");
   auto detail = j.find("kernel_detail");
@@ -61,6 +62,9 @@ std::optional<TraceCost> trace_cost_of(const session::TimelineEvent& e) {
 std::string trace_cost_text(const TraceCost& c) {
   std::string out;
   if (!c.error.empty() && !c.graphs_whole) return "Device tracing (CUPTI) failed: " + cut(c.error, 200) + ".";
+  if (!c.cupti)
+    return "Traced on the host (Kiln's spans, LibTorch's ops, memory samples): the traced iterations' median ran " +
+           signed_percent(c.overhead) + " against the untraced median.";
   out = "Device traced with CUPTI: the traced iterations' median ran " + signed_percent(c.overhead) +
         " against the untraced median";
   if (c.graphs_whole) {

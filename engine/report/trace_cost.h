@@ -1,5 +1,5 @@
 // What tracing a run's timeline window cost, read back from the run's profiler event (lane "profiler",
-// written by `kiln profile` on a GPU): how the device was recorded, and how much slower the traced
+// written by `kiln profile`): how the device was recorded (on a GPU), and how much slower the traced
 // iterations ran than the untraced ones — so a reader knows how far the timeline's gaps and host spans
 // are stretched.
 //
@@ -21,6 +21,7 @@ namespace kiln::report {
 
 struct TraceCost {
   double overhead = 0;          // the traced iterations' median / the untraced median - 1
+  bool cupti = false;           // the device was traced (CUPTI's records); else the host only
   bool graphs_whole = false;    // CUDA graphs recorded one record per replay; kernels from detail iterations
   int graph_records = 0;
   int detail_iterations = 0;    // the iterations after the window that recorded every kernel

@@ -11,6 +11,7 @@
 #include "engine/runtime/backend.h"
 #include "engine/capture/specialize.h"
 #include "engine/report/memory_view.h"
+#include "engine/report/trace_cost.h"
 #include "engine/runtime/captured_runtime.h"
 #include "engine/runtime/example_inputs.h"
 #include "engine/session/store.h"
@@ -166,5 +167,26 @@ TEST(ProfileModel, DefaultModePeaksNoHigherThanEagerAndKeepsItsPeakView) {
       // The window's peak is the steady state's (the same iterations, traced).
       EXPECT_EQ(at_peak, r->peak_memory_bytes) << c.path << " " << r->mode;
     }
+  }
+}
+
+// Every traced run says what tracing cost it, on the CPU too: one profiler event per run with the traced
+// window's median against the untraced one, which the reports read back (report/trace_cost.h).
+TEST(ProfileModel, EveryTracedRunRecordsWhatTracingCostIt) {
+  auto s = profile_on_cpu(test::example("block.pt"), "2x16x64", test::temp_dir() + "/trace_cost.kiln");
+  ASSERT_EQ(s.runs.size(), 2u);
+  for (const auto& r : s.runs) {
+    int events = 0;
+    for (const auto& e : s.timeline) {
+      if (e.run != r.id || e.category != "profiler") continue;
+      ++events;
+      EXPECT_EQ(e.name, "traced window");
+      auto c = report::trace_cost_of(e);
+      ASSERT_TRUE(c.has_value()) << e.args_json;
+      EXPECT_FALSE(c->cupti);
+      EXPECT_GT(c->overhead, -1.0) << "a traced median was measured";
+      EXPECT_NE(e.args_json.find("\"untraced_median_ms\""), std::string::npos);
+    }
+    EXPECT_EQ(events, 1) << r.mode;
   }
 }

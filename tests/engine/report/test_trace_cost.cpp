@@ -42,11 +42,19 @@ TEST(TraceCost, AGraphLevelWindowSaysGraphsWholeAndItsDetailIterations) {
 }
 
 TEST(TraceCost, AKernelLevelWindowAndDroppedRecords) {
-  auto c = report::trace_cost_of(profiler_event(1, R"({"overhead":-0.19,"dropped_records":12,"cuda_graphs":"kernels recorded"})"));
+  auto c = report::trace_cost_of(profiler_event(1, R"({"overhead":-0.19,"cupti_records":400,"dropped_records":12,"cuda_graphs":"kernels recorded"})"));
   ASSERT_TRUE(c.has_value());
   EXPECT_FALSE(c->graphs_whole);
   EXPECT_EQ(report::trace_cost_text(*c), "Device traced with CUPTI: the traced iterations' median ran -19 % against the "
                                          "untraced median; every kernel recorded; 12 records dropped.");
+}
+
+TEST(TraceCost, AHostOnlyWindowSaysWhatItRecorded) {
+  auto c = report::trace_cost_of(profiler_event(1, R"({"untraced_median_ms":1.29,"traced_median_ms":1.38,"overhead":0.064})"));
+  ASSERT_TRUE(c.has_value());
+  EXPECT_FALSE(c->cupti);
+  EXPECT_EQ(report::trace_cost_text(*c), "Traced on the host (Kiln's spans, LibTorch's ops, memory samples): the traced "
+                                         "iterations' median ran +6 % against the untraced median.");
 }
 
 TEST(TraceCost, AFailedTraceSaysWhy) {
