@@ -180,15 +180,11 @@ void call_aside(const std::function<at::Tensor()>& fn) {
   sync(fn());
 }
 
-// The traced window's CUPTI trace. In a CUDA-graph mode it records each graph's execution whole, one
-// record per replay, with kernels launched outside graphs still recorded one by one: per-kernel
-// records inside a graph cost a Hopper GPU about 1 µs of device time per kernel node (H200: replays +26
-// to +47 % on the benchmark's models; bench/gpu/probes/cupti_graph.cu), so the window's timings would not
-// be the run's. Graph-level records need every graph launched under them instantiated after they were
-// enabled (CUDA 13.0's CUPTI crashes in cuGraphLaunch otherwise): the runtime's graphs are dropped
-// before the trace starts and recorded again under it (H200: the window +4 to +8 % on the same models).
-// The default in the CUDA-graph modes; KILN_CUPTI_GRAPHS=nodes makes the window record every kernel, as in
-// the other modes. Sets graph_level when it did.
+// The traced window's CUPTI trace. In a CUDA-graph mode (unless KILN_CUPTI_GRAPHS=nodes) it records each
+// graph's execution whole, one record per replay, kernels outside graphs one by one: per-kernel records cost
+// a Hopper GPU ~1 µs of device time per graph node (H200: replays +26 to +47 %; whole, +4 to +8 %). CUDA 13.0's
+// CUPTI crashes replaying a graph instantiated before graph-level records were enabled, so the runtime's
+// graphs are dropped before the trace starts and recorded again under it. Sets graph_level when it did.
 std::unique_ptr<profile::CuptiTrace> start_window_trace(const MeasureSetup& setup, const std::function<at::Tensor()>& fn,
                                                        bool& graph_level) {
   auto options = profile::default_cupti_options();
@@ -308,8 +304,7 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
       m.timeline.push_back(std::move(e));
     }
   }
-  // Kernel detail (graph-level windows only): a few iterations with every kernel recorded, their graphs
-  // recorded again with no tracer attached (as in the other modes), after the window.
+  // Kernel detail (graph-level windows only): iterations recording every kernel, their graphs made untraced.
   profile::GpuTrace detail_trace;
   std::vector<double> detail_times;
   int64_t detail_from = -1;  // spans from here on are the detail iterations'
@@ -362,10 +357,7 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
   std::vector<profile::HostSpan> window, detail;  // the window's spans; the detail iterations'
   for (const auto& s : trace.spans()) {
     if (detail_from >= 0 && s.start_ns >= detail_from) {
-      // The detail iterations' spans attribute their kernels; only the iterations themselves are kept, so
-      // host costs stay the window's (their spans ran under per-kernel tracing).
-      detail.push_back(s);
-      if (s.category == "detail") m.timeline.push_back(profile::timeline_event(s));
+      detail.push_back(s);  // attributes the detail's kernels (below)
       continue;
     }
     m.timeline.push_back(profile::timeline_event(s));
@@ -381,6 +373,17 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
     kernels = figures.kernels;  // on a GPU, what the device ran
     m.run.gpu_busy = figures.busy_fraction;
     m.run.launch_gap_ms = figures.mean_gap_ms;
+  }
+  // The detail iterations are drawn right after the window (the graphs' recording between them traced nothing);
+  // only the iterations' own spans are kept, so host costs stay the window's (theirs ran under per-kernel tracing).
+  int64_t detail_moved_ns = 0;
+  if (!detail.empty()) {
+    int64_t window_end = 0;
+    for (const auto& s : window) window_end = std::max(window_end, s.start_ns + s.dur_ns);
+    for (const auto& r : gpu_trace.records) window_end = std::max(window_end, r.end_ns);
+    detail_moved_ns = profile::move_next_to_window(window_end, 50000, detail, detail_trace.records);
+    for (const auto& s : detail)
+      if (s.category == "detail") m.timeline.push_back(profile::timeline_event(s));
   }
   if (!detail_trace.records.empty()) {
     // Device records only, attributed here: the launching calls, like the detail's host spans, would count
@@ -419,7 +422,8 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
                                  {"traced_median_ms", d},
                                  {"overhead", m.run.latency.median_ms > 0 && d > 0 ? d / m.run.latency.median_ms - 1 : 0},
                                  {"cupti_records", detail_trace.records.size()},
-                                 {"dropped_records", detail_trace.dropped}};
+                                 {"dropped_records", detail_trace.dropped},
+                                 {"drawn_earlier_ns", detail_moved_ns}};
         args["dropped_records"] = gpu_trace.dropped + detail_trace.dropped;
         if (!detail_trace.error.empty()) args["kernel_detail"]["error"] = detail_trace.error;
       }

@@ -1,6 +1,7 @@
 #include "engine/profile/gpu_timeline.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <optional>
 
@@ -183,6 +184,21 @@ std::vector<records::TimelineEvent> gpu_timeline(const std::vector<GpuActivity>&
   }
   if (figures) *figures = f;
   return out;
+}
+
+int64_t move_next_to_window(int64_t window_end_ns, int64_t gap_ns, std::vector<HostSpan>& spans,
+                            std::vector<GpuActivity>& records) {
+  int64_t first = INT64_MAX;
+  for (const auto& s : spans) first = std::min(first, s.start_ns);
+  for (const auto& r : records) first = std::min(first, r.start_ns);
+  if (first == INT64_MAX || first - window_end_ns <= gap_ns) return 0;
+  const int64_t shift = first - window_end_ns - gap_ns;
+  for (auto& s : spans) s.start_ns -= shift;
+  for (auto& r : records) {
+    r.start_ns -= shift;
+    r.end_ns -= shift;
+  }
+  return shift;
 }
 
 }  // namespace kiln::profile

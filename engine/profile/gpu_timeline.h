@@ -34,4 +34,12 @@ std::vector<records::TimelineEvent> gpu_timeline(const std::vector<GpuActivity>&
                                                  const std::vector<HostSpan>& spans,
                                                  const std::set<std::string>& kiln_kernels, GpuFigures* figures);
 
+// Iterations traced after the window (kiln profile's kernel detail, after the CUDA graphs were recorded again:
+// milliseconds in which nothing is traced) are drawn right after it: their host spans and device records
+// move earlier by one amount, so that the first of them starts `gap_ns` after `window_end_ns`.
+// Post: returns the amount (0, nothing moved, when they start within gap_ns of the window's end already);
+// relative times inside the iterations are unchanged.
+int64_t move_next_to_window(int64_t window_end_ns, int64_t gap_ns, std::vector<HostSpan>& spans,
+                            std::vector<GpuActivity>& records);
+
 }  // namespace kiln::profile

@@ -1,10 +1,12 @@
 // A run's tracing cost, from its profiler event; see trace_cost.h.
 #include "engine/report/trace_cost.h"
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "engine/base/json_text.h"
+#include "engine/report/number_text.h"
 
 namespace kiln::report {
 
@@ -52,6 +54,7 @@ std::optional<TraceCost> trace_cost_of(const session::TimelineEvent& e) {
     c.graph_records = static_cast<int>(std::min<int64_t>(count_at(j, "graph_records"), 1 << 30));
     c.detail_iterations = static_cast<int>(std::min<int64_t>(count_at(*detail, "iterations"), 1 << 30));
     c.detail_overhead = number_at(*detail, "overhead");
+    c.detail_moved_ms = std::max(0.0, number_at(*detail, "drawn_earlier_ns") / 1e6);
     auto derr = detail->find("error");
     if (derr != detail->end() && derr->is_string() && c.error.empty())
       c.error = "kernel detail: " + derr->get<std::string>();
@@ -70,7 +73,8 @@ std::string trace_cost_text(const TraceCost& c) {
   if (c.graphs_whole) {
     out += "; CUDA graphs recorded whole (" + std::to_string(c.graph_records) + " graph records), their kernels from " +
            std::to_string(c.detail_iterations) + " detail iterations after the window (" +
-           signed_percent(c.detail_overhead) + ")";
+           signed_percent(c.detail_overhead) +
+           (c.detail_moved_ms > 0 ? "; drawn right after it, they ran " + fixed(c.detail_moved_ms, 1) + " ms later" : "") + ")";
     if (!c.error.empty()) out += "; " + cut(c.error, 200);
   } else {
     out += "; every kernel recorded";

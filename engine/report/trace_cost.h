@@ -26,6 +26,7 @@ struct TraceCost {
   int graph_records = 0;
   int detail_iterations = 0;    // the iterations after the window that recorded every kernel
   double detail_overhead = 0;   // theirs, against the same untraced median
+  double detail_moved_ms = 0;   // how much earlier they are drawn than they ran (right after the window)
   int64_t dropped = 0;          // records CUPTI could not store
   std::string error;            // why tracing did not run ("" when it did)
 };

@@ -216,3 +216,26 @@ TEST(GpuTimeline, AGraphRecordedWholeIsDeviceWorkOfTheRegionThatReplayedIt) {
   EXPECT_NEAR(f.busy_fraction, 1200.0 / 2000.0, 1e-9);
   EXPECT_NEAR(f.mean_gap_ms, 400e-6, 1e-12);
 }
+
+// kiln profile's kernel-detail iterations run milliseconds after the window (the CUDA graphs recorded again in
+// between, untraced): they are drawn right after it, host spans and device records moved by one amount.
+TEST(GpuTimeline, DetailIterationsAreDrawnRightAfterTheWindow) {
+  std::vector<HostSpan> detail = {span("detail", "kernel detail 0", 15000000, 400000, 0),
+                                  span("region", "region 0", 15010000, 300000, 1, "", "[0/0]")};
+  std::vector<GpuActivity> records = {kernel("k0_fused_mul", 15020000, 15030000, 7, 1001),
+                                      kernel("k1_sum", 15400000, 15420000, 7, 1002)};
+  const int64_t moved = move_next_to_window(1000000, 50000, detail, records);
+  EXPECT_EQ(moved, 15000000 - 1050000);
+  EXPECT_EQ(detail[0].start_ns, 1050000) << "the first detail event starts 50 µs after the window";
+  EXPECT_EQ(detail[1].start_ns, 1060000);
+  EXPECT_EQ(detail[0].dur_ns, 400000);
+  EXPECT_EQ(records[0].start_ns, 1070000);
+  EXPECT_EQ(records[0].end_ns, 1080000);
+  EXPECT_EQ(records[1].end_ns - records[1].start_ns, 20000) << "durations unchanged";
+  // Already close (or overlapping): nothing moves.
+  EXPECT_EQ(move_next_to_window(1030000, 50000, detail, records), 0);
+  EXPECT_EQ(detail[0].start_ns, 1050000);
+  std::vector<HostSpan> none;
+  std::vector<GpuActivity> no_records;
+  EXPECT_EQ(move_next_to_window(0, 50000, none, no_records), 0);
+}

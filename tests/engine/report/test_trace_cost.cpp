@@ -24,7 +24,8 @@ session::TimelineEvent profiler_event(int run, const std::string& args) {
 const char* kGraphsWhole =
     R"({"untraced_median_ms":0.3271,"traced_median_ms":0.3495,"overhead":0.0685,"cupti_records":24,"dropped_records":0,)"
     R"("cuda_graphs":"recorded whole in the window; kernels in the detail iterations","graph_records":3,)"
-    R"("kernel_detail":{"iterations":3,"traced_median_ms":0.47,"overhead":0.43,"cupti_records":198,"dropped_records":0}})";
+    R"("kernel_detail":{"iterations":3,"traced_median_ms":0.47,"overhead":0.43,"cupti_records":198,"dropped_records":0,)"
+    R"("drawn_earlier_ns":14250000}})";
 
 }  // namespace
 
@@ -38,7 +39,8 @@ TEST(TraceCost, AGraphLevelWindowSaysGraphsWholeAndItsDetailIterations) {
   EXPECT_NEAR(c->detail_overhead, 0.43, 1e-12);
   EXPECT_EQ(report::trace_cost_text(*c),
             "Device traced with CUPTI: the traced iterations' median ran +7 % against the untraced median; CUDA graphs "
-            "recorded whole (3 graph records), their kernels from 3 detail iterations after the window (+43 %).");
+            "recorded whole (3 graph records), their kernels from 3 detail iterations after the window (+43 %; drawn right "
+            "after it, they ran 14.2 ms later).");
 }
 
 TEST(TraceCost, AKernelLevelWindowAndDroppedRecords) {
