@@ -31,6 +31,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -43,8 +44,10 @@
 #include "engine/runtime/cuda/cuda_graph_fn.h"
 #include "engine/runtime/example_inputs.h"
 #include "engine/runtime/float_precision.h"
+#include "engine/runtime/memory_tracker.h"
 #if KILN_TORCH_CUDA
 #include <ATen/Context.h>
+#include <ATen/record_function.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
@@ -337,6 +340,71 @@ json cupti_overhead(const std::function<void()>& fn, const std::function<bool()>
   return out;
 }
 
+// What each part of `kiln profile`'s traced window costs a call, paired as cupti_overhead is (rounds of an
+// untraced block and a block with the part on, the order alternating; median of the ratios less 1): Kiln's
+// host spans (a host trace alive), LibTorch's op callbacks as the window installs them (an op span and a
+// memory owner per op), the memory tracker's samples, CUPTI as the window records, and all of them together.
+thread_local std::vector<std::pair<std::string, int64_t>>* t_bench_ops = nullptr;
+std::unique_ptr<at::ObserverContext> bench_op_start(const at::RecordFunction& fn) {
+  runtime::push_memory_owner(fn.name());
+  if (t_bench_ops) t_bench_ops->push_back({fn.name(), Clock::now().time_since_epoch().count()});
+  return nullptr;
+}
+void bench_op_end(const at::RecordFunction&, at::ObserverContext*) { runtime::pop_memory_owner(); }
+
+json window_parts(const std::function<void()>& fn, int rounds = 9, int per = 20) {
+  enum Part { Spans = 1, Ops = 2, Memory = 4, Cupti = 8 };
+  const std::vector<std::pair<const char*, int>> parts = {
+      {"host spans", Spans}, {"op callbacks", Ops}, {"memory samples", Memory}, {"CUPTI", Cupti},
+      {"all (the window)", Spans | Ops | Memory | Cupti}};
+  json out;
+  for (const auto& [name, mask] : parts) {
+    step(std::string("window part: ") + name);
+    std::vector<double> ratios;
+    try {
+      for (int r = 0; r < rounds; ++r) {
+        auto with_part = [&, mask = mask] {
+          c10::cuda::device_synchronize();
+          std::unique_ptr<runtime::MemoryTracker> memory;
+          if (mask & Memory) {
+            memory = std::make_unique<runtime::MemoryTracker>();
+            memory->keep_samples(true);
+          }
+          std::unique_ptr<profile::CuptiTrace> cupti;
+          if (mask & Cupti) cupti = std::make_unique<profile::CuptiTrace>(Clock::now());
+          std::vector<std::pair<std::string, int64_t>> ops;
+          std::optional<at::CallbackHandle> handle;
+          if (mask & Ops) {
+            t_bench_ops = &ops;
+            handle = at::addThreadLocalCallback(
+                at::RecordFunctionCallback(bench_op_start, bench_op_end).scopes({at::RecordScope::FUNCTION}));
+          }
+          double ms = 0;
+          {
+            std::optional<profile::HostTrace> spans;
+            if (mask & Spans) spans.emplace();
+            ms = block_median_ms(fn, per);
+          }
+          if (handle) at::removeCallback(*handle);
+          t_bench_ops = nullptr;
+          if (cupti) cupti->stop();
+          if (memory) memory->keep_samples(false);
+          return ms;
+        };
+        double plain = 0, with = 0;
+        if (r % 2 == 0) plain = block_median_ms(fn, per), with = with_part();
+        else with = with_part(), plain = block_median_ms(fn, per);
+        ratios.push_back(with / plain);
+      }
+      out[name] = median(ratios) - 1;
+    } catch (const std::exception& e) {
+      out[name] = std::string("error: ") + std::string(e.what()).substr(0, 200);
+    }
+    std::fprintf(stderr, "window part %s: %s\n", name, out[name].dump().c_str());
+  }
+  return out;
+}
+
 c10::IValue first_output(const std::vector<c10::IValue>& outs) { return outs.empty() ? c10::IValue() : outs[0]; }
 
 json error_of(const c10::IValue& out, const c10::IValue& ref, bool tf32) {
@@ -448,6 +516,7 @@ json run_kiln(const model::Model& m, const std::vector<at::Tensor>& x, const c10
     if (!variant && mode != "max-autotune" && !env_set("KILN_BENCH_NO_CUPTI_WAYS"))
       r["cupti"] = cupti_overhead(call, [&] { return warm.record_graphs_again(); });
     if (mode == "default") {
+      if (!variant && !env_set("KILN_BENCH_NO_CUPTI_WAYS")) r["window_parts"] = window_parts(call);
       r["host"] = host_breakdown(call);
       r["traced_ms"] = traced_ms(call);
       // Once more after tracing: a drift between the two untraced figures is the machine's, not CUPTI's.

@@ -275,6 +275,19 @@ def main():
                     " [" + v["note"] + "]" if v.get("note") else "")
             cells = [cell(c[w]) if w in c else "-" for w in ways]
             print(f"| {r['name']} | {m} | " + " | ".join(cells) + " |")
+    parts = [(r, r["kiln_all"]["default"]["window_parts"]) for r in rows
+             if isinstance(r["kiln_all"].get("default", {}).get("window_parts"), dict)]
+    if parts:
+        names = list(parts[0][1].keys())
+        print("\nWhat each part of kiln profile's traced window adds to a Kiln default call (9 rounds alternating an "
+              "untraced block and one with the part on, 20 calls each; median ratio - 1): host spans, LibTorch op "
+              "callbacks, memory samples, CUPTI as kiln profile records, all together")
+        print("| model | " + " | ".join(names) + " |")
+        print("|---|" + "--:|" * len(names))
+        for r, p in parts:
+            cells = [f"{100 * p[n]:+.1f} %" if isinstance(p.get(n), (int, float)) else str(p.get(n, "-"))[:60]
+                     for n in names]
+            print(f"| {r['name']} | " + " | ".join(cells) + " |")
     variants = [(r, m, v) for r in rows for m, v in r["variants"].items()]
     if variants:
         print("\nOther Kiln variants (KILN_BENCH_KILN_MODES), against eager in the same process")
