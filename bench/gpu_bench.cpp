@@ -311,8 +311,7 @@ json cupti_overhead(const std::function<void()>& fn, const std::function<bool()>
           profile::CuptiTrace trace(Clock::now(), options);
           if (whole) fn();
           c10::cuda::device_synchronize();
-          double ms = 0;
-          ms = block_median_ms(fn, per);
+          double ms = block_median_ms(fn, per);
           auto t = trace.stop();
           again();
           kinds.clear();
@@ -344,10 +343,10 @@ json cupti_overhead(const std::function<void()>& fn, const std::function<bool()>
 // untraced block and a block with the part on, the order alternating; median of the ratios less 1): Kiln's
 // host spans (a host trace alive), LibTorch's op callbacks as the window installs them (an op span and a
 // memory owner per op), the memory tracker's samples, CUPTI as the window records, and all of them together.
-thread_local std::vector<std::pair<std::string, int64_t>>* t_bench_ops = nullptr;
+thread_local std::vector<std::pair<std::string, int64_t>> t_bench_ops;  // op spans, as the window keeps them
 std::unique_ptr<at::ObserverContext> bench_op_start(const at::RecordFunction& fn) {
   runtime::push_memory_owner(fn.name());
-  if (t_bench_ops) t_bench_ops->push_back({fn.name(), Clock::now().time_since_epoch().count()});
+  t_bench_ops.push_back({fn.name(), Clock::now().time_since_epoch().count()});
   return nullptr;
 }
 void bench_op_end(const at::RecordFunction&, at::ObserverContext*) { runtime::pop_memory_owner(); }
@@ -372,21 +371,17 @@ json window_parts(const std::function<void()>& fn, int rounds = 9, int per = 20)
           }
           std::unique_ptr<profile::CuptiTrace> cupti;
           if (mask & Cupti) cupti = std::make_unique<profile::CuptiTrace>(Clock::now());
-          std::vector<std::pair<std::string, int64_t>> ops;
           std::optional<at::CallbackHandle> handle;
           if (mask & Ops) {
-            t_bench_ops = &ops;
             handle = at::addThreadLocalCallback(
                 at::RecordFunctionCallback(bench_op_start, bench_op_end).scopes({at::RecordScope::FUNCTION}));
           }
-          double ms = 0;
-          {
-            std::optional<profile::HostTrace> spans;
-            if (mask & Spans) spans.emplace();
-            ms = block_median_ms(fn, per);
-          }
+          std::optional<profile::HostTrace> spans;  // Kiln's spans are recorded while one is alive
+          if (mask & Spans) spans.emplace();
+          double ms = block_median_ms(fn, per);
+          spans.reset();
           if (handle) at::removeCallback(*handle);
-          t_bench_ops = nullptr;
+          t_bench_ops.clear();
           if (cupti) cupti->stop();
           if (memory) memory->keep_samples(false);
           return ms;
@@ -664,8 +659,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "%s kiln cold %s: %s\n", name.c_str(), cold_mode.c_str(), result["cold"][cold_mode].dump().c_str());
       kiln::remove_tree(cache_root);
       std::ofstream(out_path) << result.dump(1);
-      std::fflush(stdout);
-      std::fflush(stderr);
+      std::fflush(nullptr);
       std::_Exit(0);  // as below: no static destructors after CUDA graph captures
     }
     auto eager = [&] { runtime::eager_call(module, args); };
