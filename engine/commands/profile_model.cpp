@@ -20,6 +20,7 @@
 #include "engine/base/error.h"
 #include "engine/base/sha256.h"
 #include "engine/commands/lost_fusion.h"
+#include "engine/commands/profile_window.h"
 #include "engine/capture/modes.h"
 #include "engine/ir/print_text.h"
 #include "engine/ir/to_dot.h"
@@ -132,14 +133,6 @@ void op_end(const at::RecordFunction& fn, at::ObserverContext*) {
     }
 }
 
-void sync(const at::Tensor& t) {
-#if KILN_TORCH_CUDA
-  if (t.is_cuda()) c10::cuda::device_synchronize();
-#else
-  (void)t;
-#endif
-}
-
 struct Measured {
   session::Run run;
   std::vector<session::TimelineEvent> timeline;
@@ -172,38 +165,6 @@ void reset_peak_memory(bool) {}
 int64_t peak_memory(bool gpu, const MemoryTracker* memory) { return !gpu && memory ? memory->peak_bytes("cpu") : 0; }
 #endif
 
-#if KILN_WITH_CUDA
-// One call of fn outside the traced window (its spans go to a trace of their own): after
-// setup.record_graphs_again, the call that records the graphs.
-void call_aside(const std::function<at::Tensor()>& fn) {
-  profile::HostTrace scratch;
-  sync(fn());
-}
-
-// The traced window's CUPTI trace. In a CUDA-graph mode (unless KILN_CUPTI_GRAPHS=nodes) it records each
-// graph's execution whole, one record per replay, kernels outside graphs one by one: per-kernel records cost
-// a Hopper GPU ~1 µs of device time per graph node (H200: replays +26 to +47 %; whole, +4 to +8 %). CUDA 13.0's
-// CUPTI crashes replaying a graph instantiated before graph-level records were enabled, so the runtime's
-// graphs are dropped before the trace starts and recorded again under it. Sets graph_level when it did.
-std::unique_ptr<profile::CuptiTrace> start_window_trace(const MeasureSetup& setup, const std::function<at::Tensor()>& fn,
-                                                       bool& graph_level) {
-  auto options = profile::default_cupti_options();
-  const char* graphs = std::getenv("KILN_CUPTI_GRAPHS");
-  const bool dropped = setup.record_graphs_again && !(graphs && std::string(graphs) == "nodes") && setup.record_graphs_again();
-  // No graphs after all, or some left alive (a callable that did not drop its own): kernels are recorded
-  // as in the other modes, the dropped graphs recorded again before the trace.
-  graph_level = dropped && live_cuda_graphs() == 0;
-  if (!graph_level) {
-    if (dropped) call_aside(fn);
-    return std::make_unique<profile::CuptiTrace>(t_ops_origin, options);
-  }
-  auto whole = options;
-  whole.graph_level = true;
-  auto trace = std::make_unique<profile::CuptiTrace>(t_ops_origin, whole);
-  call_aside(fn);
-  return trace;
-}
-#endif
 
 // Times fn: first call, steady state, a traced window (host spans, LibTorch ops and, on a GPU,
 // CUPTI device records). `reference` is eager's output, for the error columns.
@@ -216,7 +177,7 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
   reset_peak_memory(setup.gpu);
   auto t0 = Clock::now();
   at::Tensor out = fn();
-  sync(out);
+  sync_device(out);
   m.run.first_call_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   for (int i = 0; i < 3; ++i) fn();
   // Peak memory of the steady state: what the first call needed only once (capture, compile,
@@ -228,7 +189,7 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
   for (int i = 0; i < setup.iters; ++i) {
     auto s = Clock::now();
     out = fn();
-    sync(out);
+    sync_device(out);
     times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - s).count());
   }
   m.run.latency = stats(times);
@@ -254,7 +215,7 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
       // Kiln's spans are on the host lanes already; as NVTX ranges they cost a string and a record
       // each, so only when asked (KILN_CUPTI_MARKERS=1) or when another profiler injected NVTX.
       const bool nvtx = profile::default_cupti_options().markers || std::getenv("NVTX_INJECTION64_PATH");
-      cupti = start_window_trace(setup, fn, graph_level);
+      cupti = start_window_trace(t_ops_origin, setup.record_graphs_again, fn, graph_level);
       profile::HostTrace::set_nvtx(nvtx);
     } catch (const Error& e) {
       gpu_trace.error = e.what();
@@ -274,7 +235,7 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
       profile::Span it("iteration", "iteration " + std::to_string(i));
       out = fn();
     }
-    sync(out);
+    sync_device(out);
     traced_times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - s).count());
   }
   at::removeCallback(handle);
@@ -315,25 +276,11 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
   if (graph_level) {
     auto& r = gpu_trace.records;
     r.erase(std::remove_if(r.begin(), r.end(), [&](const profile::GpuActivity& a) { return a.start_ns < window_from; }), r.end());
-    setup.record_graphs_again();
-    call_aside(fn);
-    detail_from = trace.now_ns();
-    try {
-      cupti = std::make_unique<profile::CuptiTrace>(t_ops_origin);
-    } catch (const Error& e) {
-      detail_trace.error = e.what();
-    }
     // As many as the window's: a report divides the window's host spans and the detail's kernels by one count.
-    for (int i = 0; cupti && i < setup.timeline_iters; ++i) {
-      auto s = Clock::now();
-      {
-        profile::Span it("detail", "kernel detail " + std::to_string(i));
-        out = fn();
-      }
-      sync(out);
-      detail_times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - s).count());
-    }
-    if (cupti) detail_trace = cupti->stop();
+    auto d = kernel_detail(t_ops_origin, setup.record_graphs_again, fn, setup.timeline_iters);
+    detail_trace = std::move(d.trace);
+    detail_times = std::move(d.times_ms);
+    detail_from = d.from_ns;
   }
 #endif
   int aten_ops = 0;  // top-level ops only: aten::linear counts once, not with the addmm inside it

@@ -1,0 +1,89 @@
+// kiln profile's traced window on a GPU; see profile_window.h.
+#include "engine/commands/profile_window.h"
+
+#if KILN_TORCH_CUDA
+#include <c10/cuda/CUDAFunctions.h>
+#endif
+
+#include <cstdlib>
+#include <string>
+
+#include "engine/base/error.h"
+#include "engine/profile/host_trace.h"
+#if KILN_WITH_CUDA
+#include "engine/profile/cuda/cupti_trace.h"
+#include "engine/runtime/cuda/cuda_graph_fn.h"
+#endif
+
+namespace kiln::runtime {
+
+void sync_device(const at::Tensor& t) {
+#if KILN_TORCH_CUDA
+  if (t.is_cuda()) c10::cuda::device_synchronize();
+#else
+  (void)t;
+#endif
+}
+
+#if KILN_WITH_CUDA
+namespace {
+
+// One call of fn outside the traced window (its spans go to a trace of their own): after
+// record_graphs_again, the call that records the graphs.
+void call_aside(const std::function<at::Tensor()>& fn) {
+  profile::HostTrace scratch;
+  sync_device(fn());
+}
+
+}  // namespace
+
+std::unique_ptr<profile::CuptiTrace> start_window_trace(std::chrono::steady_clock::time_point origin,
+                                                       const std::function<bool()>& record_graphs_again,
+                                                       const std::function<at::Tensor()>& fn, bool& graph_level) {
+  auto options = profile::default_cupti_options();
+  const char* graphs = std::getenv("KILN_CUPTI_GRAPHS");
+  const bool dropped = record_graphs_again && !(graphs && std::string(graphs) == "nodes") && record_graphs_again();
+  // No graphs after all, or some left alive (a callable that did not drop its own): kernels are recorded
+  // as in the other modes, the dropped graphs recorded again before the trace.
+  graph_level = dropped && live_cuda_graphs() == 0;
+  if (!graph_level) {
+    if (dropped) call_aside(fn);
+    return std::make_unique<profile::CuptiTrace>(origin, options);
+  }
+  auto whole = options;
+  whole.graph_level = true;
+  auto trace = std::make_unique<profile::CuptiTrace>(origin, whole);
+  call_aside(fn);
+  return trace;
+}
+
+KernelDetail kernel_detail(std::chrono::steady_clock::time_point origin, const std::function<bool()>& record_graphs_again,
+                           const std::function<at::Tensor()>& fn, int iterations) {
+  KernelDetail d;
+  record_graphs_again();
+  call_aside(fn);
+  auto* host = profile::HostTrace::active();
+  d.from_ns = host ? host->now_ns() : 0;
+  std::unique_ptr<profile::CuptiTrace> cupti;
+  try {
+    cupti = std::make_unique<profile::CuptiTrace>(origin);
+  } catch (const Error& e) {
+    d.trace.error = e.what();
+    return d;
+  }
+  for (int i = 0; i < iterations; ++i) {
+    auto s = std::chrono::steady_clock::now();
+    at::Tensor out;
+    {
+      profile::Span it("detail", "kernel detail " + std::to_string(i));
+      out = fn();
+    }
+    sync_device(out);
+    d.times_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count());
+  }
+  d.trace = cupti->stop();
+  return d;
+}
+#endif
+
+}  // namespace kiln::runtime

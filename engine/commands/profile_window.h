@@ -1,0 +1,50 @@
+// kiln profile's traced window on a GPU: how CUPTI records it, and the kernel-detail iterations after it.
+//
+// start_window_trace(origin, record_graphs_again, fn, graph_level)
+//   In a CUDA-graph mode (record_graphs_again set, unless KILN_CUPTI_GRAPHS=nodes) the window records each
+//   graph's execution whole, one record per replay, kernels outside graphs one by one: per-kernel records
+//   cost a Hopper GPU ~1 µs of device time per graph node (H200: replays +26 to +47 %; whole, +4 to +8 %).
+//   CUDA 13.0's CUPTI crashes replaying a graph instantiated before graph-level records were enabled, so the
+//   runtime's graphs are dropped before the trace starts and recorded again under it by one call of fn
+//   (its spans kept out of the window). post: the started trace; graph_level says whether it records graphs
+//   whole. Throws kiln::Error when CUPTI cannot start.
+// kernel_detail(origin, record_graphs_again, fn, iterations)
+//   pre: a graph-level window was traced and stopped. The graphs are made again with no tracer attached
+//   (one call of fn aside), then `iterations` calls of fn, each in a "detail" span named "kernel detail N",
+//   record every kernel. post: their trace (error set when CUPTI could not start: no iterations then), each
+//   call's time, and from_ns: the host trace's clock when they began (spans from then on are theirs).
+// sync_device(t): waits for the device t lives on (nothing on the CPU).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "engine/profile/gpu_activity.h"
+
+namespace kiln::profile {
+class CuptiTrace;
+}
+
+namespace kiln::runtime {
+
+void sync_device(const at::Tensor& t);
+
+#if KILN_WITH_CUDA
+std::unique_ptr<profile::CuptiTrace> start_window_trace(std::chrono::steady_clock::time_point origin,
+                                                       const std::function<bool()>& record_graphs_again,
+                                                       const std::function<at::Tensor()>& fn, bool& graph_level);
+
+struct KernelDetail {
+  profile::GpuTrace trace;
+  std::vector<double> times_ms;
+  int64_t from_ns = -1;
+};
+KernelDetail kernel_detail(std::chrono::steady_clock::time_point origin, const std::function<bool()>& record_graphs_again,
+                           const std::function<at::Tensor()>& fn, int iterations);
+#endif
+
+}  // namespace kiln::runtime
