@@ -38,6 +38,7 @@
 #include "engine/backends/builtin.h"
 #include "engine/base/error.h"
 #include "engine/base/output_file.h"
+#include "engine/commands/profile_window.h"
 #include "engine/model/model_impl.h"
 #include "engine/runtime/captured_runtime.h"
 #include "engine/runtime/compare_values.h"
@@ -47,7 +48,6 @@
 #include "engine/runtime/memory_tracker.h"
 #if KILN_TORCH_CUDA
 #include <ATen/Context.h>
-#include <ATen/record_function.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
@@ -341,16 +341,8 @@ json cupti_overhead(const std::function<void()>& fn, const std::function<bool()>
 
 // What each part of `kiln profile`'s traced window costs a call, paired as cupti_overhead is (rounds of an
 // untraced block and a block with the part on, the order alternating; median of the ratios less 1): Kiln's
-// host spans (a host trace alive), LibTorch's op callbacks as the window installs them (an op span and a
+// host spans (a host trace alive), LibTorch's op callbacks (the window's OpSpanRecorder: an op span and a
 // memory owner per op), the memory tracker's samples, CUPTI as the window records, and all of them together.
-thread_local std::vector<std::pair<std::string, int64_t>> t_bench_ops;  // op spans, as the window keeps them
-std::unique_ptr<at::ObserverContext> bench_op_start(const at::RecordFunction& fn) {
-  runtime::push_memory_owner(fn.name());
-  t_bench_ops.push_back({fn.name(), Clock::now().time_since_epoch().count()});
-  return nullptr;
-}
-void bench_op_end(const at::RecordFunction&, at::ObserverContext*) { runtime::pop_memory_owner(); }
-
 json window_parts(const std::function<void()>& fn, int rounds = 9, int per = 20) {
   enum Part { Spans = 1, Ops = 2, Memory = 4, Cupti = 8 };
   const std::vector<std::pair<const char*, int>> parts = {
@@ -371,17 +363,14 @@ json window_parts(const std::function<void()>& fn, int rounds = 9, int per = 20)
           }
           std::unique_ptr<profile::CuptiTrace> cupti;
           if (mask & Cupti) cupti = std::make_unique<profile::CuptiTrace>(Clock::now());
-          std::optional<at::CallbackHandle> handle;
-          if (mask & Ops) {
-            handle = at::addThreadLocalCallback(
-                at::RecordFunctionCallback(bench_op_start, bench_op_end).scopes({at::RecordScope::FUNCTION}));
-          }
+          std::vector<runtime::OpSpan> ops;
+          std::optional<runtime::OpSpanRecorder> op_spans;  // the window's own op callbacks
+          if (mask & Ops) op_spans.emplace(ops, Clock::now());
           std::optional<profile::HostTrace> spans;  // Kiln's spans are recorded while one is alive
           if (mask & Spans) spans.emplace();
           double ms = block_median_ms(fn, per);
           spans.reset();
-          if (handle) at::removeCallback(*handle);
-          t_bench_ops.clear();
+          op_spans.reset();
           if (cupti) cupti->stop();
           if (memory) memory->keep_samples(false);
           return ms;

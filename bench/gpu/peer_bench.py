@@ -165,6 +165,22 @@ def graph_replay(fn, inputs):
     return g, out
 
 
+def first_compiled_call(m, mode, inputs):
+    """torch.compile(m, mode) and its first call, synchronized: the compiled function, its output, seconds."""
+    t0 = time.perf_counter()
+    fn = torch.compile(m, mode=mode)
+    out = fn(*inputs)
+    sync()
+    return fn, out, time.perf_counter() - t0
+
+
+def on_gpu(name):
+    """The named model and inputs on the GPU, at the benchmark's float32 matmul precision."""
+    m, inputs, _specs, _how, _dtype = build(name)
+    torch.set_float32_matmul_precision(PRECISION)
+    return m.cuda(), tuple(x.cuda() for x in inputs)
+
+
 def compile_peer(d, name):
     m, inputs, specs, how, dtype = build(name)
     r = {"name": name, "dtype": dtype, "inputs": specs, "precision": PRECISION,
@@ -187,17 +203,9 @@ def compile_peer(d, name):
             e = {}
             try:
                 torch._dynamo.reset()
-                t0 = time.perf_counter()
-                fn = torch.compile(m, mode=mode)
-                out = fn(*inputs)
-                sync()
-                e["cold_s"] = time.perf_counter() - t0
+                _fn, _out, e["cold_s"] = first_compiled_call(m, mode, inputs)
                 torch._dynamo.reset()
-                t0 = time.perf_counter()
-                fn = torch.compile(m, mode=mode)
-                out = fn(*inputs)
-                sync()
-                e["warm_s"] = time.perf_counter() - t0
+                fn, out, e["warm_s"] = first_compiled_call(m, mode, inputs)
                 e["rel_err"] = rel_error(out, ref)
                 sp = []
                 e["ms"] = steady_ms(lambda: fn(*inputs), spread=sp)
@@ -224,10 +232,7 @@ def compile_peer(d, name):
 
 
 def aoti_peer(d, name):
-    m, inputs, _specs, _how, _dtype = build(name)
-    torch.set_float32_matmul_precision(PRECISION)
-    m = m.cuda()
-    inputs = tuple(x.cuda() for x in inputs)
+    m, inputs = on_gpu(name)
     r = {"name": name, "concurrent": bool(os.environ.get("KILN_AOTI_CONCURRENT"))}
     try:
         t0 = time.perf_counter()
@@ -248,20 +253,13 @@ def aoti_peer(d, name):
 def cold_peer(d, name, mode):
     """One mode's cold compile alone in this fresh process (empty Inductor cache, nothing compiled before in it),
     after one eager call, as kiln_gpu_bench --cold does on Kiln's side."""
-    m, inputs, _specs, _how, _dtype = build(name)
-    torch.set_float32_matmul_precision(PRECISION)
-    m = m.cuda()
-    inputs = tuple(x.cuda() for x in inputs)
+    m, inputs = on_gpu(name)
     r = {"name": name, "mode": mode}
     try:
         with torch.no_grad():
             ref = m(*inputs)
             sync()
-            t0 = time.perf_counter()
-            fn = torch.compile(m, mode=mode)
-            out = fn(*inputs)
-            sync()
-            r["cold_s"] = time.perf_counter() - t0
+            _fn, out, r["cold_s"] = first_compiled_call(m, mode, inputs)
             r["rel_err"] = rel_error(out, ref)
     except Exception as ex:  # noqa: BLE001
         r["error"] = error_text(ex)

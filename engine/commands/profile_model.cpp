@@ -1,6 +1,5 @@
 #include "engine/commands/profile_model.h"
 
-#include <ATen/record_function.h>
 #if KILN_TORCH_CUDA
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDACachingAllocator.h>
@@ -13,6 +12,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -108,30 +108,7 @@ session::LatencyStats stats(std::vector<double> ms) {
   return s;
 }
 
-// LibTorch op spans (the eager baseline, and externs inside compiled runs) while a window is traced.
-struct OpSpan {
-  std::string name;
-  int64_t start_ns, end_ns;
-};
-thread_local std::vector<OpSpan>* t_ops = nullptr;
-thread_local Clock::time_point t_ops_origin;
-
-std::unique_ptr<at::ObserverContext> op_start(const at::RecordFunction& fn) {
-  push_memory_owner(fn.name());  // eager's allocations belong to their top-level op
-  if (t_ops)
-    t_ops->push_back({fn.name(), std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t_ops_origin).count(), -1});
-  return nullptr;
-}
-
-void op_end(const at::RecordFunction& fn, at::ObserverContext*) {
-  pop_memory_owner();
-  if (!t_ops) return;
-  for (auto it = t_ops->rbegin(); it != t_ops->rend(); ++it)
-    if (it->end_ns < 0 && it->name == fn.name()) {
-      it->end_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t_ops_origin).count();
-      break;
-    }
-}
+thread_local Clock::time_point t_ops_origin;  // the host trace's zero, on the steady clock
 
 struct Measured {
   session::Run run;
@@ -204,7 +181,6 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
   }
   profile::HostTrace trace;
   std::vector<OpSpan> ops;
-  t_ops = &ops;
   t_ops_origin = Clock::now() - std::chrono::nanoseconds(trace.now_ns());
   profile::GpuTrace gpu_trace;
   bool graph_level = false;  // the window recorded CUDA graphs whole (start_window_trace)
@@ -226,7 +202,7 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
     setup.memory->take_samples();
     setup.memory->keep_samples(true);
   }
-  auto handle = at::addThreadLocalCallback(at::RecordFunctionCallback(op_start, op_end).scopes({at::RecordScope::FUNCTION}));
+  std::optional<OpSpanRecorder> op_spans(std::in_place, ops, t_ops_origin);
   std::vector<double> traced_times;
   const int64_t window_from = trace.now_ns();  // records before it are the graphs' recording call's
   for (int i = 0; i < setup.timeline_iters; ++i) {
@@ -238,8 +214,7 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
     sync_device(out);
     traced_times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - s).count());
   }
-  at::removeCallback(handle);
-  t_ops = nullptr;
+  op_spans.reset();
   if (setup.memory) {
     // The memory lane: bytes live (allocated since the run started) after each allocation and free.
     setup.memory->keep_samples(false);
@@ -328,7 +303,7 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
     int64_t window_end = 0;
     for (const auto& s : window) window_end = std::max(window_end, s.start_ns + s.dur_ns);
     for (const auto& r : gpu_trace.records) window_end = std::max(window_end, r.end_ns);
-    detail_moved_ns = profile::move_next_to_window(window_end, 50000, detail, detail_trace.records);
+    detail_moved_ns = profile::move_next_to_window(window_end, 50000 /* 50 µs */, detail, detail_trace.records);
     for (const auto& s : detail)
       if (s.category == "detail") m.timeline.push_back(profile::timeline_event(s));
   }

@@ -5,11 +5,14 @@
 #include <c10/cuda/CUDAFunctions.h>
 #endif
 
+#include <ATen/record_function.h>
+
 #include <cstdlib>
 #include <string>
 
 #include "engine/base/error.h"
 #include "engine/profile/host_trace.h"
+#include "engine/runtime/memory_tracker.h"
 #if KILN_WITH_CUDA
 #include "engine/profile/cuda/cupti_trace.h"
 #include "engine/runtime/cuda/cuda_graph_fn.h"
@@ -23,6 +26,42 @@ void sync_device(const at::Tensor& t) {
 #else
   (void)t;
 #endif
+}
+
+namespace {
+thread_local std::vector<OpSpan>* t_ops = nullptr;
+thread_local std::chrono::steady_clock::time_point t_ops_origin;
+
+int64_t ops_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t_ops_origin).count();
+}
+
+std::unique_ptr<at::ObserverContext> op_start(const at::RecordFunction& fn) {
+  push_memory_owner(fn.name());  // eager's allocations belong to their top-level op
+  if (t_ops) t_ops->push_back({fn.name(), ops_now_ns(), -1});
+  return nullptr;
+}
+
+void op_end(const at::RecordFunction& fn, at::ObserverContext*) {
+  pop_memory_owner();
+  if (!t_ops) return;
+  for (auto it = t_ops->rbegin(); it != t_ops->rend(); ++it)
+    if (it->end_ns < 0 && it->name == fn.name()) {
+      it->end_ns = ops_now_ns();
+      break;
+    }
+}
+}  // namespace
+
+OpSpanRecorder::OpSpanRecorder(std::vector<OpSpan>& ops, std::chrono::steady_clock::time_point origin) {
+  t_ops = &ops;
+  t_ops_origin = origin;
+  handle_ = at::addThreadLocalCallback(at::RecordFunctionCallback(op_start, op_end).scopes({at::RecordScope::FUNCTION}));
+}
+
+OpSpanRecorder::~OpSpanRecorder() {
+  at::removeCallback(handle_);
+  t_ops = nullptr;
 }
 
 #if KILN_WITH_CUDA

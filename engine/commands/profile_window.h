@@ -14,13 +14,18 @@
 //   record every kernel. post: their trace (error set when CUPTI could not start: no iterations then), each
 //   call's time, and from_ns: the host trace's clock when they began (spans from then on are theirs).
 // sync_device(t): waits for the device t lives on (nothing on the CPU).
+// OpSpanRecorder(ops, origin): while it lives, this thread's LibTorch ops (the eager baseline, externs inside
+//   compiled runs) are recorded into ops (ns since origin; end_ns -1 until the op ends) and each op's
+//   allocations are booked to it (memory_tracker.h); the window's op lane, and what the benchmark times alone.
 #pragma once
 
 #include <ATen/core/Tensor.h>
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "engine/profile/gpu_activity.h"
@@ -32,6 +37,21 @@ class CuptiTrace;
 namespace kiln::runtime {
 
 void sync_device(const at::Tensor& t);
+
+struct OpSpan {
+  std::string name;
+  int64_t start_ns, end_ns;
+};
+class OpSpanRecorder {
+ public:
+  OpSpanRecorder(std::vector<OpSpan>& ops, std::chrono::steady_clock::time_point origin);
+  ~OpSpanRecorder();
+  OpSpanRecorder(const OpSpanRecorder&) = delete;
+  OpSpanRecorder& operator=(const OpSpanRecorder&) = delete;
+
+ private:
+  uint64_t handle_;
+};
 
 #if KILN_WITH_CUDA
 std::unique_ptr<profile::CuptiTrace> start_window_trace(std::chrono::steady_clock::time_point origin,

@@ -1,6 +1,7 @@
 // Number formatting for reports; see number_text.h.
 #include "engine/report/number_text.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -43,6 +44,12 @@ std::string speedup(double v) {
 std::string percent(double fraction) {
   if (!std::isfinite(fraction)) return "-";
   return fixed(fraction * 100, 1) + "%";
+}
+
+std::string signed_percent(double fraction) {
+  if (!std::isfinite(fraction)) return "-";
+  long p = std::lround(std::max(-1e6, std::min(1e6, fraction * 100)));
+  return (p >= 0 ? "+" : "") + std::to_string(p) + " %";
 }
 
 std::string measured(double v, int decimals, bool run_ok, bool zero_is_none) {

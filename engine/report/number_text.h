@@ -16,6 +16,9 @@ std::string grouped(int64_t v);
 std::string bytes(int64_t v);
 std::string speedup(double v);
 std::string percent(double fraction);
+// A change as a whole signed percent: signed_percent(0.0685) == "+7 %", signed_percent(-0.19) == "-19 %"
+// (beyond ±1e6 % it saturates; non-finite prints "-").
+std::string signed_percent(double fraction);
 // A run's measured number: "-" when the run did not finish ok (skipped, failed: nothing was
 // measured) or, with zero_is_none, when the value is 0 (eager's compile time); else fixed().
 std::string measured(double v, int decimals, bool run_ok, bool zero_is_none = false);

@@ -14,8 +14,7 @@ ReportTimeline read_report_timeline(session::SessionRows& rows) {
   rows.each_event(std::nullopt, false, [&](const session::TimelineEvent& e) {
     timed.add(e);
     out.memory.add(e);
-    if (e.category == "profiler")
-      if (auto c = trace_cost_of(e)) out.tracing[e.run] = std::move(*c);
+    if (auto c = trace_cost_of(e)) out.tracing[e.run] = std::move(*c);
     const int64_t end = e.start_ns + std::max<int64_t>(0, e.dur_ns);
     auto [it, fresh] = out.extent.try_emplace(e.run, e.start_ns, end);
     if (!fresh) {

@@ -24,12 +24,6 @@ int64_t count_at(const nlohmann::json& j, const char* key) {
   return v > 0 && v < 9e18 ? static_cast<int64_t>(v) : 0;
 }
 
-// "+7 %", "-19 %", "+0 %".
-std::string signed_percent(double fraction) {
-  long p = std::lround(std::max(-1e6, std::min(1e6, fraction * 100)));
-  return (p >= 0 ? "+" : "") + std::to_string(p) + " %";
-}
-
 std::string cut(const std::string& s, size_t n) { return s.size() > n ? s.substr(0, n) + "..." : s; }
 
 }  // namespace
