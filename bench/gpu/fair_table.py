@@ -180,8 +180,9 @@ def main():
               f"{f(ratio(r['k_cold'][0], r['i_cold'][0]), 2)} | {errs} |")
     fresh_cold(d, names)
     print("\nKiln's cold compile by stage, seconds (summed over regions; 'first call' is what no stage holds: the "
-          "first call's cuDNN/cuBLAS set-up, weight copies, tuning)")
-    print("| model | mode | cold s | capture | lower..emit | compile (NVRTC) | load | first call | kernels | compiler runs |")
+          "first call's cuDNN/cuBLAS set-up, weight copies, tuning; 'compile' includes each region's convolutions run once "
+          "while NVRTC compiles, cuDNN's per-configuration set-up taken off the first call)")
+    print("| model | mode | cold s | capture | lower..emit | compile (NVRTC + convolutions warmed) | load | first call | kernels | compiler runs |")
     print("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|")
     for r in rows:
         for mode in ("default", "reduce-overhead", "max-autotune"):

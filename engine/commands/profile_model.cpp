@@ -248,9 +248,11 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
   profile::HostTrace::set_nvtx(false);
   if (cupti) gpu_trace = cupti->stop();
   cupti.reset();
-  if (graph_level) {
+  {  // the call before the window (start_window_trace) is not the window's
     auto& r = gpu_trace.records;
     r.erase(std::remove_if(r.begin(), r.end(), [&](const profile::GpuActivity& a) { return a.start_ns < window_from; }), r.end());
+  }
+  if (graph_level) {
     // As many as the window's: a report divides the window's host spans and the detail's kernels by one count.
     auto d = kernel_detail(t_ops_origin, setup.record_graphs_again, fn, setup.timeline_iters);
     detail_trace = std::move(d.trace);

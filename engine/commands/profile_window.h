@@ -6,12 +6,14 @@
 //   cost a Hopper GPU ~1 µs of device time per graph node (H200: replays +26 to +47 %; whole, +4 to +8 %).
 //   CUDA 13.0's CUPTI crashes replaying a graph instantiated before graph-level records were enabled, so the
 //   runtime's graphs are dropped before the trace starts and recorded again under it by one call of fn
-//   (its spans kept out of the window). post: the started trace; graph_level says whether it records graphs
-//   whole. Throws kiln::Error when CUPTI cannot start.
+//   (its spans kept out of the window). In every mode that call is made: it also pays CUPTI's first launch of
+//   each kernel under a trace, which would otherwise be the window's first iteration (1.3-2.4 ms more on an
+//   H200). post: the started trace, its records so far the aside call's (the caller drops them); graph_level
+//   says whether it records graphs whole. Throws kiln::Error when CUPTI cannot start.
 // kernel_detail(origin, record_graphs_again, fn, iterations)
 //   pre: a graph-level window was traced and stopped. The graphs are made again with no tracer attached
-//   (one call of fn aside), then `iterations` calls of fn, each in a "detail" span named "kernel detail N",
-//   record every kernel. post: their trace (error set when CUPTI could not start: no iterations then), each
+//   (one call of fn aside), a second call aside under the trace (CUPTI's first launches), then `iterations`
+//   calls of fn, each in a "detail" span named "kernel detail N", record every kernel. post: their trace (error set when CUPTI could not start: no iterations then), each
 //   call's time, and from_ns: the host trace's clock when they began (spans from then on are theirs).
 // sync_device(t): waits for the device t lives on (nothing on the CPU).
 // OpSpanRecorder(ops, origin): while it lives, this thread's LibTorch ops (the eager baseline, externs inside

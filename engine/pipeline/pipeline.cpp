@@ -46,7 +46,7 @@ CompiledCode compile_region(const ir::Graph& graph, const std::string& compile_i
   art.stages.push_back({target.kernels_stage().dump_file, out.source});
 
   auto t1 = Clock::now();
-  out.loaded = target.compile(out.source, fused);
+  out.loaded = target.compile(out.source, fused, graph);
   double total = ms_since(t1);
   if (out.loaded.load_ms >= 0) {
     art.stage_ms.push_back({"compile", std::max(0.0, total - out.loaded.load_ms)});

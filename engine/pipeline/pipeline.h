@@ -42,6 +42,7 @@ struct Loaded {
   int compiler_invocations = 0;    // compilers actually run (cache misses)
   std::vector<double> unit_ms;     // each compiler run's own time (units compiled side by side: their sum exceeds the wall)
   int workers = 1;                 // processes the compiler runs were shared among
+  int convs_warmed = 0;            // convolutions run once while the compiler ran (runtime/conv_warmup.h)
 };
 
 // A code generation target: C++ for the CPU, CUDA for NVIDIA GPUs.
@@ -53,8 +54,9 @@ class Target {
   // emit: the source of every kernel of `fused`, and where each kernel's function lies in it.
   virtual std::string emit(const fusion::FusedProgram& fused, const std::vector<codegen::NodeNote>& notes,
                            std::vector<codegen::KernelSpan>& spans) = 0;
-  // compile: the emitted source built and loaded; called once, after emit.
-  virtual Loaded compile(const std::string& source, const fusion::FusedProgram& fused) = 0;
+  // compile: the emitted source built and loaded; called once, after emit. `graph` is the region's
+  // captured graph (what its externs' literal arguments are), for work a target does while its compiler runs.
+  virtual Loaded compile(const std::string& source, const fusion::FusedProgram& fused, const ir::Graph& graph) = 0;
   // What a kernel record says beyond the shared fields: launch configuration, registers.
   virtual void describe(const fusion::FusedKernel& kernel, records::Kernel& record) const = 0;
 };

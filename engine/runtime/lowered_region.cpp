@@ -14,9 +14,6 @@ namespace kiln::runtime {
 
 using lowering::Comp;
 
-namespace {
-
-// Strides of `sizes` stored along `layout` (row-major when empty).
 std::vector<int64_t> layout_strides(const std::vector<int64_t>& sizes, const std::vector<int>& layout) {
   std::vector<int64_t> strides(sizes.size(), 1);
   int64_t step = 1;
@@ -27,6 +24,8 @@ std::vector<int64_t> layout_strides(const std::vector<int64_t>& sizes, const std
   }
   return strides;
 }
+
+namespace {
 
 // t itself when it is stored densely along `layout` (strides of size-1 dims do not matter),
 // else a copy that is.

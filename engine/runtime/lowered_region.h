@@ -18,6 +18,9 @@ namespace kiln::runtime {
 
 using KernelCall = std::function<void(void* const*, const double*, const int64_t*)>;
 
+// Strides of `sizes` stored along `layout` (a loop IR computation's storage order; row-major when empty).
+std::vector<int64_t> layout_strides(const std::vector<int64_t>& sizes, const std::vector<int>& layout);
+
 // Watches a run step by step (the accuracy checker, `kiln check`): before each step (a kernel, or
 // an extern/fallback call) it may overwrite buffers the step reads, in place; after it, it reads
 // what the step wrote. bufs[c] is computation c's buffer (undefined until computed).

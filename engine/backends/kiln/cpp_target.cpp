@@ -13,7 +13,7 @@ class CppTarget : public pipeline::Target {
   const pipeline::Stage& kernels_stage() const override { return pipeline::kKernelsCpp; }
   std::string emit(const fusion::FusedProgram& fused, const std::vector<codegen::NodeNote>& notes,
                    std::vector<codegen::KernelSpan>& spans) override;
-  pipeline::Loaded compile(const std::string& source, const fusion::FusedProgram& fused) override;
+  pipeline::Loaded compile(const std::string& source, const fusion::FusedProgram& fused, const ir::Graph& graph) override;
   void describe(const fusion::FusedKernel& kernel, records::Kernel& record) const override;
 };
 
@@ -22,7 +22,7 @@ std::string CppTarget::emit(const fusion::FusedProgram& fused, const std::vector
   return codegen::emit_cpp(fused, notes, &spans);
 }
 
-pipeline::Loaded CppTarget::compile(const std::string& source, const fusion::FusedProgram& fused) {
+pipeline::Loaded CppTarget::compile(const std::string& source, const fusion::FusedProgram& fused, const ir::Graph&) {
   pipeline::Loaded out;
   std::vector<std::string> names;
   for (const auto& k : fused.kernels) names.push_back(k.name);

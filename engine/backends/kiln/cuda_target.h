@@ -23,7 +23,9 @@ class CudaTarget : public pipeline::Target {
   const pipeline::Stage& kernels_stage() const override { return pipeline::kKernelsCuda; }
   std::string emit(const fusion::FusedProgram& fused, const std::vector<codegen::NodeNote>& notes,
                    std::vector<codegen::KernelSpan>& spans) override;
-  pipeline::Loaded compile(const std::string& source, const fusion::FusedProgram& fused) override;
+  // NVRTC compiles the units in worker processes while this thread runs the region's convolutions once
+  // (runtime/conv_warmup.h): cuDNN's per-configuration work, most of a cold first call, overlaps the compile.
+  pipeline::Loaded compile(const std::string& source, const fusion::FusedProgram& fused, const ir::Graph& graph) override;
   void describe(const fusion::FusedKernel& kernel, records::Kernel& record) const override;
 
   // The region's callable for the mode, over the compiled kernels.

@@ -41,10 +41,19 @@ struct Collector {
   uint64_t dropped = 0;
   int64_t offset_ns = 0;
   bool active = false;
+  bool steady_stamps = false;  // CUPTI stamps records on the host trace's clock (steady_ns)
 };
 Collector& collector() {
   static Collector c;
   return c;
+}
+
+// The host trace's clock (std::chrono::steady_clock, CLOCK_MONOTONIC), handed to CUPTI for its records: by
+// default CUPTI stamps with CLOCK_REALTIME, whose offset to the host spans' clock drifts while NTP slews it,
+// by microseconds over a window, enough to put a launch outside the few-µs span that made it.
+uint64_t CUPTIAPI steady_ns() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
 }
 
 std::string demangle(const char* name) {
@@ -284,7 +293,10 @@ std::vector<CUpti_ActivityKind> enable_api_records() {
 void CUPTIAPI on_api_call(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   const auto* d = static_cast<const CUpti_CallbackData*>(data);
   uint64_t now = 0;
-  cuptiGetTimestamp(&now);
+  if (collector().steady_stamps)
+    now = steady_ns();
+  else
+    cuptiGetTimestamp(&now);
   if (d->callbackSite == CUPTI_API_ENTER) {
     *d->correlationData = now;
     return;
@@ -393,14 +405,22 @@ CuptiTrace::CuptiTrace(std::chrono::steady_clock::time_point host_origin, const 
   }
   fill_buffer_pool(2);
   if (options_.markers) point_nvtx_at_cupti();
-  uint64_t ts = 0;
-  check(cuptiGetTimestamp(&ts), "cuptiGetTimestamp");
-  auto host_now = std::chrono::steady_clock::now();
-  int64_t host_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(host_now - host_origin).count();
-  offset_ns_ = host_ns - static_cast<int64_t>(ts);
+  // Before any kind is enabled (CUPTI's rule), so every record is stamped on the host spans' clock; an older
+  // CUPTI without it: one offset between the clocks, measured now.
+  const bool steady = cuptiActivityRegisterTimestampCallback(steady_ns) == CUPTI_SUCCESS;
+  if (steady) {
+    offset_ns_ = -std::chrono::duration_cast<std::chrono::nanoseconds>(host_origin.time_since_epoch()).count();
+  } else {
+    uint64_t ts = 0;
+    check(cuptiGetTimestamp(&ts), "cuptiGetTimestamp");
+    auto host_now = std::chrono::steady_clock::now();
+    int64_t host_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(host_now - host_origin).count();
+    offset_ns_ = host_ns - static_cast<int64_t>(ts);
+  }
   {
     std::lock_guard<std::mutex> lock(c.mu);
     c.offset_ns = offset_ns_;
+    c.steady_stamps = steady;
     c.active = true;
   }
   check(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed), "cuptiActivityRegisterCallbacks");

@@ -1,0 +1,34 @@
+// A region's convolutions run once ahead of its first call, on uninitialised tensors of the sizes,
+// dtypes, memory layouts and arguments the region will call them with, so that the library's
+// per-process work for each configuration (cuDNN's plans and the kernels they load: 1.6-2.8 s for a
+// channels-last mobile network's first call on an H200) is done while something else waits, the GPU
+// target's NVRTC compile of the same region. What the first call then finds is already built.
+//
+// warm_convolutions(graph, program, device, benchmark)
+//   pre:  program is graph's lowered (and laid out) loop program; device is "cpu" or "cuda[:N]".
+//   post: every extern aten::conv2d whose operands have constant sizes and whose stride, padding,
+//         dilation and groups are literals in graph ran once on `device` (with its bias unless the
+//         lowering dropped it), under cuDNN benchmark mode when `benchmark` (as max-autotune's first
+//         call runs them); the others are counted as skipped. Values are never read back.
+//   error: none thrown; a convolution LibTorch refuses is counted as failed (the first call will
+//          report it as it would have).
+#pragma once
+
+#include <string>
+
+#include "engine/ir/graph.h"
+#include "engine/lowering/loop_ir.h"
+
+namespace kiln::runtime {
+
+struct ConvWarmup {
+  int warmed = 0;   // convolutions run
+  int skipped = 0;  // symbolic sizes, non-literal arguments
+  int failed = 0;   // LibTorch refused them
+  double ms = 0;
+};
+
+ConvWarmup warm_convolutions(const ir::Graph& graph, const lowering::LoopProgram& program, const std::string& device,
+                             bool benchmark = false);
+
+}  // namespace kiln::runtime
