@@ -108,7 +108,11 @@ session::LatencyStats stats(std::vector<double> ms) {
   return s;
 }
 
-thread_local Clock::time_point t_ops_origin;  // the host trace's zero, on the steady clock
+thread_local Clock::time_point t_ops_origin;
+
+// Traced iterations timed for what tracing costs (the first timeline_iters of them drawn; fewer when fewer
+// untraced iterations were asked for).
+constexpr int kTimedTracedIterations = 20;  // the host trace's zero, on the steady clock
 
 struct Measured {
   session::Run run;
@@ -205,7 +209,12 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
   std::optional<OpSpanRecorder> op_spans(std::in_place, ops, t_ops_origin);
   std::vector<double> traced_times;
   const int64_t window_from = trace.now_ns();  // records before it are the graphs' recording call's
-  for (int i = 0; i < setup.timeline_iters; ++i) {
+  // The drawn iterations, then more under the same tracing until kTimedTracedIterations were timed (what
+  // tracing costs, from a median of three, moved by tens of percent between runs); only the drawn ones are kept.
+  int64_t drawn_end = -1;
+  const int timed = std::max(setup.timeline_iters, std::min(kTimedTracedIterations, setup.iters));  // as many as asked for, at most 20
+  for (int i = 0; i < timed; ++i) {
+    if (i == setup.timeline_iters) drawn_end = trace.now_ns();
     auto s = Clock::now();
     {
       profile::Span it("iteration", "iteration " + std::to_string(i));
@@ -214,11 +223,14 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
     sync_device(out);
     traced_times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - s).count());
   }
+  if (drawn_end < 0) drawn_end = trace.now_ns();
+  auto drawn = [&](int64_t start_ns) { return start_ns >= window_from && start_ns < drawn_end; };
   op_spans.reset();
   if (setup.memory) {
     // The memory lane: bytes live (allocated since the run started) after each allocation and free.
     setup.memory->keep_samples(false);
     for (const auto& sample : setup.memory->take_samples(4000)) {  // a lane's shape, not every allocation
+      if (std::chrono::duration_cast<std::chrono::nanoseconds>(sample.at - t_ops_origin).count() >= drawn_end) continue;
       session::TimelineEvent e;
       e.lane = "memory " + sample.device;
       e.name = "allocated";
@@ -248,9 +260,9 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
   profile::HostTrace::set_nvtx(false);
   if (cupti) gpu_trace = cupti->stop();
   cupti.reset();
-  {  // the call before the window (start_window_trace) is not the window's
+  {  // the call before the window (start_window_trace) and the timed iterations after the drawn ones
     auto& r = gpu_trace.records;
-    r.erase(std::remove_if(r.begin(), r.end(), [&](const profile::GpuActivity& a) { return a.start_ns < window_from; }), r.end());
+    r.erase(std::remove_if(r.begin(), r.end(), [&](const profile::GpuActivity& a) { return !drawn(a.start_ns); }), r.end());
   }
   if (graph_level) {
     // As many as the window's: a report divides the window's host spans and the detail's kernels by one count.
@@ -263,7 +275,7 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
   int aten_ops = 0;  // top-level ops only: aten::linear counts once, not with the addmm inside it
   int64_t top_end = -1;
   for (const auto& o : ops) {
-    if (o.end_ns < 0) continue;
+    if (o.end_ns < 0 || !drawn(o.start_ns)) continue;
     if (o.start_ns >= top_end) {
       ++aten_ops;
       top_end = o.end_ns;
@@ -284,6 +296,7 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
       detail.push_back(s);  // attributes the detail's kernels (below)
       continue;
     }
+    if (s.start_ns >= drawn_end) continue;  // timed, not drawn
     m.timeline.push_back(profile::timeline_event(s));
     window.push_back(s);
     if (s.category == "kernel" || s.category == "extern") ++kernels;
@@ -330,6 +343,7 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
     double traced = stats(traced_times).median_ms;
     args["untraced_median_ms"] = m.run.latency.median_ms;
     args["traced_median_ms"] = traced;
+    args["timed_iterations"] = traced_times.size();
     args["overhead"] = m.run.latency.median_ms > 0 ? traced / m.run.latency.median_ms - 1 : 0;
     if (setup.gpu) {  // CUPTI's records and the kernels they saw
       args["cupti_records"] = gpu_trace.records.size();

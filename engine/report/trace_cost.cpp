@@ -39,6 +39,7 @@ std::optional<TraceCost> trace_cost_of(const session::TimelineEvent& e) {
   auto overhead = j.find("overhead");
   if (c.error.empty() && (overhead == j.end() || !overhead->is_number())) return std::nullopt;
   c.overhead = number_at(j, "overhead");
+  c.timed_iterations = static_cast<int>(std::min<int64_t>(count_at(j, "timed_iterations"), 1 << 30));
   c.cupti = j.contains("cupti_records") || !c.error.empty();
   c.dropped = count_at(j, "dropped_records");
   auto graphs = j.find("graph_records");
@@ -58,11 +59,14 @@ std::optional<TraceCost> trace_cost_of(const session::TimelineEvent& e) {
 
 std::string trace_cost_text(const TraceCost& c) {
   std::string out;
+  const std::string median = c.timed_iterations > 0 ? "the median of " + std::to_string(c.timed_iterations) +
+                                                          " traced iterations"
+                                                    : "the traced iterations' median";
   if (!c.error.empty() && !c.graphs_whole) return "Device tracing (CUPTI) failed: " + cut(c.error, 200) + ".";
   if (!c.cupti)
-    return "Traced on the host (Kiln's spans, LibTorch's ops, memory samples): the traced iterations' median ran " +
+    return "Traced on the host (Kiln's spans, LibTorch's ops, memory samples): " + median + " ran " +
            signed_percent(c.overhead) + " against the untraced median.";
-  out = "Device traced with CUPTI: the traced iterations' median ran " + signed_percent(c.overhead) +
+  out = "Device traced with CUPTI: " + median + " ran " + signed_percent(c.overhead) +
         " against the untraced median";
   if (c.graphs_whole) {
     out += "; CUDA graphs recorded whole (" + std::to_string(c.graph_records) + " graph records), their kernels from " +

@@ -21,6 +21,7 @@ namespace kiln::report {
 
 struct TraceCost {
   double overhead = 0;          // the traced iterations' median / the untraced median - 1
+  int timed_iterations = 0;     // how many traced iterations that median is of (0: not recorded)
   bool cupti = false;           // the device was traced (CUPTI's records); else the host only
   bool graphs_whole = false;    // CUDA graphs recorded one record per replay; kernels from detail iterations
   int graph_records = 0;

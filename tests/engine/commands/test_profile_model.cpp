@@ -172,13 +172,26 @@ TEST(ProfileModel, DefaultModePeaksNoHigherThanEagerAndKeepsItsPeakView) {
 
 // Every traced run says what tracing cost it, on the CPU too: one profiler event per run with the traced
 // window's median against the untraced one, which the reports read back (report/trace_cost.h).
+// What tracing cost is the median of more traced iterations than are drawn (as many as the untraced ones, at most
+// 20); only the drawn iterations' spans, ops and memory samples reach the timeline.
 TEST(ProfileModel, EveryTracedRunRecordsWhatTracingCostIt) {
-  auto s = profile_on_cpu(test::example("block.pt"), "2x16x64", test::temp_dir() + "/trace_cost.kiln");
+  auto s = profile_on_cpu(test::example("block.pt"), "2x16x64", test::temp_dir() + "/trace_cost.kiln", {}, 12);
   ASSERT_EQ(s.runs.size(), 2u);
   for (const auto& r : s.runs) {
-    int events = 0;
+    int events = 0, iterations = 0;
+    int64_t drawn_end = 0;
+    for (const auto& e : s.timeline)
+      if (e.run == r.id && e.category == "iteration") {
+        ++iterations;
+        drawn_end = std::max(drawn_end, e.start_ns + e.dur_ns);
+      }
+    EXPECT_EQ(iterations, 3) << r.mode;
+    for (const auto& e : s.timeline)
+      if (e.run == r.id && e.category != "profiler" && e.category != "memory peak")
+        EXPECT_LE(e.start_ns, drawn_end) << e.category << " " << e.name << ": after the drawn iterations";
     for (const auto& e : s.timeline) {
       if (e.run != r.id || e.category != "profiler") continue;
+      EXPECT_NE(e.args_json.find("\"timed_iterations\":12"), std::string::npos) << e.args_json;
       ++events;
       EXPECT_EQ(e.name, "traced window");
       auto c = report::trace_cost_of(e);

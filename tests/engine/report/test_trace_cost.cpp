@@ -59,6 +59,19 @@ TEST(TraceCost, AHostOnlyWindowSaysWhatItRecorded) {
                                          "iterations' median ran +6 % against the untraced median.");
 }
 
+TEST(TraceCost, SaysHowManyTracedIterationsItsMedianIsOf) {
+  auto c = report::trace_cost_of(
+      profiler_event(1, R"({"overhead":0.12,"timed_iterations":20,"cupti_records":90,"cuda_graphs":"kernels recorded"})"));
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->timed_iterations, 20);
+  EXPECT_EQ(report::trace_cost_text(*c), "Device traced with CUPTI: the median of 20 traced iterations ran +12 % against "
+                                         "the untraced median; every kernel recorded.");
+  auto wrong = report::trace_cost_of(profiler_event(1, R"({"overhead":0.12,"timed_iterations":"many"})"));
+  ASSERT_TRUE(wrong.has_value());
+  EXPECT_EQ(wrong->timed_iterations, 0);
+  EXPECT_NE(report::trace_cost_text(*wrong).find("the traced iterations' median"), std::string::npos);
+}
+
 TEST(TraceCost, AFailedTraceSaysWhy) {
   auto c = report::trace_cost_of(profiler_event(1, R"({"error":"cuptiActivityEnable: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"})"));
   ASSERT_TRUE(c.has_value());
