@@ -623,7 +623,7 @@ int main(int argc, char** argv) {
     auto m = model::load_model(dir + "/" + name + ".pt", "cuda");
     std::vector<at::Tensor> x;
     for (auto& t : runtime::make_inputs(specs)) x.push_back(t.to(torch::kCUDA));
-    runtime::InferenceGuard inference;  // both sides: Kiln runs under it (inference_guard.h)
+    torch::NoGradGuard no_grad;
     bool tf32 = runtime::tf32_in_effect(m);
     result["tf32"] = tf32;
     auto& module = const_cast<torch::jit::Module&>(m.impl->module);

@@ -55,26 +55,6 @@ TEST(CapturedRuntime, EveryExampleEqualsEagerExactly) {
   }
 }
 
-// Kiln runs a model for inference (runtime/inference_guard.h): its results are inference tensors, which read,
-// copy and compare like any other; KILN_INFERENCE_MODE=0 runs under no-grad instead, with the same results.
-TEST(CapturedRuntime, RunsUnderInferenceModeUnlessTurnedOff) {
-  auto m = model::load_model(test::example("tiny_resnet.pt"));
-  runtime::CapturedRuntime rt(m, {});
-  auto x = input("2x3x16x16");
-  auto out = rt.run({x})[0].toTensor();
-  EXPECT_TRUE(out.is_inference());
-  EXPECT_FALSE(x.is_inference()) << "the caller's input is untouched";
-  EXPECT_TRUE(torch::equal(out, eager(m, x)));
-  auto copy = out.clone();
-  EXPECT_FALSE(copy.is_inference());
-  copy.add_(1);  // a copy is the caller's to change
-  setenv("KILN_INFERENCE_MODE", "0", 1);
-  auto plain = rt.run({x})[0].toTensor();
-  unsetenv("KILN_INFERENCE_MODE");
-  EXPECT_FALSE(plain.is_inference());
-  EXPECT_TRUE(torch::equal(plain, out));
-}
-
 TEST(CapturedRuntime, ShapeBranchRecompilesWithDynamoReasons) {
   auto m = model::load_model(test::example("shape_branch.pt"));
   runtime::CapturedRuntime rt(m, {});
