@@ -6,6 +6,7 @@
 #include <ATen/Context.h>
 #include <torch/csrc/jit/runtime/print_handler.h>
 
+#include "engine/base/error.h"
 #include "engine/model/model_impl.h"
 #include "engine/runtime/captured_runtime.h"
 #include "engine/runtime/example_inputs.h"
@@ -19,6 +20,7 @@
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 #endif
+#include "engine/runtime/cuda/cuda_graph_fn.h"
 #include "engine/runtime/cuda/gemm_tuner.h"
 #endif
 
@@ -225,6 +227,51 @@ TEST(GpuBackend, ReduceOverheadGraphsOfNewShapesShareOnePoolAndStayBounded) {
   }
   EXPECT_EQ(recorded, 24);
   EXPECT_EQ(dropped, 24 - 16);
+}
+#endif
+
+#if KILN_TORCH_CUDA
+// A region whose run throws while its CUDA graph records: the capture is ended before the error leaves (left
+// open, the stream stayed in capture mode and ending the call's stream join aborted the process), the error
+// says what failed, and the next call records again and returns the right values.
+TEST(GpuBackend, ARegionThatThrowsWhileRecordingIsAnErrorAndTheNextCallRecordsAgain) {
+  REQUIRE_GPU();
+  struct Doubling : runtime::CompiledFn {
+    const torch::jit::Value *in, *out;
+    int calls = 0;
+    void run(capture::Interpreter&, capture::Interpreter::Env& env) override {
+      if (++calls == 2) throw Error("the region refused to run");  // the first call's recording run
+      env[out] = capture::lookup(env, in).toTensor() * 2;
+    }
+  };
+  auto graph = std::make_shared<torch::jit::Graph>();
+  auto* x_value = graph->addInput("x");
+  auto* y_value = graph->addInput("y");  // stands for the region's output value
+  auto inner = std::make_unique<Doubling>();
+  inner->in = x_value;
+  inner->out = y_value;
+  auto* doubling = inner.get();
+  const int64_t live = runtime::live_cuda_graphs();
+  auto fn = runtime::make_cuda_graph_fn(std::move(inner), {x_value}, {y_value}, doubling);
+  capture::Interpreter interp(graph);
+  auto x = cuda_input("4x64");
+  capture::Interpreter::Env env{{x_value, x}};
+  try {
+    fn->run(interp, env);
+    ADD_FAILURE() << "the failed recording returned";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("recording a CUDA graph failed: the region refused to run"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(runtime::live_cuda_graphs(), live) << "nothing recorded is kept";
+  capture::Interpreter::Env again{{x_value, x}};
+  fn->run(interp, again);  // records (calls 3 and 4), then replays
+  EXPECT_TRUE(torch::equal(capture::lookup(again, y_value).toTensor(), x * 2));
+  capture::Interpreter::Env replayed{{x_value, x}};
+  fn->run(interp, replayed);
+  EXPECT_TRUE(torch::equal(capture::lookup(replayed, y_value).toTensor(), x * 2));
+  EXPECT_EQ(doubling->calls, 4) << "warm-up and recording, twice; the replay runs no region code";
+  EXPECT_EQ(runtime::live_cuda_graphs(), live + 1);
 }
 #endif
 

@@ -66,13 +66,18 @@ c10::cuda::CUDAStream capture_stream() {
   return it->second;
 }
 
-// The caller's stream waits for what ran on the side stream, also when it threw.
+// The caller's stream waits for what ran on the side stream, also when it threw. Never throws: a destructor
+// that throws while an exception unwinds ends the process (a capture left open made block() fail that way).
 struct JoinStreams {
   c10::cuda::CUDAStream side, main;
   ~JoinStreams() {
-    at::cuda::CUDAEvent done;
-    done.record(side);
-    done.block(main);
+    try {
+      at::cuda::CUDAEvent done;
+      done.record(side);
+      done.block(main);
+    } catch (...) {
+      (void)cudaGetLastError();  // the error the caller's exception already reports
+    }
   }
 };
 
@@ -138,7 +143,21 @@ class CudaGraphFn : public CompiledFn {
         // grows the pool to the largest graph's needs, not the sum.
         MemoryOwner owner("CUDA graph pool (its buffers and outputs)");
         rec.graph->capture_begin(pool_->id);
-        inner_->run(interp, env);
+        try {
+          inner_->run(interp, env);
+        } catch (const std::exception& e) {
+          // The capture is ended before the error leaves (left open, the stream stays in capture mode and
+          // the next call on it fails); what it recorded is dropped. The next call records again.
+          try {
+            rec.graph->capture_end();
+          } catch (...) {
+            (void)cudaGetLastError();
+          }
+          // Its graph dies with rec; were it the pool's only graph, the pool could not be captured into again
+          // (LibTorch's use-count assertion, as in record_graphs_again): the next recording takes a fresh one.
+          if (graphs_.empty()) pool_ = std::make_shared<RegionPool>();
+          throw Error(std::string("recording a CUDA graph failed: ") + e.what());
+        }
         rec.graph->capture_end();
         for (const auto* v : outputs_) rec.static_outputs.push_back(capture::lookup(env, v));
       });
