@@ -212,9 +212,15 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
   // The drawn iterations, then more under the same tracing until kTimedTracedIterations were timed (what
   // tracing costs, from a median of three, moved by tens of percent between runs); only the drawn ones are kept.
   int64_t drawn_end = -1;
+  const std::string device = m.run.device;
+  PeakView drawn_peak;  // what was live at the drawn iterations' highest point
+  auto end_drawn = [&] {
+    drawn_end = trace.now_ns();
+    if (setup.memory) drawn_peak = setup.memory->peak_live(device, 40);  // the largest 39, the rest summed
+  };
   const int timed = std::max(setup.timeline_iters, std::min(kTimedTracedIterations, setup.iters));  // as many as asked for, at most 20
   for (int i = 0; i < timed; ++i) {
-    if (i == setup.timeline_iters) drawn_end = trace.now_ns();
+    if (i == setup.timeline_iters) end_drawn();
     auto s = Clock::now();
     {
       profile::Span it("iteration", "iteration " + std::to_string(i));
@@ -223,7 +229,7 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
     sync_device(out);
     traced_times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - s).count());
   }
-  if (drawn_end < 0) drawn_end = trace.now_ns();
+  if (drawn_end < 0) end_drawn();
   auto drawn = [&](int64_t start_ns) { return start_ns >= window_from && start_ns < drawn_end; };
   op_spans.reset();
   if (setup.memory) {
@@ -239,9 +245,8 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
       e.args_json = "{\"bytes\": " + std::to_string(sample.live) + "}";
       m.timeline.push_back(std::move(e));
     }
-    // What was live at the window's highest point, per owner (report/memory_view.h reads it back).
-    const std::string device = m.run.device;
-    const PeakView peak = setup.memory->peak_live(device, 40);  // the largest 39, the rest summed
+    // What was live at the drawn iterations' highest point, per owner (report/memory_view.h reads it back).
+    const PeakView& peak = drawn_peak;
     for (const auto& l : peak.live) {
       session::TimelineEvent e;
       e.lane = "memory " + device;
