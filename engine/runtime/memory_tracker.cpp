@@ -10,35 +10,6 @@
 
 namespace kiln::runtime {
 
-struct MemoryTracker::State {
-  std::mutex mutex;
-  std::map<std::string, int64_t> live, peak;
-  bool samples = false;
-  std::vector<MemorySample> kept;
-  // The window (while samples are kept): each block allocated in it with its owner; per device,
-  // what was live before it and not freed since, and the highest point with its live set.
-  struct Block {
-    std::string device;
-    int64_t bytes = 0;
-    std::string owner;
-  };
-  std::unordered_map<void*, Block> blocks;
-  std::map<std::string, int64_t> before;  // frees of blocks allocated before the tracker (negative)
-  std::map<std::string, PeakView> window_peak;
-
-  std::vector<LiveBytes> live_set(const std::string& device) const {
-    std::map<std::string, int64_t> by_owner;
-    for (const auto& [ptr, b] : blocks)
-      if (b.device == device) by_owner[b.owner] += b.bytes;
-    auto it = before.find(device);
-    if (it != before.end() && it->second != 0) by_owner[kFreedFromBefore] += it->second;
-    std::vector<LiveBytes> out;
-    for (auto& [owner, bytes] : by_owner) out.push_back({owner, bytes});
-    std::stable_sort(out.begin(), out.end(), [](const LiveBytes& a, const LiveBytes& b) { return a.bytes > b.bytes; });
-    return out;
-  }
-};
-
 namespace {
 
 struct OwnerEntry {
@@ -47,11 +18,103 @@ struct OwnerEntry {
 };
 thread_local std::vector<OwnerEntry> t_owners;
 
-std::string current_owner() {
-  if (t_owners.empty()) return "outside any op (inputs, the model's outputs kept between calls)";
-  const auto& o = t_owners.front();  // the outermost: a top-level op, a Kiln buffer or extern
-  return o.name ? std::string(o.kind) + " " + *o.name : std::string(o.kind);
-}
+constexpr const char* kOutside = "outside any op (inputs, the model's outputs kept between calls)";
+
+}  // namespace
+
+// Per allocation (the hot path: every LibTorch allocation and free while a tracker lives) the owner is a
+// number, found without building its name (a cache by the owner's pointers, checked against their text),
+// and each device keeps its live bytes per owner, so a window's new peak copies one small table instead of
+// walking every live block.
+struct MemoryTracker::State {
+  std::mutex mutex;
+  struct Device {
+    std::string name;  // "cpu", "cuda:0"
+    int64_t live = 0, peak = 0;
+    int64_t before = 0;             // frees of blocks allocated before the tracker (negative)
+    std::vector<int64_t> by_owner;  // live bytes per owner id (blocks allocated while the tracker lives)
+    bool windowed = false;          // window_peak set in this window
+    PeakView window_peak;
+  };
+  std::vector<Device> devices;  // a few
+  std::vector<std::string> owner_names;
+  std::unordered_map<std::string, uint32_t> owner_ids;
+  struct Cached {
+    const char* kind;
+    const std::string* name;
+    std::string kind_text, name_text;
+    uint32_t id;
+  };
+  std::vector<Cached> cache;  // by the owner's pointers; its text checked on every hit
+  bool samples = false;
+  struct Kept {  // a sample as the hot path keeps it: the device by number
+    std::chrono::steady_clock::time_point at;
+    uint32_t device;
+    int64_t live;
+  };
+  std::vector<Kept> kept;
+  struct Block {
+    uint32_t device;
+    uint32_t owner;
+    int64_t bytes;
+  };
+  std::unordered_map<void*, Block> blocks;
+
+  uint32_t device_of(const c10::Device& d) {
+    const std::string n = d.str();
+    for (size_t i = 0; i < devices.size(); ++i)
+      if (devices[i].name == n) return static_cast<uint32_t>(i);
+    Device fresh;
+    fresh.name = n;
+    devices.push_back(std::move(fresh));
+    return static_cast<uint32_t>(devices.size() - 1);
+  }
+  const Device* find(const std::string& name) const {
+    for (const auto& d : devices)
+      if (d.name == name) return &d;
+    return nullptr;
+  }
+  uint32_t intern(std::string text) {
+    auto it = owner_ids.find(text);
+    if (it != owner_ids.end()) return it->second;
+    const auto id = static_cast<uint32_t>(owner_names.size());
+    owner_ids.emplace(text, id);
+    owner_names.push_back(std::move(text));
+    return id;
+  }
+  uint32_t owner_of(const char* kind, const std::string* name) {
+    for (const auto& c : cache)
+      if (c.kind == kind && c.name == name && c.kind_text == (kind ? kind : "") && (!name || c.name_text == *name))
+        return c.id;
+    const uint32_t id = intern(!kind ? std::string(kOutside) : name ? std::string(kind) + " " + *name : std::string(kind));
+    if (cache.size() >= 64) cache.erase(cache.begin());
+    cache.push_back({kind, name, kind ? kind : "", name ? *name : "", id});
+    return id;
+  }
+  uint32_t current_owner() {
+    if (t_owners.empty()) return owner_of(nullptr, nullptr);
+    const auto& o = t_owners.front();  // the outermost: a top-level op, a Kiln buffer or extern
+    return owner_of(o.kind, o.name);
+  }
+  void book(Device& d, uint32_t owner, int64_t bytes) {
+    if (d.by_owner.size() <= owner) d.by_owner.resize(owner + 1, 0);
+    d.by_owner[owner] += bytes;
+  }
+
+  // Largest first; equal bytes by owner name.
+  std::vector<LiveBytes> live_set(const Device& d) const {
+    std::vector<LiveBytes> out;
+    for (size_t o = 0; o < d.by_owner.size(); ++o)
+      if (d.by_owner[o] != 0) out.push_back({owner_names[o], d.by_owner[o]});
+    if (d.before != 0) out.push_back({kFreedFromBefore, d.before});
+    std::sort(out.begin(), out.end(), [](const LiveBytes& a, const LiveBytes& b) {
+      return a.bytes != b.bytes ? a.bytes > b.bytes : a.owner < b.owner;
+    });
+    return out;
+  }
+};
+
+namespace {
 
 #if TORCH_VERSION_MAJOR >= 2
 using Total = size_t;
@@ -64,35 +127,50 @@ class Reporter : public c10::MemoryReportingInfoBase {
   explicit Reporter(std::shared_ptr<MemoryTracker::State> s) : s_(std::move(s)) {}
   bool memoryProfilingEnabled() const override { return true; }
   // A block reused for another value (a memory-plan slot, an in-place result) now belongs to it.
-  void relabel(const void* ptr, std::string owner) {
+  void relabel(const void* ptr, const char* kind, const std::string* name) {
     std::lock_guard<std::mutex> lock(s_->mutex);
     auto it = s_->blocks.find(const_cast<void*>(ptr));
-    if (it != s_->blocks.end()) it->second.owner = std::move(owner);
+    if (it == s_->blocks.end()) return;
+    auto& b = it->second;
+    auto& d = s_->devices[b.device];
+    const uint32_t owner = s_->owner_of(kind, name);
+    s_->book(d, b.owner, -b.bytes);
+    s_->book(d, owner, b.bytes);
+    b.owner = owner;
   }
   void reportMemoryUsage(void* ptr, int64_t alloc_size, Total, Total, c10::Device device) override {
-    const std::string d = device.str();
     std::lock_guard<std::mutex> lock(s_->mutex);
-    int64_t& live = s_->live[d];
-    live += alloc_size;  // negative for a free
-    int64_t& peak = s_->peak[d];
-    if (live > peak) peak = live;
+    const uint32_t di = s_->device_of(device);
+    auto& d = s_->devices[di];
+    d.live += alloc_size;  // negative for a free
+    if (d.live > d.peak) d.peak = d.live;
     // Every block allocated while the tracker lives is booked to its owner; a free of a block from
     // before the tracker (untracked) is counted apart.
     if (alloc_size > 0) {
-      s_->blocks[ptr] = {d, alloc_size, current_owner()};
+      const uint32_t owner = s_->current_owner();
+      auto [it, fresh] = s_->blocks.try_emplace(ptr, MemoryTracker::State::Block{di, owner, alloc_size});
+      if (!fresh) {  // a block freed without a report: its bytes leave its old owner
+        s_->book(s_->devices[it->second.device], it->second.owner, -it->second.bytes);
+        it->second = {di, owner, alloc_size};
+      }
+      s_->book(d, owner, alloc_size);
     } else {
       auto it = s_->blocks.find(ptr);
-      if (it != s_->blocks.end()) s_->blocks.erase(it);
-      else s_->before[d] += alloc_size;
+      if (it != s_->blocks.end()) {
+        s_->book(s_->devices[it->second.device], it->second.owner, -it->second.bytes);
+        s_->blocks.erase(it);
+      } else {
+        d.before += alloc_size;
+      }
     }
     if (!s_->samples) return;
     const auto now = std::chrono::steady_clock::now();
-    s_->kept.push_back({now, d, live});
-    PeakView& wp = s_->window_peak[d];
-    if (live > wp.bytes) {
-      wp.at = now;
-      wp.bytes = live;
-      wp.live = s_->live_set(d);
+    s_->kept.push_back({now, di, d.live});
+    if (d.live > (d.windowed ? d.window_peak.bytes : 0)) {
+      d.windowed = true;
+      d.window_peak.at = now;
+      d.window_peak.bytes = d.live;
+      d.window_peak.live = s_->live_set(d);
     }
   }
 
@@ -114,25 +192,24 @@ MemoryTracker::~MemoryTracker() = default;
 
 int64_t MemoryTracker::peak_bytes(const std::string& device) const {
   std::lock_guard<std::mutex> lock(state_->mutex);
-  auto it = state_->peak.find(device);
-  return it == state_->peak.end() ? 0 : it->second;
+  const auto* d = state_->find(device);
+  return d ? d->peak : 0;
 }
 
 int64_t MemoryTracker::live_bytes(const std::string& device) const {
   std::lock_guard<std::mutex> lock(state_->mutex);
-  auto it = state_->live.find(device);
-  return it == state_->live.end() ? 0 : it->second;
+  const auto* d = state_->find(device);
+  return d ? d->live : 0;
 }
 
 void MemoryTracker::keep_samples(bool on) {
   std::lock_guard<std::mutex> lock(state_->mutex);
   if (on && !state_->samples) {
-    state_->window_peak.clear();
-    for (const auto& [d, bytes] : state_->live) {
-      PeakView& wp = state_->window_peak[d];
-      wp.at = std::chrono::steady_clock::now();
-      wp.bytes = bytes;
-      wp.live = state_->live_set(d);
+    for (auto& d : state_->devices) {
+      d.windowed = true;
+      d.window_peak.at = std::chrono::steady_clock::now();
+      d.window_peak.bytes = d.live;
+      d.window_peak.live = state_->live_set(d);
     }
   }
   state_->samples = on;
@@ -142,8 +219,8 @@ PeakView MemoryTracker::peak_live(const std::string& device, size_t max_owners) 
   PeakView peak;
   {
     std::lock_guard<std::mutex> lock(state_->mutex);
-    auto it = state_->window_peak.find(device);
-    if (it != state_->window_peak.end()) peak = it->second;
+    const auto* d = state_->find(device);
+    if (d && d->windowed) peak = d->window_peak;
   }
   if (max_owners >= 1 && peak.live.size() > max_owners) {
     LiveBytes rest{std::to_string(peak.live.size() - max_owners + 1) + " other owners", 0};
@@ -156,7 +233,7 @@ PeakView MemoryTracker::peak_live(const std::string& device, size_t max_owners) 
 
 void relabel_memory(const void* ptr, const char* kind, const std::string* name) {
   auto* reporter = dynamic_cast<Reporter*>(c10::ThreadLocalDebugInfo::get(c10::DebugInfoKind::PROFILER_STATE));
-  if (reporter && ptr) reporter->relabel(ptr, name ? std::string(kind) + " " + *name : std::string(kind));
+  if (reporter && ptr) reporter->relabel(ptr, kind, name);
 }
 
 MemoryOwner::MemoryOwner(const char* kind, const std::string* name) { t_owners.push_back({kind, name}); }
@@ -170,7 +247,8 @@ std::vector<MemorySample> MemoryTracker::take_samples(size_t at_most) {
   std::vector<MemorySample> all;
   {
     std::lock_guard<std::mutex> lock(state_->mutex);
-    all = std::move(state_->kept);
+    all.reserve(state_->kept.size());
+    for (const auto& k : state_->kept) all.push_back({k.at, state_->devices[k.device].name, k.live});
     state_->kept.clear();
   }
   std::map<std::string, std::vector<size_t>> by_device;  // indices, in time order
@@ -201,7 +279,7 @@ std::vector<MemorySample> MemoryTracker::take_samples(size_t at_most) {
 
 void MemoryTracker::reset_peak() {
   std::lock_guard<std::mutex> lock(state_->mutex);
-  state_->peak = state_->live;
+  for (auto& d : state_->devices) d.peak = d.live;
 }
 
 }  // namespace kiln::runtime
