@@ -108,11 +108,11 @@ session::LatencyStats stats(std::vector<double> ms) {
   return s;
 }
 
-thread_local Clock::time_point t_ops_origin;
+thread_local Clock::time_point t_ops_origin;  // the host trace's zero, on the steady clock
 
 // Traced iterations timed for what tracing costs (the first timeline_iters of them drawn; fewer when fewer
 // untraced iterations were asked for).
-constexpr int kTimedTracedIterations = 20;  // the host trace's zero, on the steady clock
+constexpr int kTimedTracedIterations = 20;
 
 struct Measured {
   session::Run run;
@@ -265,10 +265,8 @@ Measured measure(const std::string& mode, const std::string& backend, const std:
   profile::HostTrace::set_nvtx(false);
   if (cupti) gpu_trace = cupti->stop();
   cupti.reset();
-  {  // the call before the window (start_window_trace) and the timed iterations after the drawn ones
-    auto& r = gpu_trace.records;
-    r.erase(std::remove_if(r.begin(), r.end(), [&](const profile::GpuActivity& a) { return !drawn(a.start_ns); }), r.end());
-  }
+  // Not the call before the window (start_window_trace), nor the timed iterations after the drawn ones.
+  profile::keep_records_between(gpu_trace.records, window_from, drawn_end);
   if (graph_level) {
     // As many as the window's: a report divides the window's host spans and the detail's kernels by one count.
     auto d = kernel_detail(t_ops_origin, setup.record_graphs_again, fn, setup.timeline_iters);

@@ -7,11 +7,11 @@
 
 #include <ATen/record_function.h>
 
-#include <algorithm>
 #include <cstdlib>
 #include <string>
 
 #include "engine/base/error.h"
+#include "engine/profile/gpu_timeline.h"
 #include "engine/profile/host_trace.h"
 #include "engine/runtime/memory_tracker.h"
 #if KILN_WITH_CUDA
@@ -123,8 +123,7 @@ KernelDetail kernel_detail(std::chrono::steady_clock::time_point origin, const s
     d.times_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count());
   }
   d.trace = cupti->stop();
-  auto& r = d.trace.records;
-  r.erase(std::remove_if(r.begin(), r.end(), [&](const profile::GpuActivity& a) { return a.start_ns < d.from_ns; }), r.end());
+  profile::keep_records_between(d.trace.records, d.from_ns);
   return d;
 }
 #endif

@@ -13,8 +13,9 @@
 // kernel_detail(origin, record_graphs_again, fn, iterations)
 //   pre: a graph-level window was traced and stopped. The graphs are made again with no tracer attached
 //   (one call of fn aside), a second call aside under the trace (CUPTI's first launches), then `iterations`
-//   calls of fn, each in a "detail" span named "kernel detail N", record every kernel. post: their trace (error set when CUPTI could not start: no iterations then), each
-//   call's time, and from_ns: the host trace's clock when they began (spans from then on are theirs).
+//   calls of fn, each in a "detail" span named "kernel detail N", record every kernel. post: their trace, its
+//   records the iterations' only (error set when CUPTI could not start: no iterations then), each call's time,
+//   and from_ns: the host trace's clock when they began (spans from then on are theirs).
 // sync_device(t): waits for the device t lives on (nothing on the CPU).
 // OpSpanRecorder(ops, origin): while it lives, this thread's LibTorch ops (the eager baseline, externs inside
 //   compiled runs) are recorded into ops (ns since origin; end_ns -1 until the op ends) and each op's

@@ -42,7 +42,6 @@ struct Loaded {
   int compiler_invocations = 0;    // compilers actually run (cache misses)
   std::vector<double> unit_ms;     // each compiler run's own time (units compiled side by side: their sum exceeds the wall)
   int workers = 1;                 // processes the compiler runs were shared among
-  int convs_warmed = 0;            // convolutions run once while the compiler ran (runtime/conv_warmup.h)
 };
 
 // A code generation target: C++ for the CPU, CUDA for NVIDIA GPUs.

@@ -201,4 +201,10 @@ int64_t move_next_to_window(int64_t window_end_ns, int64_t gap_ns, std::vector<H
   return shift;
 }
 
+void keep_records_between(std::vector<GpuActivity>& records, int64_t from_ns, int64_t to_ns) {
+  records.erase(std::remove_if(records.begin(), records.end(),
+                               [&](const GpuActivity& a) { return a.start_ns < from_ns || a.start_ns >= to_ns; }),
+                records.end());
+}
+
 }  // namespace kiln::profile

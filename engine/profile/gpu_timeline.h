@@ -10,6 +10,7 @@
 // record (lane "cuda:<device>/stream <s>" for device work, "cuda api" for calls), `run` left -1.
 #pragma once
 
+#include <cstdint>
 #include <set>
 #include <string>
 #include <vector>
@@ -41,5 +42,9 @@ std::vector<records::TimelineEvent> gpu_timeline(const std::vector<GpuActivity>&
 // relative times inside the iterations are unchanged.
 int64_t move_next_to_window(int64_t window_end_ns, int64_t gap_ns, std::vector<HostSpan>& spans,
                             std::vector<GpuActivity>& records);
+
+// Keeps the records that start in [from_ns, to_ns): a trace's calls made aside (before its iterations) and
+// iterations only timed (after the drawn ones) leave no records.
+void keep_records_between(std::vector<GpuActivity>& records, int64_t from_ns, int64_t to_ns = INT64_MAX);
 
 }  // namespace kiln::profile

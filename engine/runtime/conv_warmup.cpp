@@ -3,7 +3,6 @@
 #include <ATen/ATen.h>
 #include <ATen/Context.h>
 
-#include <chrono>
 #include <optional>
 
 #include "engine/capture/sym.h"
@@ -42,7 +41,6 @@ std::optional<at::Tensor> placeholder(const lowering::Comp& c, const at::Device&
 ConvWarmup warm_convolutions(const ir::Graph& graph, const lowering::LoopProgram& program, const std::string& device,
                              bool benchmark) {
   ConvWarmup w;
-  const auto t0 = std::chrono::steady_clock::now();
   const at::Device dev(device);
   auto& ctx = at::globalContext();
   const bool before = ctx.benchmarkCuDNN();
@@ -87,7 +85,6 @@ ConvWarmup warm_convolutions(const ir::Graph& graph, const lowering::LoopProgram
     }
   }
   ctx.setBenchmarkCuDNN(before);
-  w.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return w;
 }
 

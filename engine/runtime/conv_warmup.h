@@ -25,7 +25,6 @@ struct ConvWarmup {
   int warmed = 0;   // convolutions run
   int skipped = 0;  // symbolic sizes, non-literal arguments
   int failed = 0;   // LibTorch refused them
-  double ms = 0;
 };
 
 ConvWarmup warm_convolutions(const ir::Graph& graph, const lowering::LoopProgram& program, const std::string& device,

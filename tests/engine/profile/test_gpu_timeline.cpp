@@ -239,3 +239,17 @@ TEST(GpuTimeline, DetailIterationsAreDrawnRightAfterTheWindow) {
   std::vector<GpuActivity> no_records;
   EXPECT_EQ(move_next_to_window(0, 50000, none, no_records), 0);
 }
+
+// A trace's records outside the iterations it keeps (a call made aside before them, iterations only timed
+// after them) are dropped; a record starting exactly at the end belongs to what comes after.
+TEST(GpuTimeline, RecordsOutsideTheKeptIterationsAreDropped) {
+  std::vector<GpuActivity> records = {kernel("aside", 100, 200, 7, 1), kernel("k0", 1000, 1100, 7, 2),
+                                      kernel("k1", 1900, 2100, 7, 3), kernel("timed", 2000, 2050, 7, 4)};
+  keep_records_between(records, 1000, 2000);
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0].name, "k0");
+  EXPECT_EQ(records[1].name, "k1") << "kept by where it starts, though it ends after";
+  keep_records_between(records, 1500);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].name, "k1");
+}

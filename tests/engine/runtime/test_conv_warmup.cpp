@@ -47,7 +47,6 @@ TEST(ConvWarmup, RunsEveryConvolutionOfARegionInItsLayout) {
   EXPECT_EQ(w.warmed, 3);
   EXPECT_EQ(w.skipped, 0);
   EXPECT_EQ(w.failed, 0);
-  EXPECT_GE(w.ms, 0);
 }
 
 TEST(ConvWarmup, SkipsSymbolicSizesAndNonLiteralArgumentsAndCountsRefusals) {
