@@ -64,16 +64,19 @@ ConvWarmup warm_convolutions(const ir::Graph& graph, const lowering::LoopProgram
       if (k < 0 || static_cast<size_t>(k) >= program.comps.size()) return std::nullopt;
       return placeholder(program.comps[static_cast<size_t>(k)], dev);
     };
-    auto x = operand(0), weight = operand(1);
-    std::optional<at::Tensor> bias;
     const bool with_bias = !c.drop_bias && c.operands.size() > 2 && c.operands[2] >= 0;
-    if (with_bias) bias = operand(2);
-    if (!stride || !dilation || !(padding || padding_named) || n.args[6].kind != ir::Arg::Kind::Int || !x || !weight ||
-        (with_bias && !bias)) {
+    if (!stride || !dilation || !(padding || padding_named) || n.args[6].kind != ir::Arg::Kind::Int) {
       ++w.skipped;
       continue;
     }
-    try {
+    try {  // the placeholders too: an allocation LibTorch refuses is this convolution's failure, not the compile's
+      auto x = operand(0), weight = operand(1);
+      std::optional<at::Tensor> bias;
+      if (with_bias) bias = operand(2);
+      if (!x || !weight || (with_bias && !bias)) {
+        ++w.skipped;
+        continue;
+      }
       const c10::optional<at::Tensor> b = with_bias ? c10::optional<at::Tensor>(*bias) : c10::nullopt;
       if (padding_named)
         at::conv2d(*x, *weight, b, *stride, n.args[4].s, *dilation, n.args[6].i);

@@ -73,3 +73,14 @@ TEST(ConvWarmup, AProgramFromAnotherGraphIsSkippedNotRun) {
   EXPECT_EQ(w.warmed, 0);
   EXPECT_EQ(w.skipped, 3);
 }
+
+TEST(ConvWarmup, AnInputLibTorchCannotAllocateIsAFailureNotAThrow) {
+  auto l = lower_tiny_resnet();
+  auto& p = l.lowered.program;
+  // 2^62 elements: their bytes overflow, so LibTorch refuses the placeholder itself.
+  p.comps[static_cast<size_t>(named(p, "conv2d").operands[0])].sizes[0] = capture::sym_const(int64_t(1) << 62);
+  runtime::ConvWarmup w;
+  EXPECT_NO_THROW(w = runtime::warm_convolutions(l.graph, p, "cpu"));
+  EXPECT_EQ(w.failed, 1);
+  EXPECT_EQ(w.warmed, 2);
+}
