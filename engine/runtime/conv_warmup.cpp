@@ -3,8 +3,10 @@
 #include <ATen/ATen.h>
 #include <ATen/Context.h>
 
+#include <algorithm>
 #include <optional>
 
+#include "engine/base/error.h"
 #include "engine/capture/sym.h"
 #include "engine/capture/torch_meta.h"
 #include "engine/runtime/lowered_region.h"
@@ -24,12 +26,17 @@ std::optional<std::vector<int64_t>> int_list(const ir::Arg& a) {
   return out;
 }
 
-// An uninitialised tensor shaped and laid out as computation c, or nothing when its sizes are symbolic.
+// An uninitialised tensor shaped and laid out as computation c, or nothing when its sizes are symbolic; throws
+// kiln::Error when their element count overflows.
 std::optional<at::Tensor> placeholder(const lowering::Comp& c, const at::Device& device) {
   std::vector<int64_t> sizes;
+  int64_t elements = 1;
   for (const auto& s : c.sizes) {
     if (!capture::sym_is_const(s)) return std::nullopt;
     sizes.push_back(*capture::sym_eval(s, {}));
+    // Sizes from a model file: a count that overflows is refused here, before any stride is computed.
+    if (sizes.back() < 0 || __builtin_mul_overflow(elements, std::max<int64_t>(sizes.back(), 1), &elements))
+      throw Error("convolution warm-up: " + c.name + " has sizes whose element count overflows");
   }
   if (c.dtype == ir::DType::Unknown) return std::nullopt;
   return at::empty_strided(sizes, layout_strides(sizes, c.layout),

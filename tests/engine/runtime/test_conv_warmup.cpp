@@ -74,10 +74,10 @@ TEST(ConvWarmup, AProgramFromAnotherGraphIsSkippedNotRun) {
   EXPECT_EQ(w.skipped, 3);
 }
 
-TEST(ConvWarmup, AnInputLibTorchCannotAllocateIsAFailureNotAThrow) {
+TEST(ConvWarmup, AnInputTooLargeToAllocateIsAFailureNotAThrow) {
   auto l = lower_tiny_resnet();
   auto& p = l.lowered.program;
-  // 2^62 elements: their bytes overflow, so LibTorch refuses the placeholder itself.
+  // 2^62 × 3 × 16 × 16 elements: the count overflows, so the placeholder itself is refused.
   p.comps[static_cast<size_t>(named(p, "conv2d").operands[0])].sizes[0] = capture::sym_const(int64_t(1) << 62);
   runtime::ConvWarmup w;
   EXPECT_NO_THROW(w = runtime::warm_convolutions(l.graph, p, "cpu"));
