@@ -31,6 +31,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -45,6 +46,7 @@
 #include "engine/runtime/cuda/cuda_graph_fn.h"
 #include "engine/runtime/example_inputs.h"
 #include "engine/runtime/float_precision.h"
+#include "engine/runtime/inference_guard.h"
 #include "engine/runtime/memory_tracker.h"
 #if KILN_TORCH_CUDA
 #include <ATen/Context.h>
@@ -549,6 +551,63 @@ json run_aoti(const std::string& package, const std::vector<at::Tensor>& x, cons
   return r;
 }
 
+// Kiln default against AOTInductor's package, paired in one process: both alive, rounds alternating a block
+// of calls of each (paired_with_eager's method), so the host's drift between measurements — per-call default
+// mode is host-bound, and this machine's host moves its medians by tens of percent between blocks — reaches
+// both alike. Once under no-grad and once under InferenceMode (inference_guard.h: KILN_INFERENCE_MODE picks
+// Kiln's guard; AOTI gets the same guard around its call), each with a Kiln runtime of its own, first run
+// under that guard; and Kiln under one guard against Kiln under the other, the A/B of the guard itself.
+json default_against_aoti(const std::string& package, const model::Model& m, const std::vector<at::Tensor>& x,
+                          const std::string& cache_root) {
+  json r;
+#if KILN_HAVE_AOTI
+  if (!std::filesystem::exists(package)) return r;
+  try {
+    step("paired: Kiln default against AOTInductor");
+    ::setenv("KILN_CACHE_DIR", (cache_root + "/default").c_str(), 1);  // run_kiln's default compile: a warm hit
+    capture::CompileOptions o;
+    o.backend = "kiln";
+    o.mode = "default";
+    torch::inductor::AOTIModelPackageLoader loader(package);
+    std::ostringstream printed;
+    auto under = [&](bool inference, const std::function<void()>& fn) {
+      ::setenv("KILN_INFERENCE_MODE", inference ? "1" : "0", 1);
+      if (inference) {
+        c10::InferenceMode guard;
+        fn();
+      } else {
+        c10::InferenceMode off(false);
+        torch::NoGradGuard no_grad;
+        fn();
+      }
+    };
+    std::map<bool, std::unique_ptr<runtime::CapturedRuntime>> kiln;
+    for (bool inference : {false, true}) {
+      kiln[inference] = std::make_unique<runtime::CapturedRuntime>(m, o);
+      under(inference, [&] { kiln[inference]->run(x, &printed); });
+    }
+    auto kiln_call = [&](bool inference) { return [&, inference] { under(inference, [&] { kiln[inference]->run(x, &printed); }); }; };
+    auto aoti_call = [&](bool inference) { return [&, inference] { under(inference, [&] { loader.run(x); }); }; };
+    for (bool inference : {false, true}) {
+      // paired_with_eager's "speedup" is first / second: AOTI / Kiln; the table prints Kiln / AOTI.
+      json p = paired_with_eager(aoti_call(inference), kiln_call(inference));
+      r[inference ? "inference_mode" : "no_grad"] = {{"default_over_aoti", 1.0 / p["speedup"].get<double>()},
+                                                     {"kiln_ms", p["kiln_ms"]}, {"aoti_ms", p["eager_ms"]},
+                                                     {"rounds", p["rounds"]}, {"calls_per_block", p["calls_per_block"]}};
+    }
+    json g = paired_with_eager(kiln_call(false), kiln_call(true));
+    r["guard"] = {{"no_grad_over_inference", g["speedup"]}, {"no_grad_ms", g["eager_ms"]}, {"inference_ms", g["kiln_ms"]}};
+    ::unsetenv("KILN_INFERENCE_MODE");
+  } catch (const std::exception& e) {
+    ::unsetenv("KILN_INFERENCE_MODE");
+    r["error"] = std::string(e.what()).substr(0, 400);
+  }
+#else
+  (void)package, (void)m, (void)x, (void)cache_root;
+#endif
+  return r;
+}
+
 json bandwidth(const std::string& dir) {
   json all;
   auto x = runtime::make_inputs({parse_input_spec("100000000")})[0].to(torch::kCUDA);
@@ -623,7 +682,7 @@ int main(int argc, char** argv) {
     auto m = model::load_model(dir + "/" + name + ".pt", "cuda");
     std::vector<at::Tensor> x;
     for (auto& t : runtime::make_inputs(specs)) x.push_back(t.to(torch::kCUDA));
-    torch::NoGradGuard no_grad;
+    runtime::InferenceGuard inference;  // both sides: Kiln runs under it (inference_guard.h)
     bool tf32 = runtime::tf32_in_effect(m);
     result["tf32"] = tf32;
     auto& module = const_cast<torch::jit::Module&>(m.impl->module);
@@ -674,8 +733,12 @@ int main(int argc, char** argv) {
     result["eager"]["ms_end"] = steady_ms(eager, 100);
     fresh_workspaces();
     result["eager"]["peak_mib_end"] = peak_mib(eager);
-    if (!env_set("KILN_BENCH_NO_AOTI")) result["aoti"] = run_aoti(dir + "/" + name + ".aoti.pt2", x, ref, tf32);
-    std::fprintf(stderr, "%s aoti: %s\n", name.c_str(), result["aoti"].dump().c_str());
+    if (!env_set("KILN_BENCH_NO_AOTI")) {
+      result["aoti"] = run_aoti(dir + "/" + name + ".aoti.pt2", x, ref, tf32);
+      std::fprintf(stderr, "%s aoti: %s\n", name.c_str(), result["aoti"].dump().c_str());
+      if (result["kiln"].contains("default") && !result["aoti"].contains("error"))
+        result["default_against_aoti"] = default_against_aoti(dir + "/" + name + ".aoti.pt2", m, x, cache_root);
+    }
     kiln::remove_tree(cache_root);
   }
   std::ofstream(out_path) << result.dump(1);

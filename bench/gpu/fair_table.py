@@ -137,7 +137,7 @@ def main():
                     [kiln.get(m, {}).get("peak_mib") for m in ("default", "reduce-overhead", "max-autotune")] +
                     [aoti.get("peak_mib")],
             "variants": {m: v for m, v in kiln.items() if m not in ("default", "reduce-overhead", "max-autotune")},
-            "kiln_all": kiln,
+            "kiln_all": kiln, "against_aoti": k.get("default_against_aoti"),
             "k_eager_ms": k.get("eager", {}).get("ms"), "eager_end": k.get("eager", {}).get("ms_end"),
             "eager_peak_end": k.get("eager", {}).get("peak_mib_end"),
             "noise": max([v for v in [k.get("eager", {}).get("spread"), aoti.get("spread"), ind.get("replay_spread"),
@@ -254,6 +254,22 @@ def main():
             if aa:
                 print(f"| {r['name']} | eager against eager | {aa['speedup']:.2f}x | {f(aa.get('eager_ms'))} | "
                       f"{f(aa.get('kiln_ms'))} |")
+    vs_aoti = [(r["name"], r["against_aoti"]) for r in rows if r.get("against_aoti")]
+    if vs_aoti:
+        print("\nKiln default against AOTInductor from C++, paired in one process (both loaded; 15 rounds alternating "
+              "a block of 20 calls of each; median of the rounds' Kiln / AOTI ratios: below 1 Kiln is faster), under "
+              "no-grad and under InferenceMode (the same guard on both sides), and Kiln's two guards paired the same way")
+        print("| model | default/AOTI, no-grad | Kiln / AOTI ms | default/AOTI, InferenceMode | Kiln / AOTI ms | "
+              "Kiln no-grad / InferenceMode |")
+        print("|---|--:|--:|--:|--:|--:|")
+        for n, a in vs_aoti:
+            if a.get("error"):
+                print(f"| {n} | failed: {a['error'][:100]} | | | | |")
+                continue
+            ng, im, g = a.get("no_grad", {}), a.get("inference_mode", {}), a.get("guard", {})
+            print(f"| {n} | {f(ng.get('default_over_aoti'), 2)} | {f(ng.get('kiln_ms'))} / {f(ng.get('aoti_ms'))} | "
+                  f"{f(im.get('default_over_aoti'), 2)} | {f(im.get('kiln_ms'))} / {f(im.get('aoti_ms'))} | "
+                  f"{f(g.get('no_grad_over_inference'), 2)} |")
     ends = [(r["name"], r["k_eager_ms"], r["eager_end"], r["peak"][0], r["eager_peak_end"]) for r in rows
             if r.get("eager_end")]
     if ends:

@@ -193,7 +193,8 @@ def compile_peer(d, name):
     torch.set_float32_matmul_precision(PRECISION)
     m = m.cuda()
     inputs = tuple(x.cuda() for x in inputs)
-    with torch.no_grad():
+    # The guard Kiln and its C++ eager baseline run under (engine/runtime/inference_guard.h).
+    with (torch.inference_mode() if os.environ.get("KILN_INFERENCE_MODE") == "1" else torch.no_grad()):
         ref = m(*inputs)
         sp = []
         r["eager_py"] = {"ms": steady_ms(lambda: m(*inputs), spread=sp), "device_ms": device_ms(lambda: m(*inputs))}

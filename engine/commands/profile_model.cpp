@@ -34,6 +34,7 @@
 #include "engine/runtime/compare_values.h"
 #include "engine/runtime/cuda/cuda_graph_fn.h"
 #include "engine/runtime/float_precision.h"
+#include "engine/runtime/inference_guard.h"
 #include "engine/runtime/memory_tracker.h"
 #include "engine/runtime/example_inputs.h"
 #include "engine/runtime/tuning_progress.h"
@@ -447,7 +448,7 @@ session::Session profile_model(const model::Model& cpu_model, const std::vector<
   for (const auto* n : model.impl->graph->nodes()) ++s.model.op_histogram[n->kind().toQualString()];
 
   model::ScopedPrintHandler quiet;
-  torch::NoGradGuard no_grad;
+  InferenceGuard inference;  // every run, eager's too (inference_guard.h)
   auto x = make_inputs(inputs);
   if (device != "cpu")
     for (auto& t : x) t = t.to(torch::Device(device));

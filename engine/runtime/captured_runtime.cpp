@@ -8,6 +8,7 @@
 #if KILN_WITH_CUDA
 #include "engine/runtime/cuda/cuda_graph_fn.h"
 #endif
+#include "engine/runtime/inference_guard.h"
 
 namespace kiln::runtime {
 
@@ -83,7 +84,7 @@ std::vector<c10::IValue> CapturedRuntime::run(const std::vector<at::Tensor>& inp
   Env env;
   env[gin[0]] = model_.impl->frozen._ivalue();
   for (size_t i = 0; i < inputs.size(); ++i) env[gin[i + 1]] = inputs[i];
-  torch::NoGradGuard no_grad;
+  InferenceGuard inference;
   interp_.clear_failure();
   try {
     run_program(partition_.main, env);

@@ -59,12 +59,17 @@ at::Tensor conv2d_without_bias(const torch::jit::Node* n, capture::Interpreter::
 at::Tensor LoweredRegionFn::constant_in_layout(size_t comp, const at::Tensor& value) {
   const auto& layout = fused_.program.comps[comp].layout;
   if (layout.empty()) return value.is_contiguous() ? value : value.contiguous();
-  // Parameters rarely change: convert once, again only when the tensor or its version does.
+  // Parameters rarely change: convert once, again only when the tensor or its version does. An inference tensor
+  // (made by an op under InferenceMode, inference_guard.h) has no version to tell an in-place change by: it is
+  // converted on every call.
+  const bool versioned = !value.is_inference();
   auto& slot = layout_cache_[comp];
-  if (slot.source.defined() && slot.source.is_same(value) && slot.version == value._version()) return slot.converted;
+  if (versioned && slot.source.defined() && slot.source.is_same(value) && slot.version == value._version())
+    return slot.converted;
+  MemoryOwner owner("layout copy of", &fused_.program.comps[comp].name);  // kept with the region
+  if (!versioned) return to_layout(value, layout);
   slot.source = value;
   slot.version = value._version();
-  MemoryOwner owner("layout copy of", &fused_.program.comps[comp].name);  // kept with the region
   slot.converted = to_layout(value, layout);
   return slot.converted;
 }

@@ -55,6 +55,26 @@ TEST(CapturedRuntime, EveryExampleEqualsEagerExactly) {
   }
 }
 
+// Kiln runs a model for inference (runtime/inference_guard.h): under no-grad, or under InferenceMode with
+// KILN_INFERENCE_MODE=1, whose results are inference tensors that read, copy and compare like any other.
+TEST(CapturedRuntime, RunsUnderInferenceModeWhenAsked) {
+  auto m = model::load_model(test::example("tiny_resnet.pt"));
+  runtime::CapturedRuntime rt(m, {});
+  auto x = input("2x3x16x16");
+  auto plain = rt.run({x})[0].toTensor();
+  EXPECT_FALSE(plain.is_inference());
+  setenv("KILN_INFERENCE_MODE", "1", 1);
+  auto out = rt.run({x})[0].toTensor();
+  unsetenv("KILN_INFERENCE_MODE");
+  EXPECT_TRUE(out.is_inference());
+  EXPECT_FALSE(x.is_inference()) << "the caller's input is untouched";
+  EXPECT_TRUE(torch::equal(out, eager(m, x)));
+  EXPECT_TRUE(torch::equal(plain, out));
+  auto copy = out.clone();
+  EXPECT_FALSE(copy.is_inference());
+  copy.add_(1);  // a copy is the caller's to change
+}
+
 TEST(CapturedRuntime, ShapeBranchRecompilesWithDynamoReasons) {
   auto m = model::load_model(test::example("shape_branch.pt"));
   runtime::CapturedRuntime rt(m, {});
