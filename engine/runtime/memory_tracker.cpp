@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <mutex>
+#include <functional>
 #include <unordered_map>
+#include <utility>
 
 namespace kiln::runtime {
 
@@ -30,6 +32,8 @@ struct MemoryTracker::State {
   std::mutex mutex;
   struct Device {
     std::string name;  // "cpu", "cuda:0"
+    c10::DeviceType type = c10::DeviceType::CPU;
+    c10::DeviceIndex index = -1;
     int64_t live = 0, peak = 0;
     int64_t before = 0;             // frees of blocks allocated before the tracker (negative)
     std::vector<int64_t> by_owner;  // live bytes per owner id (blocks allocated while the tracker lives)
@@ -39,13 +43,19 @@ struct MemoryTracker::State {
   std::vector<Device> devices;  // a few
   std::vector<std::string> owner_names;
   std::unordered_map<std::string, uint32_t> owner_ids;
+  // The owner cache, by the owner's pointers (a kind literal, a computation's name kept by its region): a region
+  // has an owner per computation, so a hash of them rather than a short list. A pointer may outlive what it
+  // pointed to and be reused, so a hit is checked against the text it was made from.
   struct Cached {
-    const char* kind;
-    const std::string* name;
     std::string kind_text, name_text;
     uint32_t id;
   };
-  std::vector<Cached> cache;  // by the owner's pointers; its text checked on every hit
+  struct PointerPairHash {
+    size_t operator()(const std::pair<const void*, const void*>& p) const {
+      return std::hash<const void*>()(p.first) * 31 + std::hash<const void*>()(p.second);
+    }
+  };
+  std::unordered_map<std::pair<const void*, const void*>, Cached, PointerPairHash> cache;
   bool samples = false;
   struct Kept {  // a sample as the hot path keeps it: the device by number
     std::chrono::steady_clock::time_point at;
@@ -61,11 +71,12 @@ struct MemoryTracker::State {
   std::unordered_map<void*, Block> blocks;
 
   uint32_t device_of(const c10::Device& d) {
-    const std::string n = d.str();
     for (size_t i = 0; i < devices.size(); ++i)
-      if (devices[i].name == n) return static_cast<uint32_t>(i);
+      if (devices[i].type == d.type() && devices[i].index == d.index()) return static_cast<uint32_t>(i);
     Device fresh;
-    fresh.name = n;
+    fresh.name = d.str();
+    fresh.type = d.type();
+    fresh.index = d.index();
     devices.push_back(std::move(fresh));
     return static_cast<uint32_t>(devices.size() - 1);
   }
@@ -83,12 +94,13 @@ struct MemoryTracker::State {
     return id;
   }
   uint32_t owner_of(const char* kind, const std::string* name) {
-    for (const auto& c : cache)
-      if (c.kind == kind && c.name == name && c.kind_text == (kind ? kind : "") && (!name || c.name_text == *name))
-        return c.id;
+    const char* kind_text = kind ? kind : "";
+    auto it = cache.find({kind, name});
+    if (it != cache.end() && it->second.kind_text == kind_text && (!name || it->second.name_text == *name))
+      return it->second.id;
     const uint32_t id = intern(!kind ? std::string(kOutside) : name ? std::string(kind) + " " + *name : std::string(kind));
-    if (cache.size() >= 64) cache.erase(cache.begin());
-    cache.push_back({kind, name, kind ? kind : "", name ? *name : "", id});
+    if (cache.size() >= 4096) cache.clear();  // bounded: names of regions long gone
+    cache[{kind, name}] = Cached{kind_text, name ? *name : "", id};
     return id;
   }
   uint32_t current_owner() {

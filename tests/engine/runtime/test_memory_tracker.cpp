@@ -131,3 +131,37 @@ TEST(MemoryTracker, SamplesThinPerDeviceKeepingThePeakAndOwnersAreCapped) {
   EXPECT_EQ(highest, tracker.peak_bytes("cpu")) << "thinning keeps the highest sample";
   EXPECT_TRUE(tracker.take_samples().empty()) << "taken";
 }
+
+// A region has an owner per computation (hundreds on a real model): each keeps its own booking, and an owner
+// whose name changed behind the same pointer (a name reused after its region went) is booked under its new name.
+TEST(MemoryTracker, ManyOwnersEachKeepTheirBytesAndAChangedNameIsNotMistaken) {
+  runtime::MemoryTracker tracker;
+  tracker.keep_samples(true);
+  std::vector<std::string> names;
+  for (int i = 0; i < 300; ++i) names.push_back("comp_" + std::to_string(i));
+  std::vector<at::Tensor> held;
+  for (int round = 0; round < 2; ++round)
+    for (size_t i = 0; i < names.size(); ++i) {
+      runtime::MemoryOwner owner("buffer", &names[i]);
+      held.push_back(torch::empty({static_cast<int64_t>(16 * (i + 1))}, torch::kFloat));
+    }
+  std::string reused = "old_name";
+  {
+    runtime::MemoryOwner owner("buffer", &reused);
+    held.push_back(torch::empty({64}, torch::kFloat));
+  }
+  reused = "new_name";
+  {
+    runtime::MemoryOwner owner("buffer", &reused);
+    held.push_back(torch::empty({32}, torch::kFloat));
+  }
+  tracker.keep_samples(false);
+  auto peak = tracker.peak_live("cpu");
+  EXPECT_EQ(owned(peak, "buffer comp_0"), 2 * 16 * 4);
+  EXPECT_EQ(owned(peak, "buffer comp_299"), 2 * 16 * 300 * 4);
+  EXPECT_EQ(owned(peak, "buffer old_name"), 64 * 4);
+  EXPECT_EQ(owned(peak, "buffer new_name"), 32 * 4);
+  int64_t sum = 0;
+  for (const auto& l : peak.live) sum += l.bytes;
+  EXPECT_EQ(sum, peak.bytes);
+}

@@ -1,0 +1,80 @@
+// Host cost of a Kiln default-mode call, for a profiler to look at: loads MODEL, compiles it once (kiln backend,
+// default mode) and makes ITERS steady calls on inputs of the given shapes, printing the per-call median of
+// Kiln and of LibTorch eager (no-grad). On the CPU with small inputs the calls are host-bound, so
+// `perf record kiln_host_bench ...` shows where Kiln's own per-call work goes (buffers, bindings, launches).
+//
+//   kiln_host_bench MODEL SHAPE[,SHAPE...] [ITERS=5000] [DEVICE=cpu]
+#include <torch/script.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "engine/backends/builtin.h"
+#include "engine/model/model_impl.h"
+#include "engine/runtime/captured_runtime.h"
+#include "engine/runtime/example_inputs.h"
+
+using namespace kiln;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double median_us(const std::function<void()>& fn, int iters) {
+  for (int i = 0; i < 20; ++i) fn();
+  std::vector<double> t;
+  t.reserve(static_cast<size_t>(iters));
+  for (int i = 0; i < iters; ++i) {
+    auto t0 = Clock::now();
+    fn();
+    t.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: kiln_host_bench MODEL SHAPE[,SHAPE...] [ITERS] [DEVICE]\n");
+    return 2;
+  }
+  try {
+    backends::register_builtin_backends();
+    const int iters = argc > 3 ? std::max(1, std::atoi(argv[3])) : 5000;
+    const std::string device = argc > 4 ? argv[4] : "cpu";
+    std::vector<InputSpec> specs;
+    std::stringstream shapes(argv[2]);
+    for (std::string s; std::getline(shapes, s, ',');) specs.push_back(parse_input_spec(s));
+    auto m = model::load_model(argv[1], device);
+    auto x = runtime::make_inputs(specs);
+    if (device != "cpu")
+      for (auto& t : x) t = t.to(torch::Device(device));
+    std::vector<c10::IValue> args(x.begin(), x.end());
+    torch::NoGradGuard no_grad;
+    auto& module = const_cast<torch::jit::Module&>(m.impl->module);
+    capture::CompileOptions o;
+    o.backend = "kiln";
+    o.mode = "default";
+    runtime::CapturedRuntime rt(m, o);
+    std::ostringstream printed;
+    auto kiln_call = [&] {
+      rt.run(x, &printed);
+      printed.str("");
+    };
+    kiln_call();
+    const double eager = median_us([&] { module.forward(args); }, iters);
+    const double kiln = median_us(kiln_call, iters);
+    std::printf("%s: eager %.1f us, Kiln default %.1f us per call (median of %d)\n", argv[1], eager, kiln, iters);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kiln_host_bench: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
