@@ -20,7 +20,11 @@ std::vector<int64_t> layout_strides(const std::vector<int64_t>& sizes, const std
   for (size_t j = sizes.size(); j-- > 0;) {
     const size_t d = layout.empty() ? j : static_cast<size_t>(layout[j]);
     strides[d] = step;
-    step *= std::max<int64_t>(sizes[d], 1);
+    // Sizes come from a model file and its inputs: a negative one, or a count that overflows, is refused
+    // before it reaches the multiply (or an allocation).
+    if (sizes[d] < 0 || __builtin_mul_overflow(step, std::max<int64_t>(sizes[d], 1), &step))
+      throw Error("sizes " + c10::str(at::IntArrayRef(sizes)) +
+                  (sizes[d] < 0 ? " include a negative size" : " hold more elements than a tensor can"));
   }
   return strides;
 }
