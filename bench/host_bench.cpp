@@ -3,7 +3,9 @@
 // Kiln and of LibTorch eager (no-grad). On the CPU with small inputs the calls are host-bound, so
 // `perf record kiln_host_bench ...` shows where Kiln's own per-call work goes (buffers, bindings, launches).
 //
-//   kiln_host_bench MODEL SHAPE[,SHAPE...] [ITERS=5000] [DEVICE=cpu]
+//   kiln_host_bench MODEL SHAPE[,SHAPE...] [ITERS=5000] [DEVICE=cpu] [SIDES=both|kiln|eager]
+//
+// SIDES=kiln leaves eager out, so that a profile holds Kiln's calls only.
 #include <torch/script.h>
 
 #include <algorithm>
@@ -49,6 +51,7 @@ int main(int argc, char** argv) {
     backends::register_builtin_backends();
     const int iters = argc > 3 ? std::max(1, std::atoi(argv[3])) : 5000;
     const std::string device = argc > 4 ? argv[4] : "cpu";
+    const std::string sides = argc > 5 ? argv[5] : "both";
     std::vector<InputSpec> specs;
     std::stringstream shapes(argv[2]);
     for (std::string s; std::getline(shapes, s, ',');) specs.push_back(parse_input_spec(s));
@@ -69,8 +72,8 @@ int main(int argc, char** argv) {
       printed.str("");
     };
     kiln_call();
-    const double eager = median_us([&] { module.forward(args); }, iters);
-    const double kiln = median_us(kiln_call, iters);
+    const double eager = sides == "kiln" ? 0 : median_us([&] { module.forward(args); }, iters);
+    const double kiln = sides == "eager" ? 0 : median_us(kiln_call, iters);
     std::printf("%s: eager %.1f us, Kiln default %.1f us per call (median of %d)\n", argv[1], eager, kiln, iters);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "kiln_host_bench: %s\n", e.what());

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "engine/base/error.h"
+#include "engine/capture/sym.h"
 #include "engine/capture/torch_meta.h"
 #include "engine/profile/host_trace.h"
 #include "engine/runtime/memory_tracker.h"
@@ -93,7 +94,39 @@ LoweredRegionFn::LoweredRegionFn(const capture::SpecializedRegion& entry, const 
       kernels_(std::move(kernels)),
       keep_alive_(std::move(keep_alive)),
       compile_id_(entry.info.compile_id) {
-  for (const auto& [v, n] : name_of_) value_of_.emplace(n, v);
+  for (const auto& [v, n] : name_of_) {
+    value_of_.emplace(n, v);
+    auto t = lowered_.tensor_of.find(n);
+    if (t != lowered_.tensor_of.end()) comp_of_.emplace(v, static_cast<size_t>(t->second));
+  }
+  const auto& comps = fused_.program.comps;
+  constant_value_.assign(comps.size(), nullptr);
+  planned_.assign(comps.size(), -1);
+  fixed_sizes_.resize(comps.size());
+  fixed_strides_.resize(comps.size());
+  for (size_t c = 0; c < comps.size(); ++c) {
+    if (comps[c].kind == Comp::Kind::Constant) {
+      auto it = value_of_.find(comps[c].name);
+      if (it != value_of_.end()) constant_value_[c] = it->second;
+    }
+    std::vector<int64_t> sizes;
+    for (const auto& d : comps[c].sizes) {
+      if (!capture::sym_is_const(d)) break;
+      sizes.push_back(*capture::sym_eval(d, {}));
+    }
+    if (sizes.size() != comps[c].sizes.size()) continue;
+    try {
+      fixed_strides_[c] = layout_strides(sizes, comps[c].layout);
+      fixed_sizes_[c] = std::move(sizes);
+    } catch (const Error&) {
+      // Sizes no tensor can have: left to the call, which reports them for the computation that needs them.
+    }
+  }
+  for (size_t b = 0; b < plan_.buffers.size(); ++b) {
+    const int c = plan_.buffers[b].comp;
+    if (c >= 0 && static_cast<size_t>(c) < planned_.size() && planned_[static_cast<size_t>(c)] < 0)
+      planned_[static_cast<size_t>(c)] = static_cast<int>(b);
+  }
 }
 
 void LoweredRegionFn::run(capture::Interpreter& interp, capture::Interpreter::Env& env) { run_steps(interp, env, nullptr); }
@@ -105,15 +138,12 @@ void LoweredRegionFn::run_probed(capture::Interpreter& interp, capture::Interpre
 void LoweredRegionFn::bind_value(const torch::jit::Value* v, const std::vector<at::Tensor>& bufs,
                                  capture::Interpreter& interp, capture::Interpreter::Env& env,
                                  std::vector<const torch::jit::Value*>* bound) const {
-  auto name = name_of_.find(v);
-  if (name != name_of_.end()) {
-    auto t = lowered_.tensor_of.find(name->second);
-    if (t != lowered_.tensor_of.end() && bufs[t->second].defined()) {
-      env[v] = bufs[t->second];
-      const auto kind = fused_.program.comps[t->second].kind;
-      if (bound && kind != Comp::Kind::Input && kind != Comp::Kind::Constant) bound->push_back(v);
-      return;
-    }
+  auto t = comp_of_.find(v);
+  if (t != comp_of_.end() && bufs[t->second].defined()) {
+    env[v] = bufs[t->second];
+    const auto kind = fused_.program.comps[t->second].kind;
+    if (bound && kind != Comp::Kind::Input && kind != Comp::Kind::Constant) bound->push_back(v);
+    return;
   }
   const auto* producer = v->node();
   if (producer->kind() == c10::prim::ListConstruct || producer->kind() == c10::prim::TupleConstruct) {
@@ -156,9 +186,8 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
     if (comp.kind == Comp::Kind::Input) {
       bufs[c] = to_layout(capture::lookup(env, region_inputs_[comp.input]).toTensor(), comp.layout);
     } else if (comp.kind == Comp::Kind::Constant) {
-      auto it = value_of_.find(comp.name);
-      if (it == value_of_.end()) throw Error("kiln backend: constant " + comp.name + " has no value");
-      bufs[c] = constant_in_layout(c, capture::lookup(env, it->second).toTensor());
+      if (!constant_value_[c]) throw Error("kiln backend: constant " + comp.name + " has no value");
+      bufs[c] = constant_in_layout(c, capture::lookup(env, constant_value_[c]).toTensor());
     }
   }
   // Host ops: what lowering knew at compile time (ranks, dtypes, sizes and their arithmetic) bound
@@ -185,17 +214,15 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
       continue;
     }
     if (n->kind() == c10::prim::device && n->inputs().size() == 1 && region_device) {
-      auto name = name_of_.find(n->input(0));
-      auto comp = name == name_of_.end() ? lowered_.tensor_of.end() : lowered_.tensor_of.find(name->second);
-      if (comp != lowered_.tensor_of.end() && !bufs[comp->second].defined()) {
+      auto comp = comp_of_.find(n->input(0));
+      if (comp != comp_of_.end() && !bufs[comp->second].defined()) {
         env[n->output()] = c10::IValue(*region_device);
         continue;
       }
     }
     if (n->kind() == c10::aten::size && n->inputs().size() >= 1) {
-      auto name = name_of_.find(n->input(0));
-      auto comp = name == name_of_.end() ? lowered_.tensor_of.end() : lowered_.tensor_of.find(name->second);
-      if (comp != lowered_.tensor_of.end() && !bufs[comp->second].defined()) {
+      auto comp = comp_of_.find(n->input(0));
+      if (comp != comp_of_.end() && !bufs[comp->second].defined()) {
         auto sizes = eval_sizes(prog.comps[comp->second].sizes);
         if (n->inputs().size() == 1) {
           env[n->output()] = c10::IValue(sizes);
@@ -238,14 +265,20 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
     if (!fused_.realized[static_cast<size_t>(c)] || (comp.kind != Comp::Kind::Pointwise && comp.kind != Comp::Kind::Reduction))
       return;  // an extern's result comes from the extern
     auto st = comp.dtype == ir::DType::Unknown ? at::kFloat : capture::to_scalar_type(comp.dtype);
-    auto sizes = eval_sizes(comp.sizes);
-    auto strides = layout_strides(sizes, comp.layout);
-    const auto* planned = plan_.buffer_of(c);
+    const auto& fixed = fixed_sizes_[static_cast<size_t>(c)];
+    std::vector<int64_t> evaluated, evaluated_strides;
+    if (!fixed) {
+      evaluated = eval_sizes(comp.sizes);
+      evaluated_strides = layout_strides(evaluated, comp.layout);
+    }
+    const std::vector<int64_t>& sizes = fixed ? *fixed : evaluated;
+    const std::vector<int64_t>& strides = fixed ? *fixed_strides_[static_cast<size_t>(c)] : evaluated_strides;
+    const auto* planned = this->planned(c);
     at::Tensor t;
     if (planned && planned->in_place_of >= 0) {
       // Written over the buffer it reads, which dies in this kernel: only when nothing else holds it.
       const at::Tensor& r = bufs[static_cast<size_t>(planned->in_place_of)];
-      if (r.defined() && r.scalar_type() == st && r.sizes().vec() == sizes && r.strides().vec() == strides &&
+      if (r.defined() && r.scalar_type() == st && r.sizes() == at::IntArrayRef(sizes) && r.strides() == at::IntArrayRef(strides) &&
           r.storage().use_count() == 1 && r.use_count() == 1) {
         bufs[static_cast<size_t>(c)] = r;
         refresh(static_cast<size_t>(c));
@@ -255,7 +288,8 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
     }
     if (planned && planned->slot >= 0) {
       at::Tensor& spare = free_slot[static_cast<size_t>(planned->slot)];
-      if (spare.defined() && spare.scalar_type() == st && spare.sizes().vec() == sizes && spare.strides().vec() == strides) {
+      if (spare.defined() && spare.scalar_type() == st && spare.sizes() == at::IntArrayRef(sizes) &&
+          spare.strides() == at::IntArrayRef(strides)) {
         t = std::move(spare);
         relabel_memory(t.storage().data(), "buffer", &comp.name);
       }
@@ -277,14 +311,14 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
     at::Tensor t = std::move(bufs[static_cast<size_t>(c)]);
     bufs[static_cast<size_t>(c)] = at::Tensor();
     refresh(static_cast<size_t>(c));
-    const auto* planned = plan_.buffer_of(c);
+    const auto* planned = this->planned(c);
     // Only memory nothing else holds (no view of it, no env entry, not an input) is handed on.
     if (planned && planned->handed_on && t.defined() && t.use_count() == 1 && t.storage().use_count() == 1)
       free_slot[static_cast<size_t>(planned->slot)] = std::move(t);
   };
   for (size_t c = 0; c < prog.comps.size(); ++c) {
     // Without a plan entry (never written by a step, as in a region of one extern): made up front.
-    if (!plan_.buffer_of(static_cast<int>(c))) make_buffer(static_cast<int>(c));
+    if (!planned(static_cast<int>(c))) make_buffer(static_cast<int>(c));
   }
   std::vector<bool> made(prog.comps.size(), false);
   auto make_for_step = [&](size_t s) {
@@ -349,8 +383,11 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
       // (profiles attribute it to the node and its module, not to nothing).
       out = to_layout(out, comp.layout);
     }
-    auto expect = eval_sizes(comp.sizes);
-    if (out.sizes().vec() != expect)
+    const auto& fixed = fixed_sizes_[step.index];
+    std::vector<int64_t> evaluated;
+    if (!fixed) evaluated = eval_sizes(comp.sizes);
+    const std::vector<int64_t>& expect = fixed ? *fixed : evaluated;
+    if (out.sizes() != at::IntArrayRef(expect))
       throw Error("kiln backend: " + comp.target + " returned sizes " + c10::str(out.sizes()) + ", lowering expected " +
                   c10::str(at::IntArrayRef(expect)));
     bufs[step.index] = out;
@@ -363,8 +400,8 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
   for (const auto* v : region_outputs_) {
     auto name = name_of_.find(v);
     if (name == name_of_.end()) throw Error("kiln backend: region output has no name");
-    auto t = lowered_.tensor_of.find(name->second);
-    if (t != lowered_.tensor_of.end() && bufs[t->second].defined()) {
+    auto t = comp_of_.find(v);
+    if (t != comp_of_.end() && bufs[t->second].defined()) {
       env[v] = bufs[t->second];
       continue;
     }

@@ -89,6 +89,17 @@ class LoweredRegionFn : public CompiledFn {
   lowering::LoweredRegion lowered_;
   fusion::FusedProgram fused_;
   fusion::MemoryPlan plan_;
+  // Per call the region looks these up for every computation: indexed once here. The computation a graph value
+  // is stored in; a constant's graph value; a computation's index in plan_.buffers (-1: none); and sizes and
+  // strides of computations whose sizes are constants (no symbol to bind).
+  std::unordered_map<const torch::jit::Value*, size_t> comp_of_;
+  std::vector<const torch::jit::Value*> constant_value_;
+  std::vector<int> planned_;
+  std::vector<std::optional<std::vector<int64_t>>> fixed_sizes_, fixed_strides_;
+  const fusion::PlannedBuffer* planned(int comp) const {
+    const int i = planned_[static_cast<size_t>(comp)];
+    return i < 0 ? nullptr : &plan_.buffers[static_cast<size_t>(i)];
+  }
   std::vector<KernelCall> kernels_;
   std::shared_ptr<void> keep_alive_;
   std::string compile_id_;
