@@ -17,6 +17,7 @@
 #include <sstream>
 #include <vector>
 
+#include "bench/host_timing.h"
 #include "engine/backends/builtin.h"
 #include "engine/base/output_file.h"
 #include "engine/codegen/cpp/cpp_compiler.h"
@@ -26,22 +27,6 @@
 
 using namespace kiln;
 using Clock = std::chrono::steady_clock;
-
-namespace {
-
-double median_ms(const std::function<void()>& fn, int iters) {
-  for (int i = 0; i < 5; ++i) fn();  // warm-up
-  std::vector<double> t;
-  for (int i = 0; i < iters; ++i) {
-    auto t0 = Clock::now();
-    fn();
-    t.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   kiln::backends::register_builtin_backends();
@@ -67,11 +52,11 @@ int main(int argc, char** argv) {
     std::vector<c10::IValue> args(x.begin(), x.end());
     torch::NoGradGuard g;
     auto& module = const_cast<torch::jit::Module&>(m.impl->module);
-    double eager = median_ms([&] { module.forward(args); }, iters);
+    double eager = bench::median_call_ms([&] { module.forward(args); }, iters);
     // optimize_for_inference rewrites the module in place: give it its own copy of the model.
     auto peer = model::load_model(examples + "/" + c.model);
     auto optimized = torch::jit::optimize_for_inference(const_cast<torch::jit::Module&>(peer.impl->frozen));
-    double jit = median_ms([&] { optimized.forward(args); }, iters);
+    double jit = bench::median_call_ms([&] { optimized.forward(args); }, iters);
     capture::CompileOptions o;
     o.backend = "kiln";
     auto t0 = Clock::now();
@@ -83,7 +68,7 @@ int main(int argc, char** argv) {
     runtime::CapturedRuntime warm(m, o);
     warm.run(x, &printed);
     double warm_ms = std::chrono::duration<double, std::milli>(Clock::now() - t1).count();
-    double kiln = median_ms([&] { warm.run(x, &printed); printed.str(""); }, iters);
+    double kiln = bench::median_call_ms([&] { warm.run(x, &printed); printed.str(""); }, iters);
     std::printf("%-20s %-11s %9.4f %9.4f %9.4f %10.2f %10.2f %11.1f %11.1f\n", c.model, c.input, eager, jit, kiln,
                 kiln / eager, kiln / jit, cold_ms, warm_ms);
   }

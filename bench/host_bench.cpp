@@ -9,7 +9,6 @@
 #include <torch/script.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -17,31 +16,13 @@
 #include <string>
 #include <vector>
 
+#include "bench/host_timing.h"
 #include "engine/backends/builtin.h"
 #include "engine/model/model_impl.h"
 #include "engine/runtime/captured_runtime.h"
 #include "engine/runtime/example_inputs.h"
 
 using namespace kiln;
-using Clock = std::chrono::steady_clock;
-
-namespace {
-
-double median_us(const std::function<void()>& fn, int iters) {
-  for (int i = 0; i < 20; ++i) fn();
-  std::vector<double> t;
-  t.reserve(static_cast<size_t>(iters));
-  for (int i = 0; i < iters; ++i) {
-    auto t0 = Clock::now();
-    fn();
-    t.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
   if (argc < 3) {
     std::fprintf(stderr, "usage: kiln_host_bench MODEL SHAPE[,SHAPE...] [ITERS] [DEVICE]\n");
@@ -72,8 +53,9 @@ int main(int argc, char** argv) {
       printed.str("");
     };
     kiln_call();
-    const double eager = sides == "kiln" ? 0 : median_us([&] { module.forward(args); }, iters);
-    const double kiln = sides == "eager" ? 0 : median_us(kiln_call, iters);
+    auto median_us = [&](const std::function<void()>& fn) { return 1000 * bench::median_call_ms(fn, iters, 20); };
+    const double eager = sides == "kiln" ? 0 : median_us([&] { module.forward(args); });
+    const double kiln = sides == "eager" ? 0 : median_us(kiln_call);
     std::printf("%s: eager %.1f us, Kiln default %.1f us per call (median of %d)\n", argv[1], eager, kiln, iters);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "kiln_host_bench: %s\n", e.what());

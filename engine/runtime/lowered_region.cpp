@@ -94,20 +94,20 @@ LoweredRegionFn::LoweredRegionFn(const capture::SpecializedRegion& entry, const 
       kernels_(std::move(kernels)),
       keep_alive_(std::move(keep_alive)),
       compile_id_(entry.info.compile_id) {
+  std::map<std::string, const torch::jit::Value*> value_of;
   for (const auto& [v, n] : name_of_) {
-    value_of_.emplace(n, v);
+    value_of.emplace(n, v);
     auto t = lowered_.tensor_of.find(n);
     if (t != lowered_.tensor_of.end()) comp_of_.emplace(v, static_cast<size_t>(t->second));
   }
   const auto& comps = fused_.program.comps;
   constant_value_.assign(comps.size(), nullptr);
   planned_.assign(comps.size(), -1);
-  fixed_sizes_.resize(comps.size());
-  fixed_strides_.resize(comps.size());
+  fixed_.resize(comps.size());
   for (size_t c = 0; c < comps.size(); ++c) {
     if (comps[c].kind == Comp::Kind::Constant) {
-      auto it = value_of_.find(comps[c].name);
-      if (it != value_of_.end()) constant_value_[c] = it->second;
+      auto it = value_of.find(comps[c].name);
+      if (it != value_of.end()) constant_value_[c] = it->second;
     }
     std::vector<int64_t> sizes;
     for (const auto& d : comps[c].sizes) {
@@ -116,8 +116,8 @@ LoweredRegionFn::LoweredRegionFn(const capture::SpecializedRegion& entry, const 
     }
     if (sizes.size() != comps[c].sizes.size()) continue;
     try {
-      fixed_strides_[c] = layout_strides(sizes, comps[c].layout);
-      fixed_sizes_[c] = std::move(sizes);
+      auto strides = layout_strides(sizes, comps[c].layout);
+      fixed_[c] = FixedShape{std::move(sizes), std::move(strides)};
     } catch (const Error&) {
       // Sizes no tensor can have: left to the call, which reports them for the computation that needs them.
     }
@@ -265,14 +265,14 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
     if (!fused_.realized[static_cast<size_t>(c)] || (comp.kind != Comp::Kind::Pointwise && comp.kind != Comp::Kind::Reduction))
       return;  // an extern's result comes from the extern
     auto st = comp.dtype == ir::DType::Unknown ? at::kFloat : capture::to_scalar_type(comp.dtype);
-    const auto& fixed = fixed_sizes_[static_cast<size_t>(c)];
-    std::vector<int64_t> evaluated, evaluated_strides;
+    const auto& fixed = fixed_[static_cast<size_t>(c)];
+    FixedShape evaluated;
     if (!fixed) {
-      evaluated = eval_sizes(comp.sizes);
-      evaluated_strides = layout_strides(evaluated, comp.layout);
+      evaluated.sizes = eval_sizes(comp.sizes);
+      evaluated.strides = layout_strides(evaluated.sizes, comp.layout);
     }
-    const std::vector<int64_t>& sizes = fixed ? *fixed : evaluated;
-    const std::vector<int64_t>& strides = fixed ? *fixed_strides_[static_cast<size_t>(c)] : evaluated_strides;
+    const std::vector<int64_t>& sizes = fixed ? fixed->sizes : evaluated.sizes;
+    const std::vector<int64_t>& strides = fixed ? fixed->strides : evaluated.strides;
     const auto* planned = this->planned(c);
     at::Tensor t;
     if (planned && planned->in_place_of >= 0) {
@@ -383,10 +383,10 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
       // (profiles attribute it to the node and its module, not to nothing).
       out = to_layout(out, comp.layout);
     }
-    const auto& fixed = fixed_sizes_[step.index];
+    const auto& fixed = fixed_[step.index];
     std::vector<int64_t> evaluated;
     if (!fixed) evaluated = eval_sizes(comp.sizes);
-    const std::vector<int64_t>& expect = fixed ? *fixed : evaluated;
+    const std::vector<int64_t>& expect = fixed ? fixed->sizes : evaluated;
     if (out.sizes() != at::IntArrayRef(expect))
       throw Error("kiln backend: " + comp.target + " returned sizes " + c10::str(out.sizes()) + ", lowering expected " +
                   c10::str(at::IntArrayRef(expect)));

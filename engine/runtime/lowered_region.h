@@ -82,7 +82,6 @@ class LoweredRegionFn : public CompiledFn {
   std::map<size_t, LayoutCopy> layout_cache_;
   std::vector<const torch::jit::Node*> graph_nodes_;
   std::unordered_map<const torch::jit::Value*, std::string> name_of_;
-  std::map<std::string, const torch::jit::Value*> value_of_;
   std::vector<capture::InputGuardSpec> inputs_;
   std::vector<const torch::jit::Value*> region_inputs_;
   std::vector<const torch::jit::Value*> region_outputs_;
@@ -90,12 +89,15 @@ class LoweredRegionFn : public CompiledFn {
   fusion::FusedProgram fused_;
   fusion::MemoryPlan plan_;
   // Per call the region looks these up for every computation: indexed once here. The computation a graph value
-  // is stored in; a constant's graph value; a computation's index in plan_.buffers (-1: none); and sizes and
-  // strides of computations whose sizes are constants (no symbol to bind).
+  // is stored in; a constant's graph value; a computation's index in plan_.buffers (-1: none); and the shape of
+  // a computation whose sizes are constants (no symbol to bind).
   std::unordered_map<const torch::jit::Value*, size_t> comp_of_;
   std::vector<const torch::jit::Value*> constant_value_;
   std::vector<int> planned_;
-  std::vector<std::optional<std::vector<int64_t>>> fixed_sizes_, fixed_strides_;
+  struct FixedShape {
+    std::vector<int64_t> sizes, strides;
+  };
+  std::vector<std::optional<FixedShape>> fixed_;
   const fusion::PlannedBuffer* planned(int comp) const {
     const int i = planned_[static_cast<size_t>(comp)];
     return i < 0 ? nullptr : &plan_.buffers[static_cast<size_t>(i)];

@@ -5,8 +5,8 @@
 #include <torch/version.h>
 
 #include <algorithm>
-#include <mutex>
 #include <functional>
+#include <mutex>
 #include <unordered_map>
 #include <utility>
 
