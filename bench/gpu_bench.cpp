@@ -527,11 +527,21 @@ json default_against_aoti(const std::string& package, const model::Model& m, con
                                                      {"kiln_ms", p["kiln_ms"]}, {"aoti_ms", p["eager_ms"]},
                                                      {"rounds", p["rounds"]}, {"calls_per_block", p["calls_per_block"]}};
     }
-    json g = paired_with_eager(kiln_call(false), kiln_call(true));
-    r["guard"] = {{"no_grad_over_inference", g["speedup"]}, {"no_grad_ms", g["eager_ms"]}, {"inference_ms", g["kiln_ms"]}};
+    // Externs through the interpreter against called directly (runtime/direct_extern.h), under no-grad.
+    auto externs = [&](const char* direct) {
+      return [&, direct] {
+        ::setenv("KILN_DIRECT_EXTERNS", direct, 1);
+        under(false, [&] { kiln[false]->run(x, &printed); });
+      };
+    };
+    json g = paired_with_eager(externs("0"), externs("1"));
+    ::unsetenv("KILN_DIRECT_EXTERNS");
+    r["direct_externs"] = {{"interpreted_over_direct", g["speedup"]}, {"interpreted_ms", g["eager_ms"]},
+                           {"direct_ms", g["kiln_ms"]}};
     ::unsetenv("KILN_INFERENCE_MODE");
   } catch (const std::exception& e) {
     ::unsetenv("KILN_INFERENCE_MODE");
+    ::unsetenv("KILN_DIRECT_EXTERNS");
     r["error"] = std::string(e.what()).substr(0, 400);
   }
 #else

@@ -30,13 +30,14 @@ HostTrace* HostTrace::active() { return t_active; }
 
 void HostTrace::set_nvtx(bool on) { g_nvtx = on; }
 
-Span::Span(const char* category, std::string name, std::string compile_id, std::string kernel) : trace_(t_active) {
+Span::Span(const char* category, const std::string& name, const std::string& compile_id, const std::string& kernel)
+    : trace_(t_active) {
   if (!trace_) return;
   HostSpan s;
-  s.name = std::move(name);
+  s.name = name;
   s.category = category;
-  s.compile_id = std::move(compile_id);
-  s.kernel = std::move(kernel);
+  s.compile_id = compile_id;
+  s.kernel = kernel;
   s.depth = trace_->depth_++;
   s.thread = thread_number();
   s.start_ns = trace_->now_ns();

@@ -49,7 +49,10 @@ records::TimelineEvent timeline_event(const HostSpan& s, int run = -1);
 
 class Span {
  public:
-  Span(const char* category, std::string name, std::string compile_id = "", std::string kernel = "");
+  // The texts are copied only while a trace is active: a name worth building per call is built only when
+  // HostTrace::active() says it will be kept.
+  Span(const char* category, const std::string& name, const std::string& compile_id = std::string(),
+       const std::string& kernel = std::string());
   ~Span();
   Span(const Span&) = delete;
   // Names what the span turned out to run (a region span: the cache entry its guards chose), so device

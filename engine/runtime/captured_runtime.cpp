@@ -149,7 +149,11 @@ void CapturedRuntime::run_program(const capture::Program& p, Env& env) {
     switch (step.kind) {
       case capture::Step::Kind::Region: run_region(step.region, env); break;
       case capture::Step::Kind::Interpret: {
-        profile::Span span("interpreter", "interpreter: " + (step.nodes.empty() ? std::string("?") : std::string(step.nodes.front()->kind().toQualString())));
+        const bool traced = profile::HostTrace::active() != nullptr;  // names built only for a trace to keep
+        profile::Span span("interpreter", !traced ? std::string()
+                                                  : "interpreter: " + (step.nodes.empty()
+                                                                          ? std::string("?")
+                                                                          : std::string(step.nodes.front()->kind().toQualString())));
         for (int b : step.breaks) {
           ++break_hits_[b];
           const auto& gb = partition_.breaks[b];
@@ -197,13 +201,14 @@ void CapturedRuntime::run_region(int r, Env& env) {
   for (const auto* v : region.inputs) inputs.push_back(capture::lookup(env, v));
 
   capture::GuardFailure last;
-  profile::Span region_span("region", "region " + std::to_string(r));
+  const bool traced = profile::HostTrace::active() != nullptr;  // names built only for a trace to keep
+  profile::Span region_span("region", traced ? "region " + std::to_string(r) : std::string());
   // Newest entry first, as Dynamo's cache does.
   for (size_t k = cache.entries.size(); k-- > 0;) {
     auto& e = cache.entries[k];
     capture::GuardFailure f;
     {
-      profile::Span guard_span("guard", "guards " + e.info.compile_id, e.info.compile_id);
+      profile::Span guard_span("guard", traced ? "guards " + e.info.compile_id : std::string(), e.info.compile_id);
       f = capture::check_guards(e, inputs);
     }
     if (!f.failed()) {
@@ -213,7 +218,7 @@ void CapturedRuntime::run_region(int r, Env& env) {
         cache.fns[k]->run(interp_, env);
         for (auto& msg : cache.fns[k]->take_log()) event(Event::Kind::CudaGraph, r, e.info.compile_id, msg);
       } else {
-        profile::Span eager_span("kernel", "eager ops " + e.info.compile_id, e.info.compile_id);
+        profile::Span eager_span("kernel", traced ? "eager ops " + e.info.compile_id : std::string(), e.info.compile_id);
         capture::run_trace(e, interp_, env);
       }
       return;

@@ -9,6 +9,7 @@
 #include "engine/capture/sym.h"
 #include "engine/capture/torch_meta.h"
 #include "engine/profile/host_trace.h"
+#include "engine/runtime/direct_extern.h"
 #include "engine/runtime/memory_tracker.h"
 
 namespace kiln::runtime {
@@ -122,6 +123,26 @@ LoweredRegionFn::LoweredRegionFn(const capture::SpecializedRegion& entry, const 
       // Sizes no tensor can have: left to the call, which reports them for the computation that needs them.
     }
   }
+  // A host op whose every output lowering knew (its HostValue): bound from that.
+  host_known_.resize(lowered_.host_ops.size());
+  for (size_t h = 0; h < lowered_.host_ops.size(); ++h) {
+    const torch::jit::Node* n = graph_nodes_[static_cast<size_t>(lowered_.host_ops[h])];
+    if (!n) continue;
+    std::vector<const lowering::LoweredRegion::HostValue*> known;
+    for (const auto* o : n->outputs()) {
+      auto name = name_of_.find(o);
+      auto hv = name == name_of_.end() ? lowered_.host_values.end() : lowered_.host_values.find(name->second);
+      if (hv == lowered_.host_values.end()) break;
+      known.push_back(&hv->second);
+    }
+    if (known.size() == n->outputs().size()) host_known_[h] = std::move(known);
+  }
+  layout_cache_.resize(comps.size());
+  direct_.resize(comps.size());
+  for (size_t c = 0; c < comps.size(); ++c)
+    if (comps[c].kind == Comp::Kind::Extern && comps[c].ir_node >= 0 &&
+        static_cast<size_t>(comps[c].ir_node) < graph_nodes_.size())
+      direct_[c] = prepare_direct_extern(comps[c], graph_nodes_[static_cast<size_t>(comps[c].ir_node)]);
   for (size_t b = 0; b < plan_.buffers.size(); ++b) {
     const int c = plan_.buffers[b].comp;
     if (c >= 0 && static_cast<size_t>(c) < planned_.size() && planned_[static_cast<size_t>(c)] < 0)
@@ -196,17 +217,14 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
   c10::optional<c10::Device> region_device;
   for (size_t c = 0; c < prog.comps.size() && !region_device; ++c)
     if (bufs[c].defined()) region_device = bufs[c].device();
-  for (int idx : lowered_.host_ops) {
-    const torch::jit::Node* n = graph_nodes_[idx];
+  for (size_t h = 0; h < lowered_.host_ops.size(); ++h) {
+    const torch::jit::Node* n = graph_nodes_[static_cast<size_t>(lowered_.host_ops[h])];
     if (!n) continue;
-    bool known = n->outputs().size() > 0;
-    for (const auto* o : n->outputs()) {
-      auto name = name_of_.find(o);
-      known = known && name != name_of_.end() && lowered_.host_values.count(name->second);
-    }
-    if (known) {
-      for (const auto* o : n->outputs()) {
-        const auto& hv = lowered_.host_values.at(name_of_.at(o));
+    const auto& known = host_known_[h];
+    if (!known.empty()) {
+      for (size_t i = 0; i < known.size(); ++i) {
+        const torch::jit::Value* o = n->output(i);
+        const auto& hv = *known[i];
         auto v = capture::sym_eval(hv.value, bindings);
         if (!v) throw Error("kiln backend: host value " + capture::sym_str(hv.value) + " cannot be evaluated");
         env[o] = hv.is_bool ? c10::IValue(*v != 0) : c10::IValue(*v);
@@ -329,6 +347,7 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
         make_buffer(c);
       }
   };
+  const bool direct_on = direct_externs_enabled();
   size_t skip = SIZE_MAX;  // a kernel step an extern's call already computed (a fused GEMM epilogue)
   for (size_t s = 0; s < fused_.steps.size(); ++s) {
     const auto& step = fused_.steps[s];
@@ -349,36 +368,47 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
     const Comp& comp = prog.comps[step.index];
     const torch::jit::Node* n = graph_nodes_.at(comp.ir_node);
     if (!n) throw Error("kiln backend: extern " + comp.name + " has no TorchScript node");
-    // The extern's arguments: computed tensors from their buffers; lists of tensors (cat, stack)
+    // A prepared call reads its buffers itself (direct_extern.h); unless a tuner's hook may take the step.
+    const auto& direct = direct_[step.index];
+    const bool by_direct = direct && direct_on && (comp.drop_bias || !extern_hook_ || probe);
+    // Otherwise the extern's arguments: computed tensors from their buffers; lists of tensors (cat, stack)
     // built from their elements' buffers, as the list node itself never ran.
     std::vector<const torch::jit::Value*> bound;
-    for (const auto* v : n->inputs()) bind_value(v, bufs, interp, env, &bound);
     at::Tensor out;
     {
       profile::Span span("extern", comp.target, compile_id_);
       MemoryOwner owner("extern", &comp.name);  // its result and workspace belong to its node
-      ExternContext cx;
-      cx.ptrs = ptrs.data();
-      cx.scalars = scalars.data();
-      cx.syms = syms.data();
-      cx.bufs = &bufs;
-      if (s + 1 < fused_.steps.size() && fused_.steps[s + 1].kind == fusion::Step::Kind::Kernel) {
-        cx.next_kernel = fused_.steps[s + 1].index;
-        if (extern_hook_) make_for_step(s + 1);  // the hook may launch it (a GEMM epilogue): its buffers must exist
-        cx.launch_next = [&, k = cx.next_kernel] {
-          profile::Span kspan("kernel", fused_.kernels[k].name, compile_id_, fused_.kernels[k].name);
-          kernels_[k](ptrs.data(), scalars.data(), syms.data());
-        };
+      if (by_direct) out = call_direct_extern(*direct, bufs);
+      if (!out.defined()) {
+        for (const auto* v : n->inputs()) bind_value(v, bufs, interp, env, &bound);
+        if (comp.drop_bias && comp.bias_operand == 0) {  // addmm(bias, a, b): its readers add the bias (lowering/linear_bias.h)
+          out = at::mm(capture::lookup(env, n->input(1)).toTensor(), capture::lookup(env, n->input(2)).toTensor());
+        } else if (comp.drop_bias && comp.target == "aten::conv2d") {  // conv2d(x, w, bias, ...): likewise
+          out = conv2d_without_bias(n, env);
+        } else if (comp.drop_bias) {  // linear(x, w, bias): likewise
+          out = at::linear(capture::lookup(env, n->input(0)).toTensor(), capture::lookup(env, n->input(1)).toTensor());
+        } else {
+          bool hooked = false;
+          if (extern_hook_ && !probe) {
+            ExternContext cx;
+            cx.ptrs = ptrs.data();
+            cx.scalars = scalars.data();
+            cx.syms = syms.data();
+            cx.bufs = &bufs;
+            if (s + 1 < fused_.steps.size() && fused_.steps[s + 1].kind == fusion::Step::Kind::Kernel) {
+              cx.next_kernel = fused_.steps[s + 1].index;
+              make_for_step(s + 1);  // the hook may launch it (a GEMM epilogue): its buffers must exist
+              cx.launch_next = [&, k = cx.next_kernel] {
+                profile::Span kspan("kernel", fused_.kernels[k].name, compile_id_, fused_.kernels[k].name);
+                kernels_[k](ptrs.data(), scalars.data(), syms.data());
+              };
+            }
+            hooked = extern_hook_(step.index, n, env, interp, out, cx);
+            if (cx.next_kernel_done) skip = s + 1;
+          }
+          if (!hooked) out = interp.exec_node(n, env).at(0).toTensor();
+        }
       }
-      if (comp.drop_bias && comp.bias_operand == 0)  // addmm(bias, a, b): its readers add the bias (lowering/linear_bias.h)
-        out = at::mm(capture::lookup(env, n->input(1)).toTensor(), capture::lookup(env, n->input(2)).toTensor());
-      else if (comp.drop_bias && comp.target == "aten::conv2d")  // conv2d(x, w, bias, ...): likewise
-        out = conv2d_without_bias(n, env);
-      else if (comp.drop_bias)  // linear(x, w, bias): likewise
-        out = at::linear(capture::lookup(env, n->input(0)).toTensor(), capture::lookup(env, n->input(1)).toTensor());
-      else if (!(extern_hook_ && !probe && extern_hook_(step.index, n, env, interp, out, cx)))
-        out = interp.exec_node(n, env).at(0).toTensor();
-      if (cx.next_kernel_done) skip = s + 1;
       // Into the region's layout inside the call's span: the copy's kernel is this node's work
       // (profiles attribute it to the node and its module, not to nothing).
       out = to_layout(out, comp.layout);

@@ -13,6 +13,7 @@
 #include "engine/fusion/schedule.h"
 #include "engine/lowering/lower_graph.h"
 #include "engine/runtime/backend.h"
+#include "engine/runtime/direct_extern.h"
 
 namespace kiln::runtime {
 
@@ -79,7 +80,7 @@ class LoweredRegionFn : public CompiledFn {
     at::Tensor source, converted;
     int64_t version = -1;
   };
-  std::map<size_t, LayoutCopy> layout_cache_;
+  std::vector<LayoutCopy> layout_cache_;  // per computation
   std::vector<const torch::jit::Node*> graph_nodes_;
   std::unordered_map<const torch::jit::Value*, std::string> name_of_;
   std::vector<capture::InputGuardSpec> inputs_;
@@ -98,6 +99,8 @@ class LoweredRegionFn : public CompiledFn {
     std::vector<int64_t> sizes, strides;
   };
   std::vector<std::optional<FixedShape>> fixed_;
+  std::vector<std::vector<const lowering::LoweredRegion::HostValue*>> host_known_;  // per host op: its outputs' values, or empty
+  std::vector<std::optional<DirectExtern>> direct_;  // an extern computation's prepared call (direct_extern.h)
   const fusion::PlannedBuffer* planned(int comp) const {
     const int i = planned_[static_cast<size_t>(comp)];
     return i < 0 ? nullptr : &plan_.buffers[static_cast<size_t>(i)];

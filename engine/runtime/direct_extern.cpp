@@ -1,0 +1,127 @@
+#include "engine/runtime/direct_extern.h"
+
+#include <torch/csrc/jit/ir/ir.h>
+#include <torch/csrc/jit/ir/constants.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+namespace kiln::runtime {
+
+using lowering::Comp;
+
+namespace {
+
+// A literal integer list: a constant (an int broadcast to both dims, as the op's int[2] does) or a list built
+// from constants; nothing when any part is computed at run time.
+std::optional<std::vector<int64_t>> literal_ints(const torch::jit::Value* v) {
+  if (auto iv = torch::jit::toIValue(v)) {
+    if (iv->isIntList()) return iv->toIntVector();
+    if (iv->isInt()) return std::vector<int64_t>{iv->toInt(), iv->toInt()};
+    return std::nullopt;
+  }
+  const auto* n = v->node();
+  if (n->kind() != c10::prim::ListConstruct) return std::nullopt;
+  std::vector<int64_t> out;
+  for (const auto* in : n->inputs()) {
+    auto iv = torch::jit::toIValue(in);
+    if (!iv || !iv->isInt()) return std::nullopt;
+    out.push_back(iv->toInt());
+  }
+  return out;
+}
+
+bool is_none(const torch::jit::Value* v) {
+  auto iv = torch::jit::toIValue(v);
+  return iv && iv->isNone();
+}
+
+std::atomic<uint64_t> calls{0};
+
+// Computation of tensor argument i, or -1.
+int operand(const Comp& comp, size_t i) { return i < comp.operands.size() ? comp.operands[i] : -1; }
+
+}  // namespace
+
+std::optional<DirectExtern> prepare_direct_extern(const Comp& comp, const torch::jit::Node* n) {
+  if (comp.kind != Comp::Kind::Extern || !n || n->outputs().empty()) return std::nullopt;
+  const auto& t = comp.target;
+  if (n->kind().toQualString() != t) return std::nullopt;
+  const size_t args = n->inputs().size();
+  DirectExtern d;
+  auto take = [&](std::initializer_list<size_t> positions) {
+    for (size_t i : positions) {
+      const int c = operand(comp, i);
+      if (c < 0) return false;
+      d.tensors.push_back(c);
+    }
+    return true;
+  };
+  if (t == "aten::conv2d") {
+    if (args != 7) return std::nullopt;
+    auto stride = literal_ints(n->input(3)), padding = literal_ints(n->input(4)), dilation = literal_ints(n->input(5));
+    auto groups = torch::jit::toIValue(n->input(6));
+    if (!stride || !padding || !dilation || !groups || !groups->isInt()) return std::nullopt;  // "same"/"valid"
+    if (!take({0, 1})) return std::nullopt;
+    if (!comp.drop_bias && !is_none(n->input(2)) && !take({2})) return std::nullopt;
+    d.op = DirectExtern::Op::Conv2d;
+    d.stride = std::move(*stride);
+    d.padding = std::move(*padding);
+    d.dilation = std::move(*dilation);
+    d.groups = groups->toInt();
+    return d;
+  }
+  if (t == "aten::linear") {
+    if (args != 3 || !take({0, 1})) return std::nullopt;
+    if (!comp.drop_bias && !is_none(n->input(2)) && !take({2})) return std::nullopt;
+    d.op = DirectExtern::Op::Linear;
+    return d;
+  }
+  if (t == "aten::addmm") {  // only as a product whose readers add the bias; beta and alpha are 1 then
+    if (!comp.drop_bias || comp.bias_operand != 0 || args < 3 || !take({1, 2})) return std::nullopt;
+    d.op = DirectExtern::Op::Mm;
+    return d;
+  }
+  if (t == "aten::mm" || t == "aten::bmm" || t == "aten::matmul") {
+    if (args != 2 || !take({0, 1})) return std::nullopt;
+    d.op = t == "aten::mm" ? DirectExtern::Op::Mm : t == "aten::bmm" ? DirectExtern::Op::Bmm : DirectExtern::Op::Matmul;
+    return d;
+  }
+  return std::nullopt;
+}
+
+at::Tensor call_direct_extern(const DirectExtern& d, const std::vector<at::Tensor>& bufs) {
+  for (int c : d.tensors)
+    if (c < 0 || static_cast<size_t>(c) >= bufs.size() || !bufs[static_cast<size_t>(c)].defined()) return {};
+  calls.fetch_add(1, std::memory_order_relaxed);
+  auto arg = [&](size_t i) -> const at::Tensor& { return bufs[static_cast<size_t>(d.tensors[i])]; };
+  const bool bias = d.tensors.size() == 3;
+  switch (d.op) {
+    case DirectExtern::Op::Conv2d: {
+      const at::Tensor& x = arg(0);
+      c10::optional<at::Tensor> b;
+      if (bias) b = arg(2);
+      // aten::conv2d of a batched, real input with a bias of its dtype is exactly this call (its own body);
+      // anything else goes through it, checks and messages included.
+      if (x.dim() == 4 && !x.is_complex() && !x.is_nested() && (!bias || arg(2).scalar_type() == x.scalar_type()))
+        return at::convolution(x, arg(1), b, d.stride, d.padding, d.dilation, false, {0, 0}, d.groups);
+      return at::conv2d(x, arg(1), b, d.stride, d.padding, d.dilation, d.groups);
+    }
+    case DirectExtern::Op::Linear:
+      return bias ? at::linear(arg(0), arg(1), arg(2)) : at::linear(arg(0), arg(1));
+    case DirectExtern::Op::Mm: return at::mm(arg(0), arg(1));
+    case DirectExtern::Op::Bmm: return at::bmm(arg(0), arg(1));
+    case DirectExtern::Op::Matmul: return at::matmul(arg(0), arg(1));
+  }
+  return {};
+}
+
+uint64_t direct_extern_calls() { return calls.load(std::memory_order_relaxed); }
+
+bool direct_externs_enabled() {
+  const char* v = std::getenv("KILN_DIRECT_EXTERNS");
+  return !(v && std::strcmp(v, "0") == 0);
+}
+
+}  // namespace kiln::runtime

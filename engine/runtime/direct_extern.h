@@ -1,0 +1,53 @@
+// An extern step called straight from its computations' buffers, its literal arguments read once.
+//
+// Through the interpreter, an extern's call binds each argument into the region's environment (a hash insert
+// per tensor; a list such as a convolution's stride built anew from its elements on every call), looks them up
+// again, converts lists to vectors, calls the op, and erases the bindings. A region with fifty convolutions
+// pays that fifty times per call. For the common externs whose non-tensor arguments are literals in the graph
+// (convolutions' strides, paddings, dilations and groups; products with no scalar arguments), the call is
+// prepared once and made with the same ATen function the interpreter's op calls: the results are the same.
+//
+// prepare_direct_extern(comp, node)
+//   returns the prepared call when comp is an Extern whose target is aten::conv2d (padding as integers),
+//   aten::linear, aten::mm, aten::bmm or aten::matmul, or aten::addmm with drop_bias, and every argument it
+//   uses is either a computation (comp.operands) or a literal; nothing otherwise (the interpreter runs it).
+//   Honors drop_bias (linear_bias.h): such a call leaves the bias out.
+// call_direct_extern(call, bufs)
+//   the op's result, or an undefined tensor when a tensor argument's buffer is not there (the caller then
+//   goes through the interpreter).
+//
+// KILN_DIRECT_EXTERNS=0 sends every extern through the interpreter (read on each region run).
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <optional>
+#include <vector>
+
+#include "engine/lowering/loop_ir.h"
+
+namespace torch::jit {
+struct Node;
+}
+
+namespace kiln::runtime {
+
+struct DirectExtern {
+  enum class Op { Conv2d, Linear, Mm, Bmm, Matmul };
+  Op op = Op::Mm;
+  std::vector<int> tensors;  // computations of the tensor arguments, in the call's order (bias last, when any)
+  std::vector<int64_t> stride, padding, dilation;
+  int64_t groups = 1;
+};
+
+std::optional<DirectExtern> prepare_direct_extern(const lowering::Comp& comp, const torch::jit::Node* node);
+
+at::Tensor call_direct_extern(const DirectExtern& call, const std::vector<at::Tensor>& bufs);
+
+// How many calls this process made through call_direct_extern (each one that returned a result).
+uint64_t direct_extern_calls();
+
+// Whether regions call prepared externs directly (KILN_DIRECT_EXTERNS, on unless "0").
+bool direct_externs_enabled();
+
+}  // namespace kiln::runtime

@@ -1,0 +1,179 @@
+// Externs called straight from their buffers: prepared only when every argument is a computation or a literal,
+// and equal, bit for bit, to the interpreter's call of the same op.
+#include "engine/runtime/direct_extern.h"
+
+#include <gtest/gtest.h>
+#include <torch/csrc/jit/ir/irparser.h>
+#include <torch/script.h>
+
+#include <cstdlib>
+
+#include "engine/runtime/captured_runtime.h"
+#include "engine/runtime/example_inputs.h"
+#include "tests/support/scripted_models.h"
+
+using namespace kiln;
+using lowering::Comp;
+using runtime::DirectExtern;
+
+namespace {
+
+struct Parsed {
+  std::shared_ptr<torch::jit::Graph> graph;
+  std::map<std::string, const torch::jit::Node*> node;  // by its output's name
+};
+
+Parsed parse(const std::string& ir) {
+  Parsed p;
+  p.graph = std::make_shared<torch::jit::Graph>();
+  std::unordered_map<std::string, torch::jit::Value*> values;
+  torch::jit::parseIR(ir, p.graph.get(), values);
+  for (const auto& [name, v] : values) p.node[name] = v->node();
+  return p;
+}
+
+Comp extern_comp(const std::string& target, std::vector<int> operands) {
+  Comp c;
+  c.kind = Comp::Kind::Extern;
+  c.target = target;
+  c.operands = std::move(operands);
+  return c;
+}
+
+const char* kConvs = R"IR(
+graph(%x : Tensor, %w : Tensor, %b : Tensor, %n : int):
+  %none : NoneType = prim::Constant()
+  %one : int = prim::Constant[value=1]()
+  %two : int = prim::Constant[value=2]()
+  %s : int[] = prim::ListConstruct(%two, %two)
+  %p : int[] = prim::ListConstruct(%one, %one)
+  %d : int[] = prim::Constant[value=[1, 1]]()
+  %plain : Tensor = aten::conv2d(%x, %w, %none, %s, %p, %d, %one)
+  %biased : Tensor = aten::conv2d(%x, %w, %b, %s, %p, %d, %one)
+  %sn : int[] = prim::ListConstruct(%n, %n)
+  %computed : Tensor = aten::conv2d(%x, %w, %none, %sn, %p, %d, %one)
+  %same_text : str = prim::Constant[value="same"]()
+  %same : Tensor = aten::conv2d(%x, %w, %none, %d, %same_text, %d, %one)
+  return (%plain, %biased, %computed, %same))IR";
+
+}  // namespace
+
+TEST(DirectExtern, ConvolutionWithLiteralArgumentsIsPreparedAndEqualsTheOp) {
+  auto g = parse(kConvs);
+  // Computations 0, 1, 2: x, w, b.
+  std::vector<at::Tensor> bufs = {torch::randn({2, 3, 9, 9}), torch::randn({4, 3, 3, 3}), torch::randn({4})};
+  auto plain = runtime::prepare_direct_extern(extern_comp("aten::conv2d", {0, 1, -1, -1, -1, -1, -1}), g.node.at("plain"));
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->op, DirectExtern::Op::Conv2d);
+  EXPECT_EQ(plain->stride, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(plain->padding, (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(plain->dilation, (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(plain->tensors, (std::vector<int>{0, 1}));
+  auto out = runtime::call_direct_extern(*plain, bufs);
+  EXPECT_TRUE(torch::equal(out, at::conv2d(bufs[0], bufs[1], {}, {2, 2}, {1, 1}, {1, 1}, 1)));
+
+  auto biased_comp = extern_comp("aten::conv2d", {0, 1, 2, -1, -1, -1, -1});
+  auto biased = runtime::prepare_direct_extern(biased_comp, g.node.at("biased"));
+  ASSERT_TRUE(biased);
+  EXPECT_EQ(biased->tensors, (std::vector<int>{0, 1, 2}));
+  EXPECT_TRUE(torch::equal(runtime::call_direct_extern(*biased, bufs),
+                           at::conv2d(bufs[0], bufs[1], bufs[2], {2, 2}, {1, 1}, {1, 1}, 1)));
+  // Its readers add the bias (linear_bias.h): called without it.
+  biased_comp.drop_bias = true;
+  biased_comp.bias_operand = 2;
+  auto dropped = runtime::prepare_direct_extern(biased_comp, g.node.at("biased"));
+  ASSERT_TRUE(dropped);
+  EXPECT_EQ(dropped->tensors, (std::vector<int>{0, 1}));
+  EXPECT_TRUE(torch::equal(runtime::call_direct_extern(*dropped, bufs), out));
+
+  // A stride computed at run time, and padding by name, stay with the interpreter.
+  EXPECT_FALSE(runtime::prepare_direct_extern(extern_comp("aten::conv2d", {0, 1, -1, -1, -1, -1, -1}),
+                                              g.node.at("computed")));
+  EXPECT_FALSE(runtime::prepare_direct_extern(extern_comp("aten::conv2d", {0, 1, -1, -1, -1, -1, -1}), g.node.at("same")));
+  // A tensor argument that is not a computation of the region: not prepared either.
+  EXPECT_FALSE(runtime::prepare_direct_extern(extern_comp("aten::conv2d", {0, -1, -1, -1, -1, -1, -1}),
+                                              g.node.at("plain")));
+  // A target that is not the node's (a mismatch between lowering and graph) is never guessed at.
+  EXPECT_FALSE(runtime::prepare_direct_extern(extern_comp("aten::linear", {0, 1, -1}), g.node.at("plain")));
+}
+
+TEST(DirectExtern, AMissingBufferLeavesTheCallToTheInterpreter) {
+  auto g = parse(kConvs);
+  auto plain = runtime::prepare_direct_extern(extern_comp("aten::conv2d", {0, 1, -1, -1, -1, -1, -1}), g.node.at("plain"));
+  ASSERT_TRUE(plain);
+  std::vector<at::Tensor> bufs = {torch::randn({2, 3, 9, 9}), at::Tensor()};
+  EXPECT_FALSE(runtime::call_direct_extern(*plain, bufs).defined());
+  bufs.resize(1);
+  EXPECT_FALSE(runtime::call_direct_extern(*plain, bufs).defined());
+}
+
+TEST(DirectExtern, ProductsArePreparedWhenTheyHaveNoScalarArguments) {
+  auto g = parse(R"IR(
+graph(%a : Tensor, %b : Tensor, %bias : Tensor):
+  %none : NoneType = prim::Constant()
+  %one : int = prim::Constant[value=1]()
+  %lin : Tensor = aten::linear(%a, %b, %bias)
+  %mm : Tensor = aten::mm(%a, %b)
+  %mat : Tensor = aten::matmul(%a, %b)
+  %addmm : Tensor = aten::addmm(%bias, %a, %b, %one, %one)
+  return (%lin, %mm, %mat, %addmm))IR");
+  std::vector<at::Tensor> bufs = {torch::randn({5, 7}), torch::randn({6, 7}), torch::randn({6})};
+  auto lin = runtime::prepare_direct_extern(extern_comp("aten::linear", {0, 1, 2}), g.node.at("lin"));
+  ASSERT_TRUE(lin);
+  EXPECT_TRUE(torch::equal(runtime::call_direct_extern(*lin, bufs), at::linear(bufs[0], bufs[1], bufs[2])));
+  std::vector<at::Tensor> square = {torch::randn({5, 7}), torch::randn({7, 4})};
+  auto mm = runtime::prepare_direct_extern(extern_comp("aten::mm", {0, 1}), g.node.at("mm"));
+  ASSERT_TRUE(mm);
+  EXPECT_TRUE(torch::equal(runtime::call_direct_extern(*mm, square), at::mm(square[0], square[1])));
+  auto mat = runtime::prepare_direct_extern(extern_comp("aten::matmul", {0, 1}), g.node.at("mat"));
+  ASSERT_TRUE(mat);
+  EXPECT_TRUE(torch::equal(runtime::call_direct_extern(*mat, square), at::matmul(square[0], square[1])));
+  // addmm keeps its beta and alpha: prepared only as the product its readers add the bias to.
+  auto addmm = extern_comp("aten::addmm", {2, 0, 1, -1, -1});
+  EXPECT_FALSE(runtime::prepare_direct_extern(addmm, g.node.at("addmm")));
+  addmm.drop_bias = true;
+  addmm.bias_operand = 0;
+  auto product = runtime::prepare_direct_extern(addmm, g.node.at("addmm"));
+  ASSERT_TRUE(product);
+  EXPECT_EQ(product->tensors, (std::vector<int>{0, 1}));
+}
+
+// A whole model through the Kiln backend: direct calls give the interpreter's results exactly.
+TEST(DirectExtern, ARegionGivesTheSameResultsEitherWay) {
+  torch::jit::Module m("Net");
+  m.register_parameter("w1", torch::randn({8, 3, 3, 3}), false);
+  m.register_parameter("b1", torch::randn({8}), false);
+  m.register_parameter("w2", torch::randn({8, 1, 3, 3}), false);
+  m.register_parameter("lw", torch::randn({10, 8}), false);
+  m.register_parameter("lb", torch::randn({10}), false);
+  m.define(R"JIT(
+def forward(self, x):
+    y = torch.conv2d(x, self.w1, self.b1, [2, 2], [1, 1])
+    y = torch.conv2d(torch.relu(y), self.w2, None, [1, 1], [1, 1], [1, 1], 8)
+    z = torch.linear(y.mean([2, 3]), self.lw, self.lb)
+    return torch.matmul(z, z.t())
+)JIT");
+  const std::string path = test::temp_dir() + "/direct_net.pt";
+  m.save(path);
+  auto model = model::load_model(path);
+  auto x = runtime::make_inputs({parse_input_spec("2x3x12x12")})[0];
+  capture::CompileOptions o;
+  o.backend = "kiln";
+  auto run = [&](const char* direct, uint64_t& calls) {
+    ::setenv("KILN_DIRECT_EXTERNS", direct, 1);
+    runtime::CapturedRuntime rt(model, o);
+    const uint64_t before = runtime::direct_extern_calls();
+    auto out = rt.run({x})[0].toTensor();
+    calls = runtime::direct_extern_calls() - before;
+    ::unsetenv("KILN_DIRECT_EXTERNS");
+    return out;
+  };
+  uint64_t direct_calls = 0, interpreted_calls = 0;
+  auto direct = run("1", direct_calls), interpreted = run("0", interpreted_calls);
+  EXPECT_EQ(direct_calls, 4u) << "two convolutions, the linear and the matmul";
+  EXPECT_EQ(interpreted_calls, 0u);
+  EXPECT_TRUE(torch::equal(direct, interpreted));
+  torch::NoGradGuard no_grad;
+  auto eager = m.forward({x}).toTensor();
+  EXPECT_TRUE(torch::allclose(direct, eager, 1e-4, 1e-4)) << (direct - eager).abs().max();
+}
