@@ -44,7 +44,6 @@
 #include "engine/runtime/captured_runtime.h"
 #include "engine/runtime/compare_values.h"
 #include "engine/runtime/cuda/cuda_graph_fn.h"
-#include "engine/runtime/cuda/cudnn_conv.h"
 #include "engine/runtime/example_inputs.h"
 #include "engine/runtime/float_precision.h"
 #include "engine/runtime/inference_guard.h"
@@ -539,24 +538,10 @@ json default_against_aoti(const std::string& package, const model::Model& m, con
     ::unsetenv("KILN_DIRECT_EXTERNS");
     r["direct_externs"] = {{"interpreted_over_direct", g["speedup"]}, {"interpreted_ms", g["eager_ms"]},
                            {"direct_ms", g["kiln_ms"]}};
-    // Convolutions through ATen against cuDNN called directly (runtime/cuda/cudnn_conv.h), externs direct.
-    auto convs = [&](const char* direct) {
-      return [&, direct] {
-        ::setenv("KILN_DIRECT_CUDNN", direct, 1);
-        under(false, [&] { kiln[false]->run(x, &printed); });
-      };
-    };
-    const uint64_t cudnn_before = cuda::direct_cudnn_calls();
-    json c = paired_with_eager(convs("0"), convs("1"));
-    const uint64_t cudnn_calls = cuda::direct_cudnn_calls() - cudnn_before;
-    ::unsetenv("KILN_DIRECT_CUDNN");
-    r["direct_cudnn"] = {{"aten_over_direct", c["speedup"]}, {"aten_ms", c["eager_ms"]}, {"direct_ms", c["kiln_ms"]},
-                         {"calls", cudnn_calls}};
     ::unsetenv("KILN_INFERENCE_MODE");
   } catch (const std::exception& e) {
     ::unsetenv("KILN_INFERENCE_MODE");
     ::unsetenv("KILN_DIRECT_EXTERNS");
-    ::unsetenv("KILN_DIRECT_CUDNN");
     r["error"] = std::string(e.what()).substr(0, 400);
   }
 #else

@@ -259,20 +259,18 @@ def main():
         print("\nKiln default against AOTInductor from C++, paired in one process (both loaded; 15 rounds alternating "
               "a block of 20 calls of each; median of the rounds' Kiln / AOTI ratios: below 1 Kiln is faster), under "
               "no-grad and under InferenceMode (the same guard on both sides); and Kiln with its externs (convolutions, "
-              "products) called through the interpreter against called directly, and its convolutions through ATen against "
-              "cuDNN called directly (calls: direct cuDNN calls during that pairing), paired the same way")
+              "products) called through the interpreter against called directly, paired the same way")
         print("| model | default/AOTI, no-grad | Kiln / AOTI ms | default/AOTI, InferenceMode | Kiln / AOTI ms | "
-              "externs interpreted / direct | convolutions ATen / cuDNN direct (calls) |")
-        print("|---|--:|--:|--:|--:|--:|--:|")
+              "externs interpreted / direct |")
+        print("|---|--:|--:|--:|--:|--:|")
         for n, a in vs_aoti:
             if a.get("error"):
-                print(f"| {n} | failed: {a['error'][:100]} | | | | | |")
+                print(f"| {n} | failed: {a['error'][:100]} | | | | |")
                 continue
             ng, im, g = a.get("no_grad", {}), a.get("inference_mode", {}), a.get("direct_externs", {})
-            cd = a.get("direct_cudnn", {})
             print(f"| {n} | {f(ng.get('default_over_aoti'), 2)} | {f(ng.get('kiln_ms'))} / {f(ng.get('aoti_ms'))} | "
                   f"{f(im.get('default_over_aoti'), 2)} | {f(im.get('kiln_ms'))} / {f(im.get('aoti_ms'))} | "
-                  f"{f(g.get('interpreted_over_direct'), 2)} | {f(cd.get('aten_over_direct'), 2)} ({cd.get('calls', '-')}) |")
+                  f"{f(g.get('interpreted_over_direct'), 2)} |")
     ends = [(r["name"], r["k_eager_ms"], r["eager_end"], r["peak"][0], r["eager_peak_end"]) for r in rows
             if r.get("eager_end")]
     if ends:

@@ -70,9 +70,6 @@ std::optional<DirectExtern> prepare_direct_extern(const Comp& comp, const torch:
     d.padding = std::move(*padding);
     d.dilation = std::move(*dilation);
     d.groups = groups->toInt();
-#if KILN_WITH_CUDA
-    if (d.tensors.size() == 2) d.cudnn = std::make_shared<cuda::CudnnConv>();
-#endif
     return d;
   }
   if (t == "aten::linear") {
@@ -94,7 +91,7 @@ std::optional<DirectExtern> prepare_direct_extern(const Comp& comp, const torch:
   return std::nullopt;
 }
 
-at::Tensor call_direct_extern(const DirectExtern& d, const std::vector<at::Tensor>& bufs, bool cudnn) {
+at::Tensor call_direct_extern(const DirectExtern& d, const std::vector<at::Tensor>& bufs) {
   for (int c : d.tensors)
     if (c < 0 || static_cast<size_t>(c) >= bufs.size() || !bufs[static_cast<size_t>(c)].defined()) return {};
   calls.fetch_add(1, std::memory_order_relaxed);
@@ -103,14 +100,6 @@ at::Tensor call_direct_extern(const DirectExtern& d, const std::vector<at::Tenso
   switch (d.op) {
     case DirectExtern::Op::Conv2d: {
       const at::Tensor& x = arg(0);
-#if KILN_WITH_CUDA
-      if (cudnn && d.cudnn && x.is_cuda()) {
-        at::Tensor y = d.cudnn->run(x, arg(1), d.stride, d.padding, d.dilation, d.groups);
-        if (y.defined()) return y;
-      }
-#else
-      (void)cudnn;
-#endif
       c10::optional<at::Tensor> b;
       if (bias) b = arg(2);
       // aten::conv2d of a batched, real input with a bias of its dtype is exactly this call (its own body);

@@ -12,10 +12,9 @@
 //   aten::linear, aten::mm, aten::bmm or aten::matmul, or aten::addmm with drop_bias, and every argument it
 //   uses is either a computation (comp.operands) or a literal; nothing otherwise (the interpreter runs it).
 //   Honors drop_bias (linear_bias.h): such a call leaves the bias out.
-// call_direct_extern(call, bufs, cudnn)
+// call_direct_extern(call, bufs)
 //   the op's result, or an undefined tensor when a tensor argument's buffer is not there (the caller then
-//   goes through the interpreter). With `cudnn`, a convolution without a bias on the GPU goes to cuDNN
-//   directly (cuda/cudnn_conv.h) where that is the call ATen would make.
+//   goes through the interpreter).
 //
 // KILN_DIRECT_EXTERNS=0 sends every extern through the interpreter (read on each region run).
 #pragma once
@@ -26,9 +25,6 @@
 #include <vector>
 
 #include "engine/lowering/loop_ir.h"
-#if KILN_WITH_CUDA
-#include "engine/runtime/cuda/cudnn_conv.h"
-#endif
 
 namespace torch::jit {
 struct Node;
@@ -42,15 +38,11 @@ struct DirectExtern {
   std::vector<int> tensors;  // computations of the tensor arguments, in the call's order (bias last, when any)
   std::vector<int64_t> stride, padding, dilation;
   int64_t groups = 1;
-#if KILN_WITH_CUDA
-  // A convolution without a bias on the GPU: cuDNN called directly (cuda/cudnn_conv.h), ATen where it refuses.
-  std::shared_ptr<cuda::CudnnConv> cudnn;
-#endif
 };
 
 std::optional<DirectExtern> prepare_direct_extern(const lowering::Comp& comp, const torch::jit::Node* node);
 
-at::Tensor call_direct_extern(const DirectExtern& call, const std::vector<at::Tensor>& bufs, bool cudnn = false);
+at::Tensor call_direct_extern(const DirectExtern& call, const std::vector<at::Tensor>& bufs);
 
 // How many calls this process made through call_direct_extern (each one that returned a result).
 uint64_t direct_extern_calls();

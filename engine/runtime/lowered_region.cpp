@@ -348,11 +348,6 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
       }
   };
   const bool direct_on = direct_externs_enabled();
-#if KILN_WITH_CUDA
-  const bool cudnn_on = direct_on && cuda::direct_cudnn_enabled();
-#else
-  const bool cudnn_on = false;
-#endif
   size_t skip = SIZE_MAX;  // a kernel step an extern's call already computed (a fused GEMM epilogue)
   for (size_t s = 0; s < fused_.steps.size(); ++s) {
     const auto& step = fused_.steps[s];
@@ -383,7 +378,7 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
     {
       profile::Span span("extern", comp.target, compile_id_);
       MemoryOwner owner("extern", &comp.name);  // its result and workspace belong to its node
-      if (by_direct) out = call_direct_extern(*direct, bufs, cudnn_on && !probe);
+      if (by_direct) out = call_direct_extern(*direct, bufs);
       if (!out.defined()) {
         for (const auto* v : n->inputs()) bind_value(v, bufs, interp, env, &bound);
         if (comp.drop_bias && comp.bias_operand == 0) {  // addmm(bias, a, b): its readers add the bias (lowering/linear_bias.h)
