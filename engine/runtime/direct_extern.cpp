@@ -1,5 +1,9 @@
 #include "engine/runtime/direct_extern.h"
 
+#include <ATen/ops/convolution_compositeexplicitautograd_dispatch.h>
+#if KILN_TORCH_CUDA
+#include <ATen/ops/mm_cuda_dispatch.h>
+#endif
 #include <torch/csrc/jit/ir/ir.h>
 #include <torch/csrc/jit/ir/constants.h>
 
@@ -41,6 +45,15 @@ std::atomic<uint64_t> calls{0};
 
 // Computation of tensor argument i, or -1.
 int operand(const Comp& comp, size_t i) { return i < comp.operands.size() ? comp.operands[i] : -1; }
+
+// at::mm; without gradients on the GPU its CUDA kernel directly (what AOTInductor's C shim calls): no dispatch
+// and no autograd wrapper around it.
+at::Tensor product(const at::Tensor& a, const at::Tensor& b) {
+#if KILN_TORCH_CUDA
+  if (a.is_cuda() && b.is_cuda() && !at::GradMode::is_enabled()) return at::cuda::mm(a, b);
+#endif
+  return at::mm(a, b);
+}
 
 }  // namespace
 
@@ -104,13 +117,20 @@ at::Tensor call_direct_extern(const DirectExtern& d, const std::vector<at::Tenso
       if (bias) b = arg(2);
       // aten::conv2d of a batched, real input with a bias of its dtype is exactly this call (its own body);
       // anything else goes through it, checks and messages included.
-      if (x.dim() == 4 && !x.is_complex() && !x.is_nested() && (!bias || arg(2).scalar_type() == x.scalar_type()))
+      if (x.dim() == 4 && !x.is_complex() && !x.is_nested() && (!bias || arg(2).scalar_type() == x.scalar_type())) {
+        // Without gradients, convolution's own kernel directly (what AOTInductor's C shim calls): no dispatch
+        // and no autograd wrapper around it; the ops it calls dispatch as usual.
+        if (!at::GradMode::is_enabled())
+          return at::compositeexplicitautograd::convolution(x, arg(1), b, d.stride, d.padding, d.dilation, false,
+                                                            {0, 0}, d.groups);
         return at::convolution(x, arg(1), b, d.stride, d.padding, d.dilation, false, {0, 0}, d.groups);
+      }
       return at::conv2d(x, arg(1), b, d.stride, d.padding, d.dilation, d.groups);
     }
     case DirectExtern::Op::Linear:
+      if (!bias && arg(0).dim() == 2 && arg(1).dim() == 2) return product(arg(0), arg(1).t());  // linear's own body
       return bias ? at::linear(arg(0), arg(1), arg(2)) : at::linear(arg(0), arg(1));
-    case DirectExtern::Op::Mm: return at::mm(arg(0), arg(1));
+    case DirectExtern::Op::Mm: return product(arg(0), arg(1));
     case DirectExtern::Op::Bmm: return at::bmm(arg(0), arg(1));
     case DirectExtern::Op::Matmul: return at::matmul(arg(0), arg(1));
   }

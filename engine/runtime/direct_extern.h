@@ -6,6 +6,10 @@
 // pays that fifty times per call. For the common externs whose non-tensor arguments are literals in the graph
 // (convolutions' strides, paddings, dilations and groups; products with no scalar arguments), the call is
 // prepared once and made with the same ATen function the interpreter's op calls: the results are the same.
+// Without gradients (Kiln runs models under no-grad), a convolution calls convolution's own kernel and a
+// product on the GPU mm's CUDA kernel, as AOTInductor's C shim does: no dispatch and no autograd wrapper for
+// the op itself (the ops they call dispatch as usual). A linear without its bias, on a matrix, is its own
+// body: mm with the weight transposed.
 //
 // prepare_direct_extern(comp, node)
 //   returns the prepared call when comp is an Extern whose target is aten::conv2d (padding as integers),

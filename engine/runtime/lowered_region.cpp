@@ -1,5 +1,10 @@
 #include "engine/runtime/lowered_region.h"
 
+#include <ATen/EmptyTensor.h>
+#if KILN_TORCH_CUDA
+#include <ATen/cuda/EmptyTensor.h>
+#endif
+
 #include <functional>
 
 #include <algorithm>
@@ -46,6 +51,16 @@ at::Tensor to_layout(const at::Tensor& t, const std::vector<int>& layout) {
   auto out = at::empty_strided(t.sizes(), strides, t.options());
   out.copy_(t);
   return out;
+}
+
+// A buffer from the device's allocator without a dispatched op (at::empty_strided's own body, minus the
+// dispatch): one per kernel-written computation per call.
+at::Tensor empty_buffer(at::IntArrayRef sizes, at::IntArrayRef strides, at::ScalarType st, const c10::Device& device) {
+  if (device.is_cpu()) return at::detail::empty_strided_cpu(sizes, strides, st);
+#if KILN_TORCH_CUDA
+  if (device.is_cuda()) return at::detail::empty_strided_cuda(sizes, strides, st, device);
+#endif
+  return at::empty_strided(sizes, strides, at::TensorOptions().dtype(st).device(device));
 }
 
 // aten::conv2d's node called with no bias (its readers add it: lowering/linear_bias.h); padding as
@@ -315,7 +330,7 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
     }
     if (!t.defined()) {
       MemoryOwner owner("buffer", &comp.name);  // the graph node whose value it holds
-      t = at::empty_strided(sizes, strides, at::TensorOptions().dtype(st).device(device));
+      t = empty_buffer(sizes, strides, st, device);
     }
     if (poison_ || probe) {
       if (st == at::kBool) t.fill_(true);
