@@ -77,7 +77,10 @@ std::optional<DirectExtern> prepare_direct_extern(const Comp& comp, const torch:
     auto groups = torch::jit::toIValue(n->input(6));
     if (!stride || !padding || !dilation || !groups || !groups->isInt()) return std::nullopt;  // "same"/"valid"
     if (!take({0, 1})) return std::nullopt;
-    if (!comp.drop_bias && !is_none(n->input(2)) && !take({2})) return std::nullopt;
+    if (!comp.drop_bias && !is_none(n->input(2))) {
+      if (!take({2})) return std::nullopt;
+      d.bias = true;
+    }
     d.op = DirectExtern::Op::Conv2d;
     d.stride = std::move(*stride);
     d.padding = std::move(*padding);
@@ -87,7 +90,10 @@ std::optional<DirectExtern> prepare_direct_extern(const Comp& comp, const torch:
   }
   if (t == "aten::linear") {
     if (args != 3 || !take({0, 1})) return std::nullopt;
-    if (!comp.drop_bias && !is_none(n->input(2)) && !take({2})) return std::nullopt;
+    if (!comp.drop_bias && !is_none(n->input(2))) {
+      if (!take({2})) return std::nullopt;
+      d.bias = true;
+    }
     d.op = DirectExtern::Op::Linear;
     return d;
   }
@@ -109,7 +115,7 @@ at::Tensor call_direct_extern(const DirectExtern& d, const std::vector<at::Tenso
     if (c < 0 || static_cast<size_t>(c) >= bufs.size() || !bufs[static_cast<size_t>(c)].defined()) return {};
   calls.fetch_add(1, std::memory_order_relaxed);
   auto arg = [&](size_t i) -> const at::Tensor& { return bufs[static_cast<size_t>(d.tensors[i])]; };
-  const bool bias = d.tensors.size() == 3;
+  const bool bias = d.bias;
   switch (d.op) {
     case DirectExtern::Op::Conv2d: {
       const at::Tensor& x = arg(0);

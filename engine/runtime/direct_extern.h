@@ -40,6 +40,7 @@ struct DirectExtern {
   enum class Op { Conv2d, Linear, Mm, Bmm, Matmul };
   Op op = Op::Mm;
   std::vector<int> tensors;  // computations of the tensor arguments, in the call's order (bias last, when any)
+  bool bias = false;         // a convolution's or linear's bias is among them (not left to its readers)
   std::vector<int64_t> stride, padding, dilation;
   int64_t groups = 1;
 };

@@ -76,6 +76,8 @@ TEST(DirectExtern, ConvolutionWithLiteralArgumentsIsPreparedAndEqualsTheOp) {
   auto biased = runtime::prepare_direct_extern(biased_comp, g.node.at("biased"));
   ASSERT_TRUE(biased);
   EXPECT_EQ(biased->tensors, (std::vector<int>{0, 1, 2}));
+  EXPECT_TRUE(biased->bias);
+  EXPECT_FALSE(plain->bias);
   EXPECT_TRUE(torch::equal(runtime::call_direct_extern(*biased, bufs),
                            at::conv2d(bufs[0], bufs[1], bufs[2], {2, 2}, {1, 1}, {1, 1}, 1)));
   // Its readers add the bias (linear_bias.h): called without it.
@@ -84,6 +86,7 @@ TEST(DirectExtern, ConvolutionWithLiteralArgumentsIsPreparedAndEqualsTheOp) {
   auto dropped = runtime::prepare_direct_extern(biased_comp, g.node.at("biased"));
   ASSERT_TRUE(dropped);
   EXPECT_EQ(dropped->tensors, (std::vector<int>{0, 1}));
+  EXPECT_FALSE(dropped->bias);
   EXPECT_TRUE(torch::equal(runtime::call_direct_extern(*dropped, bufs), out));
 
   // A stride computed at run time, and padding by name, stay with the interpreter.
