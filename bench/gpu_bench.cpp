@@ -47,6 +47,7 @@
 #include "engine/runtime/example_inputs.h"
 #include "engine/runtime/float_precision.h"
 #include "engine/runtime/inference_guard.h"
+#include "engine/runtime/lt_gemm.h"
 #include "engine/runtime/memory_tracker.h"
 #if KILN_TORCH_CUDA
 #include <ATen/Context.h>
@@ -527,21 +528,25 @@ json default_against_aoti(const std::string& package, const model::Model& m, con
                                                      {"kiln_ms", p["kiln_ms"]}, {"aoti_ms", p["eager_ms"]},
                                                      {"rounds", p["rounds"]}, {"calls_per_block", p["calls_per_block"]}};
     }
-    // Externs through the interpreter against called directly (runtime/direct_extern.h), under no-grad.
-    auto externs = [&](const char* direct) {
-      return [&, direct] {
-        ::setenv("KILN_DIRECT_EXTERNS", direct, 1);
-        under(false, [&] { kiln[false]->run(x, &printed); });
+    // Kiln under no-grad with a switch off against on: externs through the interpreter against called directly
+    // (runtime/direct_extern.h); products through LibTorch against cuBLASLt directly (runtime/lt_gemm.h).
+    auto switched = [&](const char* var) {
+      auto with = [&, var](const char* v) {
+        return [&, var, v] { ::setenv(var, v, 1); under(false, [&] { kiln[false]->run(x, &printed); }); };
       };
+      const uint64_t lt_before = runtime::lt_gemm_calls();
+      json p = paired_with_eager(with("0"), with("1"));
+      ::unsetenv(var);
+      return json{{"off_over_on", p["speedup"]}, {"off_ms", p["eager_ms"]}, {"on_ms", p["kiln_ms"]},
+                  {"cublaslt_calls", runtime::lt_gemm_calls() - lt_before}};
     };
-    json g = paired_with_eager(externs("0"), externs("1"));
-    ::unsetenv("KILN_DIRECT_EXTERNS");
-    r["direct_externs"] = {{"interpreted_over_direct", g["speedup"]}, {"interpreted_ms", g["eager_ms"]},
-                           {"direct_ms", g["kiln_ms"]}};
+    r["direct_externs"] = switched("KILN_DIRECT_EXTERNS");
+    r["cublaslt"] = switched("KILN_CUBLASLT");
     ::unsetenv("KILN_INFERENCE_MODE");
   } catch (const std::exception& e) {
     ::unsetenv("KILN_INFERENCE_MODE");
     ::unsetenv("KILN_DIRECT_EXTERNS");
+    ::unsetenv("KILN_CUBLASLT");
     r["error"] = std::string(e.what()).substr(0, 400);
   }
 #else

@@ -55,9 +55,18 @@ at::Tensor product(const at::Tensor& a, const at::Tensor& b) {
   return at::mm(a, b);
 }
 
+// A product of two matrices: cuBLASLt directly where it takes it (lt_gemm.h), else product().
+at::Tensor matrix_product(const DirectExtern& d, const at::Tensor& a, const at::Tensor& b, bool lt) {
+  if (lt && d.lt) {
+    at::Tensor y = d.lt->mm(a, b);
+    if (y.defined()) return y;
+  }
+  return product(a, b);
+}
+
 }  // namespace
 
-std::optional<DirectExtern> prepare_direct_extern(const Comp& comp, const torch::jit::Node* n) {
+std::optional<DirectExtern> prepare_direct_extern(const Comp& comp, const torch::jit::Node* n, bool tune) {
   if (comp.kind != Comp::Kind::Extern || !n || n->outputs().empty()) return std::nullopt;
   const auto& t = comp.target;
   if (n->kind().toQualString() != t) return std::nullopt;
@@ -95,22 +104,25 @@ std::optional<DirectExtern> prepare_direct_extern(const Comp& comp, const torch:
       d.bias = true;
     }
     d.op = DirectExtern::Op::Linear;
+    if (!d.bias) d.lt = std::make_shared<LtGemm>(tune);
     return d;
   }
   if (t == "aten::addmm") {  // only as a product whose readers add the bias; beta and alpha are 1 then
     if (!comp.drop_bias || comp.bias_operand != 0 || args < 3 || !take({1, 2})) return std::nullopt;
     d.op = DirectExtern::Op::Mm;
+    d.lt = std::make_shared<LtGemm>(tune);
     return d;
   }
   if (t == "aten::mm" || t == "aten::bmm" || t == "aten::matmul") {
     if (args != 2 || !take({0, 1})) return std::nullopt;
     d.op = t == "aten::mm" ? DirectExtern::Op::Mm : t == "aten::bmm" ? DirectExtern::Op::Bmm : DirectExtern::Op::Matmul;
+    if (d.op != DirectExtern::Op::Bmm) d.lt = std::make_shared<LtGemm>(tune);
     return d;
   }
   return std::nullopt;
 }
 
-at::Tensor call_direct_extern(const DirectExtern& d, const std::vector<at::Tensor>& bufs) {
+at::Tensor call_direct_extern(const DirectExtern& d, const std::vector<at::Tensor>& bufs, bool lt) {
   for (int c : d.tensors)
     if (c < 0 || static_cast<size_t>(c) >= bufs.size() || !bufs[static_cast<size_t>(c)].defined()) return {};
   calls.fetch_add(1, std::memory_order_relaxed);
@@ -133,12 +145,26 @@ at::Tensor call_direct_extern(const DirectExtern& d, const std::vector<at::Tenso
       }
       return at::conv2d(x, arg(1), b, d.stride, d.padding, d.dilation, d.groups);
     }
-    case DirectExtern::Op::Linear:
-      if (!bias && arg(0).dim() == 2 && arg(1).dim() == 2) return product(arg(0), arg(1).t());  // linear's own body
-      return bias ? at::linear(arg(0), arg(1), arg(2)) : at::linear(arg(0), arg(1));
-    case DirectExtern::Op::Mm: return product(arg(0), arg(1));
+    case DirectExtern::Op::Linear: {
+      const at::Tensor &x = arg(0), &w = arg(1);
+      if (!bias && w.dim() == 2) {
+        if (x.dim() == 2) return matrix_product(d, x, w.t(), lt);  // linear's own body
+        if (lt && d.lt && x.dim() > 2 && x.is_contiguous()) {  // its leading dimensions as rows, as linear does
+          at::Tensor y = d.lt->mm(x.view({-1, x.size(-1)}), w.t());
+          if (y.defined()) {
+            std::vector<int64_t> sizes(x.sizes().begin(), x.sizes().end());
+            sizes.back() = w.size(0);
+            return y.view(sizes);
+          }
+        }
+      }
+      return bias ? at::linear(x, w, arg(2)) : at::linear(x, w);
+    }
+    case DirectExtern::Op::Mm: return matrix_product(d, arg(0), arg(1), lt);
     case DirectExtern::Op::Bmm: return at::bmm(arg(0), arg(1));
-    case DirectExtern::Op::Matmul: return at::matmul(arg(0), arg(1));
+    case DirectExtern::Op::Matmul:
+      if (arg(0).dim() == 2 && arg(1).dim() == 2) return matrix_product(d, arg(0), arg(1), lt);
+      return at::matmul(arg(0), arg(1));
   }
   return {};
 }

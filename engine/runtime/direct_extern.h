@@ -16,19 +16,23 @@
 //   aten::linear, aten::mm, aten::bmm or aten::matmul, or aten::addmm with drop_bias, and every argument it
 //   uses is either a computation (comp.operands) or a literal; nothing otherwise (the interpreter runs it).
 //   Honors drop_bias (linear_bias.h): such a call leaves the bias out.
-// call_direct_extern(call, bufs)
+// call_direct_extern(call, bufs, lt)
 //   the op's result, or an undefined tensor when a tensor argument's buffer is not there (the caller then
-//   goes through the interpreter).
+//   goes through the interpreter). With `lt`, a product of matrices on the GPU (mm, matmul of two matrices,
+//   a linear without its bias, its input's leading dimensions flattened when contiguous) goes to cuBLASLt
+//   directly (lt_gemm.h) where it takes the product; LibTorch's call otherwise.
 //
 // KILN_DIRECT_EXTERNS=0 sends every extern through the interpreter (read on each region run).
 #pragma once
 
 #include <ATen/ATen.h>
 
+#include <memory>
 #include <optional>
 #include <vector>
 
 #include "engine/lowering/loop_ir.h"
+#include "engine/runtime/lt_gemm.h"
 
 namespace torch::jit {
 struct Node;
@@ -43,11 +47,14 @@ struct DirectExtern {
   bool bias = false;         // a convolution's or linear's bias is among them (not left to its readers)
   std::vector<int64_t> stride, padding, dilation;
   int64_t groups = 1;
+  std::shared_ptr<LtGemm> lt;  // products (Mm, Matmul, Linear): cuBLASLt's plans per problem (lt_gemm.h)
 };
 
-std::optional<DirectExtern> prepare_direct_extern(const lowering::Comp& comp, const torch::jit::Node* node);
+// `tune`: products time cuBLASLt's candidate algorithms per problem (max-autotune).
+std::optional<DirectExtern> prepare_direct_extern(const lowering::Comp& comp, const torch::jit::Node* node,
+                                                  bool tune = false);
 
-at::Tensor call_direct_extern(const DirectExtern& call, const std::vector<at::Tensor>& bufs);
+at::Tensor call_direct_extern(const DirectExtern& call, const std::vector<at::Tensor>& bufs, bool lt = false);
 
 // How many calls this process made through call_direct_extern (each one that returned a result).
 uint64_t direct_extern_calls();

@@ -189,6 +189,11 @@ void LoweredRegionFn::bind_value(const torch::jit::Value* v, const std::vector<a
   }
 }
 
+void LoweredRegionFn::tune_products() {
+  for (auto& d : direct_)
+    if (d && d->lt) d->lt = std::make_shared<LtGemm>(true);
+}
+
 void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpreter::Env& env, StepProbe* probe) {
   const auto& prog = fused_.program;
   // Size symbols from the inputs.
@@ -363,6 +368,7 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
       }
   };
   const bool direct_on = direct_externs_enabled();
+  const bool lt_on = direct_on && lt_gemms_enabled();
   size_t skip = SIZE_MAX;  // a kernel step an extern's call already computed (a fused GEMM epilogue)
   for (size_t s = 0; s < fused_.steps.size(); ++s) {
     const auto& step = fused_.steps[s];
@@ -393,7 +399,7 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
     {
       profile::Span span("extern", comp.target, compile_id_);
       MemoryOwner owner("extern", &comp.name);  // its result and workspace belong to its node
-      if (by_direct) out = call_direct_extern(*direct, bufs);
+      if (by_direct) out = call_direct_extern(*direct, bufs, lt_on);
       if (!out.defined()) {
         for (const auto* v : n->inputs()) bind_value(v, bufs, interp, env, &bound);
         if (comp.drop_bias && comp.bias_operand == 0) {  // addmm(bias, a, b): its readers add the bias (lowering/linear_bias.h)
@@ -421,7 +427,9 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
             hooked = extern_hook_(step.index, n, env, interp, out, cx);
             if (cx.next_kernel_done) skip = s + 1;
           }
-          if (!hooked) out = interp.exec_node(n, env).at(0).toTensor();
+          // Declined by the hook (not one of its GEMMs): the prepared call when there is one.
+          if (!hooked && direct && direct_on && !by_direct) out = call_direct_extern(*direct, bufs, lt_on);
+          if (!hooked && !out.defined()) out = interp.exec_node(n, env).at(0).toTensor();
         }
       }
       // Into the region's layout inside the call's span: the copy's kernel is this node's work

@@ -60,6 +60,9 @@ class LoweredRegionFn : public CompiledFn {
   using ExternHook = std::function<bool(size_t comp, const torch::jit::Node* node, capture::Interpreter::Env& env,
                                         capture::Interpreter& interp, at::Tensor& out, ExternContext& cx)>;
   void set_extern_hook(ExternHook hook) { extern_hook_ = std::move(hook); }
+  // max-autotune: the region's prepared products time cuBLASLt's candidate algorithms per problem
+  // (lt_gemm.h) instead of taking its heuristic's first.
+  void tune_products();
 
   const lowering::LoweredRegion& lowered() const { return lowered_; }
   const fusion::FusedProgram& fused() const { return fused_; }

@@ -21,3 +21,7 @@ done
 # What CUPTI costs a CUDA graph's replay by way of recording, and whether graph-level records survive a graph
 # instantiated before them (the README's CUPTI paragraph).
 $CUDA/bin/nvcc -O2 -std=c++17 -arch=sm_90 cupti_graph.cu -I$CUDA/include -L$CUDA/lib64 -lcupti -o /tmp/cg && LD_LIBRARY_PATH=$CUDA/lib64 /tmp/cg
+
+# What timing cuBLASLt's candidate algorithms buys each linear of the benchmark's models over cuBLAS's default
+# choice (the README's GEMM paragraph).
+$CUDA/bin/nvcc -O2 -std=c++17 -arch=sm_90 cublaslt_algos.cu -I$CUDA/include -L$CUDA/lib64 -lcublasLt -lcublas -o /tmp/lt && LD_LIBRARY_PATH=$CUDA/lib64 /tmp/lt

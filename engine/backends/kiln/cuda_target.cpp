@@ -192,12 +192,16 @@ std::unique_ptr<runtime::CompiledFn> CudaTarget::make_region_fn(const capture::S
     for (const auto& step : fused.steps)
       if (step.kind == fusion::Step::Kind::Extern && lowering::is_conv2d_target(fused.program.comps[step.index].target))
         convs.insert(static_cast<size_t>(step.index));
-  for (auto& e : art.externs)
+  for (auto& e : art.externs) {
     if (!convs.empty() && e.rfind("aten::conv", 0) == 0) e += " (cuDNN benchmark mode: algorithm chosen by timing)";
+    if (autotune && (e.rfind("aten::mm", 0) == 0 || e.rfind("aten::matmul", 0) == 0))
+      e += " (cuBLASLt: algorithm chosen by timing for matrix products)";
+  }
   auto region_fn = std::make_unique<runtime::LoweredRegionFn>(entry, region, std::move(code.front.lowered),
                                                               std::move(code.front.fused),
                                                               std::move(code.loaded.calls), code.loaded.keep,
                                                               std::move(code.front.plan));
+  if (autotune) region_fn->tune_products();
   if (gemms || !convs.empty())
     region_fn->set_extern_hook([gemms, convs](size_t comp, const torch::jit::Node* n, capture::Interpreter::Env& env,
                                               capture::Interpreter& interp, at::Tensor& out,

@@ -12,6 +12,7 @@
 #include "engine/codegen/cuda/nvrtc_compiler.h"
 #include "engine/runtime/compare_values.h"
 #include "engine/runtime/cuda/cuda_driver.h"
+#include "engine/runtime/lt_gemm.h"
 #include "engine/runtime/tuning_progress.h"
 
 #if KILN_TORCH_CUDA
@@ -35,15 +36,18 @@ struct KilnGemmArgs {  // the by-value argument of every template (gemm_template
 const codegen::GemmConfig kConfigs[] = {{64, 64}, {128, 64}, {64, 128}, {128, 128}};
 constexpr double kTf32Tolerance = 1e-2;  // max |template - cuBLAS| / max |cuBLAS| for a correct candidate
 constexpr int kMatmulThenBias = -2;
+constexpr int kLtThenBias = -3;
 
 std::atomic<int> forced_tile{-1};
 
 struct Gemm {
   GemmSite site;
   bool tuned = false;
-  int chosen = -1;  // index into kConfigs; -1: cuBLAS (LibTorch's linear); kMatmulThenBias: mm, then the bias
+  int chosen = -1;  // index into kConfigs; -1: cuBLAS (LibTorch's linear); kMatmulThenBias: mm, then the bias;
+                    // kLtThenBias: cuBLASLt's timed algorithm, then the bias
   bool fused = false;  // the chosen template runs the tail kernel as its epilogue
   std::vector<records::AutotuneCandidate> table;
+  std::shared_ptr<LtGemm> lt = std::make_shared<LtGemm>(true);
 };
 
 }  // namespace
@@ -57,7 +61,7 @@ struct GemmTuner::Impl {
 void force_gemm_tile_for_testing(int config) { forced_tile = config; }
 
 GemmTuner::GemmTuner(std::vector<GemmSite> sites, KernelArgsShape args) : impl_(std::make_unique<Impl>()) {
-  for (auto& s : sites) impl_->gemms.push_back({std::move(s), false, -1, false, {}});
+  for (auto& s : sites) impl_->gemms.push_back({std::move(s), false, -1, false, {}, std::make_shared<LtGemm>(true)});
   impl_->args = args;
 }
 
@@ -82,6 +86,17 @@ at::Tensor matmul_then_bias(const at::Tensor& x, const at::Tensor& w, const at::
   sizes.back() = w.size(0);
   at::Tensor y = at::mm(x.reshape({-1, x.size(-1)}), w.t());
   y.add_(bias);
+  return y.view(sizes);
+}
+
+// linear(x, w, bias) as cuBLASLt's product, its algorithm chosen by timing on the first call of each problem
+// (lt_gemm.h), then the bias; undefined when cuBLASLt does not take the product.
+at::Tensor lt_then_bias(LtGemm& lt, const at::Tensor& x, const at::Tensor& w, const at::Tensor& bias) {
+  auto sizes = x.sizes().vec();
+  sizes.back() = w.size(0);
+  at::Tensor y = lt.mm(x.reshape({-1, x.size(-1)}), w.t());
+  if (!y.defined()) return y;
+  if (bias.defined()) y.add_(bias);
   return y.view(sizes);
 }
 
@@ -222,6 +237,42 @@ bool GemmTuner::run(size_t comp, const torch::jit::Node* n, capture::Interpreter
         g->table.push_back({std::string("cuBLAS matrix product, then the bias - failed: ") + e.what(), 0, false});
       }
     }
+    // cuBLASLt called directly, the fastest of its heuristic's candidates, then the bias.
+    if (x.is_cuda() && w.dim() == 2 && x.dim() >= 1 && x.size(-1) == w.size(1) && x.scalar_type() == w.scalar_type() &&
+        (!bias.defined() ||
+         (bias.scalar_type() == w.scalar_type() && bias.dim() == 1 && bias.numel() == w.size(0)))) {
+      try {
+        at::Tensor mine = lt_then_bias(*g->lt, x, w, bias);  // the first call times cuBLASLt's candidates
+        const std::string text = "cuBLASLt matrix product (" + g->lt->last_choice() + ")" +
+                                 (bias.defined() ? ", then the bias" : "") + tail;
+        if (!mine.defined()) {
+          g->table.push_back({text + " - not taken by cuBLASLt", 0, false});
+        } else {
+          double ms = time_ms([&] {
+            mine = lt_then_bias(*g->lt, x, w, bias);
+            if (epi) {
+              (*cx.bufs)[comp] = mine.contiguous();
+              cx.ptrs[comp] = (*cx.bufs)[comp].data_ptr();
+              cx.launch_next();
+            }
+          });
+          auto diff = compare_to_eager(mine, ref, at::globalContext().allowTF32CuBLAS());
+          if (!diff.ok) {
+            g->table.push_back({text + " - rejected: differs from LibTorch's linear by " + std::to_string(diff.max_rel),
+                                ms, false});
+          } else {
+            g->table.push_back({text, ms, false});
+            if (forced_tile < 0 && ms < best) {
+              best = ms;
+              g->chosen = kLtThenBias;
+              chosen_row = g->table.size() - 1;
+            }
+          }
+        }
+      } catch (const std::exception& e) {
+        g->table.push_back({std::string("cuBLASLt matrix product - failed: ") + e.what(), 0, false});
+      }
+    }
     std::string why_not;
     if (!fits) why_not = "operands not contiguous float32 with a 2-D weight";
     else if (!at::globalContext().allowTF32CuBLAS()) why_not = "TF32 is off for matmul (PyTorch's default policy)";
@@ -265,6 +316,10 @@ bool GemmTuner::run(size_t comp, const torch::jit::Node* n, capture::Interpreter
     if (!bias.defined()) return false;
     out = matmul_then_bias(x, w, bias);
     return true;
+  }
+  if (g->chosen == kLtThenBias) {
+    out = lt_then_bias(*g->lt, x, w, bias);
+    return out.defined();
   }
   if (g->chosen < 0 || !fits) return false;
   const codegen::GemmEpilogue* use = g->fused ? epi : nullptr;

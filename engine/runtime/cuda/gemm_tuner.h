@@ -1,6 +1,7 @@
 // max-autotune for the GEMMs of a region: per `linear` extern, times cuBLAS (LibTorch's op), cuBLAS's
 // plain matrix product followed by the bias (LibTorch hands a bias to cuBLASLt as an epilogue, which
-// changes cuBLAS's choice of kernel) and Kiln's TF32 tensor-core template in several tile shapes
+// changes cuBLAS's choice of kernel), cuBLASLt called directly with the fastest of its heuristic's
+// candidates (lt_gemm.h) followed by the bias, and Kiln's TF32 tensor-core template in several tile shapes
 // (codegen/cuda/gemm_template), checks each result against LibTorch's, keeps the fastest correct
 // candidate and records the table.
 // When a pointwise kernel follows the GEMM, the template runs it as its epilogue and the race is

@@ -1,0 +1,75 @@
+// A region's matrix products on the GPU through cuBLASLt directly.
+//
+// LibTorch's float32, bfloat16 and float16 `mm` calls cublasGemmEx: its kernel choice is cuBLAS's, made on
+// every call, and the call pays LibTorch's dispatch and checks (14-35 us of host per product in a default-mode
+// call). cuBLASLt's heuristic, asked once per problem, often picks a faster kernel for the same problem and the
+// same arithmetic (H200, bench/gpu/probes/cublaslt_algos.cu: bfloat16 linears of BERT and the encoder 1.1-1.5x
+// faster than cublasGemmEx, float32 0-13 %). So a prepared product (direct_extern.h) calls cuBLASLt with
+// descriptors and the algorithm kept per problem (sizes, leading dimensions, transposes, dtype, precision and
+// the pointers' alignment), on LibTorch's cuBLASLt handle, workspace and current stream, and with the
+// precision LibTorch would use: float32 at `highest` in float32 (CUBLAS_COMPUTE_32F), at `high`/`medium` TF32;
+// bfloat16 and float16 accumulate in float32, with reduced-precision split-K reductions only where LibTorch
+// allows them (allow_bf16/fp16_reduced_precision_reduction). max-autotune times the heuristic's candidates
+// (up to 8) on the first call of each problem and keeps the fastest whose result agrees with the first.
+//
+// lt_problem(a sizes/strides, b sizes/strides)
+//   pre:  a is [M, K], b is [K, N] (row-major sizes, element strides).
+//   post: the column-major problem cuBLASLt solves for C[M, N] = a @ b written to a new contiguous C
+//         (C^T = b^T a^T): cuBLAS's first operand is b, its second a; nullopt when a size is 0 or an
+//         operand is neither row- nor column-contiguous (a leading dimension below its rows, an expanded
+//         or strided dimension).
+// LtGemm::mm(a, b)
+//   a @ b as a new contiguous tensor, or an undefined tensor when this is not a product cuBLASLt takes here
+//   (the caller then calls LibTorch): CPU tensors, mixed devices or dtypes, dtypes other than float32,
+//   bfloat16 and float16, gradients required, a layout lt_problem refuses, no algorithm, cuBLASLt not loaded.
+//
+// KILN_CUBLASLT=0 sends every product through LibTorch (read on each region run).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace kiln::runtime {
+
+struct LtOperand {
+  bool trans = false;  // op(X) = X^T
+  int64_t rows = 0, cols = 0, ld = 0;  // the column-major matrix X as stored
+};
+
+struct LtProblem {
+  int64_t m = 0, n = 0, k = 0;  // cuBLAS's sizes: m = N, n = M
+  LtOperand a, b;               // cuBLAS's operands: a is the product's b, b the product's a
+  int64_t ldc = 0;              // = m
+};
+
+std::optional<LtProblem> lt_problem(at::IntArrayRef a_sizes, at::IntArrayRef a_strides, at::IntArrayRef b_sizes,
+                                    at::IntArrayRef b_strides);
+
+class LtGemm {
+ public:
+  explicit LtGemm(bool tune = false);
+  ~LtGemm();
+  LtGemm(const LtGemm&) = delete;
+  LtGemm& operator=(const LtGemm&) = delete;
+
+  at::Tensor mm(const at::Tensor& a, const at::Tensor& b);
+
+  // What the last new problem chose: "algorithm 3 of 8 (timed)" or "heuristic's first"; empty before any.
+  std::string last_choice() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Products this process made through LtGemm::mm.
+uint64_t lt_gemm_calls();
+
+// Whether prepared products go to cuBLASLt (KILN_CUBLASLT, on unless "0").
+bool lt_gemms_enabled();
+
+}  // namespace kiln::runtime

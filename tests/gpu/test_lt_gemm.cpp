@@ -1,0 +1,173 @@
+// Matrix products through cuBLASLt directly (runtime/lt_gemm.h): LibTorch's product for every dtype,
+// precision and operand layout it takes, every element written, timed candidates in max-autotune, and a
+// region's products going there.
+#include <gtest/gtest.h>
+#include <torch/script.h>
+#include <torch/torch.h>
+
+#include <ATen/Context.h>
+
+#include <cmath>
+#include <random>
+
+#include "engine/model/model.h"
+#include "engine/runtime/captured_runtime.h"
+#include "engine/runtime/example_inputs.h"
+#include "engine/runtime/lt_gemm.h"
+#include "tests/support/gpu.h"
+#include "tests/support/paths.h"
+
+using namespace kiln;
+
+namespace {
+
+#define REQUIRE_GPU()                                          \
+  do {                                                         \
+    auto why = test::why_no_gpu();                             \
+    if (!why.empty()) GTEST_SKIP() << "no GPU here: " << why;  \
+  } while (0)
+
+// max |a - b| over max |b|, in double; infinite when a holds a NaN.
+double rel_error(const at::Tensor& a, const at::Tensor& b) {
+  auto x = a.to(at::kDouble).cpu(), y = b.to(at::kDouble).cpu();
+  double e = (x - y).abs().max().item<double>() / std::max(y.abs().max().item<double>(), 1e-12);
+  return std::isnan(e) ? INFINITY : e;
+}
+
+// Leaves NaN in the caching allocator's free blocks of about `bytes`, so an output that reuses one and
+// misses an element shows it.
+void poison_allocator(int64_t bytes) {
+  for (int i = 0; i < 4; ++i) at::full({bytes / 4 + 64}, NAN, at::TensorOptions().device(at::kCUDA));
+}
+
+struct Shape {
+  int64_t m, k, n;
+};
+
+}  // namespace
+
+TEST(GpuLtGemm, EqualsLibTorchForDtypesPrecisionsAndLayouts) {
+  REQUIRE_GPU();
+  torch::manual_seed(static_cast<uint64_t>(std::random_device{}()));
+  auto& ctx = at::globalContext();
+  const auto precision = ctx.float32MatmulPrecision();
+  // Tolerances (max error over the largest |LibTorch|): full float32 1e-5 (algorithms differ in summation
+  // order only); TF32 and the 16-bit types their mantissas' rounding over up to 4096 products.
+  struct Type {
+    at::ScalarType dtype;
+    bool tf32;
+    double tol;
+  };
+  const std::vector<Shape> shapes = {{64, 1024, 4096}, {1024, 512, 512}, {1, 768, 768}, {7, 13, 5}};
+  for (const Type& t : {Type{at::kFloat, false, 1e-5}, Type{at::kFloat, true, 5e-3}, Type{at::kBFloat16, false, 2e-2},
+                        Type{at::kHalf, false, 5e-3}}) {
+    ctx.setFloat32MatmulPrecision(t.tf32 ? "high" : "highest");
+    for (const Shape& s : shapes)
+      for (int layout = 0; layout < 4; ++layout) {
+        SCOPED_TRACE(std::string(c10::toString(t.dtype)) + (t.tf32 ? " tf32" : "") + " " + std::to_string(s.m) + "x" +
+                     std::to_string(s.k) + "x" + std::to_string(s.n) + " layout " + std::to_string(layout));
+        auto opts = at::TensorOptions().device(at::kCUDA).dtype(t.dtype);
+        at::Tensor a, b;
+        if (layout == 0) {  // both row-major
+          a = at::randn({s.m, s.k}, opts);
+          b = at::randn({s.k, s.n}, opts);
+        } else if (layout == 1) {  // a linear's weight, transposed
+          a = at::randn({s.m, s.k}, opts);
+          b = at::randn({s.n, s.k}, opts).t();
+        } else if (layout == 2) {  // a transposed input
+          a = at::randn({s.k, s.m}, opts).t();
+          b = at::randn({s.k, s.n}, opts);
+        } else {  // slices one element in: pointers aligned to the element only, leading dimensions wider
+          a = at::randn({s.m, s.k + 1}, opts).narrow(1, 1, s.k);
+          b = at::randn({s.k, s.n + 3}, opts).narrow(1, 1, s.n);
+        }
+        runtime::LtGemm lt;
+        const at::Tensor ref = at::mm(a, b);
+        for (int rep = 0; rep < 2; ++rep) {  // its plan made, then reused
+          poison_allocator(s.m * s.n * static_cast<int64_t>(a.element_size()));
+          const uint64_t before = runtime::lt_gemm_calls();
+          at::Tensor y = lt.mm(a, b);
+          if (!y.defined()) {
+            // Only the slices may be refused (no algorithm for such alignment); never an aligned product.
+            EXPECT_EQ(layout, 3) << "cuBLASLt did not take an aligned product";
+            EXPECT_EQ(runtime::lt_gemm_calls(), before);
+            continue;
+          }
+          EXPECT_EQ(runtime::lt_gemm_calls(), before + 1);
+          EXPECT_EQ(y.sizes(), ref.sizes());
+          EXPECT_TRUE(y.is_contiguous());
+          EXPECT_EQ(y.scalar_type(), t.dtype);
+          EXPECT_LE(rel_error(y, ref), t.tol);
+        }
+      }
+  }
+  ctx.setFloat32MatmulPrecision(precision == at::Float32MatmulPrecision::HIGHEST ? "highest"
+                                : precision == at::Float32MatmulPrecision::HIGH  ? "high"
+                                                                                 : "medium");
+}
+
+TEST(GpuLtGemm, MaxAutotuneTimesTheCandidatesAndKeepsACorrectOne) {
+  REQUIRE_GPU();
+  for (auto dtype : {at::kFloat, at::kBFloat16}) {
+    auto opts = at::TensorOptions().device(at::kCUDA).dtype(dtype);
+    at::Tensor a = at::randn({1024, 512}, opts), w = at::randn({2048, 512}, opts);
+    runtime::LtGemm lt(/*tune=*/true);
+    at::Tensor y = lt.mm(a, w.t());
+    ASSERT_TRUE(y.defined());
+    EXPECT_NE(lt.last_choice().find("timed"), std::string::npos) << lt.last_choice();
+    EXPECT_LE(rel_error(y, at::mm(a, w.t())), dtype == at::kFloat ? 1e-5 : 2e-2);
+    poison_allocator(y.numel() * y.element_size());
+    EXPECT_LE(rel_error(lt.mm(a, w.t()), at::mm(a, w.t())), dtype == at::kFloat ? 1e-5 : 2e-2) << "the kept plan";
+  }
+}
+
+TEST(GpuLtGemm, LeavesToLibTorchWhatItDoesNotTake) {
+  REQUIRE_GPU();
+  runtime::LtGemm lt;
+  auto cuda = at::TensorOptions().device(at::kCUDA);
+  EXPECT_FALSE(lt.mm(at::ones({4, 8}, cuda.dtype(at::kLong)), at::ones({8, 2}, cuda.dtype(at::kLong))).defined());
+  EXPECT_FALSE(lt.mm(at::randn({4, 8}, cuda), at::randn({8, 2}, cuda.dtype(at::kDouble))).defined()) << "mixed";
+  EXPECT_FALSE(lt.mm(at::randn({4, 8}, cuda), at::randn({8, 2})).defined()) << "one on the CPU";
+  EXPECT_FALSE(lt.mm(at::randn({4, 16}, cuda).slice(1, 0, 16, 2), at::randn({8, 2}, cuda)).defined()) << "strided";
+  at::Tensor w = at::randn({8, 2}, cuda).requires_grad_(true);
+  EXPECT_FALSE(lt.mm(at::randn({4, 8}, cuda), w).defined()) << "gradients required";
+}
+
+// A region's products go to cuBLASLt (and not with KILN_CUBLASLT=0), with eager's results.
+TEST(GpuLtGemm, ARegionsProductsGoThroughIt) {
+  REQUIRE_GPU();
+  torch::jit::Module m("Mlp");
+  m.register_parameter("w1", torch::randn({256, 128}) * 0.05, false);
+  m.register_parameter("b1", torch::randn({256}), false);
+  m.register_parameter("w2", torch::randn({64, 256}) * 0.05, false);
+  m.define(R"JIT(
+def forward(self, x):
+    h = torch.relu(torch.linear(x, self.w1, self.b1))
+    return torch.matmul(h, self.w2.t()) * 2.0
+)JIT");
+  const std::string path = test::temp_dir() + "/lt_mlp.pt";
+  m.to(at::kCUDA);
+  m.save(path);
+  auto model = model::load_model(path, "cuda");
+  auto x = runtime::make_inputs({parse_input_spec("4x32x128")}, std::random_device{}())[0].to(at::kCUDA);
+  torch::NoGradGuard no_grad;
+  const at::Tensor eager = m.forward({x}).toTensor();
+  for (const char* mode : {"default", "reduce-overhead", "max-autotune"})
+    for (const char* on : {"1", "0"}) {
+      SCOPED_TRACE(std::string(mode) + " KILN_CUBLASLT=" + on);
+      ::setenv("KILN_CUBLASLT", on, 1);
+      capture::CompileOptions o;
+      o.backend = "kiln";
+      o.mode = mode;
+      runtime::CapturedRuntime rt(model, o);
+      const uint64_t before = runtime::lt_gemm_calls();
+      at::Tensor out;
+      for (int i = 0; i < 3; ++i) out = rt.run({x})[0].toTensor();
+      const uint64_t calls = runtime::lt_gemm_calls() - before;
+      ::unsetenv("KILN_CUBLASLT");
+      if (std::string(on) == "0") EXPECT_EQ(calls, 0u);
+      else if (std::string(mode) == "default") EXPECT_GE(calls, 6u) << "two products a call, three calls";
+      else EXPECT_GE(calls, 1u);
+      EXPECT_LE(rel_error(out, eager), 1e-5);
+    }
+}
