@@ -64,6 +64,17 @@ at::Tensor matrix_product(const DirectExtern& d, const at::Tensor& a, const at::
   return product(a, b);
 }
 
+// x[..., K] @ m[K, N] for a contiguous x of more than two dimensions, its leading dimensions as the rows of one
+// product (what matmul and linear do with such an x) through cuBLASLt; undefined when it does not take it.
+at::Tensor rows_product(const DirectExtern& d, const at::Tensor& x, const at::Tensor& m, bool lt) {
+  if (!lt || !d.lt || x.dim() <= 2 || !x.is_contiguous() || x.size(-1) != m.size(0)) return {};
+  at::Tensor y = d.lt->mm(x.view({-1, x.size(-1)}), m);
+  if (!y.defined()) return y;
+  std::vector<int64_t> sizes(x.sizes().begin(), x.sizes().end());
+  sizes.back() = m.size(1);
+  return y.view(sizes);
+}
+
 }  // namespace
 
 std::optional<DirectExtern> prepare_direct_extern(const Comp& comp, const torch::jit::Node* n, bool tune) {
@@ -149,14 +160,7 @@ at::Tensor call_direct_extern(const DirectExtern& d, const std::vector<at::Tenso
       const at::Tensor &x = arg(0), &w = arg(1);
       if (!bias && w.dim() == 2) {
         if (x.dim() == 2) return matrix_product(d, x, w.t(), lt);  // linear's own body
-        if (lt && d.lt && x.dim() > 2 && x.is_contiguous()) {  // its leading dimensions as rows, as linear does
-          at::Tensor y = d.lt->mm(x.view({-1, x.size(-1)}), w.t());
-          if (y.defined()) {
-            std::vector<int64_t> sizes(x.sizes().begin(), x.sizes().end());
-            sizes.back() = w.size(0);
-            return y.view(sizes);
-          }
-        }
+        if (at::Tensor y = rows_product(d, x, w.t(), lt); y.defined()) return y;
       }
       return bias ? at::linear(x, w, arg(2)) : at::linear(x, w);
     }
@@ -164,6 +168,8 @@ at::Tensor call_direct_extern(const DirectExtern& d, const std::vector<at::Tenso
     case DirectExtern::Op::Bmm: return at::bmm(arg(0), arg(1));
     case DirectExtern::Op::Matmul:
       if (arg(0).dim() == 2 && arg(1).dim() == 2) return matrix_product(d, arg(0), arg(1), lt);
+      if (arg(1).dim() == 2)
+        if (at::Tensor y = rows_product(d, arg(0), arg(1), lt); y.defined()) return y;
       return at::matmul(arg(0), arg(1));
   }
   return {};

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <type_traits>
 #include <vector>
@@ -173,7 +174,7 @@ cudaDataType_t data_type(at::ScalarType t) {
 }  // namespace
 
 struct LtGemm::Impl {
-  bool tune = false;
+  bool tune = false, all_dtypes = false;
   std::mutex mu;
   std::vector<Plan> plans;  // a region sees few problems; dynamic shapes add one each (at most 16 kept)
   std::string last_choice;
@@ -183,7 +184,10 @@ struct LtGemm::Impl {
   }
 };
 
-LtGemm::LtGemm(bool tune) : impl_(std::make_unique<Impl>()) { impl_->tune = tune; }
+LtGemm::LtGemm(bool tune, bool all_dtypes) : impl_(std::make_unique<Impl>()) {
+  impl_->tune = tune;
+  impl_->all_dtypes = all_dtypes;
+}
 LtGemm::~LtGemm() = default;
 
 std::string LtGemm::last_choice() const {
@@ -202,8 +206,8 @@ bool run_plan(const Lib& L, const Plan& p, const cublasLtMatmulAlgo_t& algo, con
                   c.data_ptr(), p.lc, c.data_ptr(), p.lc, &algo, ws, ws_size, stream) == CUBLAS_STATUS_SUCCESS;
 }
 
-// Times each candidate (outside CUDA graph capture) and returns the fastest whose result agrees with
-// LibTorch's product; -1 when none does.
+// Times each candidate and LibTorch's own product (outside CUDA graph capture); returns the fastest
+// candidate whose result agrees with LibTorch's product, -1 when none does or LibTorch's product is faster.
 int fastest(const Lib& L, Plan& p, const std::vector<cublasLtMatmulHeuristicResult_t>& found, const at::Tensor& a,
             const at::Tensor& b, const at::Tensor& c, cudaStream_t stream) {
   const at::Tensor ref = at::mm(a, b).to(at::kFloat);
@@ -215,6 +219,20 @@ int fastest(const Lib& L, Plan& p, const std::vector<cublasLtMatmulHeuristicResu
     cudaEventDestroy(start);
     return -1;
   }
+  auto time5 = [&](const std::function<void()>& fn) {
+    float ms = 1e30f;
+    for (int round = 0; round < 3; ++round) {
+      cudaEventRecord(start, stream);
+      for (int r = 0; r < 5; ++r) fn();
+      cudaEventRecord(stop, stream);
+      cudaEventSynchronize(stop);
+      float t = 0;
+      cudaEventElapsedTime(&t, start, stop);
+      ms = std::min(ms, t);
+    }
+    return ms;
+  };
+  const float aten_ms = time5([&] { at::mm(a, b); });
   int best = -1;
   float best_ms = 0;
   for (size_t i = 0; i < found.size(); ++i) {
@@ -224,16 +242,7 @@ int fastest(const Lib& L, Plan& p, const std::vector<cublasLtMatmulHeuristicResu
     if (!run_plan(L, trial, found[i].algo, a, b, c, stream)) continue;
     const double err = c.to(at::kFloat).sub(ref).abs().max().item<double>();
     if (!(err <= tol * scale)) continue;
-    float ms = 1e30f;
-    for (int round = 0; round < 3; ++round) {
-      cudaEventRecord(start, stream);
-      for (int r = 0; r < 5; ++r) run_plan(L, trial, found[i].algo, a, b, c, stream);
-      cudaEventRecord(stop, stream);
-      cudaEventSynchronize(stop);
-      float t = 0;
-      cudaEventElapsedTime(&t, start, stop);
-      ms = std::min(ms, t);
-    }
+    const float ms = time5([&] { run_plan(L, trial, found[i].algo, a, b, c, stream); });
     if (best < 0 || ms < best_ms) {
       best = static_cast<int>(i);
       best_ms = ms;
@@ -241,6 +250,10 @@ int fastest(const Lib& L, Plan& p, const std::vector<cublasLtMatmulHeuristicResu
   }
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
+  if (best >= 0 && aten_ms <= best_ms) {
+    p.choice = "LibTorch's product (faster than cuBLASLt's " + std::to_string(found.size()) + " candidates)";
+    return -1;
+  }
   return best;
 }
 
@@ -293,7 +306,10 @@ bool make_plan(const Lib& L, Plan& p, bool tune, const at::Tensor& a, const at::
   int pick = 0;
   if (tune && found.size() > 1 && c10::cuda::currentStreamCaptureStatusMayInitCtx() == c10::cuda::CaptureStatus::None) {
     pick = fastest(L, p, found, a, b, c, stream);
-    if (pick < 0) return false;
+    if (pick < 0) {
+      if (p.choice.empty()) p.choice = "LibTorch's product (no cuBLASLt candidate agreed with it)";
+      return false;
+    }
     p.choice = "cuBLASLt algorithm " + std::to_string(pick + 1) + " of " + std::to_string(found.size()) +
                " (timed)";
   } else {
@@ -310,6 +326,7 @@ at::Tensor LtGemm::mm(const at::Tensor& a, const at::Tensor& b) {
   if (!a.is_cuda() || !b.is_cuda() || a.device() != b.device() || a.dim() != 2 || b.dim() != 2) return {};
   const at::ScalarType st = a.scalar_type();
   if (b.scalar_type() != st || (st != at::kFloat && st != at::kBFloat16 && st != at::kHalf)) return {};
+  if (st == at::kFloat && !impl_->tune && !impl_->all_dtypes) return {};  // cublasGemmEx's choice (header)
   if (c10::GradMode::is_enabled() && (a.requires_grad() || b.requires_grad())) return {};
   auto problem = lt_problem(a.sizes(), a.strides(), b.sizes(), b.strides());
   if (!problem) return {};
@@ -345,7 +362,7 @@ at::Tensor LtGemm::mm(const at::Tensor& a, const at::Tensor& b) {
     fresh.key = key;
     fresh.ok = make_plan(L, fresh, impl_->tune, a, b, c, stream);
     if (!fresh.ok) destroy(L, fresh);
-    impl_->last_choice = fresh.ok ? fresh.choice : "LibTorch (no cuBLASLt algorithm)";
+    impl_->last_choice = !fresh.choice.empty() ? fresh.choice : "LibTorch's product (no cuBLASLt algorithm)";
     impl_->plans.push_back(fresh);
     plan = &impl_->plans.back();
   }
@@ -362,7 +379,7 @@ struct LtGemm::Impl {
   std::string last_choice;
 };
 
-LtGemm::LtGemm(bool tune) : impl_(std::make_unique<Impl>()) { impl_->tune = tune; }
+LtGemm::LtGemm(bool tune, bool) : impl_(std::make_unique<Impl>()) { impl_->tune = tune; }
 LtGemm::~LtGemm() = default;
 
 std::string LtGemm::last_choice() const { return {}; }

@@ -1,16 +1,19 @@
 // A region's matrix products on the GPU through cuBLASLt directly.
 //
-// LibTorch's float32, bfloat16 and float16 `mm` calls cublasGemmEx: its kernel choice is cuBLAS's, made on
-// every call, and the call pays LibTorch's dispatch and checks (14-35 us of host per product in a default-mode
-// call). cuBLASLt's heuristic, asked once per problem, often picks a faster kernel for the same problem and the
-// same arithmetic (H200, bench/gpu/probes/cublaslt_algos.cu: bfloat16 linears of BERT and the encoder 1.1-1.5x
-// faster than cublasGemmEx, float32 0-13 %). So a prepared product (direct_extern.h) calls cuBLASLt with
-// descriptors and the algorithm kept per problem (sizes, leading dimensions, transposes, dtype, precision and
-// the pointers' alignment), on LibTorch's cuBLASLt handle, workspace and current stream, and with the
-// precision LibTorch would use: float32 at `highest` in float32 (CUBLAS_COMPUTE_32F), at `high`/`medium` TF32;
-// bfloat16 and float16 accumulate in float32, with reduced-precision split-K reductions only where LibTorch
-// allows them (allow_bf16/fp16_reduced_precision_reduction). max-autotune times the heuristic's candidates
-// (up to 8) on the first call of each problem and keeps the fastest whose result agrees with the first.
+// LibTorch's `mm` calls cublasGemmEx: its kernel choice is cuBLAS's, made on every call, and the call pays
+// LibTorch's dispatch and checks (11-36 us of host per product in a default-mode call). For bfloat16 and
+// float16, cuBLASLt's heuristic, asked once per problem, picks faster kernels for the same problem and the
+// same arithmetic (H200, bench/gpu/probes/cublaslt_algos.cu: the bfloat16 linears of BERT and the encoder
+// 1.1-1.5x faster than cublasGemmEx; in BERT bfloat16 0.157 against 0.198 ms of GEMM per call). For float32 its
+// first choice was slower inside real models (BERT, GPT-2 and the encoder block 6-12 % slower per call, smaller
+// tiles than cublasGemmEx's), so float32 products stay LibTorch's unless timed. A prepared product
+// (direct_extern.h) calls cuBLASLt with descriptors and the algorithm kept per problem (sizes, leading
+// dimensions, transposes, dtype, precision and the pointers' alignment), on LibTorch's cuBLASLt handle,
+// workspace and current stream, with the precision LibTorch would use: float32 at `highest` in float32
+// (CUBLAS_COMPUTE_32F), at `high`/`medium` TF32; bfloat16 and float16 accumulate in float32, with
+// reduced-precision split-K reductions only where LibTorch allows them. With `tune` (max-autotune), the first
+// call of each problem times the heuristic's candidates (up to 8) and LibTorch's own product, float32 included,
+// and keeps the fastest whose result agrees with LibTorch's; LibTorch's product when it wins.
 //
 // lt_problem(a sizes/strides, b sizes/strides)
 //   pre:  a is [M, K], b is [K, N] (row-major sizes, element strides).
@@ -20,8 +23,9 @@
 //         or strided dimension).
 // LtGemm::mm(a, b)
 //   a @ b as a new contiguous tensor, or an undefined tensor when this is not a product cuBLASLt takes here
-//   (the caller then calls LibTorch): CPU tensors, mixed devices or dtypes, dtypes other than float32,
-//   bfloat16 and float16, gradients required, a layout lt_problem refuses, no algorithm, cuBLASLt not loaded.
+//   (the caller then calls LibTorch): CPU tensors, mixed devices or dtypes, dtypes other than bfloat16 and
+//   float16 (float32 too when tuned or `all_dtypes`), gradients required, a layout lt_problem refuses, no
+//   algorithm, LibTorch's product faster (tuned), cuBLASLt not loaded.
 //
 // KILN_CUBLASLT=0 sends every product through LibTorch (read on each region run).
 #pragma once
@@ -51,14 +55,16 @@ std::optional<LtProblem> lt_problem(at::IntArrayRef a_sizes, at::IntArrayRef a_s
 
 class LtGemm {
  public:
-  explicit LtGemm(bool tune = false);
+  // all_dtypes: float32 products untuned as well (tests of the float32 path).
+  explicit LtGemm(bool tune = false, bool all_dtypes = false);
   ~LtGemm();
   LtGemm(const LtGemm&) = delete;
   LtGemm& operator=(const LtGemm&) = delete;
 
   at::Tensor mm(const at::Tensor& a, const at::Tensor& b);
 
-  // What the last new problem chose: "algorithm 3 of 8 (timed)" or "heuristic's first"; empty before any.
+  // What the last new problem chose ("cuBLASLt algorithm 3 of 8 (timed)", "cuBLASLt heuristic's first
+  // algorithm", "LibTorch's product (...)"); empty before any.
   std::string last_choice() const;
 
  private:

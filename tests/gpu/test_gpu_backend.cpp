@@ -287,9 +287,9 @@ TEST(GpuBackend, MaxAutotuneMatchesEagerAndStoresCandidates) {
   for (const auto& k : art.kernels) {
     // 5 block sizes; pointwise kernels with 4 elements per thread also try 2 and 1 per thread, row
     // kernels both row mappings (a warp or a block per row); GEMMs cuBLAS's linear, cuBLAS's
-    // product then the bias, and 4 template tiles.
+    // product then the bias, cuBLASLt's timed product then the bias, and 4 template tiles.
     const bool gemm = k.name.rfind("gemm_", 0) == 0;
-    ASSERT_TRUE(gemm ? k.autotune.size() == 6u
+    ASSERT_TRUE(gemm ? k.autotune.size() == 7u
                      : (k.autotune.size() == 5u || k.autotune.size() == 10u || k.autotune.size() == 15u))
         << k.name << ": " << k.autotune.size();
     if (k.name.find("_row_") != std::string::npos) {
@@ -335,10 +335,15 @@ TEST(GpuBackend, MaxAutotuneRacesCublasAgainstTheGemmTemplate) {
         for (const auto& k : art.kernels) {
           if (k.name.rfind("gemm_", 0) != 0) continue;
           ++gemms;
-          // cuBLAS's linear, cuBLAS's product then the bias (nn.Linear has one), 4 tiles.
-          ASSERT_EQ(k.autotune.size(), 6u) << k.name;
+          // cuBLAS's linear, cuBLAS's product then the bias (nn.Linear has one), cuBLASLt's timed product
+          // then the bias (or why not: LibTorch's product was faster), 4 tiles.
+          ASSERT_EQ(k.autotune.size(), 7u) << k.name;
           EXPECT_EQ(k.autotune[0].config.rfind("cuBLAS (LibTorch aten::linear)", 0), 0u) << k.autotune[0].config;
           EXPECT_EQ(k.autotune[1].config.rfind("cuBLAS matrix product, then the bias", 0), 0u) << k.autotune[1].config;
+          EXPECT_EQ(k.autotune[2].config.rfind("cuBLASLt matrix product", 0), 0u) << k.autotune[2].config;
+          const bool lt_timed = k.autotune[2].ms > 0;
+          EXPECT_NE(k.autotune[2].config.find(lt_timed ? ", then the bias" : " - not taken: "), std::string::npos)
+              << k.autotune[2].config;
           int chosen = 0, timed = 0;
           for (const auto& c : k.autotune) {
             chosen += c.chosen;
@@ -346,10 +351,11 @@ TEST(GpuBackend, MaxAutotuneRacesCublasAgainstTheGemmTemplate) {
           }
           EXPECT_EQ(chosen, 1) << k.name;
           if (tf32) {
-            EXPECT_EQ(timed, 6) << k.name;
+            EXPECT_EQ(timed, lt_timed ? 7 : 6) << k.name;
           } else {
-            EXPECT_TRUE(k.autotune[0].chosen || k.autotune[1].chosen);  // by timing, both exact float32
-            EXPECT_NE(k.autotune[2].config.find("not tried: TF32 is off"), std::string::npos);
+            // by timing, all exact float32
+            EXPECT_TRUE(k.autotune[0].chosen || k.autotune[1].chosen || k.autotune[2].chosen);
+            EXPECT_NE(k.autotune[3].config.find("not tried: TF32 is off"), std::string::npos);
           }
         }
     EXPECT_GT(gemms, 0) << "small_mlp has linear layers";

@@ -81,7 +81,7 @@ TEST(GpuLtGemm, EqualsLibTorchForDtypesPrecisionsAndLayouts) {
           a = at::randn({s.m, s.k + 1}, opts).narrow(1, 1, s.k);
           b = at::randn({s.k, s.n + 3}, opts).narrow(1, 1, s.n);
         }
-        runtime::LtGemm lt;
+        runtime::LtGemm lt(/*tune=*/false, /*all_dtypes=*/true);  // float32 untuned too
         const at::Tensor ref = at::mm(a, b);
         for (int rep = 0; rep < 2; ++rep) {  // its plan made, then reused
           poison_allocator(s.m * s.n * static_cast<int64_t>(a.element_size()));
@@ -112,9 +112,17 @@ TEST(GpuLtGemm, MaxAutotuneTimesTheCandidatesAndKeepsACorrectOne) {
     auto opts = at::TensorOptions().device(at::kCUDA).dtype(dtype);
     at::Tensor a = at::randn({1024, 512}, opts), w = at::randn({2048, 512}, opts);
     runtime::LtGemm lt(/*tune=*/true);
+    const uint64_t before = runtime::lt_gemm_calls();
     at::Tensor y = lt.mm(a, w.t());
-    ASSERT_TRUE(y.defined());
-    EXPECT_NE(lt.last_choice().find("timed"), std::string::npos) << lt.last_choice();
+    const std::string choice = lt.last_choice();
+    if (!y.defined()) {  // LibTorch's own product was the fastest: left to it, and said so
+      EXPECT_EQ(choice.rfind("LibTorch's product (faster than cuBLASLt's", 0), 0u) << choice;
+      EXPECT_EQ(runtime::lt_gemm_calls(), before);
+      EXPECT_FALSE(lt.mm(a, w.t()).defined()) << "the decision is kept";
+      continue;
+    }
+    EXPECT_TRUE(choice.find("(timed)") != std::string::npos || choice.find("heuristic's first") != std::string::npos)
+        << choice;
     EXPECT_LE(rel_error(y, at::mm(a, w.t())), dtype == at::kFloat ? 1e-5 : 2e-2);
     poison_allocator(y.numel() * y.element_size());
     EXPECT_LE(rel_error(lt.mm(a, w.t()), at::mm(a, w.t())), dtype == at::kFloat ? 1e-5 : 2e-2) << "the kept plan";
@@ -129,11 +137,15 @@ TEST(GpuLtGemm, LeavesToLibTorchWhatItDoesNotTake) {
   EXPECT_FALSE(lt.mm(at::randn({4, 8}, cuda), at::randn({8, 2}, cuda.dtype(at::kDouble))).defined()) << "mixed";
   EXPECT_FALSE(lt.mm(at::randn({4, 8}, cuda), at::randn({8, 2})).defined()) << "one on the CPU";
   EXPECT_FALSE(lt.mm(at::randn({4, 16}, cuda).slice(1, 0, 16, 2), at::randn({8, 2}, cuda)).defined()) << "strided";
-  at::Tensor w = at::randn({8, 2}, cuda).requires_grad_(true);
-  EXPECT_FALSE(lt.mm(at::randn({4, 8}, cuda), w).defined()) << "gradients required";
+  auto bf16 = cuda.dtype(at::kBFloat16);
+  at::Tensor w = at::randn({8, 2}, bf16).requires_grad_(true);
+  EXPECT_FALSE(lt.mm(at::randn({4, 8}, bf16), w).defined()) << "gradients required";
+  EXPECT_TRUE(lt.mm(at::randn({4, 8}, bf16), at::randn({8, 2}, bf16)).defined()) << "bfloat16 is taken";
+  EXPECT_FALSE(lt.mm(at::randn({4, 8}, cuda), at::randn({8, 2}, cuda)).defined())
+      << "float32 untuned: cublasGemmEx's choice (lt_gemm.h)";
 }
 
-// A region's products go to cuBLASLt (and not with KILN_CUBLASLT=0), with eager's results.
+// A bfloat16 region's products go to cuBLASLt (and not with KILN_CUBLASLT=0), with eager's results.
 TEST(GpuLtGemm, ARegionsProductsGoThroughIt) {
   REQUIRE_GPU();
   torch::jit::Module m("Mlp");
@@ -146,10 +158,10 @@ def forward(self, x):
     return torch.matmul(h, self.w2.t()) * 2.0
 )JIT");
   const std::string path = test::temp_dir() + "/lt_mlp.pt";
-  m.to(at::kCUDA);
+  m.to(at::kCUDA, at::kBFloat16);
   m.save(path);
   auto model = model::load_model(path, "cuda");
-  auto x = runtime::make_inputs({parse_input_spec("4x32x128")}, std::random_device{}())[0].to(at::kCUDA);
+  auto x = runtime::make_inputs({parse_input_spec("4x32x128")}, std::random_device{}())[0].to(at::kCUDA, at::kBFloat16);
   torch::NoGradGuard no_grad;
   const at::Tensor eager = m.forward({x}).toTensor();
   for (const char* mode : {"default", "reduce-overhead", "max-autotune"})
@@ -165,9 +177,11 @@ def forward(self, x):
       for (int i = 0; i < 3; ++i) out = rt.run({x})[0].toTensor();
       const uint64_t calls = runtime::lt_gemm_calls() - before;
       ::unsetenv("KILN_CUBLASLT");
+      // Default: the bias-free linear and the matmul (its rows folded) each call; reduce-overhead: in the
+      // calls that record its graph; max-autotune: wherever timing chose cuBLASLt.
       if (std::string(on) == "0") EXPECT_EQ(calls, 0u);
-      else if (std::string(mode) == "default") EXPECT_GE(calls, 6u) << "two products a call, three calls";
-      else EXPECT_GE(calls, 1u);
-      EXPECT_LE(rel_error(out, eager), 1e-5);
+      else if (std::string(mode) == "default") EXPECT_EQ(calls, 6u) << "two products a call, three calls";
+      else if (std::string(mode) == "reduce-overhead") EXPECT_GE(calls, 2u);
+      EXPECT_LE(rel_error(out, eager), 3e-2);  // bfloat16 results: 8 bits of mantissa over 256 products
     }
 }

@@ -238,7 +238,9 @@ bool GemmTuner::run(size_t comp, const torch::jit::Node* n, capture::Interpreter
       }
     }
     // cuBLASLt called directly, the fastest of its heuristic's candidates, then the bias.
-    if (x.is_cuda() && w.dim() == 2 && x.dim() >= 1 && x.size(-1) == w.size(1) && x.scalar_type() == w.scalar_type() &&
+    if (!lt_gemms_enabled()) {
+      g->table.push_back({"cuBLASLt matrix product - not tried: KILN_CUBLASLT=0", 0, false});
+    } else if (x.is_cuda() && w.dim() == 2 && x.dim() >= 1 && x.size(-1) == w.size(1) && x.scalar_type() == w.scalar_type() &&
         (!bias.defined() ||
          (bias.scalar_type() == w.scalar_type() && bias.dim() == 1 && bias.numel() == w.size(0)))) {
       try {
@@ -246,7 +248,7 @@ bool GemmTuner::run(size_t comp, const torch::jit::Node* n, capture::Interpreter
         const std::string text = "cuBLASLt matrix product (" + g->lt->last_choice() + ")" +
                                  (bias.defined() ? ", then the bias" : "") + tail;
         if (!mine.defined()) {
-          g->table.push_back({text + " - not taken by cuBLASLt", 0, false});
+          g->table.push_back({"cuBLASLt matrix product - not taken: " + g->lt->last_choice(), 0, false});
         } else {
           double ms = time_ms([&] {
             mine = lt_then_bias(*g->lt, x, w, bias);
