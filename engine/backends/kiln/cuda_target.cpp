@@ -194,8 +194,8 @@ std::unique_ptr<runtime::CompiledFn> CudaTarget::make_region_fn(const capture::S
         convs.insert(static_cast<size_t>(step.index));
   for (auto& e : art.externs) {
     if (!convs.empty() && e.rfind("aten::conv", 0) == 0) e += " (cuDNN benchmark mode: algorithm chosen by timing)";
-    if (autotune && (e.rfind("aten::mm", 0) == 0 || e.rfind("aten::matmul", 0) == 0))
-      e += " (cuBLASLt: algorithm chosen by timing for matrix products)";
+    if (autotune && (e.rfind("aten::mm", 0) == 0 || e.rfind("aten::matmul", 0) == 0 || e.rfind("aten::linear", 0) == 0))
+      e += " (matrix products: cuBLASLt's candidates and LibTorch's own timed, the fastest kept)";
   }
   auto region_fn = std::make_unique<runtime::LoweredRegionFn>(entry, region, std::move(code.front.lowered),
                                                               std::move(code.front.fused),

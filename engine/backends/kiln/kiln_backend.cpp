@@ -5,6 +5,7 @@
 #include "engine/backends/kiln/cpp_target.h"
 #include "engine/backends/kiln/cuda_target.h"
 #include "engine/pipeline/pipeline.h"
+#include "engine/runtime/float_precision.h"
 #include "engine/runtime/lowered_region.h"
 
 namespace kiln::backends {
@@ -49,9 +50,14 @@ class KilnBackend : public runtime::Backend {
     // (ResNet-18 batch 1: 1.65 against 1.99 ms, peak 87.9 against 89.7 MiB; eager 87.9).
     fe.row_major_when_weights_dominate = options.conv_layout == "auto" && options.conv_weights == "auto" &&
                                          fe.conv_weights == CW::PerCall;
-    // max-autotune races "the plain product, then the bias" against the epilogue per linear by timing instead.
-    fe.linear_bias_in_readers = options.linear_bias == "readers" ||
-                                (options.linear_bias == "auto" && on_gpu && options.mode != "max-autotune");
+    // max-autotune races "the plain product, then the bias" against the epilogue per linear by timing instead
+    // where its TF32 GEMM templates may run (float32 matmul precision high or medium); otherwise its linears
+    // leave the bias to their readers as the other modes do, and their products' cuBLASLt algorithms are
+    // timed against LibTorch's (runtime/lt_gemm.h).
+    const bool gemm_templates = runtime::float32_matmul_precision() != "highest";
+    fe.linear_bias_in_readers =
+        options.linear_bias == "readers" ||
+        (options.linear_bias == "auto" && on_gpu && (options.mode != "max-autotune" || !gemm_templates));
 #if KILN_WITH_CUDA
     if (on_gpu) {
       CudaTarget target(options);
