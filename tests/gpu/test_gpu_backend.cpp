@@ -10,6 +10,7 @@
 #include "engine/model/model_impl.h"
 #include "engine/runtime/captured_runtime.h"
 #include "engine/runtime/example_inputs.h"
+#include "engine/runtime/float_precision.h"
 #include "engine/runtime/tuning_progress.h"
 #include "tests/support/gpu.h"
 #include "tests/support/paths.h"
@@ -80,6 +81,10 @@ void check_all(const std::string& backend, const std::string& mode, const std::v
     o.mode = mode;
     o.conv_layout = conv_layout;
     runtime::CapturedRuntime rt(m, o);
+    // The project's tolerance rule (runtime/compare_values.h): float32 1e-4, or TF32's 2e-3 where the model's
+    // convolutions may run in TF32 (PyTorch's cuDNN default): max-autotune's cuDNN benchmark mode then picks
+    // other algorithms than eager's heuristics, for bias-free convolutions too (tiny_resnet: 1.1e-4 measured).
+    const double tol = runtime::tf32_in_effect(m) ? 2e-3 : 1e-4;
     for (const char* spec : c.inputs)
       for (int rep = 0; rep < 3; ++rep) {  // fresh inputs; replays after the first
         auto x = cuda_input(spec);
@@ -87,7 +92,7 @@ void check_all(const std::string& backend, const std::string& mode, const std::v
         auto out = rt.run({x}, &printed)[0].toTensor().clone();
         torch::NoGradGuard g;
         auto ref = const_cast<torch::jit::Module&>(m.impl->module).forward({x}).toTensor();
-        EXPECT_LE(rel_error(out, ref), 1e-4) << c.model << " " << spec << " " << backend << "/" << mode;
+        EXPECT_LE(rel_error(out, ref), tol) << c.model << " " << spec << " " << backend << "/" << mode;
       }
     for (const auto& r : rt.regions()) {
       const auto& arts = rt.artifacts(r.index);
