@@ -2,6 +2,7 @@
 
 #include <ATen/ops/convolution_compositeexplicitautograd_dispatch.h>
 #if KILN_TORCH_CUDA
+#include <ATen/ops/bmm_cuda_dispatch.h>
 #include <ATen/ops/mm_cuda_dispatch.h>
 #endif
 #include <torch/csrc/jit/ir/ir.h>
@@ -53,6 +54,34 @@ at::Tensor product(const at::Tensor& a, const at::Tensor& b) {
   if (a.is_cuda() && b.is_cuda() && !at::GradMode::is_enabled()) return at::cuda::mm(a, b);
 #endif
   return at::mm(a, b);
+}
+
+// at::bmm; without gradients on the GPU its CUDA kernel directly, as product() does for mm.
+at::Tensor batched(const at::Tensor& a, const at::Tensor& b) {
+#if KILN_TORCH_CUDA
+  if (a.is_cuda() && b.is_cuda() && !at::GradMode::is_enabled()) return at::cuda::bmm(a, b);
+#endif
+  return at::bmm(a, b);
+}
+
+// a[..., n, k] @ b[..., k, m], both of three or more dimensions with the same leading (batch) sizes and dtype:
+// what matmul computes for them (its batch folded into one dimension, a view where the strides allow and a
+// copy where they do not, one batched product, the result viewed back) without matmul's own broadcasting
+// steps and dispatches: attention's products. Undefined when the shapes need more (matmul then, its checks and
+// messages included).
+at::Tensor batch_product(const at::Tensor& a, const at::Tensor& b) {
+  const int64_t dims = a.dim();
+  if (dims < 3 || b.dim() != dims || a.scalar_type() != b.scalar_type() || a.size(-1) != b.size(-2)) return {};
+  int64_t batch = 1;
+  for (int64_t i = 0; i < dims - 2; ++i) {
+    if (a.size(i) != b.size(i)) return {};
+    batch *= a.size(i);
+  }
+  if (dims == 3) return batched(a, b);
+  at::Tensor y = batched(a.reshape({batch, a.size(-2), a.size(-1)}), b.reshape({batch, b.size(-2), b.size(-1)}));
+  std::vector<int64_t> sizes(a.sizes().begin(), a.sizes().end());
+  sizes.back() = b.size(-1);
+  return y.view(sizes);
 }
 
 // A product of two matrices: cuBLASLt directly where it takes it (lt_gemm.h), else product().
@@ -165,11 +194,14 @@ at::Tensor call_direct_extern(const DirectExtern& d, const std::vector<at::Tenso
       return bias ? at::linear(x, w, arg(2)) : at::linear(x, w);
     }
     case DirectExtern::Op::Mm: return matrix_product(d, arg(0), arg(1), lt);
-    case DirectExtern::Op::Bmm: return at::bmm(arg(0), arg(1));
+    case DirectExtern::Op::Bmm:
+      if (arg(0).dim() == 3 && arg(1).dim() == 3) return batched(arg(0), arg(1));
+      return at::bmm(arg(0), arg(1));  // its message for the wrong shapes
     case DirectExtern::Op::Matmul:
       if (arg(0).dim() == 2 && arg(1).dim() == 2) return matrix_product(d, arg(0), arg(1), lt);
       if (arg(1).dim() == 2)
         if (at::Tensor y = rows_product(d, arg(0), arg(1), lt); y.defined()) return y;
+      if (at::Tensor y = batch_product(arg(0), arg(1)); y.defined()) return y;
       return at::matmul(arg(0), arg(1));
   }
   return {};

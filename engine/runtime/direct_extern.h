@@ -20,7 +20,9 @@
 //   the op's result, or an undefined tensor when a tensor argument's buffer is not there (the caller then
 //   goes through the interpreter). With `lt`, a product of matrices on the GPU (mm, matmul of two matrices,
 //   a linear without its bias, its input's leading dimensions flattened when contiguous) goes to cuBLASLt
-//   directly (lt_gemm.h) where it takes the product; LibTorch's call otherwise.
+//   directly (lt_gemm.h) where it takes the product; LibTorch's call otherwise. A matmul of two tensors of
+//   three or more dimensions with the same batch sizes (attention's) is matmul's own batched product, its batch
+//   folded by a view or a copy as matmul folds it, without matmul's broadcasting steps: bit for bit its result.
 //
 // KILN_DIRECT_EXTERNS=0 sends every extern through the interpreter (read on each region run).
 #pragma once

@@ -189,9 +189,14 @@ void LoweredRegionFn::bind_value(const torch::jit::Value* v, const std::vector<a
   }
 }
 
-void LoweredRegionFn::tune_products() {
-  for (auto& d : direct_)
-    if (d && d->lt) d->lt = std::make_shared<LtGemm>(true);
+std::vector<std::pair<size_t, std::shared_ptr<LtGemm>>> LoweredRegionFn::tune_products() {
+  std::vector<std::pair<size_t, std::shared_ptr<LtGemm>>> out;
+  for (size_t c = 0; c < direct_.size(); ++c)
+    if (auto& d = direct_[c]; d && d->lt) {
+      d->lt = std::make_shared<LtGemm>(true);
+      out.emplace_back(c, d->lt);
+    }
+  return out;
 }
 
 void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpreter::Env& env, StepProbe* probe) {

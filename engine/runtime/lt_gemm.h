@@ -33,9 +33,11 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace kiln::runtime {
 
@@ -63,6 +65,17 @@ class LtGemm {
 
   at::Tensor mm(const at::Tensor& a, const at::Tensor& b);
 
+  // Each timed choice (tune): the problem and every contender's device ms per call, the kept one marked.
+  struct Race {
+    std::string problem;  // "64x4096 @ 4096x1024 float32"
+    struct Row {
+      std::string what;  // "LibTorch's product (cublasGemmEx)", "cuBLASLt algorithm 2 of 8", "... - rejected: ..."
+      double ms = -1;    // negative: not timed (the text says why)
+      bool chosen = false;
+    };
+    std::vector<Row> rows;
+  };
+  std::vector<Race> races() const;
   // What the last new problem chose ("cuBLASLt algorithm 3 of 8 (timed)", "cuBLASLt heuristic's first
   // algorithm", "LibTorch's product (...)"); empty before any.
   std::string last_choice() const;
@@ -71,6 +84,12 @@ class LtGemm {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// Device milliseconds per call of fn on the current stream: the best of `rounds` blocks of `reps` calls, each
+// block queued behind a short spin kernel so the device runs the calls back to back. The host's cost of
+// issuing a call (LibTorch's dispatch against a direct launch) is then not in the figure, as it is not in a
+// CUDA graph's replay, where the tuned choices run. Not during CUDA graph capture; GPU builds only (-1 else).
+float queued_device_ms(const std::function<void()>& fn, int reps = 10, int rounds = 3);
 
 // Products this process made through LtGemm::mm.
 uint64_t lt_gemm_calls();

@@ -293,6 +293,15 @@ TEST(GpuBackend, MaxAutotuneMatchesEagerAndStoresCandidates) {
     // 5 block sizes; pointwise kernels with 4 elements per thread also try 2 and 1 per thread, row
     // kernels both row mappings (a warp or a block per row); GEMMs cuBLAS's linear, cuBLAS's
     // product then the bias, cuBLASLt's timed product then the bias, and 4 template tiles.
+    if (k.name.rfind("product_", 0) == 0) {  // a timed product (lt_gemm.h): LibTorch's and cuBLASLt's, per problem
+      EXPECT_EQ(k.language, "cublas");
+      ASSERT_FALSE(k.autotune.empty()) << k.name;
+      EXPECT_NE(k.autotune[0].config.find("LibTorch's product"), std::string::npos) << k.autotune[0].config;
+      int kept = 0;
+      for (const auto& c : k.autotune) kept += c.chosen;
+      EXPECT_EQ(kept, 1) << k.name;
+      continue;
+    }
     const bool gemm = k.name.rfind("gemm_", 0) == 0;
     ASSERT_TRUE(gemm ? k.autotune.size() == 7u
                      : (k.autotune.size() == 5u || k.autotune.size() == 10u || k.autotune.size() == 15u))
@@ -335,10 +344,16 @@ TEST(GpuBackend, MaxAutotuneRacesCublasAgainstTheGemmTemplate) {
       auto out = rt.run({x})[0].toTensor();
       EXPECT_LT(rel_error(out, ref), tf32 ? 1e-2 : 1e-4) << "tf32=" << tf32 << " call " << call;
     }
-    int gemms = 0;
+    int gemms = 0, products = 0;
     for (const auto& info : rt.regions())
       for (const auto& art : rt.artifacts(info.index))
         for (const auto& k : art.kernels) {
+          if (k.name.rfind("product_", 0) == 0) {  // timed products: their race in the record's table
+            ++products;
+            int kept = 0;
+            for (const auto& c : k.autotune) kept += c.chosen;
+            EXPECT_EQ(kept, 1) << k.name;
+          }
           if (k.name.rfind("gemm_", 0) != 0) continue;
           ++gemms;
           // cuBLAS's linear, cuBLAS's product then the bias (nn.Linear has one), cuBLASLt's timed product
@@ -368,6 +383,7 @@ TEST(GpuBackend, MaxAutotuneRacesCublasAgainstTheGemmTemplate) {
     // modes, and their products are timed as cuBLASLt's candidates against LibTorch's (lt_gemm.h).
     if (tf32) EXPECT_GT(gemms, 0) << "small_mlp has linear layers";
     else EXPECT_EQ(gemms, 0) << "both of small_mlp's linears are read by pointwise work";
+    if (!tf32) EXPECT_GT(products, 0) << "their products are timed, and the session shows the race";
   }
   at::globalContext().setAllowTF32CuBLAS(false);
 }

@@ -115,6 +115,20 @@ TEST(GpuLtGemm, MaxAutotuneTimesTheCandidatesAndKeepsACorrectOne) {
     const uint64_t before = runtime::lt_gemm_calls();
     at::Tensor y = lt.mm(a, w.t());
     const std::string choice = lt.last_choice();
+    // The race as the session's autotune table shows it: LibTorch's product first, then each candidate, every
+    // contender timed on the device or saying why not, exactly one kept.
+    const auto races = lt.races();
+    ASSERT_EQ(races.size(), 1u);
+    EXPECT_EQ(races[0].problem.rfind("1024x512 @ 512x2048 ", 0), 0u) << races[0].problem;
+    ASSERT_GE(races[0].rows.size(), 2u);
+    EXPECT_EQ(races[0].rows[0].what, "LibTorch's product (cublasGemmEx)");
+    int kept = 0;
+    for (const auto& row : races[0].rows) {
+      kept += row.chosen;
+      EXPECT_TRUE(row.ms > 0 || row.what.find(" - ") != std::string::npos) << row.what;
+    }
+    EXPECT_EQ(kept, 1);
+    EXPECT_EQ(races[0].rows[0].chosen, !y.defined());
     if (!y.defined()) {  // LibTorch's own product was the fastest: left to it, and said so
       EXPECT_EQ(choice.rfind("LibTorch's product (faster than cuBLASLt's", 0), 0u) << choice;
       EXPECT_EQ(runtime::lt_gemm_calls(), before);

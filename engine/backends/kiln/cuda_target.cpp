@@ -3,6 +3,7 @@
 #if KILN_WITH_CUDA
 #include <ATen/Context.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <future>
@@ -28,17 +29,26 @@ double ms_since(Clock::time_point t) { return std::chrono::duration<double, std:
 // Forwards to the region's callable and reports the autotuning tables of its kernels.
 class AutotuneReport : public runtime::CompiledFn {
  public:
+  using Products = std::vector<std::pair<size_t, std::shared_ptr<runtime::LtGemm>>>;
   AutotuneReport(std::unique_ptr<runtime::CompiledFn> inner, std::shared_ptr<runtime::GpuKernelSet> set,
-                 std::shared_ptr<runtime::GemmTuner> gemms = nullptr)
-      : inner_(std::move(inner)), set_(std::move(set)), gemms_(std::move(gemms)) {}
+                 std::shared_ptr<runtime::GemmTuner> gemms = nullptr, Products products = {})
+      : inner_(std::move(inner)), set_(std::move(set)), gemms_(std::move(gemms)), products_(std::move(products)) {}
   void run(capture::Interpreter& interp, capture::Interpreter::Env& env) override { inner_->run(interp, env); }
   std::vector<std::string> take_log() override { return inner_->take_log(); }
   bool record_graphs_again() override { return inner_->record_graphs_again(); }
-  // Generated kernels first, then the GEMMs: the order of the region's kernel records.
+  // Generated kernels first, then the GEMMs, then the timed products: the order of the region's kernel records.
   std::vector<std::vector<records::AutotuneCandidate>> autotune() const override {
     auto out = set_->candidates;
     if (gemms_)
       for (auto& t : gemms_->tables()) out.push_back(std::move(t));
+    for (const auto& [comp, lt] : products_) {
+      std::vector<records::AutotuneCandidate> table;
+      for (const auto& race : lt->races())
+        for (const auto& row : race.rows) table.push_back({race.problem + ": " + row.what, row.ms, row.chosen});
+      if (table.empty())  // its operands never made a problem cuBLASLt takes (an input that is not contiguous)
+        table.push_back({"LibTorch's product (not timed: no operands cuBLASLt takes reached it)", -1, true});
+      out.push_back(std::move(table));
+    }
     return out;
   }
 
@@ -46,7 +56,24 @@ class AutotuneReport : public runtime::CompiledFn {
   std::unique_ptr<runtime::CompiledFn> inner_;
   std::shared_ptr<runtime::GpuKernelSet> set_;
   std::shared_ptr<runtime::GemmTuner> gemms_;
+  Products products_;
 };
+
+// max-autotune's timed products (lt_gemm.h): one kernel record each, after the GEMM sites', whose autotune
+// table lists every contender per problem (LibTorch's product and cuBLASLt's candidates).
+void product_records(const std::string& compile_id, const fusion::FusedProgram& fused,
+                     const AutotuneReport::Products& products, runtime::RegionArtifacts& art) {
+  for (const auto& [comp, lt] : products) {
+    records::Kernel k;
+    k.name = "product_" + fused.program.comps[comp].name;
+    k.compile_id = compile_id;
+    k.language = "cublas";
+    k.nodes = {fused.program.comps[comp].name};
+    k.launch_config = "LibTorch's product (cublasGemmEx) or one of cuBLASLt's algorithms, chosen per problem by "
+                      "device time (see the autotune table)";
+    art.kernels.push_back(std::move(k));
+  }
+}
 
 // max-autotune: every linear extern also races cuBLAS against Kiln's TF32 GEMM template, with the
 // pointwise kernel after it fused into the template's epilogue where it fits. Adds one kernel
@@ -175,9 +202,11 @@ std::unique_ptr<runtime::CompiledFn> CudaTarget::make_region_fn(const capture::S
   const fusion::FusedProgram& fused = code.front.fused;
   const bool autotune = options_.mode == "max-autotune";
   std::shared_ptr<runtime::GemmTuner> gemms;
+  std::set<size_t> site_comps;  // linears the GEMM tuner runs (its own cuBLASLt row among its candidates)
   if (autotune) {
     const std::string prelude = info_.empty() ? "" : code.source.substr(0, info_[0].prelude_end);
     auto sites = gemm_sites(entry.info.compile_id, fused, prelude, art);
+    for (const auto& site : sites) site_comps.insert(site.comp);
     if (!sites.empty()) {
       auto t0 = Clock::now();
       gemms = std::make_shared<runtime::GemmTuner>(std::move(sites), set_->args);
@@ -201,7 +230,21 @@ std::unique_ptr<runtime::CompiledFn> CudaTarget::make_region_fn(const capture::S
                                                               std::move(code.front.fused),
                                                               std::move(code.loaded.calls), code.loaded.keep,
                                                               std::move(code.front.plan));
-  if (autotune) region_fn->tune_products();
+  AutotuneReport::Products products;
+  if (autotune) {
+    products = region_fn->tune_products();
+    // Not the GEMM tuner's linears, nor batched matmuls (LibTorch's bmm, direct_extern.h): no race of their own.
+    const auto& comps = region_fn->fused().program.comps;
+    auto batched = [&](size_t c) {
+      const auto& ops = comps[c].operands;
+      return comps[c].target == "aten::matmul" &&
+             (ops.size() < 2 || ops[1] < 0 || comps[static_cast<size_t>(ops[1])].sizes.size() != 2);
+    };
+    products.erase(std::remove_if(products.begin(), products.end(),
+                                  [&](const auto& p) { return site_comps.count(p.first) > 0 || batched(p.first); }),
+                   products.end());
+    product_records(entry.info.compile_id, region_fn->fused(), products, art);
+  }
   if (gemms || !convs.empty())
     region_fn->set_extern_hook([gemms, convs](size_t comp, const torch::jit::Node* n, capture::Interpreter::Env& env,
                                               capture::Interpreter& interp, at::Tensor& out,
@@ -224,7 +267,7 @@ std::unique_ptr<runtime::CompiledFn> CudaTarget::make_region_fn(const capture::S
   std::unique_ptr<runtime::CompiledFn> fn = std::move(region_fn);
   if (options_.mode == "reduce-overhead" || autotune)
     fn = runtime::make_cuda_graph_fn(std::move(fn), region.inputs, region.outputs, &region);
-  return std::make_unique<AutotuneReport>(std::move(fn), set_, gemms);
+  return std::make_unique<AutotuneReport>(std::move(fn), set_, gemms, std::move(products));
 }
 
 }  // namespace kiln::backends

@@ -180,12 +180,15 @@ bool GemmTuner::run(size_t comp, const torch::jit::Node* n, capture::Interpreter
     cudaStreamIsCapturing(static_cast<cudaStream_t>(stream), &capturing);
     if (capturing != cudaStreamCaptureStatusNone) return false;
     g->tuned = true;
-    auto time_ms = [&](const std::function<void()>& fn) {
-      for (int i = 0; i < 2; ++i) fn();
-      cuda::EventTimer timer(stream);
-      timer.start();
-      for (int i = 0; i < 10; ++i) fn();
-      return timer.stop_ms() / 10;
+    // Device time (lt_gemm.h): LibTorch's linear pays its dispatch on the host, which a CUDA graph's replay,
+    // where the choice runs, does not.
+    auto time_ms = [&](const std::function<void()>& fn) { return queued_device_ms(fn, 10, 3); };
+    // The GEMM's output into its buffer and the tail kernel after it, where the tail is fused into the templates.
+    auto then_tail = [&](const at::Tensor& y) {
+      if (!epi) return;
+      (*cx.bufs)[comp] = y.contiguous();
+      cx.ptrs[comp] = (*cx.bufs)[comp].data_ptr();
+      cx.launch_next();
     };
     at::Tensor ref;
     const std::string tail = epi ? " + " + epi->kernel : "";
@@ -194,11 +197,7 @@ bool GemmTuner::run(size_t comp, const torch::jit::Node* n, capture::Interpreter
     report_tuning(what, 0, total);
     double cublas_ms = time_ms([&] {
       ref = interp.exec_node(n, env).at(0).toTensor();
-      if (epi) {  // the tail kernel reads the GEMM's output from its buffer
-        (*cx.bufs)[comp] = ref.contiguous();
-        cx.ptrs[comp] = (*cx.bufs)[comp].data_ptr();
-        cx.launch_next();
-      }
+      then_tail(ref);
     });
     std::vector<at::Tensor> ref_tail;
     if (epi)
@@ -206,33 +205,36 @@ bool GemmTuner::run(size_t comp, const torch::jit::Node* n, capture::Interpreter
     g->table.push_back({"cuBLAS (LibTorch aten::linear)" + tail, cublas_ms, false});
     double best = cublas_ms;
     size_t chosen_row = 0;  // cuBLAS unless a template beats it
+    // A candidate computing the linear's result by other calls: timed with the tail kernel after it (as
+    // cuBLAS's linear was), checked against LibTorch's linear, its row added, chosen when faster.
+    auto other_calls = [&](const std::string& text, int id, const std::function<at::Tensor()>& produce) {
+      at::Tensor mine;
+      const double ms = time_ms([&] {
+        mine = produce();
+        then_tail(mine);
+      });
+      auto diff = compare_to_eager(mine, ref, at::globalContext().allowTF32CuBLAS());
+      if (!diff.ok) {
+        g->table.push_back({text + " - rejected: differs from LibTorch's linear by " + std::to_string(diff.max_rel), ms,
+                            false});
+        return;
+      }
+      g->table.push_back({text, ms, false});
+      if (forced_tile < 0 && ms < best) {
+        best = ms;
+        g->chosen = id;
+        chosen_row = g->table.size() - 1;
+      }
+    };
+    const bool same_types = x.is_cuda() && w.dim() == 2 && x.dim() >= 1 && x.size(-1) == w.size(1) &&
+                            x.scalar_type() == w.scalar_type();
+    const bool bias_fits = bias.defined() && bias.scalar_type() == w.scalar_type() && bias.dim() == 1 &&
+                           bias.numel() == w.size(0);
     // cuBLAS's plain product, then the bias: same math, the product's own choice of kernel.
-    if (bias.defined() && x.is_cuda() && w.dim() == 2 && x.dim() >= 1 && x.size(-1) == w.size(1) &&
-        x.scalar_type() == w.scalar_type() && bias.scalar_type() == w.scalar_type() && bias.dim() == 1 &&
-        bias.numel() == w.size(0)) {
+    if (same_types && bias_fits) {
       try {
-        at::Tensor mine;
-        double ms = time_ms([&] {
-          mine = matmul_then_bias(x, w, bias);
-          if (epi) {  // timed with the tail kernel after it, as cuBLAS's linear was
-            (*cx.bufs)[comp] = mine.contiguous();
-            cx.ptrs[comp] = (*cx.bufs)[comp].data_ptr();
-            cx.launch_next();
-          }
-        });
-        auto diff = compare_to_eager(mine, ref, at::globalContext().allowTF32CuBLAS());
-        const std::string text = "cuBLAS matrix product, then the bias (no GEMM epilogue)" + tail;
-        if (!diff.ok) {
-          g->table.push_back({text + " - rejected: differs from LibTorch's linear by " + std::to_string(diff.max_rel), ms,
-                              false});
-        } else {
-          g->table.push_back({text, ms, false});
-          if (forced_tile < 0 && ms < best) {
-            best = ms;
-            g->chosen = kMatmulThenBias;
-            chosen_row = g->table.size() - 1;
-          }
-        }
+        other_calls("cuBLAS matrix product, then the bias (no GEMM epilogue)" + tail, kMatmulThenBias,
+                    [&] { return matmul_then_bias(x, w, bias); });
       } catch (const std::exception& e) {
         g->table.push_back({std::string("cuBLAS matrix product, then the bias - failed: ") + e.what(), 0, false});
       }
@@ -240,37 +242,15 @@ bool GemmTuner::run(size_t comp, const torch::jit::Node* n, capture::Interpreter
     // cuBLASLt called directly, the fastest of its heuristic's candidates, then the bias.
     if (!lt_gemms_enabled()) {
       g->table.push_back({"cuBLASLt matrix product - not tried: KILN_CUBLASLT=0", 0, false});
-    } else if (x.is_cuda() && w.dim() == 2 && x.dim() >= 1 && x.size(-1) == w.size(1) && x.scalar_type() == w.scalar_type() &&
-        (!bias.defined() ||
-         (bias.scalar_type() == w.scalar_type() && bias.dim() == 1 && bias.numel() == w.size(0)))) {
+    } else if (same_types && (!bias.defined() || bias_fits)) {
       try {
-        at::Tensor mine = lt_then_bias(*g->lt, x, w, bias);  // the first call times cuBLASLt's candidates
-        const std::string text = "cuBLASLt matrix product (" + g->lt->last_choice() + ")" +
-                                 (bias.defined() ? ", then the bias" : "") + tail;
-        if (!mine.defined()) {
+        at::Tensor first = lt_then_bias(*g->lt, x, w, bias);  // the first call times cuBLASLt's candidates
+        if (!first.defined())
           g->table.push_back({"cuBLASLt matrix product - not taken: " + g->lt->last_choice(), 0, false});
-        } else {
-          double ms = time_ms([&] {
-            mine = lt_then_bias(*g->lt, x, w, bias);
-            if (epi) {
-              (*cx.bufs)[comp] = mine.contiguous();
-              cx.ptrs[comp] = (*cx.bufs)[comp].data_ptr();
-              cx.launch_next();
-            }
-          });
-          auto diff = compare_to_eager(mine, ref, at::globalContext().allowTF32CuBLAS());
-          if (!diff.ok) {
-            g->table.push_back({text + " - rejected: differs from LibTorch's linear by " + std::to_string(diff.max_rel),
-                                ms, false});
-          } else {
-            g->table.push_back({text, ms, false});
-            if (forced_tile < 0 && ms < best) {
-              best = ms;
-              g->chosen = kLtThenBias;
-              chosen_row = g->table.size() - 1;
-            }
-          }
-        }
+        else
+          other_calls("cuBLASLt matrix product (" + g->lt->last_choice() + ")" + (bias.defined() ? ", then the bias" : "") +
+                          tail,
+                      kLtThenBias, [&] { return lt_then_bias(*g->lt, x, w, bias); });
       } catch (const std::exception& e) {
         g->table.push_back({std::string("cuBLASLt matrix product - failed: ") + e.what(), 0, false});
       }

@@ -141,6 +141,43 @@ graph(%a : Tensor, %b : Tensor, %bias : Tensor):
   EXPECT_EQ(product->tensors, (std::vector<int>{0, 1}));
 }
 
+// Attention's products: matmul of 4-d views (a transposed one among them) and bmm, called as one batched
+// product, equal to matmul's result bit for bit; shapes that broadcast go through matmul itself.
+TEST(DirectExtern, BatchedProductsEqualMatmul) {
+  auto g = parse(R"IR(
+graph(%a : Tensor, %b : Tensor):
+  %mat : Tensor = aten::matmul(%a, %b)
+  %bmm : Tensor = aten::bmm(%a, %b)
+  return (%mat, %bmm))IR");
+  auto mat = runtime::prepare_direct_extern(extern_comp("aten::matmul", {0, 1}), g.node.at("mat"));
+  auto bmm = runtime::prepare_direct_extern(extern_comp("aten::bmm", {0, 1}), g.node.at("bmm"));
+  ASSERT_TRUE(mat && bmm);
+  EXPECT_EQ(bmm->op, DirectExtern::Op::Bmm);
+  // q and k as attention reads them from one projection: [b, t, 3, h, d] sliced and transposed to [b, h, t, d].
+  at::Tensor qkv = torch::randn({2, 5, 3, 4, 8});
+  at::Tensor q = qkv.select(2, 0).transpose(1, 2), k = qkv.select(2, 1).transpose(1, 2);
+  std::vector<std::vector<at::Tensor>> cases = {
+      {q, k.transpose(-2, -1)},                                      // neither folds by a view: copies
+      {torch::randn({2, 4, 5, 8}), torch::randn({2, 4, 8, 3})},      // contiguous: views
+      {torch::randn({3, 2, 4, 5, 8}), torch::randn({3, 2, 4, 8, 6})}, // five dimensions
+      {torch::randn({2, 4, 5, 8}), torch::randn({1, 4, 8, 3})},      // broadcast batch: matmul's own path
+      {torch::randn({4, 5, 8}), torch::randn({2, 4, 8, 3})},         // broadcast rank: matmul's own path
+  };
+  for (const auto& bufs : cases) {
+    at::Tensor got = runtime::call_direct_extern(*mat, bufs), want = at::matmul(bufs[0], bufs[1]);
+    EXPECT_EQ(got.sizes(), want.sizes());
+    EXPECT_TRUE(torch::equal(got, want)) << bufs[0].sizes() << " @ " << bufs[1].sizes();
+  }
+  std::vector<at::Tensor> three = {torch::randn({6, 5, 8}), torch::randn({6, 8, 3}).transpose(-2, -1).contiguous().transpose(-2, -1)};
+  EXPECT_TRUE(torch::equal(runtime::call_direct_extern(*bmm, three), at::bmm(three[0], three[1])));
+  EXPECT_TRUE(torch::equal(runtime::call_direct_extern(*mat, three), at::matmul(three[0], three[1])));
+  // Wrong shapes keep the op's own error.
+  std::vector<at::Tensor> wrong = {torch::randn({2, 4, 5, 8}), torch::randn({2, 4, 7, 3})};
+  EXPECT_THROW(runtime::call_direct_extern(*mat, wrong), c10::Error);
+  std::vector<at::Tensor> flat = {torch::randn({5, 8}), torch::randn({8, 3})};
+  EXPECT_THROW(runtime::call_direct_extern(*bmm, flat), c10::Error);
+}
+
 // A whole model through the Kiln backend: direct calls give the interpreter's results exactly.
 TEST(DirectExtern, ARegionGivesTheSameResultsEitherWay) {
   torch::jit::Module m("Net");
