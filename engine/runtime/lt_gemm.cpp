@@ -222,7 +222,8 @@ std::vector<LtGemm::Race> LtGemm::races() const {
     if (p.race.empty()) continue;
     const auto& q = p.key.p;  // cuBLAS's sizes: the product is [n, k] @ [k, m]
     out.push_back({std::to_string(q.n) + "x" + std::to_string(q.k) + " @ " + std::to_string(q.k) + "x" +
-                       std::to_string(q.m) + " " + std::string(c10::toString(p.key.dtype)) +
+                       std::to_string(q.m) + " " +
+                       (p.key.dtype == at::kBFloat16 ? "bfloat16" : p.key.dtype == at::kHalf ? "float16" : "float32") +
                        (p.key.compute == CUBLAS_COMPUTE_32F_FAST_TF32 ? " (TF32)" : ""),
                    p.race});
   }

@@ -272,3 +272,41 @@ TEST(GpuKernelStats, AProfilerStepMirroredOnTheGpuLaneIsOneIteration) {
   auto k = report::kernel_stats(s, 0);
   EXPECT_EQ(k.total_ns, 4000);
 }
+
+// A session recorded on an H200 (kiln profile block.pt, every mode): its device records sum as the H100's do,
+// and max-autotune's timed products are kernel records whose autotune tables hold each race as it was run —
+// LibTorch's product and cuBLASLt's candidates, each with its device time or why it was not timed, one kept
+// per problem — and the reports show the kept one.
+TEST(GpuKernelStats, TheBundledH200SessionShowsEachTimedProductsRace) {
+  auto s = session::load_session(test::example("sessions/block_h200.kiln"));
+  for (const auto& r : s.runs) {
+    SCOPED_TRACE(r.mode + "/" + r.backend);
+    const int64_t sum = device_sum(s, r.id);
+    auto st = report::kernel_stats(s, r.id);
+    EXPECT_EQ(st.total_ns, sum);
+    EXPECT_EQ(row_sum(st), sum);
+  }
+  int products = 0;
+  for (const auto& k : s.kernels) {
+    if (k.name.rfind("product_", 0) != 0) continue;
+    ++products;
+    SCOPED_TRACE(k.name);
+    EXPECT_EQ(k.language, "cublas");
+    ASSERT_GE(k.autotune.size(), 2u);
+    const std::string problem = k.autotune[0].config.substr(0, k.autotune[0].config.find(": "));
+    EXPECT_EQ(k.autotune[0].config, problem + ": LibTorch's product (cublasGemmEx)");
+    int kept = 0;
+    for (const auto& c : k.autotune) {
+      EXPECT_EQ(c.config.rfind(problem + ": ", 0), 0u) << c.config;  // one problem: the region's shapes are fixed
+      EXPECT_TRUE(c.ms > 0 || c.config.find(" - ") != std::string::npos) << c.config;
+      kept += c.chosen;
+    }
+    EXPECT_EQ(kept, 1);
+  }
+  EXPECT_EQ(products, 4) << "block.pt's four linears, their bias left to the kernels that read them";
+  const std::string md = report::render_markdown(s);
+  EXPECT_NE(md.find("| `product_linear_1` |"), std::string::npos);
+  EXPECT_NE(md.find("cuBLASLt algorithm"), std::string::npos);
+  const std::string html = report::render_html(s);
+  EXPECT_NE(html.find("LibTorch&#39;s product (cublasGemmEx)"), std::string::npos);
+}
