@@ -347,8 +347,10 @@ void kernels(std::ostringstream& os, const session::Session& s, const KernelStat
     const LauncherTime* time = lt.total_ns > 0 ? &lt : nullptr;
     std::string nodes;
     for (const auto& n : k.nodes) nodes += (nodes.empty() ? "" : ", ") + n;
-    os << "<tr><td><code>" << esc(k.name) << "</code><details><summary class=muted>source</summary><pre>" << esc(k.source)
-       << "</pre></details></td><td><code>" << esc(k.compile_id) << "</code></td><td>" << esc(k.language)
+    os << "<tr><td><code>" << esc(k.name) << "</code>";
+    // A library call's record (a timed product: language cublas) has no source of its own to unfold.
+    if (!k.source.empty()) os << "<details><summary class=muted>source</summary><pre>" << esc(k.source) << "</pre></details>";
+    os << "</td><td><code>" << esc(k.compile_id) << "</code></td><td>" << esc(k.language)
        << "</td><td class=num>" << (time ? percent(time->share) : "-") << "</td><td>" << esc(k.launch_config)
        << "</td><td>" << esc(nodes) << "</td></tr>";
     if (!k.autotune.empty()) {

@@ -309,4 +309,9 @@ TEST(GpuKernelStats, TheBundledH200SessionShowsEachTimedProductsRace) {
   EXPECT_NE(md.find("cuBLASLt algorithm"), std::string::npos);
   const std::string html = report::render_html(s);
   EXPECT_NE(html.find("LibTorch&#39;s product (cublasGemmEx)"), std::string::npos);
+  // Generated kernels unfold their source; a product's record, which has none, offers nothing to unfold.
+  const size_t row = html.find("<code>product_linear_1</code>");
+  ASSERT_NE(row, std::string::npos);
+  EXPECT_EQ(html.compare(row + std::string("<code>product_linear_1</code>").size(), 5, "</td>"), 0);
+  EXPECT_NE(html.find("<summary class=muted>source</summary>"), std::string::npos);
 }
