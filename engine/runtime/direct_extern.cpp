@@ -106,7 +106,7 @@ at::Tensor rows_product(const DirectExtern& d, const at::Tensor& x, const at::Te
 
 }  // namespace
 
-std::optional<DirectExtern> prepare_direct_extern(const Comp& comp, const torch::jit::Node* n, bool tune) {
+std::optional<DirectExtern> prepare_direct_extern(const Comp& comp, const torch::jit::Node* n) {
   if (comp.kind != Comp::Kind::Extern || !n || n->outputs().empty()) return std::nullopt;
   const auto& t = comp.target;
   if (n->kind().toQualString() != t) return std::nullopt;
@@ -144,19 +144,19 @@ std::optional<DirectExtern> prepare_direct_extern(const Comp& comp, const torch:
       d.bias = true;
     }
     d.op = DirectExtern::Op::Linear;
-    if (!d.bias) d.lt = std::make_shared<LtGemm>(tune);
+    if (!d.bias) d.lt = std::make_shared<LtGemm>();
     return d;
   }
   if (t == "aten::addmm") {  // only as a product whose readers add the bias; beta and alpha are 1 then
     if (!comp.drop_bias || comp.bias_operand != 0 || args < 3 || !take({1, 2})) return std::nullopt;
     d.op = DirectExtern::Op::Mm;
-    d.lt = std::make_shared<LtGemm>(tune);
+    d.lt = std::make_shared<LtGemm>();
     return d;
   }
   if (t == "aten::mm" || t == "aten::bmm" || t == "aten::matmul") {
     if (args != 2 || !take({0, 1})) return std::nullopt;
     d.op = t == "aten::mm" ? DirectExtern::Op::Mm : t == "aten::bmm" ? DirectExtern::Op::Bmm : DirectExtern::Op::Matmul;
-    if (d.op != DirectExtern::Op::Bmm) d.lt = std::make_shared<LtGemm>(tune);
+    if (d.op != DirectExtern::Op::Bmm) d.lt = std::make_shared<LtGemm>();
     return d;
   }
   return std::nullopt;

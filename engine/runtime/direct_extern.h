@@ -52,9 +52,9 @@ struct DirectExtern {
   std::shared_ptr<LtGemm> lt;  // products (Mm, Matmul, Linear): cuBLASLt's plans per problem (lt_gemm.h)
 };
 
-// `tune`: products time cuBLASLt's candidate algorithms per problem (max-autotune).
-std::optional<DirectExtern> prepare_direct_extern(const lowering::Comp& comp, const torch::jit::Node* node,
-                                                  bool tune = false);
+// A product's `lt` takes cuBLASLt's heuristic's first algorithm; max-autotune swaps in a timing one
+// (LoweredRegionFn::tune_products).
+std::optional<DirectExtern> prepare_direct_extern(const lowering::Comp& comp, const torch::jit::Node* node);
 
 at::Tensor call_direct_extern(const DirectExtern& call, const std::vector<at::Tensor>& bufs, bool lt = false);
 

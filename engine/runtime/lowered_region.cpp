@@ -158,6 +158,13 @@ LoweredRegionFn::LoweredRegionFn(const capture::SpecializedRegion& entry, const 
     if (comps[c].kind == Comp::Kind::Extern && comps[c].ir_node >= 0 &&
         static_cast<size_t>(comps[c].ir_node) < graph_nodes_.size())
       direct_[c] = prepare_direct_extern(comps[c], graph_nodes_[static_cast<size_t>(comps[c].ir_node)]);
+  // A matmul whose second operand is not a matrix is a batched product (bmm, direct_extern.h): never cuBLASLt's.
+  for (size_t c = 0; c < comps.size(); ++c)
+    if (auto& d = direct_[c]; d && d->op == DirectExtern::Op::Matmul && d->tensors.size() == 2) {
+      const int second = d->tensors[1];
+      if (second < 0 || static_cast<size_t>(second) >= comps.size() || comps[static_cast<size_t>(second)].sizes.size() != 2)
+        d->lt.reset();
+    }
   for (size_t b = 0; b < plan_.buffers.size(); ++b) {
     const int c = plan_.buffers[b].comp;
     if (c >= 0 && static_cast<size_t>(c) < planned_.size() && planned_[static_cast<size_t>(c)] < 0)

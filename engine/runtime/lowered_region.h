@@ -61,7 +61,8 @@ class LoweredRegionFn : public CompiledFn {
                                         capture::Interpreter& interp, at::Tensor& out, ExternContext& cx)>;
   void set_extern_hook(ExternHook hook) { extern_hook_ = std::move(hook); }
   // max-autotune: the region's prepared products time cuBLASLt's candidate algorithms per problem
-  // (lt_gemm.h) instead of taking its heuristic's first. Returns each such product's computation and its
+  // (lt_gemm.h) instead of taking its heuristic's first (batched matmuls are not among them: LibTorch's bmm).
+  // Returns each such product's computation and its
   // tuner, whose races (LtGemm::races) the session's autotune tables show once the region has run.
   std::vector<std::pair<size_t, std::shared_ptr<LtGemm>>> tune_products();
 

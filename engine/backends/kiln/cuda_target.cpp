@@ -233,15 +233,9 @@ std::unique_ptr<runtime::CompiledFn> CudaTarget::make_region_fn(const capture::S
   AutotuneReport::Products products;
   if (autotune) {
     products = region_fn->tune_products();
-    // Not the GEMM tuner's linears, nor batched matmuls (LibTorch's bmm, direct_extern.h): no race of their own.
-    const auto& comps = region_fn->fused().program.comps;
-    auto batched = [&](size_t c) {
-      const auto& ops = comps[c].operands;
-      return comps[c].target == "aten::matmul" &&
-             (ops.size() < 2 || ops[1] < 0 || comps[static_cast<size_t>(ops[1])].sizes.size() != 2);
-    };
+    // Not the GEMM tuner's linears: its table has their cuBLASLt row.
     products.erase(std::remove_if(products.begin(), products.end(),
-                                  [&](const auto& p) { return site_comps.count(p.first) > 0 || batched(p.first); }),
+                                  [&](const auto& p) { return site_comps.count(p.first) > 0; }),
                    products.end());
     product_records(entry.info.compile_id, region_fn->fused(), products, art);
   }
