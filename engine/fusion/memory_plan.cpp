@@ -117,7 +117,9 @@ MemoryPlan plan_memory(const FusedProgram& p, bool gemm_epilogues) {
       if (p.steps[static_cast<size_t>(s)].kind == Step::Kind::Kernel) step_of_kernel[p.steps[static_cast<size_t>(s)].index] = s;
     for (const auto& [k_index, s] : step_of_kernel) {
       const auto& k = p.kernels[static_cast<size_t>(k_index)];
-      if (k.kind != FusedKernel::Kind::Pointwise) continue;
+      // In a row kernel, its first stage (written before the reductions, each element by the thread
+      // that read it: row_prologue) may take a buffer too.
+      const bool row = k.kind == FusedKernel::Kind::Row;
       std::map<int, int> readers;  // buffer → how many of the kernel's computations read it
       for (int c : k.comps) {
         std::set<int> loads;
@@ -126,7 +128,7 @@ MemoryPlan plan_memory(const FusedProgram& p, bool gemm_epilogues) {
       }
       std::set<int> taken;
       for (int c : k.comps) {
-        if (!p.realized[static_cast<size_t>(c)] || outputs_of(c)) continue;
+        if (!p.realized[static_cast<size_t>(c)] || outputs_of(c) || (row && !row_prologue(p.program, k, c))) continue;
         std::set<int> loads;
         lowering::collect_loads(comps[static_cast<size_t>(c)].body, loads);
         for (int r : loads) {

@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -75,7 +76,93 @@ bool prefix(const std::vector<Sym>& outer, const std::vector<Sym>& sizes) {
   return true;
 }
 
+// The known extents of sizes, or nothing when one is symbolic.
+std::optional<std::vector<int64_t>> const_extents(const std::vector<Sym>& sizes) {
+  std::vector<int64_t> out;
+  for (const auto& s : sizes) {
+    if (!capture::sym_is_const(s) || s->value < 0) return std::nullopt;
+    out.push_back(s->value);
+  }
+  return out;
+}
+
+int64_t product(const std::vector<int64_t>& v) {
+  int64_t n = 1;
+  for (int64_t x : v) n *= x;
+  return n;
+}
+
+// Computation c as a stage of a row kernel over `outer` whose sizes fold the rows: its leading dims
+// hold as many elements as the rows (a layer_norm's [8, 128] rows for its output viewed [1024, 768]).
+// Its index becomes the rows' flat index decomposed into those dims, then the kernel's inner vars;
+// its body is read at that index, simplified over the kernel's extents.
+std::optional<RowStage> fold_rows(const Comp& c, const std::vector<Sym>& outer) {
+  auto rows = const_extents(outer), sizes = const_extents(c.sizes);
+  if (!rows || !sizes || !c.body) return std::nullopt;
+  size_t a = 0;
+  int64_t lead = 1;
+  while (a < sizes->size() && lead < product(*rows)) lead *= (*sizes)[a++];
+  if (a == 0 || lead != product(*rows)) return std::nullopt;
+  const size_t o = outer.size();
+  IExpr flat = lowering::ie_const(0);
+  for (size_t j = 0; j < o; ++j) {
+    int64_t stride = 1;
+    for (size_t l = j + 1; l < o; ++l) stride *= (*rows)[l];
+    flat = lowering::ie_add(flat, lowering::ie_mul(lowering::ie_var(static_cast<int>(j)), lowering::ie_const(stride)));
+  }
+  std::vector<int64_t> ext = *rows;
+  RowStage st;
+  for (size_t d = a; d < sizes->size(); ++d) {
+    st.inner.push_back(c.sizes[d]);
+    ext.push_back((*sizes)[d]);
+  }
+  for (size_t d = 0; d < a; ++d) {
+    int64_t below = 1;
+    for (size_t l = d + 1; l < a; ++l) below *= (*sizes)[l];
+    IExpr v = below == 1 ? flat : lowering::ie_floordiv(flat, lowering::ie_const(below));
+    if (d > 0) v = lowering::ie_mod(v, lowering::ie_const((*sizes)[d]));
+    st.index.push_back(lowering::ie_simplify(v, ext));
+  }
+  for (size_t d = a; d < sizes->size(); ++d) st.index.push_back(lowering::ie_var(static_cast<int>(o + d - a)));
+  st.body = lowering::ve_simplify(lowering::ve_subst(c.body, st.index), ext);
+  return st;
+}
+
+// Loads in e of computations kernel `k` computes are at the current row: a reduction's at the row
+// itself, a pointwise stage's along it (its first `outer` index dims the row's vars).
+bool reads_own_rows(const VExpr& e, const std::vector<int>& kernel_of, int k, const std::vector<Comp>& comps, size_t outer) {
+  if (!e) return true;
+  if (e->op == VExprNode::Op::Load && e->comp >= 0 && kernel_of[static_cast<size_t>(e->comp)] == k) {
+    const Comp& r = comps[static_cast<size_t>(e->comp)];
+    if (r.kind == Kind::Reduction ? !index_is_rows(e->index, outer) : e->index.size() < outer) return false;
+    for (size_t d = 0; d < outer; ++d)
+      if (e->index[d]->op != IExprNode::Op::Var || e->index[d]->var != static_cast<int>(d)) return false;
+  }
+  return reads_own_rows(e->a, kernel_of, k, comps, outer) && reads_own_rows(e->b, kernel_of, k, comps, outer) &&
+         reads_own_rows(e->c, kernel_of, k, comps, outer);
+}
+
 }  // namespace
+
+RowStage row_stage(const LoopProgram& program, const FusedKernel& k, int comp) {
+  auto it = k.folded.find(comp);
+  if (it != k.folded.end()) return it->second;
+  const Comp& c = program.comps[static_cast<size_t>(comp)];
+  RowStage st;
+  st.inner.assign(c.sizes.begin() + static_cast<std::ptrdiff_t>(std::min(c.sizes.size(), k.outer.size())), c.sizes.end());
+  st.body = c.body;
+  for (size_t d = 0; d < c.sizes.size(); ++d) st.index.push_back(lowering::ie_var(static_cast<int>(d)));
+  return st;
+}
+
+bool row_prologue(const LoopProgram& program, const FusedKernel& k, int comp) {
+  if (k.kind != FusedKernel::Kind::Row) return false;
+  for (int c : k.comps) {
+    if (program.comps[static_cast<size_t>(c)].kind == Kind::Reduction) return false;
+    if (c == comp) return true;
+  }
+  return false;
+}
 
 FusedProgram schedule(const LoopProgram& input, const FusionOptions& options) {
   FusedProgram fp;
@@ -94,6 +181,17 @@ FusedProgram schedule(const LoopProgram& input, const FusionOptions& options) {
   auto decide = [&](int p, int c, bool fused, const std::string& why) {
     if (!decided.insert({p, c}).second) return;
     fp.decisions.push_back(Decision{comps[p].name, comps[c].name, fused, why});
+  };
+  // A pair kept apart by the inlining rules that ends in one kernel after all (a stored stage its
+  // row kernel reads back): the kernel's reason first, then why it is stored.
+  auto join = [&](int p, int c, const std::string& why) {
+    for (auto& d : fp.decisions)
+      if (d.first == comps[p].name && d.second == comps[c].name) {
+        if (!d.fused) d.reason = why + " (stored, not inlined: " + d.reason + ")";
+        d.fused = true;
+        return;
+      }
+    decide(p, c, true, why);
   };
   std::function<VExpr(const VExpr&)> substitute = [&](const VExpr& e) -> VExpr {
     if (!e) return e;
@@ -194,6 +292,10 @@ FusedProgram schedule(const LoopProgram& input, const FusionOptions& options) {
     }
     std::set<int> reads;
     all_loads(c.body, reads);
+    auto many_rows = [&](const std::vector<Sym>& rows) {
+      auto e = const_extents(rows);
+      return e && product(*e) >= options.stage_rows;
+    };
     auto depends_on_kernel = [&](int k) {
       for (int r : reads)
         if (kernel_of[r] == k) return true;
@@ -202,25 +304,50 @@ FusedProgram schedule(const LoopProgram& input, const FusionOptions& options) {
     if (options.fuse && open_row >= 0) {
       FusedKernel& g = fp.kernels[open_row];
       bool fits = c.kind == Kind::Reduction ? sizes_key(c.sizes) == sizes_key(g.outer) : prefix(g.outer, c.sizes);
-      // Reads of the group's reductions must be at the current row.
-      for (int r : reads) {
-        if (kernel_of[r] != open_row) continue;
-        std::vector<const VExprNode*> ls;
-        loads_of(c.body, r, ls);
-        for (const auto* l : ls)
-          if (comps[r].kind != Kind::Reduction || !index_is_rows(l->index, g.outer.size())) fits = false;
+      // A pointwise epilogue whose sizes fold the rows, read in the kernel's variables.
+      std::optional<RowStage> fold;
+      if (!fits && c.kind == Kind::Pointwise && many_rows(g.outer)) {
+        fold = fold_rows(c, g.outer);
+        fits = fold.has_value();
       }
+      // Reads of the group's own computations must be at the current row.
+      if (fits) fits = reads_own_rows(fold ? fold->body : c.body, kernel_of, open_row, comps, g.outer.size());
       if (fits) {
         g.comps.push_back(static_cast<int>(i));
         kernel_of[i] = open_row;
+        if (fold) g.folded[static_cast<int>(i)] = *fold;
         for (int r : reads)
-          if (kernel_of[r] == open_row) decide(r, static_cast<int>(i), true, "same rows: one row kernel");
+          if (kernel_of[r] == open_row)
+            join(r, static_cast<int>(i), fold ? "same rows, folded into fewer dims: one row kernel" : "same rows: one row kernel");
         continue;
       }
       for (int r : reads)
         if (kernel_of[r] == open_row)
           decide(r, static_cast<int>(i), false, "different iteration space: cannot share the row kernel");
       open_row = -1;
+    }
+    // The pointwise kernel just before a reduction that reads it along the rows becomes the row
+    // kernel's first stage: each row's elements written, then read back by the same warp or block
+    // (a residual add and the layer_norm after it), instead of a second kernel reading them again.
+    if (c.kind == Kind::Reduction && options.fuse && last_pointwise >= 0 && !fp.steps.empty() &&
+        fp.steps.back().kind == Step::Kind::Kernel && fp.steps.back().index == last_pointwise &&
+        many_rows(c.sizes) && depends_on_kernel(last_pointwise)) {
+      FusedKernel& g = fp.kernels[last_pointwise];
+      bool fits = true;
+      for (int m : g.comps) fits &= prefix(c.sizes, comps[m].sizes);
+      const int k_index = last_pointwise;
+      if (fits) fits = reads_own_rows(c.body, kernel_of, k_index, comps, c.sizes.size());
+      if (fits) {
+        g.kind = FusedKernel::Kind::Row;
+        g.outer = c.sizes;
+        g.comps.push_back(static_cast<int>(i));
+        kernel_of[i] = k_index;
+        open_row = k_index;
+        last_pointwise = -1;
+        for (int r : reads)
+          if (kernel_of[r] == k_index) join(r, static_cast<int>(i), "read along its rows: the row kernel's first stage");
+        continue;
+      }
     }
     if (c.kind == Kind::Reduction) {
       FusedKernel k;

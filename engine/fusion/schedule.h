@@ -8,11 +8,15 @@
 //         is recomputed in each when that moves fewer bytes than a buffer), pointwise prologues
 //         inlined into reductions, reductions
 //         over the same rows and their pointwise epilogue in one row kernel (softmax, layer_norm),
+//         with the pointwise kernel just before them as the row kernel's first stage when the
+//         reductions read it along their rows (a residual add before its layer_norm) and epilogues
+//         whose sizes fold the rows into fewer dims (layer_norm's output viewed 2-d for a linear),
 //         the pointwise tail after an extern GEMM/conv in one kernel, and independent pointwise
 //         kernels over the same range merged (horizontal fusion). Every producer/consumer pair
 //         that stays apart is recorded with the reason.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -28,6 +32,19 @@ struct FusionOptions {
   bool fuse = true;         // false: every computation is its own kernel (the aot_eager check)
   int inline_limit = 160;   // largest inlined expression (nodes) before a producer gets a buffer
   int recompute_limit = 48; // largest expression recomputed in each of several consumers
+  // Fewest rows (all sizes known) for which a row kernel takes in pointwise stages that would
+  // otherwise run as kernels of their own (a prologue before the reductions, an epilogue folding the
+  // rows): with fewer, the stage's elements would spread over too few warps or threads.
+  int stage_rows = 256;
+};
+
+// A pointwise computation of a row kernel seen in the kernel's variables: the sizes its loop walks
+// after the rows, its body and its own index (for its store) over vars 0..outer-1 (the row) and
+// outer.. (the loop). Identity for a computation whose sizes start with the rows.
+struct RowStage {
+  std::vector<Sym> inner;
+  lowering::VExpr body;
+  std::vector<lowering::IExpr> index;
 };
 
 struct FusedKernel {
@@ -37,7 +54,15 @@ struct FusedKernel {
   std::vector<int> comps;           // realized computations it computes, in order
   std::vector<Sym> outer;           // Row: the rows' index space (the reductions' output sizes)
   std::vector<std::string> nodes;   // IR nodes fused into it (provenance)
+  // Row: pointwise stages whose sizes fold the rows (outer [8, 128] for a computation [1024, 768]),
+  // seen in the kernel's variables (row_stage).
+  std::map<int, RowStage> folded;
 };
+
+RowStage row_stage(const LoopProgram& program, const FusedKernel& k, int comp);
+// Whether pointwise computation `comp` of row kernel k runs before its first reduction (a prologue
+// the reductions read back, written before them).
+bool row_prologue(const LoopProgram& program, const FusedKernel& k, int comp);
 
 struct Step {
   enum class Kind { Kernel, Extern };

@@ -26,4 +26,7 @@ IExpr ie_simplify(const IExpr& e, const std::vector<int64_t>& extents);
 
 bool ie_equal(const IExpr& a, const IExpr& b);  // structurally
 
+// e with every index expression in it (loads, index functions) simplified over the same extents.
+VExpr ve_simplify(const VExpr& e, const std::vector<int64_t>& extents);
+
 }  // namespace kiln::lowering

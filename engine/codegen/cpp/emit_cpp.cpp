@@ -136,15 +136,14 @@ struct Emitter : KernelExpr {
         os << pad << "b" << c << "[" << offset(c, row_idx, vars) << "] = static_cast<float>(" << acc << ");\n";
         accs[c] = "static_cast<float>(" + acc + ")";
       } else {
-        std::vector<Sym> inner_sizes(comp.sizes.begin() + k.outer.size(), comp.sizes.end());
+        // In the kernel's variables: the rows, then the stage's own loop (fusion::row_stage).
+        const fusion::RowStage st = fusion::row_stage(p.program, k, c);
         std::vector<std::string> ivars = vars;
-        loops_open(os, inner_sizes, k.outer.size(), pad, false, ivars);
-        std::string ipad = pad + std::string(2 * inner_sizes.size(), ' ');
-        std::vector<lowering::IExpr> idx;
-        for (size_t d = 0; d < comp.sizes.size(); ++d) idx.push_back(lowering::ie_var(static_cast<int>(d)));
-        std::string v = statement(os, ipad, comp.body, ivars, accs, k.outer.size(), &comp);
-        os << ipad << "b" << c << "[" << offset(c, idx, ivars) << "] = " << v << ";  // " << cpp_comment(comp.name) << "\n";
-        loops_close(os, inner_sizes.size(), pad);
+        loops_open(os, st.inner, k.outer.size(), pad, false, ivars);
+        std::string ipad = pad + std::string(2 * st.inner.size(), ' ');
+        std::string v = statement(os, ipad, st.body, ivars, accs, k.outer.size(), &comp);
+        os << ipad << "b" << c << "[" << offset(c, st.index, ivars) << "] = " << v << ";  // " << cpp_comment(comp.name) << "\n";
+        loops_close(os, st.inner.size(), pad);
       }
     }
     loops_close(os, k.outer.size(), "  ");

@@ -64,6 +64,19 @@ bool RowKernelEmitter::same_value(const VExpr& a, const VExpr& b) {
   return same_value(a->a, b->a) && same_value(a->b, b->b) && same_value(a->c, b->c);
 }
 
+bool RowKernelEmitter::read_later(const FusedKernel& k, int c) const {
+  bool after = false;
+  for (int other : k.comps) {
+    if (after) {
+      std::set<int> loads;
+      lowering::collect_loads(p.program.comps[static_cast<size_t>(other)].body, loads);
+      if (loads.count(c)) return true;
+    }
+    after = after || other == c;
+  }
+  return false;
+}
+
 bool RowKernelEmitter::same_sizes(const std::vector<Sym>& a, const std::vector<Sym>& b) {
   return size_product(a) == size_product(b);
 }
@@ -111,9 +124,7 @@ std::vector<RowKernelEmitter::HeldLoad> RowKernelEmitter::held_loads(const Fused
   bool first = true;
   for (int c : k.comps) {
     const Comp& comp = p.program.comps[c];
-    std::vector<Sym> loop = comp.kind == Comp::Kind::Reduction
-                                ? comp.reduce_sizes
-                                : std::vector<Sym>(comp.sizes.begin() + std::min(comp.sizes.size(), outer), comp.sizes.end());
+    std::vector<Sym> loop = comp.kind == Comp::Kind::Reduction ? comp.reduce_sizes : fusion::row_stage(p.program, k, c).inner;
     if (loop.empty()) return {};
     for (const auto& s : loop)
       if (!capture::sym_is_const(s) || s->value <= 0) return {};
@@ -126,7 +137,10 @@ std::vector<RowKernelEmitter::HeldLoad> RowKernelEmitter::held_loads(const Fused
   int64_t length = 1;
   for (const auto& s : shape) length *= s->value;
   per_lane = (length + 31) / 32;
-  if (per_lane > 32) return {};
+  if (per_lane > 32) {
+    per_lane = 0;
+    return {};
+  }
   const std::set<int> own(k.comps.begin(), k.comps.end());
   std::function<bool(const lowering::IExpr&)> along_row = [&](const lowering::IExpr& e) {
     if (!e) return false;
@@ -186,6 +200,19 @@ void RowKernelEmitter::register_row(std::ostringstream& os, const FusedKernel& k
   os << "    // the row in registers: " << per_lane << (per_lane == 1 ? " value" : " values")
      << " per lane of each held load, read once\n";
   for (const auto& h : held) os << "    float " << h.name << "[" << n << "];\n";
+  // A float32 prologue read back at each element's own position stays in registers as well, written
+  // by its stage instead of read first (within the 64 floats per lane held_loads allows).
+  std::vector<HeldLoad> kept;
+  for (int c : k.comps) {
+    if (!fusion::row_prologue(p.program, k, c) || p.program.comps[static_cast<size_t>(c)].dtype != ir::DType::Float32 ||
+        static_cast<int64_t>(held.size() + kept.size() + 1) * per_lane > 64)
+      continue;
+    std::vector<lowering::IExpr> ident;
+    for (size_t d = 0; d < p.program.comps[static_cast<size_t>(c)].sizes.size(); ++d) ident.push_back(lowering::ie_var(static_cast<int>(d)));
+    kept.push_back({c, ident, "rp" + std::to_string(kept.size())});
+    os << "    float " << kept.back().name << "[" << n << "];  // " << cpp_comment(p.program.comps[static_cast<size_t>(c)].name)
+       << ", as its stage writes it\n";
+  }
   // One unrolled loop over the lane's steps; `body` writes the step's statements.
   auto steps = [&](const std::function<void(const std::vector<std::string>&, const std::string&)>& body) {
     os << "    #pragma unroll\n    for (int j = 0; j < " << n << "; ++j) {\n";
@@ -209,6 +236,7 @@ void RowKernelEmitter::register_row(std::ostringstream& os, const FusedKernel& k
   });
   load_hook = [&](const VExpr& e, const std::vector<std::string>&) -> std::string {
     const HeldLoad* h = find_held(held, e);
+    if (!h) h = find_held(kept, e);
     return h ? h->name + "[j]" : "";
   };
   std::map<int, std::string> accs;
@@ -231,12 +259,18 @@ void RowKernelEmitter::register_row(std::ostringstream& os, const FusedKernel& k
       os << "    if ((threadIdx.x & 31) == 0) b" << c << "[" << offset(c, row_idx, vars) << "] = " << acc << ";\n";
       accs[c] = acc;
     } else {
+      const fusion::RowStage st = fusion::row_stage(p.program, k, c);
+      const HeldLoad* keep = nullptr;
+      for (const auto& h : kept) keep = h.comp == c ? &h : keep;
       steps([&](const std::vector<std::string>& rvars, const std::string& pad) {
-        std::vector<lowering::IExpr> idx;
-        for (size_t d = 0; d < comp.sizes.size(); ++d) idx.push_back(lowering::ie_var(static_cast<int>(d)));
-        std::string v = statement(os, pad, comp.body, rvars, accs, outer, &comp);
-        os << pad << "b" << c << "[" << offset(c, idx, rvars) << "] = " << v << ";  // " << cpp_comment(comp.name) << "\n";
+        std::string v = statement(os, pad, st.body, rvars, accs, outer, &comp);
+        if (keep) {
+          os << pad << keep->name << "[j] = " << v << ";\n";
+          v = keep->name + "[j]";
+        }
+        os << pad << "b" << c << "[" << offset(c, st.index, rvars) << "] = " << v << ";  // " << cpp_comment(comp.name) << "\n";
       });
+      if (read_later(k, c)) os << "    __syncwarp();  // the next stages read what the warp's lanes wrote\n";
     }
   }
   load_hook = nullptr;
@@ -248,7 +282,9 @@ void RowKernelEmitter::row(std::ostringstream& os, const FusedKernel& k, bool wa
     std::vector<Sym> shape;
     int64_t per_lane = 0;
     auto held = held_loads(k, shape, per_lane);
-    if (!held.empty()) {
+    bool prologue = false;  // a first stage to keep in registers (register_row)
+    for (int c : k.comps) prologue |= fusion::row_prologue(p.program, k, c) && p.program.comps[static_cast<size_t>(c)].dtype == ir::DType::Float32;
+    if (!held.empty() || (per_lane > 0 && prologue)) {
       register_row(os, k, held, shape, per_lane);
       return;
     }
@@ -356,15 +392,15 @@ void RowKernelEmitter::row(std::ostringstream& os, const FusedKernel& k, bool wa
         os << "    " << acc << " = " << acc << " / static_cast<float>(" << size_product(comp.post_div_sizes) << ");\n";
       store(c, acc);
     } else {
-      std::vector<Sym> inner(comp.sizes.begin() + k.outer.size(), comp.sizes.end());
-      os << "    for (kiln_i e = " << first << "; e < " << size_product(inner) << "; e += " << step << ") {\n";
+      const fusion::RowStage st = fusion::row_stage(p.program, k, c);
+      os << "    for (kiln_i e = " << first << "; e < " << size_product(st.inner) << "; e += " << step << ") {\n";
       std::vector<std::string> ivars = vars;
-      unflatten(os, "e", inner, k.outer.size(), "      ", ivars);
-      std::vector<lowering::IExpr> idx;
-      for (size_t d = 0; d < comp.sizes.size(); ++d) idx.push_back(lowering::ie_var(static_cast<int>(d)));
-      std::string v = statement(os, "      ", comp.body, ivars, accs, k.outer.size(), &comp);
-      os << "      b" << c << "[" << offset(c, idx, ivars) << "] = " << v << ";  // " << cpp_comment(comp.name) << "\n";
+      unflatten(os, "e", st.inner, k.outer.size(), "      ", ivars);
+      std::string v = statement(os, "      ", st.body, ivars, accs, k.outer.size(), &comp);
+      os << "      b" << c << "[" << offset(c, st.index, ivars) << "] = " << v << ";  // " << cpp_comment(comp.name) << "\n";
       os << "    }\n";
+      if (read_later(k, c))
+        os << (warp ? "    __syncwarp();" : "    __syncthreads();") << "  // the next stages read what the row's threads wrote\n";
     }
   }
   os << (warp ? "    __syncwarp();\n  }\n" : "    __syncthreads();\n  }\n");
@@ -430,15 +466,12 @@ void emit_row_tiles(RowKernelEmitter& em, std::ostringstream& os, const FusedKer
   for (int c : k.comps) {
     const Comp& comp = p.program.comps[c];
     if (comp.kind != Comp::Kind::Reduction) {  // one element per row: the first slice writes it
+      const fusion::RowStage st = fusion::row_stage(p.program, k, c);
       std::vector<std::string> ivars = vars;
-      std::vector<lowering::IExpr> idx;
-      for (size_t d = 0; d < comp.sizes.size(); ++d) {
-        idx.push_back(lowering::ie_var(static_cast<int>(d)));
-        if (d >= k.outer.size()) ivars.push_back(em.lit(0));
-      }
+      for (size_t d = 0; d < st.inner.size(); ++d) ivars.push_back(em.lit(0));
       os << "    if (live && slice == 0) {\n";
-      std::string v = em.statement(os, "      ", comp.body, ivars, accs, k.outer.size(), &comp);
-      os << "      b" << c << "[" << em.offset(c, idx, ivars) << "] = " << v << ";  // " << cpp_comment(comp.name) << "\n";
+      std::string v = em.statement(os, "      ", st.body, ivars, accs, k.outer.size(), &comp);
+      os << "      b" << c << "[" << em.offset(c, st.index, ivars) << "] = " << v << ";  // " << cpp_comment(comp.name) << "\n";
       os << "    }\n";
       continue;
     }

@@ -27,6 +27,9 @@ struct RowKernelEmitter : KernelExpr {
   // forms below need to know that two reductions read the very same values.
   bool same_value(const VExpr& a, const VExpr& b);
   bool same_sizes(const std::vector<Sym>& a, const std::vector<Sym>& b);
+  // Whether a computation after c in row kernel k reads c: the forms then hold the warp or block
+  // at a barrier after c's stage, since its elements were written by other lanes or threads.
+  bool read_later(const fusion::FusedKernel& k, int c) const;
   // e is a Load of reduction c at the row's own index (vars 0..outer-1).
   static bool row_load(const VExpr& e, int c, size_t outer);
 

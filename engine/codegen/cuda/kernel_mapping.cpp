@@ -131,9 +131,11 @@ std::optional<RowWalk> row_walk(const fusion::FusedProgram& p, const FusedKernel
                                                                : static_cast<int>(k.outer.size()) - 1;
   for (int c : k.comps) {
     const Comp& comp = p.program.comps[c];
-    if (comp.kind == Comp::Kind::Pointwise && comp.sizes.size() >= k.outer.size()) {
-      for (size_t d = k.outer.size(); d < comp.sizes.size(); ++d)
-        if (!capture::sym_is_const(comp.sizes[d]) || comp.sizes[d]->value != 1) return std::nullopt;
+    // A prologue (written before the reductions read it) runs in the warp and block forms only.
+    if (fusion::row_prologue(p.program, k, c)) return std::nullopt;
+    if (comp.kind == Comp::Kind::Pointwise) {
+      for (const auto& s : fusion::row_stage(p.program, k, c).inner)
+        if (!capture::sym_is_const(s) || s->value != 1) return std::nullopt;
       w.epilogue = true;
       continue;
     }
@@ -225,9 +227,7 @@ RowTile row_tile(const fusion::FusedProgram& p, const FusedKernel& k) {
 bool warp_per_row(const fusion::FusedProgram& p, const FusedKernel& k) {
   for (int c : k.comps) {
     const Comp& comp = p.program.comps[c];
-    std::vector<Sym> loop = comp.kind == Comp::Kind::Reduction
-                                ? comp.reduce_sizes
-                                : std::vector<Sym>(comp.sizes.begin() + std::min(comp.sizes.size(), k.outer.size()), comp.sizes.end());
+    std::vector<Sym> loop = comp.kind == Comp::Kind::Reduction ? comp.reduce_sizes : fusion::row_stage(p.program, k, c).inner;
     int64_t n = 1;
     for (const auto& s : loop) {
       if (!capture::sym_is_const(s)) return false;

@@ -486,3 +486,20 @@ TEST(EmitCuda, ALayerNormOverARecomputedAddStaysOnePass) {
   EXPECT_GT(count(src, "// welford: mean and variance in one pass"), 0) << src;
   EXPECT_GT(codegen::compile_cuda(src, "sm_90").cubin.size(), 0u);
 }
+
+// The stored add before a layer norm, written by the row kernel's first stage: the warp form keeps
+// it in registers as it writes it (no second read), the lanes meet at a barrier before the
+// reductions, and the folded 2-d output is stored at its own rows; every form compiles.
+TEST(EmitCuda, ARowKernelsFirstStageStaysInRegistersAndItsFoldedEpilogueCompiles) {
+  const std::string code =
+      "def forward(self, x):\n    h = torch.sin(x) + x\n    y = torch.layer_norm(h, [32])\n"
+      "    return y.view(256, 32) + h.view(256, 32)\n";
+  std::vector<codegen::CudaKernelInfo> info;
+  const auto src = codegen::emit_cuda(scripted_fused("add_ln_view_cuda", code, "16x16x32"), {}, &info, /*variants=*/true);
+  ASSERT_EQ(info.size(), 1u) << src;
+  EXPECT_GT(count(src, "row kernel (one warp per row)"), 0) << src;
+  EXPECT_GT(count(src, "rp0[j] = "), 0) << src;
+  EXPECT_GT(count(src, "__syncwarp();  // the next stages read"), 0) << src;
+  EXPECT_GT(count(src, "__syncthreads();  // the next stages read"), 0) << src;  // the block form
+  EXPECT_GT(codegen::compile_cuda(src, "sm_90").cubin.size(), 0u);
+}

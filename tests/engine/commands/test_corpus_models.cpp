@@ -140,4 +140,28 @@ INSTANTIATE_TEST_SUITE_P(Miniatures, CorpusModel,
                                            "efficientnet_b0", "convnext_tiny", "vit_b_16", "bert_embeds", "bert_ids",
                                            "bert_embeds_fp16", "bert_embeds_bf16", "gpt2_embeds", "gpt2_ids"));
 
+// At 256 rows and more, each layer norm of the transformer miniatures runs in one row kernel with
+// the residual add before it and the 2-d view after it (fusion::FusionOptions::stage_rows): fewer
+// kernels than the same models at the manifest's few rows, and the results still eager's.
+TEST(Corpus, TransformersAtManyRowsFuseTheirLayerNormStagesAndMatchEager) {
+  for (auto [name, few, many] : std::vector<std::tuple<const char*, const char*, const char*>>{
+           {"gpt2_ids", "2x8:int64[0,100)", "4x64:int64[0,100)"},
+           {"bert_ids", "2x8:int64[0,100)", "4x64:int64[0,100)"},
+           {"bert_embeds_bf16", "2x8x32:bfloat16", "4x64x32:bfloat16"}}) {
+    auto m = model::load_model(test::data(std::string("corpus/") + name + ".pt"));
+    capture::CompileOptions o;
+    o.dynamic = false;
+    o.backend = "kiln";
+    auto kernels = [&](const char* spec, bool check) {
+      auto r = runtime::compile_model(m, {parse_input_spec(spec)}, o, "", check ? 2 : 1);
+      EXPECT_TRUE(r.within_tolerance) << name << " " << spec << ": max rel " << r.max_rel_error;
+      size_t n = 0;
+      for (const auto& reg : r.regions) n += reg.artifacts.kernels.size();
+      return n;
+    };
+    const size_t at_few = kernels(few, false), at_many = kernels(many, true);
+    EXPECT_LT(at_many, at_few) << name;
+  }
+}
+
 }  // namespace

@@ -166,3 +166,36 @@ def forward(self, x):
                                   "4x16");
   EXPECT_EQ(kernels_computing(cm, "a"), 1) << cm.stages.at("21_loops_after_fusion.txt") << cm.stages.at("22_fusion_decisions.txt");
 }
+
+// A residual add that is stored (the block returns it) runs as the first stage of its layer norm's
+// row kernel, and the normalized output viewed 2-d for a product (its rows folded into one dim) as
+// the kernel's last: one kernel where there were three, and the CPU target's results stay eager's.
+TEST(Schedule, AStoredAddAndAFoldedViewJoinTheirLayerNormsRowKernel) {
+  auto path = test::scripted_model("add_ln_view", R"JIT(
+def forward(self, x):
+    h = torch.sin(x) + x
+    y = torch.layer_norm(h, [32])
+    return y.view(256, 32) + h.view(256, 32)
+)JIT");
+  auto cm = schedule_for_gpu(path, "16x16x32");
+  const auto& after = cm.stages.at("21_loops_after_fusion.txt");
+  EXPECT_EQ(cm.kernels, 1u) << after;
+  EXPECT_EQ(kernels_computing(cm, "h"), 1) << after;
+    EXPECT_NE(after.find("rows 16,16, computes h "), std::string::npos) << after;
+  const auto& decisions = cm.stages.at("22_fusion_decisions.txt");
+  EXPECT_NE(decisions.find("read along its rows: the row kernel's first stage"), std::string::npos) << decisions;
+  EXPECT_NE(decisions.find("same rows, folded into fewer dims: one row kernel"), std::string::npos) << decisions;
+  auto cpu = test::compile_example(path, "16x16x32");
+  EXPECT_LT(test::relative_error(cpu, "16x16x32"), 1e-5);
+  EXPECT_NE(cpu.stages.at("21_loops_after_fusion.txt").find("rows 16,16, computes h "), std::string::npos);
+
+  // Few rows: the stages keep kernels of their own (a row kernel would spread them over 16 warps).
+  auto few = schedule_for_gpu(test::scripted_model("add_ln_view_few", R"JIT(
+def forward(self, x):
+    h = torch.sin(x) + x
+    y = torch.layer_norm(h, [32])
+    return y.view(16, 32) + h.view(16, 32)
+)JIT"),
+                              "2x8x32");
+  EXPECT_EQ(few.kernels, 3u) << few.stages.at("21_loops_after_fusion.txt");
+}
