@@ -109,33 +109,58 @@ MemoryPlan plan_memory(const FusedProgram& p, bool gemm_epilogues) {
   }
   // In place: a pointwise kernel's result may take the memory of a buffer it reads that dies in
   // that very kernel, when it is the only computation of the kernel reading it and reads it only
-  // at the element's own position (each element is read before the same element is written).
+  // at the element's own position (each element is read before the same element is written). In a
+  // row kernel, a stage (row_stage: its element in the kernel's variables) may take a buffer that
+  // only reductions before it read besides (they have read the row before the stage writes it:
+  // a barrier ends each reduction), a layer norm's output taking its residual sum's memory.
   std::map<int, int> in_place;  // result computation → the buffer whose memory it takes
   {
     std::map<int, int> step_of_kernel;
     for (int s = 0; s < steps; ++s)
       if (p.steps[static_cast<size_t>(s)].kind == Step::Kind::Kernel) step_of_kernel[p.steps[static_cast<size_t>(s)].index] = s;
+    auto row_major = [&](const Comp& c) {
+      for (size_t d = 0; d < c.layout.size(); ++d)
+        if (c.layout[d] != static_cast<int>(d)) return false;
+      return true;
+    };
     for (const auto& [k_index, s] : step_of_kernel) {
       const auto& k = p.kernels[static_cast<size_t>(k_index)];
-      // In a row kernel, its first stage (written before the reductions, each element by the thread
-      // that read it: row_prologue) may take a buffer too.
       const bool row = k.kind == FusedKernel::Kind::Row;
-      std::map<int, int> readers;  // buffer → how many of the kernel's computations read it
-      for (int c : k.comps) {
-        std::set<int> loads;
-        lowering::collect_loads(comps[static_cast<size_t>(c)].body, loads);
-        for (int r : loads) ++readers[r];
-      }
       std::set<int> taken;
-      for (int c : k.comps) {
-        if (!p.realized[static_cast<size_t>(c)] || outputs_of(c) || (row && !row_prologue(p.program, k, c))) continue;
+      for (size_t at = 0; at < k.comps.size(); ++at) {
+        const int c = k.comps[at];
+        const Comp& cc = comps[static_cast<size_t>(c)];
+        if (!p.realized[static_cast<size_t>(c)] || outputs_of(c) || cc.kind != Comp::Kind::Pointwise) continue;
+        const RowStage st = row ? row_stage(p.program, k, c) : RowStage{{}, cc.body, {}};
+        const bool folded = row && k.folded.count(c);
         std::set<int> loads;
-        lowering::collect_loads(comps[static_cast<size_t>(c)].body, loads);
+        lowering::collect_loads(st.body, loads);
         for (int r : loads) {
-          if (first[static_cast<size_t>(r)] < 0 || last[static_cast<size_t>(r)] != s || readers[r] != 1 || taken.count(r) ||
-              outputs_of(r) || shape_key(comps[static_cast<size_t>(r)]) != shape_key(comps[static_cast<size_t>(c)]) ||
-              !identity_loads(comps[static_cast<size_t>(c)].body, r, comps[static_cast<size_t>(c)].sizes.size()))
+          const Comp& rc = comps[static_cast<size_t>(r)];
+          if (first[static_cast<size_t>(r)] < 0 || last[static_cast<size_t>(r)] != s || taken.count(r) || outputs_of(r))
             continue;
+          // The other readers in this kernel: none, or (row kernels) reductions before this stage.
+          bool alone = true;
+          for (size_t j = 0; j < k.comps.size() && alone; ++j) {
+            const int o = k.comps[j];
+            if (o == c) continue;
+            std::set<int> theirs;
+            lowering::collect_loads(comps[static_cast<size_t>(o)].body, theirs);
+            if (theirs.count(r) && !(row && j < at && comps[static_cast<size_t>(o)].kind == Comp::Kind::Reduction)) alone = false;
+          }
+          if (!alone) continue;
+          // Each element read at the very place it is written: the same sizes, or (a stage folding the
+          // rows) the rows then the stage's loop, both row-major, as many bytes.
+          bool same_place = false;
+          if (!folded) {
+            same_place = shape_key(rc) == shape_key(cc) && identity_loads(st.body, r, cc.sizes.size());
+          } else if (rc.dtype == cc.dtype && row_major(rc) && row_major(cc) && rc.sizes.size() == k.outer.size() + st.inner.size()) {
+            same_place = identity_loads(st.body, r, rc.sizes.size());
+            for (size_t d = 0; d < rc.sizes.size() && same_place; ++d)
+              same_place = capture::sym_str(rc.sizes[d]) ==
+                           capture::sym_str(d < k.outer.size() ? k.outer[d] : st.inner[d - k.outer.size()]);
+          }
+          if (!same_place) continue;
           in_place[c] = r;
           taken.insert(r);
           break;

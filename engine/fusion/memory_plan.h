@@ -10,7 +10,9 @@
 //         Two buffers share a slot only if their sizes (symbolically), dtypes and layouts are equal
 //         and [first, last] intervals are disjoint, never a region output with anything after it —
 //         except in place: a pointwise kernel's result shares the slot of a buffer of the same shape
-//         that only it reads, only at each element's own position, and whose last use is that kernel.
+//         that only it reads, only at each element's own position, and whose last use is that kernel
+//         (a row kernel's stage: of a buffer read besides only by the reductions before it, and of
+//         as many bytes in the kernel's variables where the stage folds the rows).
 //         alloc_before[s] lists the buffers created before step s, free_after[s] those whose last
 //         reader is s (their memory goes back to the slot, or to the allocator).
 // memory_plan_text(program, plan, bindings)
@@ -34,7 +36,7 @@ struct PlannedBuffer {
   bool output = false;
   int slot = -1;
   bool handed_on = false;  // the next buffer of its slot, made at the very next step, takes its memory
-  int in_place_of = -1;    // a pointwise result written over this buffer it reads, which dies there
+  int in_place_of = -1;    // a pointwise result written over this buffer it reads, which dies there (viewed in its sizes)
 };
 
 struct MemoryPlan {

@@ -3,6 +3,8 @@
 #include <ATen/ops/convolution_compositeexplicitautograd_dispatch.h>
 #if KILN_TORCH_CUDA
 #include <ATen/ops/bmm_cuda_dispatch.h>
+#include <ATen/ops/gather_cuda_dispatch.h>
+#include <ATen/ops/index_select_cuda_dispatch.h>
 #include <ATen/ops/mm_cuda_dispatch.h>
 #endif
 #include <torch/csrc/jit/ir/ir.h>
@@ -104,6 +106,25 @@ at::Tensor rows_product(const DirectExtern& d, const at::Tensor& x, const at::Te
   return y.view(sizes);
 }
 
+// weight.index_select(0, indices): on the GPU without gradients index_select's CUDA kernel directly.
+at::Tensor select_rows(const at::Tensor& weight, const at::Tensor& indices) {
+#if KILN_TORCH_CUDA
+  if (weight.is_cuda() && indices.is_cuda() && !at::GradMode::is_enabled()) return at::cuda::index_select(weight, 0, indices);
+#endif
+  return at::index_select(weight, 0, indices);
+}
+
+// embedding's forward (its own body: the rows of a matrix by integer indices of any shape, padding_idx and
+// scale_grad_by_freq matter only to its gradient); undefined where embedding itself should answer (its checks
+// and messages: a weight that is no matrix, indices that are no integers).
+at::Tensor embedding_rows(const at::Tensor& weight, const at::Tensor& indices) {
+  if (weight.dim() != 2 || (indices.scalar_type() != at::kLong && indices.scalar_type() != at::kInt)) return {};
+  if (indices.dim() == 1) return select_rows(weight, indices);
+  std::vector<int64_t> sizes(indices.sizes().begin(), indices.sizes().end());
+  sizes.push_back(weight.size(1));
+  return select_rows(weight, indices.reshape({-1})).view(sizes);
+}
+
 }  // namespace
 
 std::optional<DirectExtern> prepare_direct_extern(const Comp& comp, const torch::jit::Node* n) {
@@ -153,6 +174,19 @@ std::optional<DirectExtern> prepare_direct_extern(const Comp& comp, const torch:
     d.lt = std::make_shared<LtGemm>();
     return d;
   }
+  if (t == "aten::embedding") {  // its padding_idx, scale_grad_by_freq and sparse shape only its gradient
+    if (args != 5 || !take({0, 1})) return std::nullopt;
+    d.op = DirectExtern::Op::Embedding;
+    return d;
+  }
+  if (t == "aten::gather") {  // gather(self, dim, index, sparse_grad) with a literal dim
+    if (args != 4) return std::nullopt;
+    auto dim = torch::jit::toIValue(n->input(1)), sparse = torch::jit::toIValue(n->input(3));
+    if (!dim || !dim->isInt() || !sparse || !sparse->isBool() || sparse->toBool() || !take({0, 2})) return std::nullopt;
+    d.op = DirectExtern::Op::Gather;
+    d.groups = dim->toInt();
+    return d;
+  }
   if (t == "aten::mm" || t == "aten::bmm" || t == "aten::matmul") {
     if (args != 2 || !take({0, 1})) return std::nullopt;
     d.op = t == "aten::mm" ? DirectExtern::Op::Mm : t == "aten::bmm" ? DirectExtern::Op::Bmm : DirectExtern::Op::Matmul;
@@ -193,6 +227,15 @@ at::Tensor call_direct_extern(const DirectExtern& d, const std::vector<at::Tenso
       }
       return bias ? at::linear(x, w, arg(2)) : at::linear(x, w);
     }
+    case DirectExtern::Op::Embedding: {
+      if (at::Tensor y = embedding_rows(arg(0), arg(1)); y.defined()) return y;
+      return at::embedding(arg(0), arg(1));
+    }
+    case DirectExtern::Op::Gather:
+#if KILN_TORCH_CUDA
+      if (arg(0).is_cuda() && arg(1).is_cuda() && !at::GradMode::is_enabled()) return at::cuda::gather(arg(0), d.groups, arg(1));
+#endif
+      return at::gather(arg(0), d.groups, arg(1));
     case DirectExtern::Op::Mm: return matrix_product(d, arg(0), arg(1), lt);
     case DirectExtern::Op::Bmm:
       if (arg(0).dim() == 3 && arg(1).dim() == 3) return batched(arg(0), arg(1));

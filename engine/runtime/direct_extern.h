@@ -13,8 +13,12 @@
 //
 // prepare_direct_extern(comp, node)
 //   returns the prepared call when comp is an Extern whose target is aten::conv2d (padding as integers),
-//   aten::linear, aten::mm, aten::bmm or aten::matmul, or aten::addmm with drop_bias, and every argument it
-//   uses is either a computation (comp.operands) or a literal; nothing otherwise (the interpreter runs it).
+//   aten::linear, aten::mm, aten::bmm or aten::matmul, aten::addmm with drop_bias, aten::embedding or
+//   aten::gather (a literal dim, no sparse gradient), and every argument it uses is either a computation
+//   (comp.operands) or a literal; nothing otherwise (the interpreter runs it). An embedding is its own forward
+//   body (index_select of the weight's rows; on the GPU without gradients the CUDA kernel directly, as a
+//   gather is): the lookups that open every transformer, called through the interpreter, held the first
+//   product back by 30-40 us of host time each.
 //   Honors drop_bias (linear_bias.h): such a call leaves the bias out.
 // call_direct_extern(call, bufs, lt)
 //   the op's result, or an undefined tensor when a tensor argument's buffer is not there (the caller then
@@ -43,12 +47,12 @@ struct Node;
 namespace kiln::runtime {
 
 struct DirectExtern {
-  enum class Op { Conv2d, Linear, Mm, Bmm, Matmul };
+  enum class Op { Conv2d, Linear, Mm, Bmm, Matmul, Embedding, Gather };
   Op op = Op::Mm;
   std::vector<int> tensors;  // computations of the tensor arguments, in the call's order (bias last, when any)
   bool bias = false;         // a convolution's or linear's bias is among them (not left to its readers)
   std::vector<int64_t> stride, padding, dilation;
-  int64_t groups = 1;
+  int64_t groups = 1;        // a convolution's groups; a gather's dim
   std::shared_ptr<LtGemm> lt;  // products (Mm, Matmul, Linear): cuBLASLt's plans per problem (lt_gemm.h)
 };
 

@@ -327,10 +327,18 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
     at::Tensor t;
     if (planned && planned->in_place_of >= 0) {
       // Written over the buffer it reads, which dies in this kernel: only when nothing else holds it.
+      // A row kernel's stage that folds the rows (fusion::row_stage) takes it viewed in its own sizes.
       const at::Tensor& r = bufs[static_cast<size_t>(planned->in_place_of)];
-      if (r.defined() && r.scalar_type() == st && r.sizes() == at::IntArrayRef(sizes) && r.strides() == at::IntArrayRef(strides) &&
-          r.storage().use_count() == 1 && r.use_count() == 1) {
-        bufs[static_cast<size_t>(c)] = r;
+      const bool same = r.defined() && r.sizes() == at::IntArrayRef(sizes) && r.strides() == at::IntArrayRef(strides);
+      bool viewed = r.defined() && !same && r.is_contiguous();
+      int64_t elements = 1;
+      for (size_t d = sizes.size(); d-- > 0;) {  // row-major strides, and as many elements as r
+        viewed = viewed && (sizes[d] == 1 || strides[d] == elements);
+        elements *= sizes[d];
+      }
+      viewed = viewed && elements == r.numel();
+      if ((same || viewed) && r.scalar_type() == st && r.storage().use_count() == 1 && r.use_count() == 1) {
+        bufs[static_cast<size_t>(c)] = same ? r : r.view(sizes);
         refresh(static_cast<size_t>(c));
         relabel_memory(r.storage().data(), "buffer", &comp.name);
         return;

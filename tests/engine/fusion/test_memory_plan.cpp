@@ -9,6 +9,7 @@
 #include "engine/pipeline/front_end.h"
 #include "engine/pipeline/stages.h"
 #include "tests/support/compile_support.h"
+#include "tests/support/scripted_models.h"
 
 using namespace kiln;
 
@@ -136,4 +137,38 @@ TEST(MemoryPlan, DumpedAsAStageAndGolden) {
     auto diff = test::check_golden(std::string("memory_plan/") + name + ".txt", text);
     EXPECT_TRUE(diff.empty()) << diff;
   }
+}
+
+// A row kernel's stages write over what dies in it: a post-norm block's layer norm output, viewed
+// 2-d for a product (a stage folding the rows), takes the memory of the residual sum its reductions
+// read, and the softmax's output that of the product it normalizes; the plan stays sound.
+TEST(MemoryPlan, ARowKernelsStagesWriteOverWhatDiesThere) {
+  auto path = test::scripted_model("post_norm_plan", R"JIT(
+def forward(self, x):
+    h = torch.sin(x) + x
+    y = torch.layer_norm(h, [32])
+    z = y.view(256, 32)
+    a = torch.softmax(torch.matmul(z, z[:32, :].t()) * 0.5, 1)
+    return torch.matmul(a, z[:32, :])
+)JIT");
+  auto cm = test::compile_example(path, "16x16x32");
+  runtime::RegionArtifacts art;
+  pipeline::FrontEndOptions o;
+  o.recompute = false;  // h gets a buffer, as on the CPU
+  auto f = pipeline::run_front_end(cm.rt->regions().at(0).entries.at(0).graph, o, art);
+  expect_sound(f, "post_norm_plan");
+  auto comp = [&](const std::string& name) {
+    for (size_t i = 0; i < f.fused.program.comps.size(); ++i)
+      if (f.fused.program.comps[i].name == name) return static_cast<int>(i);
+    return -1;
+  };
+  auto in_place_of = [&](int c) {
+    const auto* b = f.plan.buffer_of(c);
+    return b ? b->in_place_of : -2;
+  };
+  const std::string after = fusion::fused_program_text(f.fused), plan = fusion::memory_plan_text(f.fused, f.plan);
+  ASSERT_GE(comp("h"), 0) << after;
+  EXPECT_EQ(in_place_of(comp("z")), comp("h")) << after << plan;
+  EXPECT_EQ(in_place_of(comp("a")), comp("matmul")) << after << plan;  // the scaling is inlined
+  EXPECT_LT(test::relative_error(cm, "16x16x32"), 1e-5);
 }

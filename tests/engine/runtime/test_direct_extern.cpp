@@ -217,3 +217,38 @@ def forward(self, x):
   auto eager = m.forward({x}).toTensor();
   EXPECT_TRUE(torch::allclose(direct, eager, 1e-4, 1e-4)) << (direct - eager).abs().max();
 }
+
+// The lookups that open a transformer: embedding is its own forward body (the weight's rows by indices of
+// any shape, int64 or int32) and gather keeps its literal dim; both equal the ops bit for bit, and inputs the
+// ops refuse get the ops' own errors.
+TEST(DirectExtern, EmbeddingsAndGathersEqualTheOps) {
+  auto g = parse(R"IR(
+graph(%w : Tensor, %ids : Tensor, %n : int):
+  %false : bool = prim::Constant[value=0]()
+  %pad : int = prim::Constant[value=-1]()
+  %one : int = prim::Constant[value=1]()
+  %emb : Tensor = aten::embedding(%w, %ids, %pad, %false, %false)
+  %gat : Tensor = aten::gather(%w, %one, %ids, %false)
+  %dyn : Tensor = aten::gather(%w, %n, %ids, %false)
+  return (%emb, %gat, %dyn))IR");
+  auto emb = runtime::prepare_direct_extern(extern_comp("aten::embedding", {0, 1, -1, -1, -1}), g.node.at("emb"));
+  ASSERT_TRUE(emb);
+  EXPECT_EQ(emb->op, DirectExtern::Op::Embedding);
+  const at::Tensor w = torch::randn({50, 16});
+  for (const at::Tensor& ids : {torch::randint(0, 50, {7}), torch::randint(0, 50, {3, 9}), torch::randint(0, 50, {2, 3, 4}),
+                                torch::randint(0, 50, {4, 5}, torch::kInt)}) {
+    at::Tensor got = runtime::call_direct_extern(*emb, {w, ids});
+    EXPECT_TRUE(torch::equal(got, at::embedding(w, ids))) << ids.sizes();
+  }
+  EXPECT_ANY_THROW(runtime::call_direct_extern(*emb, {torch::randn({5, 4, 3}), torch::randint(0, 5, {3})}));
+  EXPECT_ANY_THROW(runtime::call_direct_extern(*emb, {w, torch::rand({3})}));  // float indices
+  EXPECT_ANY_THROW(runtime::call_direct_extern(*emb, {w, torch::tensor({3, 50})}));  // out of range
+
+  auto gat = runtime::prepare_direct_extern(extern_comp("aten::gather", {0, -1, 1, -1}), g.node.at("gat"));
+  ASSERT_TRUE(gat);
+  const at::Tensor idx = torch::randint(0, 16, {50, 5});
+  EXPECT_TRUE(torch::equal(runtime::call_direct_extern(*gat, {w, idx}), at::gather(w, 1, idx)));
+  EXPECT_ANY_THROW(runtime::call_direct_extern(*gat, {w, torch::randint(0, 16, {50, 5, 2})}));
+  // A dim computed at run time: the interpreter's.
+  EXPECT_FALSE(runtime::prepare_direct_extern(extern_comp("aten::gather", {0, -1, 1, -1}), g.node.at("dyn")));
+}
