@@ -383,20 +383,20 @@ json cold_compile(const model::Model& m, const std::vector<at::Tensor>& x, const
   return c;
 }
 
-// `mode` may name compile choices after an @, joined by +: a convolution layout ("default@contiguous",
-// `kiln compile --conv-layout`), where linears add their bias ("default@bias=epilogue", `--linear-bias`) and
-// whether conv weights are kept channels-last ("reduce-overhead@weights=per-call", `--conv-weights`),
-// for A/B runs in one process.
+// `mode` may name compile choices after an @, joined by +: a convolution layout ("default@contiguous"), where
+// linears add their bias ("default@bias=epilogue"), whether conv weights are kept channels-last
+// ("reduce-overhead@weights=per-call") and row kernels take in their stages ("default@rows=separate"): A/B runs.
 json run_kiln(const model::Model& m, const std::vector<at::Tensor>& x, const c10::IValue& ref, bool tf32,
               std::string mode, const std::string& cache_root, const std::function<void()>& eager) {
   json r;
-  std::string layout = "auto", linear_bias = "auto", conv_weights = "auto";
+  std::string layout = "auto", linear_bias = "auto", conv_weights = "auto", row_stages = "auto";
   const bool variant = mode.find('@') != std::string::npos;
   if (auto at = mode.find('@'); at != std::string::npos) {
     std::stringstream choices(mode.substr(at + 1));
     for (std::string c; std::getline(choices, c, '+');)
       if (c.rfind("bias=", 0) == 0) linear_bias = c.substr(5);
       else if (c.rfind("weights=", 0) == 0) conv_weights = c.substr(8);
+      else if (c.rfind("rows=", 0) == 0) row_stages = c.substr(5);
       else layout = c;
     mode = mode.substr(0, at);
   }
@@ -411,6 +411,7 @@ json run_kiln(const model::Model& m, const std::vector<at::Tensor>& x, const c10
     o.conv_layout = layout;
     o.linear_bias = linear_bias;
     o.conv_weights = conv_weights;
+    o.row_stages = row_stages;
     std::ostringstream printed;
     r.update(cold_compile(m, x, o));
     step("kiln " + mode + ": warm compile");

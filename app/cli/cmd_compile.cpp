@@ -26,6 +26,7 @@ struct CompileArgs {
   std::string conv_layout = "auto";
   std::string linear_bias = "auto";
   std::string conv_weights = "auto";
+  std::string row_stages = "auto";
   int checks = 3;
   bool json = false;
 };
@@ -42,6 +43,8 @@ int run(const CompileArgs& a) {
   o.linear_bias = a.linear_bias;
   api::check_conv_weights(a.conv_weights);
   o.conv_weights = a.conv_weights;
+  api::check_row_stages(a.row_stages);
+  o.row_stages = a.row_stages;
   std::string dump = a.dump;
   if (dump.empty())
     if (const char* d = std::getenv("KILN_DUMP_DIR"); d && *d) dump = d;
@@ -81,6 +84,10 @@ Command add_compile(CLI::App& app) {
   cmd.add_option("--linear-bias", args.linear_bias,
                  "Where a linear's bias is added: auto (by the pointwise work reading the product, on cuda "
                  "except max-autotune, which times both), epilogue (in the GEMM call) or readers")
+      ->capture_default_str();
+  cmd.add_option("--row-stages", args.row_stages,
+                 "Whether a row kernel (softmax, layer_norm) takes in the pointwise kernel before it and the "
+                 "epilogues folding its rows, from 256 rows on: auto, or separate (each its own kernel)")
       ->capture_default_str();
   cmd.add_option("--dump", args.dump,
                  "Write every stage (captured graph, loop IR, fusion, source) under DIR "

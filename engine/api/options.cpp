@@ -56,6 +56,10 @@ void check_conv_weights(const std::string& weights) {
     throw Error("--conv-weights '" + weights + "': use auto, kept or per-call");
 }
 
+void check_row_stages(const std::string& stages) {
+  if (stages != "auto" && stages != "separate") throw Error("--row-stages '" + stages + "': use auto or separate");
+}
+
 void check_conv_layout(const std::string& layout) {
   if (layout != "auto" && layout != "channels-last" && layout != "contiguous")
     throw Error("--conv-layout '" + layout + "': use auto, channels-last or contiguous");

@@ -304,9 +304,11 @@ FusedProgram schedule(const LoopProgram& input, const FusionOptions& options) {
     if (options.fuse && open_row >= 0) {
       FusedKernel& g = fp.kernels[open_row];
       bool fits = c.kind == Kind::Reduction ? sizes_key(c.sizes) == sizes_key(g.outer) : prefix(g.outer, c.sizes);
-      // A pointwise epilogue whose sizes fold the rows, read in the kernel's variables.
+      // A pointwise epilogue whose sizes fold the rows, read in the kernel's variables: only one that
+      // reads the kernel's results (a computation merely next in program order, as an attention mask
+      // after the embeddings' layer norm, would run per row for nothing).
       std::optional<RowStage> fold;
-      if (!fits && c.kind == Kind::Pointwise && many_rows(g.outer)) {
+      if (!fits && c.kind == Kind::Pointwise && many_rows(g.outer) && depends_on_kernel(open_row)) {
         fold = fold_rows(c, g.outer);
         fits = fold.has_value();
       }

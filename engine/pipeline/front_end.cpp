@@ -1,5 +1,6 @@
 #include "engine/pipeline/front_end.h"
 
+#include <limits>
 #include <chrono>
 
 #include "engine/ir/print_text.h"
@@ -83,6 +84,7 @@ void schedule(State& s) {
   fusion::FusionOptions fo;
   fo.fuse = s.options.fuse;
   if (!s.options.recompute) fo.recompute_limit = 0;
+  if (!s.options.row_stages) fo.stage_rows = std::numeric_limits<int>::max();
   s.out.fused = fusion::schedule(s.out.lowered.program, fo);
   s.scheduled = true;
   s.dump(kLoopsAfterFusion, fusion::fused_program_text(s.out.fused));

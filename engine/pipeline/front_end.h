@@ -32,6 +32,7 @@ struct FrontEndOptions {
   // on the GPU, where those kernels are bound by bytes; off on the CPU, where the recomputed arithmetic
   // (a SiLU's exp) costs more than the buffer it saves (mobilenet_v3_small 8-15 % slower with it).
   bool recompute = true;
+  bool row_stages = true;      // false: no stages join a row kernel (fusion::FusionOptions::stage_rows)
   bool channels_last = false;  // store convolution chains NHWC
   bool gemm_epilogues = false; // a GEMM may run the kernel after it (max-autotune on the GPU): plan its buffers early
   // Channels-last convolutions' constant weights: converted once and a copy kept with the region

@@ -35,6 +35,9 @@ struct BackendOptions {
   // region), "per-call" (LibTorch converts each for its call) or "auto" (per-call in default mode on the
   // GPU, kept in the CUDA-graph modes, where a replayed conversion would cost device time every call).
   std::string conv_weights = "auto";
+  // Whether a row kernel takes in the pointwise kernel before it and epilogues folding its rows
+  // (fusion::FusionOptions::stage_rows): "auto", or "separate" (each its own kernel, for an A/B).
+  std::string row_stages = "auto";
 };
 
 struct StageDump {

@@ -246,3 +246,22 @@ TEST(Cli, DiffBadInputIsOneErrorNamingIt) {
       << out;
   EXPECT_NE(out.find("--format 'pdf'"), std::string::npos) << out;
 }
+
+// --row-stages separate keeps the stages around a row kernel in kernels of their own (an A/B of that fusion):
+// GPT-2 at 256 rows runs more kernels so, with the same check against eager; a bad value is one usage error.
+TEST(Cli, CompileRowStagesSeparateGivesTheStagesTheirOwnKernels) {
+  auto kernels = [](const std::string& out) {
+    const auto at = out.find(" kernels, ");
+    const auto from = out.rfind("-> ", at);
+    return at == std::string::npos || from == std::string::npos ? -1 : std::stoi(out.substr(from + 3, at - from - 3));
+  };
+  const std::string model = test::data("corpus/gpt2_ids.pt") + " --input '4x64:int64[0,100)' --checks 1";
+  std::string fused, separate, bad;
+  ASSERT_EQ(run_kiln("compile " + model, fused), 0) << fused;
+  ASSERT_EQ(run_kiln("compile " + model + " --row-stages separate", separate), 0) << separate;
+  EXPECT_GT(kernels(fused), 0) << fused;
+  EXPECT_GT(kernels(separate), kernels(fused)) << fused << separate;
+  EXPECT_NE(separate.find(") OK"), std::string::npos) << separate;
+  EXPECT_EQ(run_kiln("compile " + model + " --row-stages off", bad), 2) << bad;
+  EXPECT_NE(bad.find("--row-stages 'off': use auto or separate"), std::string::npos) << bad;
+}

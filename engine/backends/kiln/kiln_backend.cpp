@@ -36,6 +36,7 @@ class KilnBackend : public runtime::Backend {
     fe.channels_last = options.conv_layout == "channels-last" || (options.conv_layout == "auto" && on_gpu);
     fe.gemm_epilogues = on_gpu && options.mode == "max-autotune";
     fe.recompute = on_gpu;
+    fe.row_stages = options.row_stages != "separate";
     // Default mode on the GPU keeps no channels-last copy of the conv weights (LibTorch converts each per
     // call): a copy of every weight would put its peak above eager's (ResNet-18 b8: 158 against 137 MiB).
     // Elsewhere they are kept while no larger than eager's activations: a conversion replayed in a CUDA

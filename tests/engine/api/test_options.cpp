@@ -70,6 +70,11 @@ TEST(ApiOptions, LinearBias) {
   EXPECT_EQ(error_of([] { api::check_linear_bias("fused"); }), "--linear-bias 'fused': use auto, epilogue or readers");
 }
 
+TEST(ApiOptions, RowStages) {
+  for (const char* ok : {"auto", "separate"}) EXPECT_NO_THROW(api::check_row_stages(ok));
+  EXPECT_EQ(error_of([] { api::check_row_stages("off"); }), "--row-stages 'off': use auto or separate");
+}
+
 TEST(ApiOptions, ConvWeights) {
   for (const char* ok : {"auto", "kept", "per-call"}) EXPECT_NO_THROW(api::check_conv_weights(ok));
   EXPECT_EQ(error_of([] { api::check_conv_weights("copy"); }), "--conv-weights 'copy': use auto, kept or per-call");

@@ -199,3 +199,21 @@ def forward(self, x):
                               "2x8x32");
   EXPECT_EQ(few.kernels, 3u) << few.stages.at("21_loops_after_fusion.txt");
 }
+
+// A computation that merely comes next in program order, its sizes folding the rows but reading nothing
+// of the row kernel (an attention mask after the embeddings' layer norm), keeps a kernel of its own.
+TEST(Schedule, AnIndependentComputationAfterALayerNormKeepsItsOwnKernel) {
+  auto cm = schedule_for_gpu(test::scripted_model("ln_then_mask", R"JIT(
+def forward(self, x):
+    h = torch.sin(x) + x
+    y = torch.layer_norm(h, [32])
+    out = y.view(256, 32) + h.view(256, 32)
+    m = torch.cos(x).view(16, 1, 16, 32)
+    return out, m
+)JIT"),
+                             "16x16x32");
+  const auto& after = cm.stages.at("21_loops_after_fusion.txt");
+  EXPECT_EQ(cm.kernels, 2u) << after;
+  EXPECT_EQ(kernels_computing(cm, "m"), 1) << after;
+  EXPECT_NE(after.find("rows 16,16, computes h y_sum y_sum_4 out\n"), std::string::npos) << after;
+}
