@@ -143,6 +143,34 @@ TEST(GpuBackend, TransposingKernelsInTilesMatchEager) {
     }
 }
 
+// A row kernel's stages at 256 and 512 rows (fusion::FusionOptions::stage_rows): the stored add written by the
+// layer norm's first stage (in registers in the warp form; rows of 48, so the last lane step is ragged), its output
+// viewed 2-d as a folded epilogue, the softmax after it writing over its input; every mode, float32 and
+// bfloat16, against eager.
+TEST(GpuBackend, RowKernelStagesMatchEager) {
+  REQUIRE_GPU();
+  auto m = model::load_model(test::scripted_model("row_stages_gpu", R"JIT(
+def forward(self, x):
+    h = torch.sin(x) + x
+    y = torch.layer_norm(h, [48])
+    z = y.view(-1, 48) + h.view(-1, 48)
+    return torch.softmax(z * 2.0, 1)
+)JIT"),
+                             "cuda");
+  for (const char* mode : {"default", "reduce-overhead", "max-autotune"})
+    for (const char* spec : {"16x16x48", "8x64x48", "16x16x48:bfloat16"}) {
+      runtime::CapturedRuntime rt(m, kiln_options(mode));
+      const double tol = std::string(spec).find("bfloat16") != std::string::npos ? 2e-2 : 1e-4;
+      for (int rep = 0; rep < 3; ++rep) {
+        auto x = cuda_input(spec);
+        auto out = rt.run({x})[0].toTensor().clone();
+        torch::NoGradGuard g;
+        auto ref = runtime::eager_call(const_cast<torch::jit::Module&>(m.impl->module), {x}).toTensor();
+        EXPECT_LE(rel_error(out, ref), tol) << mode << " " << spec;
+      }
+    }
+}
+
 TEST(GpuBackend, ConvChainsMatchEagerInEitherLayout) {
   REQUIRE_GPU();
   const std::vector<Case> convs = {{"tiny_resnet.pt", {"2x3x16x16"}}, {"tiny_resnet.pt", {"160x3x8x8"}}};
