@@ -280,29 +280,4 @@ IExpr ie_simplify(const IExpr& e, const std::vector<int64_t>& ext) {
   return e;
 }
 
-VExpr ve_simplify(const VExpr& e, const std::vector<int64_t>& ext) {
-  if (!e) return e;
-  using VOp = VExprNode::Op;
-  switch (e->op) {
-    case VOp::Const:
-    case VOp::Scalar: return e;
-    case VOp::Load: {
-      std::vector<IExpr> idx;
-      for (const auto& i : e->index) idx.push_back(ie_simplify(i, ext));
-      return ve_load(e->comp, std::move(idx));
-    }
-    case VOp::Unary: return ve_unary(e->fn, ve_simplify(e->a, ext));
-    case VOp::Binary: {
-      if (ve_is_index_fn(*e)) {
-        auto n = std::make_shared<VExprNode>(*e);
-        for (auto& i : n->index) i = ie_simplify(i, ext);
-        return n;
-      }
-      return ve_binary(e->fn, ve_simplify(e->a, ext), ve_simplify(e->b, ext));
-    }
-    case VOp::Where: return ve_where(ve_simplify(e->c, ext), ve_simplify(e->a, ext), ve_simplify(e->b, ext));
-  }
-  return e;
-}
-
 }  // namespace kiln::lowering

@@ -8,6 +8,8 @@
 #include <functional>
 #include <sstream>
 
+#include "engine/lowering/index_simplify.h"
+
 namespace kiln::lowering {
 
 using IOp = IExprNode::Op;
@@ -208,28 +210,42 @@ IExpr ie_subst(const IExpr& e, const std::vector<IExpr>& index) {
   return e;
 }
 
-VExpr ve_subst(const VExpr& e, const std::vector<IExpr>& index) {
+namespace {
+
+// e with every index expression in it (loads' indices, index functions') replaced by f of it.
+VExpr ve_map_index(const VExpr& e, const std::function<IExpr(const IExpr&)>& f) {
   if (!e) return e;
   switch (e->op) {
     case VOp::Const:
     case VOp::Scalar: return e;
     case VOp::Load: {
       std::vector<IExpr> idx;
-      for (const auto& i : e->index) idx.push_back(ie_subst(i, index));
+      for (const auto& i : e->index) idx.push_back(f(i));
       return ve_load(e->comp, std::move(idx));
     }
-    case VOp::Unary: return ve_unary(e->fn, ve_subst(e->a, index));
+    case VOp::Unary: return ve_unary(e->fn, ve_map_index(e->a, f));
     case VOp::Binary: {
       if (ve_is_index_fn(*e)) {  // compares index expressions, or reads one as a value
         auto n = std::make_shared<VExprNode>(*e);
-        for (auto& i : n->index) i = ie_subst(i, index);
+        for (auto& i : n->index) i = f(i);
         return n;
       }
-      return ve_binary(e->fn, ve_subst(e->a, index), ve_subst(e->b, index));
+      return ve_binary(e->fn, ve_map_index(e->a, f), ve_map_index(e->b, f));
     }
-    case VOp::Where: return ve_where(ve_subst(e->c, index), ve_subst(e->a, index), ve_subst(e->b, index));
+    case VOp::Where: return ve_where(ve_map_index(e->c, f), ve_map_index(e->a, f), ve_map_index(e->b, f));
   }
   return e;
+}
+
+}  // namespace
+
+VExpr ve_subst(const VExpr& e, const std::vector<IExpr>& index) {
+  return ve_map_index(e, [&](const IExpr& i) { return ie_subst(i, index); });
+}
+
+// index_simplify.h's: the same walk as ve_subst, simplifying instead of substituting.
+VExpr ve_simplify(const VExpr& e, const std::vector<int64_t>& ext) {
+  return ve_map_index(e, [&](const IExpr& i) { return ie_simplify(i, ext); });
 }
 
 const char* comp_kind_name(Comp::Kind k) {
