@@ -78,6 +78,39 @@ std::string kiln_cache_dir() { return kernel_cache_root(); }
 
 CppCompilerStats cpp_compiler_stats() { return CppCompilerStats{g_invocations.load(), g_hits.load()}; }
 
+// Compiles `source` into a temporary beside `so` and moves it (with its hash) into place; the
+// source is kept beside it as `cpp` for the user to read. Throws kiln::Error on a failed write or
+// compile, naming the file and the compiler's first lines.
+static void compile_into_cache(const std::string& source, const fs::path& cpp, const fs::path& so) {
+  fs::path tmp_cpp = temporary_beside(cpp.string(), ".cpp"), tmp_so = temporary_beside(so.string(), ".so");
+  std::error_code ec;
+  {
+    std::ofstream out(tmp_cpp);
+    out << source;
+    out.flush();
+    out.close();
+    if (!out) {
+      fs::remove(tmp_cpp, ec);
+      throw Error(tmp_cpp.string() + ": cannot write generated source (disk full?)");
+    }
+  }
+  std::string cmd = compiler() + " " + cpp_flags() + " -o " + quote_shell(tmp_so.string()) + " " +
+                    quote_shell(tmp_cpp.string()) + " 2>&1";
+  int status = 0;
+  ++g_invocations;
+  std::string log = run_capture(cmd, status);
+  if (status != 0 || !fs::exists(tmp_so)) {
+    fs::remove(tmp_so, ec);
+    std::istringstream lines(log);
+    std::string first, l;
+    for (int i = 0; i < 6 && std::getline(lines, l); ++i) first += (first.empty() ? "" : " | ") + l;
+    throw Error("C++ kernel compilation failed (" + tmp_cpp.string() + "): " + first);
+  }
+  fs::rename(tmp_cpp, cpp, ec);
+  if (ec) fs::remove(tmp_cpp, ec);
+  cache_adopt(tmp_so, so);  // hash recorded, then renamed into place
+}
+
 CppLibrary compile_cpp(const std::string& source, const std::vector<std::string>& kernel_names) {
   CppLibrary lib;
   std::string key = sha256_hex(source + "\n" + cpp_compiler_id() + "\n" + cpp_flags()).substr(0, 32);
@@ -86,58 +119,40 @@ CppLibrary compile_cpp(const std::string& source, const std::vector<std::string>
   fs::path cpp = dir / (key + ".cpp");
   lib.path = so.string();
   lib.source_path = cpp.string();
-  CacheLoad cached = cache_load_verified(so);
-  if (cached.bytes) {
-    lib.cache_hit = true;
-    ++g_hits;
-  } else {
-    if (!cached.why_not.empty()) lib.cache_rejected = cached.why_not;
-    auto t0 = std::chrono::steady_clock::now();
-    // Another process compiling the same key at the same moment can pair its hash with our library
-    // (or the reverse) until both have finished: that reads as a miss, and compiling again settles it.
-    for (int attempt = 0; !cached.bytes; ++attempt) {
-      fs::path tmp_cpp = temporary_beside(cpp.string(), ".cpp"), tmp_so = temporary_beside(so.string(), ".so");
-      std::error_code ec;
-      {
-        std::ofstream out(tmp_cpp);
-        out << source;
-        out.flush();
-        out.close();
-        if (!out) {
-          fs::remove(tmp_cpp, ec);
-          throw Error(tmp_cpp.string() + ": cannot write generated source (disk full?)");
-        }
+  // Another process compiling the same key at the same moment can pair its hash with our library (a
+  // miss: compiling again settles it) or replace the entry between our verifying and loading it (the
+  // load refuses it: the new entry is verified and loaded instead). Either settles within a few rounds.
+  void* h = nullptr;
+  for (int round = 0; h == nullptr; ++round) {
+    CacheLoad cached = cache_load_verified(so);
+    if (cached.bytes && round == 0) {
+      lib.cache_hit = true;
+      ++g_hits;
+    } else if (!cached.bytes) {
+      if (round == 0 && !cached.why_not.empty()) lib.cache_rejected = cached.why_not;
+      auto t0 = std::chrono::steady_clock::now();
+      for (int attempt = 0; !cached.bytes; ++attempt) {
+        compile_into_cache(source, cpp, so);
+        cached = cache_load_verified(so);
+        if (!cached.bytes && attempt >= 2)
+          throw Error(so.string() + ": the compiled kernel library does not verify (" + cached.why_not + ")");
       }
-      std::string cmd = compiler() + " " + cpp_flags() + " -o " + quote_shell(tmp_so.string()) + " " +
-                        quote_shell(tmp_cpp.string()) + " 2>&1";
-      int status = 0;
-      ++g_invocations;
-      std::string log = run_capture(cmd, status);
-      if (status != 0 || !fs::exists(tmp_so)) {
-        fs::remove(tmp_so, ec);
-        std::istringstream lines(log);
-        std::string first, l;
-        for (int i = 0; i < 6 && std::getline(lines, l); ++i) first += (first.empty() ? "" : " | ") + l;
-        throw Error("C++ kernel compilation failed (" + tmp_cpp.string() + "): " + first);
-      }
-      fs::rename(tmp_cpp, cpp, ec);
-      if (ec) fs::remove(tmp_cpp, ec);
-      cache_adopt(tmp_so, so);  // hash recorded, then renamed into place: concurrent compilers race harmlessly
-      cached = cache_load_verified(so);
-      if (!cached.bytes && attempt >= 2)
-        throw Error(so.string() + ": the compiled kernel library does not verify (" + cached.why_not + ")");
+      lib.compile_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     }
-    lib.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    auto t1 = std::chrono::steady_clock::now();
+    try {
+      h = dlopen_verified(so, cached);
+    } catch (const Error&) {
+      if (round >= 3) throw;
+    }
+    lib.load_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
   }
-  auto t1 = std::chrono::steady_clock::now();
-  void* h = dlopen_verified(so, cached);
   lib.handle = std::shared_ptr<void>(h, [](void* p) { ::dlclose(p); });
   for (const auto& name : kernel_names) {
     void* f = ::dlsym(h, name.c_str());
     if (!f) throw Error(so.string() + ": kernel " + name + " is missing from the library");
     lib.kernels[name] = reinterpret_cast<KernelFn>(f);
   }
-  lib.load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
   return lib;
 }
 

@@ -4,6 +4,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <random>
+#include <thread>
+#include <vector>
 
 #include "engine/base/error.h"
 #include "engine/codegen/cpp/cpp_compiler.h"
@@ -78,4 +81,37 @@ TEST(CppKernelCache, RefusesACacheOthersCanWrite) {
   if (before) ::setenv("KILN_CACHE_DIR", saved.c_str(), 1);
   else ::unsetenv("KILN_CACHE_DIR");
   EXPECT_NE(error.find(root), std::string::npos) << (error.empty() ? "compiled into a folder others can write" : error);
+}
+
+// Several compilers of the same new kernel at once (two test processes, two `kiln` runs): each one's
+// library may be replaced by another's between its verifying and loading it, or its hash paired with
+// another's library. Every one of them still loads a verified library that computes the kernel.
+TEST(CppKernelCache, ConcurrentCompilersOfOneNewKernelAllLoadIt) {
+  std::string root = test::temp_dir() + "/race-cache";
+  ::setenv("KILN_CACHE_DIR", root.c_str(), 1);
+  std::mt19937_64 rng(std::random_device{}());
+  for (int round = 0; round < 3; ++round) {
+    // A source no cache has seen: every compiler misses at the start.
+    const std::string src = source() + "// round " + std::to_string(round) + " " + std::to_string(rng()) + "\n";
+    constexpr int kCompilers = 4;
+    std::vector<std::string> errors(kCompilers);
+    std::vector<float> results(kCompilers, 0.0f);
+    std::vector<std::thread> threads;
+    for (int i = 0; i < kCompilers; ++i)
+      threads.emplace_back([&, i] {
+        try {
+          auto lib = codegen::compile_cpp(src, {"kiln_test_kernel"});
+          void* bufs[] = {&results[i]};
+          lib.kernels.at("kiln_test_kernel")(bufs, nullptr, nullptr);
+        } catch (const std::exception& e) {
+          errors[i] = e.what();
+        }
+      });
+    for (auto& t : threads) t.join();
+    for (int i = 0; i < kCompilers; ++i) {
+      EXPECT_EQ(errors[i], "") << "round " << round << ", compiler " << i;
+      EXPECT_EQ(results[i], 42.0f) << "round " << round << ", compiler " << i;
+    }
+    EXPECT_TRUE(codegen::compile_cpp(src, {"kiln_test_kernel"}).cache_hit) << "round " << round;
+  }
 }
