@@ -1,10 +1,12 @@
 // Nothing already saved is lost: an output that is also an input is refused, a full disk keeps the
 // old session, two writers to one file cannot mix, stdout that fails is an error, and temporaries
-// of killed runs are cleaned on the next write.
+// of killed runs are cleaned on the next write; two runs compiling the same new kernels into one
+// cache both get them.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+#include <random>
 
 #include "engine/base/error.h"
 #include "engine/session/store.h"
@@ -108,4 +110,30 @@ TEST(DataLoss, TemporariesOfKilledRunsAreRemovedOnTheNextWrite) {
   EXPECT_FALSE(fs::exists(dir + "/s.kiln.tmp-4194305"));
   EXPECT_FALSE(fs::exists(dir + "/s.kiln.tmp-4194305-wal"));
   EXPECT_TRUE(fs::exists(dir + "/other.kiln.tmp-4194305")) << "only this output's temporaries are touched";
+}
+
+// Two `kiln compile` runs of one model at the same moment, with a kernel cache neither has filled: each
+// may put its own build of the same library in place between the other's check and load. Both must
+// finish with their kernels compiled and checked against eager, whichever library each ends up loading.
+TEST(DataLoss, TwoRunsCompilingTheSameNewKernelsBothGetThem) {
+  const std::string dir = test::temp_dir();
+  std::mt19937_64 rng(std::random_device{}());
+  for (int round = 0; round < 3; ++round) {
+    const std::string cache = dir + "/cache-" + std::to_string(round) + "-" + std::to_string(rng() % 1000000);
+    const std::string run = "KILN_CACHE_DIR=" + cache + " " + kiln_cmd() + " compile " +
+                            test::example("small_mlp.pt") + " --input 4x64";
+    std::string out;
+    const std::string a = dir + "/a.txt", b = dir + "/b.txt", c = dir + "/c.txt";
+    ASSERT_EQ(test::run_command("sh -c '" + run + " > " + a + " 2>&1 & p1=$!; " + run + " > " + b + " 2>&1 & p2=$!; " + run +
+                                    " > " + c + " 2>&1 & p3=$!; wait $p1 && wait $p2 && wait $p3'",
+                                out),
+              0)
+        << out;
+    for (const auto& f : {a, b, c}) {
+      std::ifstream in(f);
+      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      EXPECT_NE(text.find("2 kernels, 2 extern calls, 0 fallbacks"), std::string::npos) << f << ":\n" << text;
+      EXPECT_NE(text.find(") OK"), std::string::npos) << f << ":\n" << text;
+    }
+  }
 }
