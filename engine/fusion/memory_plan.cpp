@@ -126,6 +126,8 @@ MemoryPlan plan_memory(const FusedProgram& p, bool gemm_epilogues) {
     for (const auto& [k_index, s] : step_of_kernel) {
       const auto& k = p.kernels[static_cast<size_t>(k_index)];
       const bool row = k.kind == FusedKernel::Kind::Row;
+      std::vector<std::set<int>> reads(k.comps.size());  // what each of the kernel's computations loads
+      for (size_t j = 0; j < k.comps.size(); ++j) lowering::collect_loads(comps[static_cast<size_t>(k.comps[j])].body, reads[j]);
       std::set<int> taken;
       for (size_t at = 0; at < k.comps.size(); ++at) {
         const int c = k.comps[at];
@@ -143,10 +145,8 @@ MemoryPlan plan_memory(const FusedProgram& p, bool gemm_epilogues) {
           bool alone = true;
           for (size_t j = 0; j < k.comps.size() && alone; ++j) {
             const int o = k.comps[j];
-            if (o == c) continue;
-            std::set<int> theirs;
-            lowering::collect_loads(comps[static_cast<size_t>(o)].body, theirs);
-            if (theirs.count(r) && !(row && j < at && comps[static_cast<size_t>(o)].kind == Comp::Kind::Reduction)) alone = false;
+            if (o != c && reads[j].count(r) && !(row && j < at && comps[static_cast<size_t>(o)].kind == Comp::Kind::Reduction))
+              alone = false;
           }
           if (!alone) continue;
           // Each element read at the very place it is written: the same sizes, or (a stage folding the

@@ -184,7 +184,7 @@ std::optional<DirectExtern> prepare_direct_extern(const Comp& comp, const torch:
     auto dim = torch::jit::toIValue(n->input(1)), sparse = torch::jit::toIValue(n->input(3));
     if (!dim || !dim->isInt() || !sparse || !sparse->isBool() || sparse->toBool() || !take({0, 2})) return std::nullopt;
     d.op = DirectExtern::Op::Gather;
-    d.groups = dim->toInt();
+    d.dim = dim->toInt();
     return d;
   }
   if (t == "aten::mm" || t == "aten::bmm" || t == "aten::matmul") {
@@ -233,9 +233,9 @@ at::Tensor call_direct_extern(const DirectExtern& d, const std::vector<at::Tenso
     }
     case DirectExtern::Op::Gather:
 #if KILN_TORCH_CUDA
-      if (arg(0).is_cuda() && arg(1).is_cuda() && !at::GradMode::is_enabled()) return at::cuda::gather(arg(0), d.groups, arg(1));
+      if (arg(0).is_cuda() && arg(1).is_cuda() && !at::GradMode::is_enabled()) return at::cuda::gather(arg(0), d.dim, arg(1));
 #endif
-      return at::gather(arg(0), d.groups, arg(1));
+      return at::gather(arg(0), d.dim, arg(1));
     case DirectExtern::Op::Mm: return matrix_product(d, arg(0), arg(1), lt);
     case DirectExtern::Op::Bmm:
       if (arg(0).dim() == 3 && arg(1).dim() == 3) return batched(arg(0), arg(1));

@@ -52,7 +52,8 @@ struct DirectExtern {
   std::vector<int> tensors;  // computations of the tensor arguments, in the call's order (bias last, when any)
   bool bias = false;         // a convolution's or linear's bias is among them (not left to its readers)
   std::vector<int64_t> stride, padding, dilation;
-  int64_t groups = 1;        // a convolution's groups; a gather's dim
+  int64_t groups = 1;        // a convolution's groups
+  int64_t dim = 0;           // a gather's dim
   std::shared_ptr<LtGemm> lt;  // products (Mm, Matmul, Linear): cuBLASLt's plans per problem (lt_gemm.h)
 };
 

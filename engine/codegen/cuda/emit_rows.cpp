@@ -64,6 +64,15 @@ bool RowKernelEmitter::same_value(const VExpr& a, const VExpr& b) {
   return same_value(a->a, b->a) && same_value(a->b, b->b) && same_value(a->c, b->c);
 }
 
+namespace {
+
+// A float32 first stage of row kernel k: the register form keeps it in registers as its stage writes it.
+bool float32_prologue(const fusion::FusedProgram& p, const FusedKernel& k, int c) {
+  return fusion::row_prologue(p.program, k, c) && p.program.comps[static_cast<size_t>(c)].dtype == ir::DType::Float32;
+}
+
+}  // namespace
+
 bool RowKernelEmitter::read_later(const FusedKernel& k, int c) const {
   bool after = false;
   for (int other : k.comps) {
@@ -204,8 +213,7 @@ void RowKernelEmitter::register_row(std::ostringstream& os, const FusedKernel& k
   // by its stage instead of read first (within the 64 floats per lane held_loads allows).
   std::vector<HeldLoad> kept;
   for (int c : k.comps) {
-    if (!fusion::row_prologue(p.program, k, c) || p.program.comps[static_cast<size_t>(c)].dtype != ir::DType::Float32 ||
-        static_cast<int64_t>(held.size() + kept.size() + 1) * per_lane > 64)
+    if (!float32_prologue(p, k, c) || static_cast<int64_t>(held.size() + kept.size() + 1) * per_lane > 64)
       continue;
     std::vector<lowering::IExpr> ident;
     for (size_t d = 0; d < p.program.comps[static_cast<size_t>(c)].sizes.size(); ++d) ident.push_back(lowering::ie_var(static_cast<int>(d)));
@@ -283,7 +291,7 @@ void RowKernelEmitter::row(std::ostringstream& os, const FusedKernel& k, bool wa
     int64_t per_lane = 0;
     auto held = held_loads(k, shape, per_lane);
     bool prologue = false;  // a first stage to keep in registers (register_row)
-    for (int c : k.comps) prologue |= fusion::row_prologue(p.program, k, c) && p.program.comps[static_cast<size_t>(c)].dtype == ir::DType::Float32;
+    for (int c : k.comps) prologue |= float32_prologue(p, k, c);
     if (!held.empty() || (per_lane > 0 && prologue)) {
       register_row(os, k, held, shape, per_lane);
       return;
