@@ -3,13 +3,11 @@
 // DIR/NAME.aoti.pt2 just before):
 //
 //   kiln_gpu_bench DIR NAME OUT.json      LibTorch eager, Kiln default / reduce-overhead / max-autotune and
-//                                        AOTInductor's package run from C++, each: per-call time (CUDA events
-//                                        around one call, synchronized, after 10 warm-up calls: the median of
-//                                        three blocks' medians of 100, the method the Python peers use), device time per iteration (sum of
-//                                        kernel, memcpy and memset durations from CUPTI over 20 iterations),
-//                                        error against eager under Kiln's tolerance rule; Kiln's cold (empty
-//                                        kernel cache) and warm (disk cache hit) compile; and what CUPTI tracing
-//                                        adds to Kiln default's per-call median (traced / untraced - 1)
+//     AOTInductor's package run from C++, each: per-call time (CUDA events around one call, synchronized, after
+//     10 warm-up calls: the median of three blocks' medians of 100, the method the Python peers use), device
+//     time per iteration (sum of kernel, memcpy and memset durations from CUPTI over 20 iterations), error
+//     against eager under Kiln's tolerance rule; Kiln's cold (empty kernel cache) and warm (disk cache hit)
+//     compile; and what CUPTI tracing adds to Kiln default's per-call median (traced / untraced - 1)
 //   kiln_gpu_bench DIR NAME OUT.json --cold MODE
 //                                        one mode's cold compile alone in this fresh process, after one eager
 //                                        call (bench/gpu/peer_bench.py cold does the same for Inductor)
@@ -385,11 +383,12 @@ json cold_compile(const model::Model& m, const std::vector<at::Tensor>& x, const
 
 // `mode` may name compile choices after an @, joined by +: a convolution layout ("default@contiguous"), where
 // linears add their bias ("default@bias=epilogue"), whether conv weights are kept channels-last
-// ("reduce-overhead@weights=per-call") and row kernels take in their stages ("default@rows=separate"): A/B runs.
+// ("reduce-overhead@weights=per-call"), row kernels take in their stages ("default@rows=separate") and attention
+// is one call ("default@attention=separate"): A/B runs.
 json run_kiln(const model::Model& m, const std::vector<at::Tensor>& x, const c10::IValue& ref, bool tf32,
               std::string mode, const std::string& cache_root, const std::function<void()>& eager) {
   json r;
-  std::string layout = "auto", linear_bias = "auto", conv_weights = "auto", row_stages = "auto";
+  std::string layout = "auto", linear_bias = "auto", conv_weights = "auto", row_stages = "auto", attention = "auto";
   const bool variant = mode.find('@') != std::string::npos;
   if (auto at = mode.find('@'); at != std::string::npos) {
     std::stringstream choices(mode.substr(at + 1));
@@ -397,6 +396,7 @@ json run_kiln(const model::Model& m, const std::vector<at::Tensor>& x, const c10
       if (c.rfind("bias=", 0) == 0) linear_bias = c.substr(5);
       else if (c.rfind("weights=", 0) == 0) conv_weights = c.substr(8);
       else if (c.rfind("rows=", 0) == 0) row_stages = c.substr(5);
+      else if (c.rfind("attention=", 0) == 0) attention = c.substr(10);
       else layout = c;
     mode = mode.substr(0, at);
   }
@@ -412,6 +412,7 @@ json run_kiln(const model::Model& m, const std::vector<at::Tensor>& x, const c10
     o.linear_bias = linear_bias;
     o.conv_weights = conv_weights;
     o.row_stages = row_stages;
+    o.attention = attention;
     std::ostringstream printed;
     r.update(cold_compile(m, x, o));
     step("kiln " + mode + ": warm compile");

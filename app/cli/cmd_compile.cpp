@@ -27,6 +27,7 @@ struct CompileArgs {
   std::string linear_bias = "auto";
   std::string conv_weights = "auto";
   std::string row_stages = "auto";
+  std::string attention = "auto";
   int checks = 3;
   bool json = false;
 };
@@ -45,6 +46,8 @@ int run(const CompileArgs& a) {
   o.conv_weights = a.conv_weights;
   api::check_row_stages(a.row_stages);
   o.row_stages = a.row_stages;
+  api::check_attention(a.attention);
+  o.attention = a.attention;
   std::string dump = a.dump;
   if (dump.empty())
     if (const char* d = std::getenv("KILN_DUMP_DIR"); d && *d) dump = d;
@@ -88,6 +91,11 @@ Command add_compile(CLI::App& app) {
   cmd.add_option("--row-stages", args.row_stages,
                  "Whether a row kernel (softmax, layer_norm) takes in the pointwise kernel before it and the "
                  "epilogues folding its rows, from 256 rows on: auto, or separate (each its own kernel)")
+      ->capture_default_str();
+  cmd.add_option("--attention", args.attention,
+                 "Attention written as matmul, scale, mask, softmax, matmul: auto (float16 and bfloat16 chains on "
+                 "cuda as one scaled_dot_product_attention call, the heads read in place), fused (float32 chains too, "
+                 "and on cpu, where the call runs eager's own steps) or separate (as written)")
       ->capture_default_str();
   cmd.add_option("--dump", args.dump,
                  "Write every stage (captured graph, loop IR, fusion, source) under DIR "

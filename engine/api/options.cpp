@@ -60,6 +60,11 @@ void check_row_stages(const std::string& stages) {
   if (stages != "auto" && stages != "separate") throw Error("--row-stages '" + stages + "': use auto or separate");
 }
 
+void check_attention(const std::string& attention) {
+  if (attention != "auto" && attention != "fused" && attention != "separate")
+    throw Error("--attention '" + attention + "': use auto, fused or separate");
+}
+
 void check_conv_layout(const std::string& layout) {
   if (layout != "auto" && layout != "channels-last" && layout != "contiguous")
     throw Error("--conv-layout '" + layout + "': use auto, channels-last or contiguous");

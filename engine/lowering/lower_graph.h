@@ -8,6 +8,9 @@
 //         reduction, extern (GEMM/convolution through LibTorch) or fallback (an op without a
 //         lowering: it runs through LibTorch and is reported, it does not break the graph).
 //         Non-tensor nodes (sizes and their arithmetic) are host ops, listed in host_ops.
+//         With options.attention, each attention chain (attention.h) is one extern
+//         aten::scaled_dot_product_attention named after its last product; the chain's other nodes and the
+//         views only it read are not lowered, and `notes` says what each call replaced.
 //   error: LoweringError when the region cannot be lowered at all (the backend then runs it eagerly).
 #pragma once
 
@@ -38,8 +41,16 @@ struct LoweredRegion {
     bool is_bool = false;
   };
   std::map<std::string, HostValue> host_values;
+  std::vector<std::string> notes;  // what lowering rewrote, one "# ..." line each (dumped above the loop IR)
 };
 
-LoweredRegion lower_graph(const ir::Graph& graph);
+struct LowerOptions {
+  // Attention chains become one aten::scaled_dot_product_attention extern (attention.h): those of float16 and
+  // bfloat16, and with attention_float32 float32's too.
+  bool attention = false;
+  bool attention_float32 = false;
+};
+
+LoweredRegion lower_graph(const ir::Graph& graph, const LowerOptions& options = {});
 
 }  // namespace kiln::lowering

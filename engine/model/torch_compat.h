@@ -32,6 +32,20 @@ std::optional<T> to_std(const c10::optional<T>& o) {
   return std::nullopt;
 }
 
+// at::scaled_dot_product_attention(q, k, v, mask, 0, false, scale): flash, memory-efficient, cuDNN or math
+// attention as PyTorch picks. LibTorch 1.x has no such call (nor a scale for its private one): an undefined
+// tensor there, and the caller computes the steps itself.
+inline at::Tensor scaled_dot_product_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                               const at::Tensor& mask, double scale) {
+#if TORCH_VERSION_MAJOR >= 2
+  return at::scaled_dot_product_attention(q, k, v, mask.defined() ? std::optional<at::Tensor>(mask) : std::nullopt,
+                                          0.0, false, scale);
+#else
+  (void)q, (void)k, (void)v, (void)mask, (void)scale;
+  return {};
+#endif
+}
+
 // "no freezing optimisations": keep batch_norm, dropout and friends visible.
 inline torch::jit::Module freeze_for_capture(const torch::jit::Module& m);
 

@@ -35,8 +35,13 @@ struct State {
 };
 
 void lower(State& s) {
-  s.out.lowered = lowering::lower_graph(s.graph);
-  s.dump(kLowered, lowering::loop_program_text(s.out.lowered.program));
+  lowering::LowerOptions lo;
+  lo.attention = s.options.attention;
+  lo.attention_float32 = s.options.attention_float32;
+  s.out.lowered = lowering::lower_graph(s.graph, lo);
+  std::string notes;
+  for (const auto& n : s.out.lowered.notes) notes += n + "\n";
+  s.dump(kLowered, notes + lowering::loop_program_text(s.out.lowered.program));
 }
 
 // How a region's convolutions are stored: channels-last or row-major, and whether their constant weights

@@ -45,6 +45,10 @@ struct FrontEndOptions {
   // activations; otherwise the region stays row-major (each call would convert more weight bytes than its
   // convolutions move in activations: ResNet-18 at batch 1).
   bool row_major_when_weights_dominate = false;
+  // Attention chains as one scaled_dot_product_attention call each (lowering/attention.h); float32 ones too
+  // with attention_float32.
+  bool attention = false;
+  bool attention_float32 = false;
   bool linear_bias_in_readers = false;  // linears read only by pointwise work leave their bias to it (lowering/linear_bias.h)
 };
 

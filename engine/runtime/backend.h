@@ -38,6 +38,10 @@ struct BackendOptions {
   // Whether a row kernel takes in the pointwise kernel before it and epilogues folding its rows
   // (fusion::FusionOptions::stage_rows): "auto", or "separate" (each its own kernel, for an A/B).
   std::string row_stages = "auto";
+  // Whether attention chains run as one scaled_dot_product_attention call (lowering/attention.h): "auto"
+  // (float16 and bfloat16 ones on the GPU), "fused" (float32 ones too, and on the CPU, where the call runs
+  // eager's own steps) or "separate" (products, mask and softmax as they are written, for an A/B).
+  std::string attention = "auto";
 };
 
 struct StageDump {

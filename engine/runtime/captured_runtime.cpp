@@ -313,6 +313,7 @@ void CapturedRuntime::run_region(int r, Env& env) {
     bo.linear_bias = options_.linear_bias;
     bo.conv_weights = options_.conv_weights;
     bo.row_stages = options_.row_stages;
+    bo.attention = options_.attention;
     {
       profile::Span compile_span("compile", "compile " + id + " (" + backend_->name() + ")", id);
       fn = backend_->compile(entry, region, bo, art);

@@ -10,9 +10,13 @@
 #include <torch/csrc/jit/ir/ir.h>
 #include <torch/csrc/jit/ir/constants.h>
 
+#include <array>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+
+#include "engine/base/error.h"
+#include "engine/model/torch_compat.h"
 
 namespace kiln::runtime {
 
@@ -126,6 +130,38 @@ at::Tensor embedding_rows(const at::Tensor& weight, const at::Tensor& indices) {
 }
 
 }  // namespace
+
+at::Tensor call_attention(const Comp& comp, const std::vector<at::Tensor>& bufs) {
+  auto operand_buf = [&](size_t i) -> at::Tensor {
+    const int c = i < comp.operands.size() ? comp.operands[i] : -1;
+    if (c < 0) return {};
+    if (static_cast<size_t>(c) >= bufs.size() || !bufs[static_cast<size_t>(c)].defined())
+      throw Error("kiln backend: attention " + comp.name + " has no buffer for operand " + std::to_string(i));
+    return bufs[static_cast<size_t>(c)];
+  };
+  std::array<at::Tensor, 3> qkv;
+  for (size_t i = 0; i < 3; ++i) {
+    at::Tensor t = operand_buf(i);
+    if (!t.defined()) throw Error("kiln backend: attention " + comp.name + " lacks q, k or v");
+    const int64_t heads = comp.attn_heads[i];
+    if (heads > 0) {
+      if (t.dim() != 3 || t.size(2) % heads != 0)
+        throw Error("kiln backend: attention " + comp.name + " cannot split " + c10::str(t.sizes()) + " into " +
+                    std::to_string(heads) + " heads");
+      t = t.reshape({t.size(0), t.size(1), heads, t.size(2) / heads}).transpose(1, 2);
+    }
+    qkv[i] = t;
+  }
+  const at::Tensor mask = operand_buf(3);
+  if (qkv[0].is_cuda()) {
+    at::Tensor out = compat::scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], mask, comp.attn_scale);
+    if (out.defined()) return out;
+  }
+  at::Tensor s = at::matmul(qkv[0], qkv[1].transpose(-2, -1));
+  if (comp.attn_scale != 1.0) s = s.mul(comp.attn_scale);
+  if (mask.defined()) s = s.add(mask);
+  return at::matmul(at::softmax(s, -1), qkv[2]);
+}
 
 std::optional<DirectExtern> prepare_direct_extern(const Comp& comp, const torch::jit::Node* n) {
   if (comp.kind != Comp::Kind::Extern || !n || n->outputs().empty()) return std::nullopt;

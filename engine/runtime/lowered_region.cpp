@@ -14,6 +14,7 @@
 #include "engine/capture/sym.h"
 #include "engine/capture/torch_meta.h"
 #include "engine/profile/host_trace.h"
+#include "engine/lowering/attention.h"
 #include "engine/runtime/direct_extern.h"
 #include "engine/runtime/memory_tracker.h"
 
@@ -419,7 +420,9 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
     {
       profile::Span span("extern", comp.target, compile_id_);
       MemoryOwner owner("extern", &comp.name);  // its result and workspace belong to its node
-      if (by_direct) out = call_direct_extern(*direct, bufs, lt_on);
+      // An attention chain has no TorchScript node of its own to interpret (its node is the chain's last product).
+      if (comp.target == lowering::kAttentionTarget) out = call_attention(comp, bufs);
+      else if (by_direct) out = call_direct_extern(*direct, bufs, lt_on);
       if (!out.defined()) {
         for (const auto* v : n->inputs()) bind_value(v, bufs, interp, env, &bound);
         if (comp.drop_bias && comp.bias_operand == 0) {  // addmm(bias, a, b): its readers add the bias (lowering/linear_bias.h)

@@ -37,6 +37,11 @@ class KilnBackend : public runtime::Backend {
     fe.gemm_epilogues = on_gpu && options.mode == "max-autotune";
     fe.recompute = on_gpu;
     fe.row_stages = options.row_stages != "separate";
+    // On the GPU a 16-bit attention chain is one fused attention kernel. Asked for ("fused"), float32 chains
+    // too, and on the CPU, where the call runs the same ATen steps eager runs (runtime/direct_extern.h),
+    // giving up Kiln's kernel for the mask and softmax: a check of the rewrite where there is no GPU.
+    fe.attention = fuse_ && (options.attention == "fused" || (on_gpu && options.attention == "auto"));
+    fe.attention_float32 = options.attention == "fused";
     // Default mode on the GPU keeps no channels-last copy of the conv weights (LibTorch converts each per
     // call): a copy of every weight would put its peak above eager's (ResNet-18 b8: 158 against 137 MiB).
     // Elsewhere they are kept while no larger than eager's activations: a conversion replayed in a CUDA

@@ -73,6 +73,8 @@ TEST(ApiOptions, LinearBias) {
 TEST(ApiOptions, RowStages) {
   for (const char* ok : {"auto", "separate"}) EXPECT_NO_THROW(api::check_row_stages(ok));
   EXPECT_EQ(error_of([] { api::check_row_stages("off"); }), "--row-stages 'off': use auto or separate");
+  for (const char* ok : {"auto", "fused", "separate"}) EXPECT_NO_THROW(api::check_attention(ok));
+  EXPECT_EQ(error_of([] { api::check_attention("sdpa"); }), "--attention 'sdpa': use auto, fused or separate");
 }
 
 TEST(ApiOptions, ConvWeights) {

@@ -1,0 +1,67 @@
+// Attention written out as two products around a softmax, found in a region's graph so that it runs as one
+// aten::scaled_dot_product_attention call.
+//
+// Transformers in their eager form (BERT's and GPT-2's attention in transformers, most hand-written blocks)
+// compute softmax(q kᵀ · scale + mask) v step by step: the B·H·L·S scores are written by one product, scaled
+// and masked, normalized by a row kernel and read back by a second product, and the heads of q, k and v are
+// first copied out of their projections so the batched products can read them. One fused attention kernel
+// (PyTorch's flash or memory-efficient attention, chosen by scaled_dot_product_attention) reads the heads
+// where the projections wrote them and never writes the scores: on BERT bfloat16 that is six launches per
+// layer fewer. Inductor's own attention patterns aim at the same call; this finds the chains that traced and
+// scripted transformers leave in TorchScript.
+//
+// find_attention(graph)
+//   pre:  graph is a region graph (capture's output: no control flow), metas carry dtypes and shapes.
+//   returns one match per chain, keyed by the node index of its last product:
+//     t = transpose(k, -2, -1)                (either order, negative or not)
+//     s = matmul(q, t)                        q [B, H, L, E], k [B, H, S, E]: rank 4, one dtype
+//     s = mul(s, c) | mul(c, s) | div(s, c)   optional; c a number, literal or a scalar value (the scale is c,
+//                                             or 1/c; lowering reads a value's number: scale_value)
+//     s = add(s, mask[, 1]) | add(mask, s)    optional; mask a tensor of q's dtype, rank ≤ 4 (broadcast)
+//     p = softmax(s, -1 or 3[, None])         or _softmax(s, -1 or 3, False)
+//     p = dropout(p, _, False) | to(p, same dtype)   optional, any number (inference; GPT-2's cast to v's dtype)
+//     o = matmul(p, v)                        v [B, H, S, Ev]; o of q's dtype: float16 or bfloat16, and float32
+//                                             with `float32`
+//   where every value before o has exactly one reader, the next step, and is not a region output.
+//   An operand q, k or v that is transpose(view(x, [B, T, H, E]), 1, 2) (or permute(·, [0, 2, 1, 3]), reshape
+//   for view) of a 3-d x [B, T, H·E] is read from x with heads = H: at run time its heads are a strided
+//   view of x, not a copy. `dead` holds the chain's nodes and those head-splitting views whose every
+//   reader is dead: lowering skips them (nothing else reads their values).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "engine/ir/graph.h"
+
+namespace kiln::lowering {
+
+// The extern target an attention chain becomes.
+inline constexpr const char* kAttentionTarget = "aten::scaled_dot_product_attention";
+
+struct AttentionMatch {
+  std::array<std::string, 3> qkv;  // the values read for q, k and v (x for a head-split operand)
+  std::array<int64_t, 3> heads{};  // per q, k, v: H when read from x [B, T, H·E]; 0 when already [B, H, ·, E]
+  std::string mask;                // the added mask's value; empty without one
+  double scale = 1.0;               // a literal's (times its reciprocal when divided)
+  std::string scale_value;          // a scalar value the scale comes from (empty: a literal or none)
+  bool divide = false;              // the scores are divided by it
+  std::vector<std::string> chain;  // the values the call replaces, in graph order (its last is o)
+};
+
+struct AttentionPlan {
+  std::map<int, AttentionMatch> at;  // by the node index of o
+  std::set<int> dead;                // node indices lowering skips
+};
+
+// `excluded`: last products whose chains are not to be matched (lowering found a scale_value it cannot read).
+AttentionPlan find_attention(const ir::Graph& graph, const std::set<int>& excluded = {}, bool float32 = true);
+
+// One line saying what a match replaced, for the lowered IR's dump.
+std::string attention_note(const AttentionMatch& m);
+
+}  // namespace kiln::lowering

@@ -1,0 +1,244 @@
+// Attention chains as one scaled_dot_product_attention extern (lowering/attention.h): the loop IR before and
+// after (golden), what matches and what does not, and the rewritten models against LibTorch eager on the CPU
+// (where the call runs eager's own steps: runtime/direct_extern.h).
+#include "engine/lowering/attention.h"
+
+#include <gtest/gtest.h>
+
+#include "engine/commands/compile_model.h"
+#include "engine/lowering/lower_graph.h"
+#include "engine/model/model_impl.h"
+#include "engine/runtime/example_inputs.h"
+#include "tests/support/compile_support.h"
+#include "tests/support/paths.h"
+#include "tests/support/scripted_models.h"
+
+using namespace kiln;
+
+namespace {
+
+// A self-attention block without weights: q, k and v split into two heads of 8 from [B, T, 16], scores scaled,
+// masked and normalized, heads merged back. `scores` is the Python expression of the scores from `q` and `k`
+// (a variation per test); `tail` what follows the softmax `p` (the output by default).
+std::string attention_model(const std::string& name, const std::string& scores, const std::string& tail = "") {
+  return test::scripted_model(name, R"JIT(
+def forward(self, x, m):
+    b = x.size(0)
+    t = x.size(1)
+    q = torch.sin(x).view(b, t, 2, 8).transpose(1, 2)
+    k = torch.cos(x).view(b, t, 2, 8).transpose(1, 2)
+    v = (x * 2.0 + 1.0).view(b, t, 2, 8).transpose(1, 2)
+    s = )JIT" + scores + R"JIT(
+    p = torch.softmax(s, -1)
+    o = torch.matmul(p, v)
+)JIT" + (tail.empty() ? "    return o.transpose(1, 2).contiguous().view(b, t, 16)\n" : tail));
+}
+
+const char* kInputs[] = {"2x5x16", "2x1x1x5"};
+
+std::vector<InputSpec> specs(std::initializer_list<const char*> inputs) {
+  std::vector<InputSpec> s;
+  for (const char* i : inputs) s.push_back(parse_input_spec(i));
+  return s;
+}
+
+// The first region of `path` captured on `inputs`, lowered with and without the attention rewrite.
+lowering::LoweredRegion lower(const std::string& path, const std::vector<InputSpec>& inputs, bool attention,
+                              bool dynamic = false) {
+  auto model = model::load_model(path);
+  capture::CompileOptions o;
+  o.backend = "eager";
+  o.dynamic = dynamic;
+  runtime::CapturedRuntime rt(model, o);
+  std::ostringstream printed;
+  rt.run(runtime::make_inputs(inputs), &printed);
+  lowering::LowerOptions lo;
+  lo.attention = attention;
+  lo.attention_float32 = attention;  // the test models are float32 but BERT's
+  return lowering::lower_graph(rt.regions().at(0).entries.at(0).graph, lo);
+}
+
+std::vector<const lowering::Comp*> attention_calls(const lowering::LoopProgram& p) {
+  std::vector<const lowering::Comp*> calls;
+  for (const auto& c : p.comps)
+    if (c.target == lowering::kAttentionTarget) calls.push_back(&c);
+  return calls;
+}
+
+int count_target(const lowering::LoopProgram& p, const std::string& target) {
+  int n = 0;
+  for (const auto& c : p.comps) n += c.target == target;
+  return n;
+}
+
+// compile_model's check (fresh random inputs, Kiln's tolerance rule) with the attention rewrite on the CPU.
+runtime::CompileResult compile_fused(const std::string& path, const std::vector<InputSpec>& inputs) {
+  capture::CompileOptions o;
+  o.backend = "kiln";
+  o.attention = "fused";
+  o.dynamic = false;
+  return runtime::compile_model(model::load_model(path), inputs, o, "", 3);
+}
+
+}  // namespace
+
+TEST(Attention, BeforeAfterGolden) {
+  const std::string path = attention_model("attention_golden", "torch.matmul(q, k.transpose(-1, -2)) * 0.35 + m");
+  auto before = lower(path, specs({kInputs[0], kInputs[1]}), false);
+  auto after = lower(path, specs({kInputs[0], kInputs[1]}), true);
+  std::string text = "# before\n" + lowering::loop_program_text(before.program) + "\n# after\n";
+  for (const auto& n : after.notes) text += n + "\n";
+  text += lowering::loop_program_text(after.program);
+  EXPECT_TRUE(lowering::verify(after.program).empty());
+  auto diff = test::check_golden("lowering/attention_block.txt", text);
+  EXPECT_TRUE(diff.empty()) << diff;
+}
+
+TEST(Attention, TheChainIsOneCallReadingTheHeadsWhereTheyAreComputed) {
+  const std::string path = attention_model("attention_heads", "torch.matmul(q, k.transpose(-1, -2)) * 0.35 + m");
+  auto lowered = lower(path, specs({kInputs[0], kInputs[1]}), true);
+  const auto& p = lowered.program;
+  auto calls = attention_calls(p);
+  ASSERT_EQ(calls.size(), 1u);
+  const auto& a = *calls[0];
+  EXPECT_EQ(a.kind, lowering::Comp::Kind::Extern);
+  EXPECT_DOUBLE_EQ(a.attn_scale, 0.35);
+  EXPECT_EQ(a.attn_heads, (std::array<int64_t, 3>{2, 2, 2}));
+  ASSERT_EQ(a.operands.size(), 4u);
+  // q, k and v are the [2, 5, 16] pointwise results (sin, cos, x * 2 + 1), not copies of their heads.
+  for (int i = 0; i < 3; ++i) {
+    const auto& operand = p.comps[static_cast<size_t>(a.operands[static_cast<size_t>(i)])];
+    EXPECT_EQ(operand.sizes.size(), 3u) << operand.name;
+    EXPECT_FALSE(operand.is_view) << operand.name;
+  }
+  EXPECT_EQ(p.comps[static_cast<size_t>(a.operands[3])].kind, lowering::Comp::Kind::Input);  // the mask m
+  EXPECT_EQ(a.layout, (std::vector<int>{0, 2, 1, 3}));
+  EXPECT_EQ(count_target(p, "aten::matmul"), 0);
+  EXPECT_EQ(count_target(p, "aten::softmax"), 0);
+  EXPECT_EQ(count_target(p, "aten::transpose"), 1);  // the heads merged back after attention
+  ASSERT_EQ(lowered.notes.size(), 1u);
+  EXPECT_NE(lowered.notes[0].find("2 heads, read in place"), std::string::npos) << lowered.notes[0];
+  // Its provenance names the nodes it replaced, for the views that map graph nodes to kernels.
+  EXPECT_GE(a.provenance.size(), 5u);
+}
+
+TEST(Attention, ScaleByDivisionOrOnTheLeftNoScaleNoMaskAndInferenceDropoutMatch) {
+  struct Case {
+    const char* name;
+    const char* scores;
+    double scale;
+    bool mask;
+  };
+  const Case cases[] = {{"attention_div", "torch.matmul(q, k.transpose(2, 3)) / 4.0 + m", 0.25, true},
+                        {"attention_left", "m + 0.5 * torch.matmul(q, k.transpose(3, 2))", 0.5, true},
+                        {"attention_plain", "torch.matmul(q, k.transpose(-2, -1))", 1.0, false}};
+  for (const auto& c : cases) {
+    auto lowered = lower(attention_model(c.name, c.scores), specs({kInputs[0], kInputs[1]}), true);
+    auto calls = attention_calls(lowered.program);
+    ASSERT_EQ(calls.size(), 1u) << c.name;
+    EXPECT_DOUBLE_EQ(calls[0]->attn_scale, c.scale) << c.name;
+    EXPECT_EQ(calls[0]->operands[3] >= 0, c.mask) << c.name;
+  }
+  // Dropout after the softmax, in inference: part of the chain.
+  const std::string path = test::scripted_model("attention_p_dropout", R"JIT(
+def forward(self, q, k, v):
+    p = torch.softmax(torch.matmul(q, k.transpose(-1, -2)) * 0.25, -1)
+    return torch.matmul(torch.dropout(p, 0.1, False), v)
+)JIT");
+  auto lowered = lower(path, specs({"2x2x5x8", "2x2x5x8", "2x2x5x8"}), true);
+  auto calls = attention_calls(lowered.program);
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0]->attn_heads, (std::array<int64_t, 3>{0, 0, 0}));  // already [B, H, T, E]
+}
+
+// The example block divides its scores by (c // h) ** 0.5: a scalar the graph computes from a size, which
+// lowering reads as a number (4 at width 64 with 4 heads). Its q, k and v are heads of one projection's chunks.
+TEST(Attention, AScaleComputedFromSizesIsReadAsANumber) {
+  auto lowered = lower(test::example("block.pt"), specs({"2x16x64"}), true);
+  auto calls = attention_calls(lowered.program);
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_DOUBLE_EQ(calls[0]->attn_scale, 0.25);
+  EXPECT_EQ(calls[0]->attn_heads, (std::array<int64_t, 3>{4, 4, 4}));
+  EXPECT_EQ(calls[0]->operands[3], -1);  // no mask
+  auto r = compile_fused(test::example("block.pt"), specs({"2x16x64"}));
+  EXPECT_TRUE(r.within_tolerance) << "max rel " << r.max_rel_error;
+  EXPECT_LT(r.max_rel_error, 1e-5);
+  // Symbolic from the start, the width is a symbol and so is the scale: the chain is lowered as written.
+  auto symbolic = lower(test::example("block.pt"), specs({"2x16x64"}), true, true);
+  EXPECT_TRUE(attention_calls(symbolic.program).empty());
+  EXPECT_EQ(count_target(symbolic.program, "aten::matmul"), 2);
+}
+
+TEST(Attention, ChainsThatAreNotAttentionAreLeftAlone) {
+  const auto in = specs({kInputs[0], kInputs[1]});
+  // The probabilities are returned too: the scores must exist.
+  {
+    auto path = attention_model("attention_probs_out", "torch.matmul(q, k.transpose(-1, -2)) * 0.35 + m",
+                                "    return o, p\n");
+    EXPECT_TRUE(attention_calls(lower(path, in, true).program).empty());
+  }
+  // The softmax runs over another dim, or the scale is a tensor (not a number).
+  for (const auto& [name, scores] :
+       std::vector<std::pair<std::string, std::string>>{{"attention_dim2", "torch.matmul(q, k.transpose(-1, -2)) + m"},
+                                                        {"attention_tensor_scale", "torch.matmul(q, k.transpose(-1, -2)) * m"}}) {
+    std::string path = name == "attention_dim2"
+                           ? test::scripted_model(name, R"JIT(
+def forward(self, q, k, v):
+    return torch.matmul(torch.softmax(torch.matmul(q, k.transpose(-1, -2)), 2), v)
+)JIT")
+                           : attention_model(name, scores);
+    auto lowered = name == "attention_dim2" ? lower(path, specs({"2x2x5x5", "2x2x5x5", "2x2x5x5"}), true)
+                                            : lower(path, in, true);
+    EXPECT_TRUE(attention_calls(lowered.program).empty()) << name;
+    EXPECT_TRUE(lowered.notes.empty()) << name;
+  }
+  // Products of matrices (rank 3) are left to the products; a mask of another dtype too.
+  {
+    auto path = test::scripted_model("attention_rank3", R"JIT(
+def forward(self, q, k, v):
+    return torch.matmul(torch.softmax(torch.matmul(q, k.transpose(1, 2)), -1), v)
+)JIT");
+    EXPECT_TRUE(attention_calls(lower(path, specs({"2x5x8", "2x5x8", "2x5x8"}), true).program).empty());
+    // float32 scores plus a float16 mask are float32 (type promotion); the fused call wants one dtype.
+    auto mixed = test::scripted_model("attention_mask_f16", R"JIT(
+def forward(self, q, k, v, m):
+    return torch.matmul(torch.softmax(torch.matmul(q, k.transpose(-1, -2)) + m, -1), v)
+)JIT");
+    auto lowered = lower(mixed, specs({"2x2x5x8", "2x2x5x8", "2x2x5x8", "2x1x5x5:float16"}), true);
+    EXPECT_TRUE(attention_calls(lowered.program).empty());
+  }
+  // Without the option nothing changes.
+  auto plain = lower(attention_model("attention_off", "torch.matmul(q, k.transpose(-1, -2)) * 0.35 + m"), in, false);
+  EXPECT_TRUE(attention_calls(plain.program).empty());
+  EXPECT_EQ(count_target(plain.program, "aten::matmul"), 2);
+}
+
+TEST(Attention, TheRewrittenBlockMatchesEagerOnTheCpu) {
+  const std::string path = attention_model("attention_check", "torch.matmul(q, k.transpose(-1, -2)) * 0.35 + m");
+  for (const char* x : {"2x5x16", "3x9x16"}) {
+    const std::string mask = std::string(x).substr(0, 1) + "x1x1x" + (x[2] == '5' ? "5" : "9");
+    auto r = compile_fused(path, specs({x, mask.c_str()}));
+    EXPECT_TRUE(r.mismatch.empty()) << r.mismatch;
+    EXPECT_TRUE(r.within_tolerance) << x << ": max rel " << r.max_rel_error;
+    EXPECT_LT(r.max_rel_error, 1e-5) << x;  // the same steps as eager, in float32
+  }
+}
+
+// The real models whose attention is written out: BERT (bfloat16, heads split from the projections) and
+// GPT-2 (float32, keys and values through the cache's cat), rewritten and checked against eager.
+TEST(Attention, BertAndGpt2FromTheCorpusRewrittenMatchEager) {
+  struct Model {
+    const char* file;
+    const char* input;
+    size_t layers;
+  };
+  for (const auto& m : {Model{"corpus/bert_embeds_bf16.pt", "2x16x32:bfloat16", 2},
+                        Model{"corpus/gpt2_ids.pt", "2x16:int64[0,100)", 2}}) {
+    auto lowered = lower(test::data(m.file), specs({m.input}), true);
+    EXPECT_EQ(attention_calls(lowered.program).size(), m.layers) << m.file;
+    EXPECT_EQ(count_target(lowered.program, "aten::matmul"), 0) << m.file;
+    auto r = compile_fused(test::data(m.file), specs({m.input}));
+    EXPECT_TRUE(r.mismatch.empty()) << m.file << ": " << r.mismatch;
+    EXPECT_TRUE(r.within_tolerance) << m.file << ": max rel " << r.max_rel_error;
+  }
+}
