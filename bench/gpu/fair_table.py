@@ -21,6 +21,9 @@ KINDS = [
     ("Kiln generated", re.compile(r"^k\d+_")),
     ("Triton (Inductor)", re.compile(r"^triton_")),
     ("copies and sets", re.compile(r"^(memcpy|memset|Memcpy|Memset)")),
+    # Fused attention (scaled_dot_product_attention's flash, memory-efficient or cuDNN kernels) before the
+    # convolutions: cuDNN's attention kernels are named cudnn_..._sdpa_..._fprop_...
+    ("attention (fused)", re.compile(r"sdpa|fmha|flash|attention", re.I)),
     ("convolution (cuDNN)", re.compile(r"conv|cudnn|implicit|winograd|fprop|nchwToNhwc|nhwcToNchw|Fft|fft", re.I)),
     ("GEMM (cuBLAS/CUTLASS)", re.compile(r"gemm|cublas|cutlass|xmma|gemv|splitK|sm90_|sm80_|ampere_", re.I)),
 ]

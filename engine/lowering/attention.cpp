@@ -284,7 +284,7 @@ AttentionPlan find_attention(const ir::Graph& g, const std::set<int>& excluded, 
 std::string attention_note(const AttentionMatch& m) {
   std::ostringstream os;
   os << "# attention: " << m.chain.back() << " := softmax(q @ k^T * " << m.scale << (m.mask.empty() ? "" : " + " + m.mask)
-     << ") @ v in one " << kAttentionTarget << " call, in place of";
+     << ") @ v in one scaled_dot_product_attention call (" << kAttentionTarget << "), in place of";
   for (size_t i = 0; i + 1 < m.chain.size(); ++i) os << " " << m.chain[i];
   os << ";";
   static const char* const kRole[] = {"q", "k", "v"};

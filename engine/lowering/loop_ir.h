@@ -99,7 +99,7 @@ struct Comp {
   // bias_operand) that its readers may add instead (linear_bias.h).
   int bias_operand = -1;
   bool drop_bias = false;        // called without its bias, which its readers add (linear_bias.h)
-  // Extern aten::scaled_dot_product_attention (attention.h): operands q, k, v and the added mask (-1: none),
+  // Extern kiln::scaled_dot_product_attention (attention.h): operands q, k, v and the added mask (-1: none),
   // softmax(q kᵀ · attn_scale + mask) v; per q, k, v the heads H its operand [B, T, H·E] splits into (0: the
   // operand is already [B, H, T, E]).
   double attn_scale = 1.0;

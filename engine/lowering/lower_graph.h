@@ -9,7 +9,7 @@
 //         lowering: it runs through LibTorch and is reported, it does not break the graph).
 //         Non-tensor nodes (sizes and their arithmetic) are host ops, listed in host_ops.
 //         With options.attention, each attention chain (attention.h) is one extern
-//         aten::scaled_dot_product_attention named after its last product; the chain's other nodes and the
+//         kiln::scaled_dot_product_attention named after its last product; the chain's other nodes and the
 //         views only it read are not lowered, and `notes` says what each call replaced.
 //   error: LoweringError when the region cannot be lowered at all (the backend then runs it eagerly).
 #pragma once
@@ -45,7 +45,7 @@ struct LoweredRegion {
 };
 
 struct LowerOptions {
-  // Attention chains become one aten::scaled_dot_product_attention extern (attention.h): those of float16 and
+  // Attention chains become one kiln::scaled_dot_product_attention extern (attention.h): those of float16 and
   // bfloat16, and with attention_float32 float32's too.
   bool attention = false;
   bool attention_float32 = false;

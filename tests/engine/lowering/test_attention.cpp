@@ -213,6 +213,45 @@ def forward(self, q, k, v, m):
   EXPECT_EQ(count_target(plain.program, "aten::matmul"), 2);
 }
 
+// A program calling aten::scaled_dot_product_attention itself (torch.export of torchvision's ViT) keeps its
+// node: the runtime interprets it with its own arguments (a scale of 1/sqrt(E) when none is given), not as
+// Kiln's call with a chain's scale (seen on the GPU: vit_b_16.pt2 off by 35 % before the targets differed).
+TEST(Attention, AProgramsOwnScaledDotProductAttentionIsNotKilnsCall) {
+  ir::Graph g;
+  auto tensor = [](const std::string& name) {
+    ir::Value v;
+    v.name = name;
+    v.meta.kind = ir::ValueMeta::Kind::Tensor;
+    v.meta.dtype = ir::DType::BFloat16;
+    for (int64_t d : {2, 2, 5, 8}) v.meta.shape.push_back(ir::Dim::concrete(d));
+    return v;
+  };
+  for (const char* name : {"q", "k", "v"}) {
+    ir::Node n;
+    n.op = ir::NodeOp::Placeholder;
+    n.target = name;
+    n.outputs = {tensor(name)};
+    g.nodes.push_back(n);
+  }
+  ir::Node sdpa;
+  sdpa.target = "aten::scaled_dot_product_attention";
+  sdpa.args = {ir::Arg::value("q"), ir::Arg::value("k"), ir::Arg::value("v"), ir::Arg::none(), ir::Arg::real(0.0),
+               ir::Arg::boolean(false)};
+  sdpa.outputs = {tensor("o")};
+  g.nodes.push_back(sdpa);
+  ir::Node out;
+  out.op = ir::NodeOp::Output;
+  out.args = {ir::Arg::value("o")};
+  g.nodes.push_back(out);
+  lowering::LowerOptions lo;
+  lo.attention = lo.attention_float32 = true;
+  auto lowered = lowering::lower_graph(g, lo);
+  const auto& o = lowered.program.comps.at(static_cast<size_t>(lowered.tensor_of.at("o")));
+  EXPECT_EQ(o.target, "aten::scaled_dot_product_attention");
+  EXPECT_NE(o.target, lowering::kAttentionTarget);
+  EXPECT_TRUE(lowered.notes.empty());
+}
+
 TEST(Attention, TheRewrittenBlockMatchesEagerOnTheCpu) {
   const std::string path = attention_model("attention_check", "torch.matmul(q, k.transpose(-1, -2)) * 0.35 + m");
   for (const char* x : {"2x5x16", "3x9x16"}) {
