@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "engine/commands/check_model.h"
 #include "engine/commands/compile_model.h"
 #include "engine/lowering/lower_graph.h"
 #include "engine/model/model_impl.h"
@@ -261,6 +262,22 @@ TEST(Attention, TheRewrittenBlockMatchesEagerOnTheCpu) {
     EXPECT_TRUE(r.within_tolerance) << x << ": max rel " << r.max_rel_error;
     EXPECT_LT(r.max_rel_error, 1e-5) << x;  // the same steps as eager, in float32
   }
+}
+
+// kiln check over the rewritten block: its kernels' buffers NaN-poisoned before each run, the outputs within
+// the tolerance; held to zero tolerance, the bisection walks the region's steps, the attention call among them
+// (whose chain's nodes have no computations of their own), without failing.
+TEST(Attention, KilnCheckOfTheRewrittenBlockPassesAndBisectsThroughTheCall) {
+  const auto model = model::load_model(test::example("block.pt"));
+  runtime::CheckOptions c;
+  c.capture.backend = "kiln";
+  c.capture.attention = "fused";
+  auto r = runtime::check_model(model, {parse_input_spec("2x16x64")}, c);
+  EXPECT_TRUE(r.match) << runtime::check_text(r);
+  c.rtol = c.atol = 0.0;
+  runtime::CheckResult exact;
+  EXPECT_NO_THROW(exact = runtime::check_model(model, {parse_input_spec("2x16x64")}, c));
+  if (!exact.match) EXPECT_FALSE(exact.regions.empty()) << runtime::check_text(exact);
 }
 
 // The real models whose attention is written out: BERT (bfloat16, heads split from the projections) and
