@@ -1,7 +1,10 @@
 #include "engine/lowering/attention.h"
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
+
+#include "engine/lowering/lowering_context.h"
 
 namespace kiln::lowering {
 
@@ -293,6 +296,52 @@ std::string attention_note(const AttentionMatch& m) {
     if (m.heads[i] > 0) os << " (" << m.heads[i] << " heads, read in place)";
   }
   return os.str();
+}
+
+// The chain as one extern at its last product's node, stored as scaled_dot_product_attention writes it: heads
+// inside rows ([B, L, H, E] in memory, the order its fused kernels write and the order the transpose after
+// attention wants), dims still [B, H, L, E].
+void lower_attention(LoweringContext& cx, const AttentionMatch& m) {
+  const ir::Node& n = *cx.node;
+  double scale = m.scale;
+  if (!m.scale_value.empty()) {
+    Val v = cx.value(ir::Arg::value(m.scale_value));
+    double c = 0;
+    if (v.kind == Val::Kind::Float) c = v.f;
+    else if (v.kind == Val::Kind::Int && capture::sym_is_const(v.i)) c = static_cast<double>(v.i->value);
+    if (c == 0 || !std::isfinite(c)) throw AttentionDeclined{cx.node_index};
+    scale = m.divide ? 1.0 / c : c;
+  }
+  Comp c;
+  c.kind = Comp::Kind::Extern;
+  for (const auto& d : n.outputs[0].meta.shape)
+    c.sizes.push_back(d.is_symbolic() ? capture::sym_var(d.symbol) : capture::sym_const(d.value));
+  c.dtype = n.outputs[0].meta.dtype;
+  c.ir_node = cx.node_index;
+  c.target = kAttentionTarget;
+  c.name = n.name();
+  std::vector<std::string> read(m.qkv.begin(), m.qkv.end());
+  read.push_back(m.mask);
+  for (const auto& name : read) {
+    if (name.empty()) {
+      c.operands.push_back(-1);
+      continue;
+    }
+    Val v = cx.value(ir::Arg::value(name));
+    if (v.kind != Val::Kind::Tensor) throw LoweringError("attention at " + n.name() + ": %" + name + " is not a tensor");
+    c.operands.push_back(v.comp);
+    c.deps.push_back(v.comp);
+  }
+  std::sort(c.deps.begin(), c.deps.end());
+  c.deps.erase(std::unique(c.deps.begin(), c.deps.end()), c.deps.end());
+  c.attn_scale = scale;
+  c.attn_heads = m.heads;
+  c.layout = {0, 2, 1, 3};
+  c.provenance.assign(m.chain.begin(), m.chain.end() - 1);  // add() appends the last product's own name
+  cx.set_output(tensor_val(cx.add(std::move(c))));
+  AttentionMatch resolved = m;
+  resolved.scale = scale;
+  cx.out.notes.push_back(attention_note(resolved));
 }
 
 }  // namespace kiln::lowering

@@ -1,11 +1,9 @@
 #include "engine/lowering/lower_graph.h"
 
-#include "engine/lowering/attention.h"
-
-#include <cmath>
 #include <functional>
 #include <set>
 
+#include "engine/lowering/attention.h"
 #include "engine/lowering/functionalize.h"
 #include "engine/lowering/lowering_context.h"
 
@@ -543,60 +541,6 @@ void lower_extern(LoweringContext& cx, bool fallback, const std::string& why) {
   cx.set_output(v);
   if (fallback) cx.out.fallbacks.push_back(n.target + " (" + n.name() + "): " + why);
 }
-
-// An attention chain (attention.h) as one extern at its last product's node, stored as scaled_dot_product_attention
-// writes it: heads inside rows ([B, L, H, E] in memory, the order its fused kernels write and the order the
-// transpose after attention wants), dims still [B, H, L, E].
-// Thrown by lower_attention when a chain's scale is not a number known at compile time.
-struct AttentionDeclined {
-  int node;
-};
-
-void lower_attention(LoweringContext& cx, const AttentionMatch& m) {
-  const ir::Node& n = *cx.node;
-  double scale = m.scale;
-  if (!m.scale_value.empty()) {
-    Val v = cx.value(ir::Arg::value(m.scale_value));
-    double c = 0;
-    if (v.kind == Val::Kind::Float) c = v.f;
-    else if (v.kind == Val::Kind::Int && capture::sym_is_const(v.i)) c = static_cast<double>(v.i->value);
-    if (c == 0 || !std::isfinite(c)) throw AttentionDeclined{cx.node_index};
-    scale = m.divide ? 1.0 / c : c;
-  }
-  Comp c;
-  c.kind = Comp::Kind::Extern;
-  c.sizes = meta_sizes(n.outputs[0].meta);
-  c.dtype = n.outputs[0].meta.dtype;
-  c.ir_node = cx.node_index;
-  c.target = kAttentionTarget;
-  c.name = n.name();
-  std::vector<std::string> read(m.qkv.begin(), m.qkv.end());
-  read.push_back(m.mask);
-  for (const auto& name : read) {
-    if (name.empty()) {
-      c.operands.push_back(-1);
-      continue;
-    }
-    Val v = cx.value(ir::Arg::value(name));
-    if (v.kind != Val::Kind::Tensor) throw LoweringError("attention at " + n.name() + ": %" + name + " is not a tensor");
-    c.operands.push_back(v.comp);
-    c.deps.push_back(v.comp);
-  }
-  std::sort(c.deps.begin(), c.deps.end());
-  c.deps.erase(std::unique(c.deps.begin(), c.deps.end()), c.deps.end());
-  c.attn_scale = scale;
-  c.attn_heads = m.heads;
-  c.layout = {0, 2, 1, 3};
-  c.provenance.assign(m.chain.begin(), m.chain.end() - 1);  // add() appends the last product's own name
-  cx.set_output(tensor_val(cx.add(std::move(c))));
-  AttentionMatch resolved = m;
-  resolved.scale = scale;
-  cx.out.notes.push_back(attention_note(resolved));
-}
-
-}  // namespace
-
-namespace {
 
 LoweredRegion lower_with(const ir::Graph& graph, const AttentionPlan& attention) {
   LoweringContext cx{graph, {}, {}, -1, nullptr};

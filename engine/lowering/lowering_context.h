@@ -81,4 +81,13 @@ bool lower_view_op(LoweringContext& cx, const std::string& target);
 bool lower_pointwise_op(LoweringContext& cx, const std::string& target);
 bool lower_reduction_op(LoweringContext& cx, const std::string& target);
 
+// An attention chain (attention.h) lowered at its last product's node (attention.cpp).
+struct AttentionMatch;
+// Thrown by lower_attention when the chain's scale is not a number known at compile time: lower_graph then
+// lowers the region again without that chain.
+struct AttentionDeclined {
+  int node;
+};
+void lower_attention(LoweringContext& cx, const AttentionMatch& m);
+
 }  // namespace kiln::lowering
