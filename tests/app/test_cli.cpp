@@ -265,3 +265,23 @@ TEST(Cli, CompileRowStagesSeparateGivesTheStagesTheirOwnKernels) {
   EXPECT_EQ(run_kiln("compile " + model + " --row-stages off", bad), 1) << bad;  // as every bad option value
   EXPECT_NE(bad.find("--row-stages 'off': use auto or separate"), std::string::npos) << bad;
 }
+
+// --attention: on the CPU, auto leaves BERT bfloat16's attention as written; fused makes each chain one call
+// (listed among the externs, its dump line above the loop IR), checked against eager; a bad value is one error.
+TEST(Cli, CompileAttentionFusedListsTheCallsAndMatchesEager) {
+  const std::string model = test::data("corpus/bert_embeds_bf16.pt") + " --input 2x8x32:bfloat16 --checks 1";
+  const std::string dump = test::temp_dir() + "/cli_attention";
+  std::string as_written, fused, bad;
+  ASSERT_EQ(run_kiln("compile " + model, as_written), 0) << as_written;
+  EXPECT_EQ(as_written.find("scaled_dot_product_attention"), std::string::npos) << as_written;
+  ASSERT_EQ(run_kiln("compile " + model + " --attention fused --dump " + dump, fused), 0) << fused;
+  EXPECT_NE(fused.find("extern kiln::scaled_dot_product_attention -> attn_output (dims(0,2,1,3))"), std::string::npos)
+      << fused;
+  EXPECT_NE(fused.find(") OK"), std::string::npos) << fused;
+  std::ifstream lowered(dump + "/region_0_0/10_lowered.txt");
+  std::string first;
+  std::getline(lowered, first);
+  EXPECT_EQ(first.rfind("# attention: attn_output := softmax(q @ k^T * 0.25 + ", 0), 0u) << first;
+  EXPECT_EQ(run_kiln("compile " + model + " --attention sdpa", bad), 1) << bad;
+  EXPECT_NE(bad.find("--attention 'sdpa': use auto, fused or separate"), std::string::npos) << bad;
+}
