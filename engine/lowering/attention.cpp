@@ -247,6 +247,10 @@ struct Matcher {
     std::reverse(nodes.begin(), nodes.end());
     chain = nodes;
     for (int n : nodes) m.chain.push_back(g.nodes[static_cast<size_t>(n)].name());
+    // The call reads q, k, v and the mask; none of them may be a value of the chain it replaces (softmax(s + s)
+    // or matmul(p, p) read a step twice from one node, which `only_read_by` counts once).
+    for (const auto* read : {&m.qkv[0], &m.qkv[1], &m.qkv[2], &m.mask})
+      if (std::find(m.chain.begin(), m.chain.end(), *read) != m.chain.end()) return false;
     m.chain.push_back(o.name());
     return true;
   }

@@ -208,6 +208,20 @@ def forward(self, q, k, v, m):
     auto lowered = lower(mixed, specs({"2x2x5x8", "2x2x5x8", "2x2x5x8", "2x1x5x5:float16"}), true);
     EXPECT_TRUE(attention_calls(lowered.program).empty());
   }
+  // A step read twice by the next one (the scores as their own mask, the probabilities as the values): the
+  // chain's values would be the call's operands, so it is left as written (and the region still lowers).
+  {
+    auto twice = test::scripted_model("attention_twice", R"JIT(
+def forward(self, q, k, v):
+    s = torch.matmul(q, k.transpose(-1, -2))
+    a = torch.matmul(torch.softmax(s + s, -1), v)
+    p = torch.softmax(torch.matmul(k, q.transpose(-1, -2)) * 0.5, -1)
+    return a + torch.matmul(p, p)
+)JIT");
+    auto lowered = lower(twice, specs({"2x2x5x5", "2x2x5x5", "2x2x5x5"}), true);
+    EXPECT_TRUE(attention_calls(lowered.program).empty());
+    EXPECT_EQ(count_target(lowered.program, "aten::matmul"), 4);
+  }
   // Without the option nothing changes.
   auto plain = lower(attention_model("attention_off", "torch.matmul(q, k.transpose(-1, -2)) * 0.35 + m"), in, false);
   EXPECT_TRUE(attention_calls(plain.program).empty());
