@@ -272,11 +272,17 @@ AttentionPlan find_attention(const ir::Graph& g, const std::set<int>& excluded, 
     views.insert(views.end(), split.begin(), split.end());
     plan.at[static_cast<int>(i)] = std::move(m);
   }
-  // Head-splitting views whose every reader is dead are dead too (the transpose first, then its view).
+  // Head-splitting views whose every reader is dead are dead too (the transpose first, then its view), unless a
+  // call reads one as an operand itself (another chain's mask).
+  std::set<std::string> operands;
+  for (const auto& [node, m] : plan.at) {
+    operands.insert(m.qkv.begin(), m.qkv.end());
+    operands.insert(m.mask);
+  }
   for (bool changed = true; changed;) {
     changed = false;
     for (int vi : views) {
-      if (plan.dead.count(vi)) continue;
+      if (plan.dead.count(vi) || operands.count(g.nodes[static_cast<size_t>(vi)].name())) continue;
       const auto it = mt.u.readers.find(g.nodes[static_cast<size_t>(vi)].name());
       if (it == mt.u.readers.end()) continue;
       // An attention call reads x in place of the view: its node counts as a dead reader.

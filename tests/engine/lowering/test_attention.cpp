@@ -222,6 +222,21 @@ def forward(self, q, k, v):
     EXPECT_TRUE(attention_calls(lowered.program).empty());
     EXPECT_EQ(count_target(lowered.program, "aten::matmul"), 4);
   }
+  // One chain's head-split q is another chain's mask: the view stays lowered for the second call to read.
+  {
+    auto shared = test::scripted_model("attention_shared_view", R"JIT(
+def forward(self, x, k, v):
+    q = x.view(2, 5, 2, 5).transpose(1, 2)
+    a = torch.matmul(torch.softmax(torch.matmul(q, k.transpose(-1, -2)), -1), v)
+    b = torch.matmul(torch.softmax(torch.matmul(k, v.transpose(-1, -2)) + q, -1), v)
+    return a + b
+)JIT");
+    auto lowered = lower(shared, specs({"2x5x10", "2x2x5x5", "2x2x5x5"}), true);
+    auto calls = attention_calls(lowered.program);
+    ASSERT_EQ(calls.size(), 2u);
+    EXPECT_EQ(calls[0]->attn_heads[0], 2);                                             // q read from x
+    EXPECT_EQ(lowered.program.comps[static_cast<size_t>(calls[1]->operands[3])].name, "q");  // the view, lowered
+  }
   // Without the option nothing changes.
   auto plain = lower(attention_model("attention_off", "torch.matmul(q, k.transpose(-1, -2)) * 0.35 + m"), in, false);
   EXPECT_TRUE(attention_calls(plain.program).empty());
