@@ -8,6 +8,7 @@
 #include <functional>
 #include <sstream>
 
+#include "engine/lowering/attention.h"
 #include "engine/lowering/index_simplify.h"
 
 namespace kiln::lowering {
@@ -300,7 +301,7 @@ std::string loop_program_text(const LoopProgram& p) {
       case Comp::Kind::Extern:
       case Comp::Kind::Fallback: {
         os << " " << c.target << "(";
-        if (c.target == "kiln::scaled_dot_product_attention") {  // q, k, v, mask: in their order
+        if (c.target == kAttentionTarget) {  // q, k, v, mask: in their order
           for (size_t d = 0; d < c.operands.size(); ++d)
             os << (d ? ", " : "") << (c.operands[d] < 0 ? std::string("None") : names[c.operands[d]]);
         } else {
@@ -308,7 +309,7 @@ std::string loop_program_text(const LoopProgram& p) {
         }
         os << ")";
         if (c.drop_bias) os << " without its bias (its readers add it)";
-        if (c.target == "kiln::scaled_dot_product_attention")
+        if (c.target == kAttentionTarget)
           os << " scale " << c.attn_scale << " heads " << c.attn_heads[0] << "," << c.attn_heads[1] << ","
              << c.attn_heads[2];
         if (!c.why_fallback.empty()) os << "  # " << c.why_fallback;

@@ -6,48 +6,21 @@
 #include "engine/model/model_impl.h"
 #include "engine/runtime/captured_runtime.h"
 #include "engine/runtime/example_inputs.h"
-#include "tests/support/gpu.h"
+#include "tests/support/gpu_checks.h"
 #include "tests/support/scripted_models.h"
 
 using namespace kiln;
 
-namespace {
-
-#define REQUIRE_GPU()                                               \
-  do {                                                              \
-    auto why = test::why_no_gpu();                                  \
-    if (!why.empty()) GTEST_SKIP() << "no GPU here: " << why;       \
-  } while (0)
-
-double rel_error(const at::Tensor& a, const at::Tensor& b) {
-  auto x = a.to(at::kDouble).cpu(), y = b.to(at::kDouble).cpu();
-  double e = (x - y).abs().max().item<double>() / std::max(y.abs().max().item<double>(), 1e-12);
-  return std::isnan(e) ? INFINITY : e;
-}
-
-std::string attention_block() {
-  return test::scripted_model("attention_gpu", R"JIT(
-def forward(self, x, m):
-    b = x.size(0)
-    t = x.size(1)
-    q = torch.sin(x).view(b, t, 4, 64).transpose(1, 2)
-    k = torch.cos(x).view(b, t, 4, 64).transpose(1, 2)
-    v = (x * 2.0 + 1.0).view(b, t, 4, 64).transpose(1, 2)
-    s = torch.matmul(q, k.transpose(-1, -2)) * 0.125 + m
-    o = torch.matmul(torch.softmax(s, -1), v)
-    return o.transpose(1, 2).contiguous().view(b, t, 256)
-)JIT");
-}
-
-}  // namespace
+using test::rel_error;
 
 // Float32 (asked for with --attention fused): Kiln's tolerance rule, 1e-4, which TF32 products would miss
 // (their error on these products is ~1e-3); the fused kernels must compute in float32. Float16 and bfloat16: eager
 // rounds the scores to 16 bits at each step while the fused kernel keeps them in float32, so the yardstick is
-// the float32 result of the same inputs: Kiln's distance from it is at most twice eager's plus one spacing.
+// the float32 result of the same inputs (test::sixteen_bit_bound).
 TEST(GpuAttention, TheBlockRunsAsOneCallAndMatchesEagerInEveryModeAndDtype) {
   REQUIRE_GPU();
-  auto m = model::load_model(attention_block(), "cuda");
+  auto m = model::load_model(
+      test::attention_block_model("attention_gpu", 4, 64, "torch.matmul(q, k.transpose(-1, -2)) * 0.125 + m"), "cuda");
   auto& module = const_cast<torch::jit::Module&>(m.impl->module);
   for (const char* dtype : {"float32", "float16", "bfloat16"})
     for (const char* mode : {"default", "reduce-overhead", "max-autotune"})
@@ -73,8 +46,8 @@ TEST(GpuAttention, TheBlockRunsAsOneCallAndMatchesEagerInEveryModeAndDtype) {
           }
           auto exact = runtime::eager_call(module, {in[0].to(at::kFloat), in[1].to(at::kFloat)}).toTensor();
           const double eager_err = rel_error(ref, exact);
-          const double spacing = std::string(dtype) == "bfloat16" ? 1.0 / 256 : 1.0 / 2048;
-          EXPECT_LE(rel_error(out, exact), 2 * eager_err + spacing) << what << " (eager's " << eager_err << ")";
+          EXPECT_LE(rel_error(out, exact), test::sixteen_bit_bound(eager_err, ref.scalar_type()))
+              << what << " (eager's " << eager_err << ")";
         }
         ASSERT_FALSE(rt.artifacts(0).empty()) << what;
         const auto& art = rt.artifacts(0)[0];

@@ -12,7 +12,7 @@
 #include "engine/runtime/example_inputs.h"
 #include "engine/runtime/float_precision.h"
 #include "engine/runtime/tuning_progress.h"
-#include "tests/support/gpu.h"
+#include "tests/support/gpu_checks.h"
 #include "tests/support/paths.h"
 #include "tests/support/scripted_models.h"
 #if KILN_WITH_CUDA
@@ -29,22 +29,10 @@ using namespace kiln;
 
 namespace {
 
-using test::why_no_gpu;
-
-#define REQUIRE_GPU()                                          \
-  do {                                                         \
-    auto why = why_no_gpu();                                   \
-    if (!why.empty()) GTEST_SKIP() << "no GPU here: " << why;  \
-  } while (0)
+using test::rel_error;
 
 at::Tensor cuda_input(const std::string& spec) {
   return runtime::make_inputs({parse_input_spec(spec)})[0].to(torch::kCUDA);
-}
-
-double rel_error(const at::Tensor& a, const at::Tensor& b) {
-  auto x = a.to(at::kDouble).cpu(), y = b.to(at::kDouble).cpu();
-  double e = (x - y).abs().max().item<double>() / std::max(y.abs().max().item<double>(), 1e-12);
-  return std::isnan(e) ? INFINITY : e;
 }
 
 // Options for Kiln's own backend in one compile mode.
@@ -171,14 +159,12 @@ def forward(self, x):
           EXPECT_LE(rel_error(out, ref), 1e-4) << mode << " " << spec;
           continue;
         }
-        // bfloat16: eager rounds every intermediate to 8 bits of mantissa, and the softmax of logits up to ~10
-        // turns one spacing of a logit into ~3 % of its output, so Kiln and eager differ by a few percent
-        // while both are right. The rule: Kiln's distance from the float32 result of the same input is at
-        // most twice eager's plus one bfloat16 spacing (2^-8); a wrong stage is off by far more.
+        // bfloat16: the softmax of logits up to ~10 turns one spacing of a logit into ~3 % of its output, so
+        // Kiln and eager differ by a few percent while both are right (test::sixteen_bit_bound).
         auto exact = runtime::eager_call(module, {x.to(at::kFloat)}).toTensor();
         const double eager_err = rel_error(ref, exact);
-        EXPECT_LE(rel_error(out, exact), 2 * eager_err + 1.0 / 256) << mode << " " << spec << " (eager's "
-                                                                      << eager_err << ")";
+        EXPECT_LE(rel_error(out, exact), test::sixteen_bit_bound(eager_err, at::kBFloat16))
+            << mode << " " << spec << " (eager's " << eager_err << ")";
       }
     }
 }

@@ -14,25 +14,14 @@
 #include "engine/runtime/captured_runtime.h"
 #include "engine/runtime/example_inputs.h"
 #include "engine/runtime/lt_gemm.h"
-#include "tests/support/gpu.h"
+#include "tests/support/gpu_checks.h"
 #include "tests/support/paths.h"
 
 using namespace kiln;
 
 namespace {
 
-#define REQUIRE_GPU()                                          \
-  do {                                                         \
-    auto why = test::why_no_gpu();                             \
-    if (!why.empty()) GTEST_SKIP() << "no GPU here: " << why;  \
-  } while (0)
-
-// max |a - b| over max |b|, in double; infinite when a holds a NaN.
-double rel_error(const at::Tensor& a, const at::Tensor& b) {
-  auto x = a.to(at::kDouble).cpu(), y = b.to(at::kDouble).cpu();
-  double e = (x - y).abs().max().item<double>() / std::max(y.abs().max().item<double>(), 1e-12);
-  return std::isnan(e) ? INFINITY : e;
-}
+using test::rel_error;
 
 // Leaves NaN in the caching allocator's free blocks of about `bytes`, so an output that reuses one and
 // misses an element shows it.

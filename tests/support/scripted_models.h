@@ -18,6 +18,23 @@ inline std::string scripted_model(const std::string& name, const std::string& so
   return path;
 }
 
+// A self-attention block without weights, written out as transformers write it: from x [B, T, heads·head_dim],
+// q = sin(x), k = cos(x) and v = 2x + 1 each split into `heads` heads (view, transpose(1, 2)); `scores` is the
+// Python expression of the scores from q, k and the mask input m (a variation per test); p its softmax over the
+// last dim, o = p @ v, and the heads merged back to [B, T, heads·head_dim] unless `tail` (reading o and p)
+// returns something else. Its attention chain is lowering/attention.h's.
+inline std::string attention_block_model(const std::string& name, int heads, int head_dim, const std::string& scores,
+                                         const std::string& tail = "") {
+  const std::string split = "view(b, t, " + std::to_string(heads) + ", " + std::to_string(head_dim) + ").transpose(1, 2)\n";
+  return scripted_model(name, "\ndef forward(self, x, m):\n    b = x.size(0)\n    t = x.size(1)\n"
+                              "    q = torch.sin(x)." + split + "    k = torch.cos(x)." + split +
+                              "    v = (x * 2.0 + 1.0)." + split + "    s = " + scores +
+                              "\n    p = torch.softmax(s, -1)\n    o = torch.matmul(p, v)\n" +
+                              (tail.empty() ? "    return o.transpose(1, 2).contiguous().view(b, t, " +
+                                                  std::to_string(heads * head_dim) + ")\n"
+                                            : tail));
+}
+
 // ResNet's stem in miniature: conv(3→8) → relu → max_pool2d(3, stride 2, padding 1) → conv(8→8),
 // random weights. Returns the archive's path.
 inline std::string stem_model() {

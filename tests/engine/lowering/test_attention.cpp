@@ -18,21 +18,9 @@ using namespace kiln;
 
 namespace {
 
-// A self-attention block without weights: q, k and v split into two heads of 8 from [B, T, 16], scores scaled,
-// masked and normalized, heads merged back. `scores` is the Python expression of the scores from `q` and `k`
-// (a variation per test); `tail` what follows the softmax `p` (the output by default).
+// The attention block (tests/support/scripted_models.h) with two heads of 8 from [B, T, 16].
 std::string attention_model(const std::string& name, const std::string& scores, const std::string& tail = "") {
-  return test::scripted_model(name, R"JIT(
-def forward(self, x, m):
-    b = x.size(0)
-    t = x.size(1)
-    q = torch.sin(x).view(b, t, 2, 8).transpose(1, 2)
-    k = torch.cos(x).view(b, t, 2, 8).transpose(1, 2)
-    v = (x * 2.0 + 1.0).view(b, t, 2, 8).transpose(1, 2)
-    s = )JIT" + scores + R"JIT(
-    p = torch.softmax(s, -1)
-    o = torch.matmul(p, v)
-)JIT" + (tail.empty() ? "    return o.transpose(1, 2).contiguous().view(b, t, 16)\n" : tail));
+  return test::attention_block_model(name, 2, 8, scores, tail);
 }
 
 const char* kInputs[] = {"2x5x16", "2x1x1x5"};
