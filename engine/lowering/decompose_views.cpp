@@ -35,8 +35,12 @@ std::vector<Sym> resolve_shape(const LoweringContext& cx, const std::vector<Sym>
   return shape;
 }
 
+// A view has its source's dtype, also where no tensor output of the node names it (the pieces of split, chunk
+// and unbind come out as a list: a piece read whole by an extern is stored in that dtype).
 int view_of(LoweringContext& cx, const std::vector<Sym>& sizes, int src, std::vector<IExpr> idx) {
-  return cx.pointwise(sizes, ve_load(src, std::move(idx)), /*is_view=*/true);
+  const int c = cx.pointwise(sizes, ve_load(src, std::move(idx)), /*is_view=*/true);
+  cx.prog().comps[static_cast<size_t>(c)].dtype = cx.comp(src).dtype;
+  return c;
 }
 
 int slice_of(LoweringContext& cx, int x, int64_t dim, const Sym& start, const Sym& len, int64_t step) {

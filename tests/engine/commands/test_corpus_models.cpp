@@ -52,7 +52,7 @@ TEST(Corpus, ManifestListsEveryMiniatureOnce) {
     EXPECT_FALSE(e.contains("error")) << e["name"] << ": " << e.value("error", "");
     EXPECT_TRUE(e.contains("dynamo")) << e["name"];
   }
-  EXPECT_EQ(names.size(), 13u);
+  EXPECT_EQ(names.size(), 14u);
 }
 
 TEST_P(CorpusModel, BreaksAsDynamoLowersAndMatchesEager) {
@@ -138,7 +138,8 @@ TEST_P(CorpusModel, BreaksAsDynamoLowersAndMatchesEager) {
 INSTANTIATE_TEST_SUITE_P(Miniatures, CorpusModel,
                          ::testing::Values("resnet18", "resnet18_fp16", "resnet18_bf16", "mobilenet_v3_small",
                                            "efficientnet_b0", "convnext_tiny", "vit_b_16", "bert_embeds", "bert_ids",
-                                           "bert_embeds_fp16", "bert_embeds_bf16", "gpt2_embeds", "gpt2_ids"));
+                                           "bert_embeds_fp16", "bert_embeds_bf16", "gpt2_embeds", "gpt2_ids",
+                                           "gpt2_embeds_bf16"));
 
 // At 256 rows and more, each layer norm of the transformer miniatures runs in one row kernel with
 // the residual add before it and the 2-d view after it (fusion::FusionOptions::stage_rows): fewer

@@ -298,7 +298,8 @@ TEST(Attention, KilnCheckOfTheRewrittenBlockPassesAndBisectsThroughTheCall) {
 }
 
 // The real models whose attention is written out: BERT (bfloat16, heads split from the projections) and
-// GPT-2 (float32, keys and values through the cache's cat), rewritten and checked against eager.
+// GPT-2 (float32 and bfloat16, keys and values through the cache's cat, q a piece of the projection's split),
+// rewritten and checked against eager.
 TEST(Attention, BertAndGpt2FromTheCorpusRewrittenMatchEager) {
   struct Model {
     const char* file;
@@ -306,10 +307,15 @@ TEST(Attention, BertAndGpt2FromTheCorpusRewrittenMatchEager) {
     size_t layers;
   };
   for (const auto& m : {Model{"corpus/bert_embeds_bf16.pt", "2x16x32:bfloat16", 2},
-                        Model{"corpus/gpt2_ids.pt", "2x16:int64[0,100)", 2}}) {
+                        Model{"corpus/gpt2_ids.pt", "2x16:int64[0,100)", 2},
+                        Model{"corpus/gpt2_embeds_bf16.pt", "2x16x32:bfloat16", 2}}) {
     auto lowered = lower(test::data(m.file), specs({m.input}), true);
     EXPECT_EQ(attention_calls(lowered.program).size(), m.layers) << m.file;
     EXPECT_EQ(count_target(lowered.program, "aten::matmul"), 0) << m.file;
+    // Each operand in the call's dtype (GPT-2's q is a piece of split: a list, no tensor output of its own).
+    for (const auto* call : attention_calls(lowered.program))
+      for (int o : call->operands)
+        if (o >= 0) EXPECT_EQ(lowered.program.comps[static_cast<size_t>(o)].dtype, call->dtype) << m.file << " " << call->name;
     auto r = compile_fused(test::data(m.file), specs({m.input}));
     EXPECT_TRUE(r.mismatch.empty()) << m.file << ": " << r.mismatch;
     EXPECT_TRUE(r.within_tolerance) << m.file << ": max rel " << r.max_rel_error;

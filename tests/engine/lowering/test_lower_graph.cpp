@@ -3,7 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include "engine/commands/compile_model.h"
+#include "engine/model/model_impl.h"
+
 #include "tests/support/compile_support.h"
+#include "tests/support/scripted_models.h"
 
 using namespace kiln;
 
@@ -43,5 +47,26 @@ TEST(LowerGraph, EveryOpOfTheExamplesHasALowering) {
     auto cm = test::compile_example(name, input);
     EXPECT_TRUE(cm.artifacts.fallbacks.empty()) << name;
     EXPECT_TRUE(cm.artifacts.note.empty()) << name << ": " << cm.artifacts.note;
+  }
+}
+
+// The pieces of split, chunk and unbind come out as a list (no tensor output names them): a piece an extern
+// reads whole is stored in its source's dtype, not float32 (a bfloat16 piece stored as float32 reached
+// matmul beside a bfloat16 operand).
+TEST(LowerGraph, PiecesOfASplitKeepTheirSourcesDtype) {
+  const auto path = test::scripted_model("split_pieces", R"(
+def forward(self, x):
+    a, b = x.split(8, -1)
+    c, d = torch.chunk(x * 2.0, 2, 0)
+    e = torch.unbind(x + 1.0, 0)[1]
+    return torch.matmul(a, b.t()), torch.matmul(c, d.t()), e
+)");
+  for (const char* dtype : {"float32", "bfloat16"}) {
+    capture::CompileOptions o;
+    o.backend = "kiln";
+    o.dynamic = false;
+    auto r = runtime::compile_model(model::load_model(path), {parse_input_spec(std::string("16x16:") + dtype)}, o, "", 2);
+    EXPECT_TRUE(r.mismatch.empty()) << dtype << ": " << r.mismatch;
+    EXPECT_TRUE(r.within_tolerance) << dtype << ": max rel " << r.max_rel_error;
   }
 }

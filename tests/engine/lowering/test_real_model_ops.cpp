@@ -5,6 +5,8 @@
 
 #include <torch/script.h>
 
+#include <optional>
+
 #include "engine/base/error.h"
 #include "engine/lowering/functionalize.h"
 #include "engine/lowering/lowering_context.h"
@@ -38,11 +40,16 @@ c10::IValue eager(const Compiled& c, const std::vector<at::Tensor>& x) {
   return module.forward(std::vector<c10::IValue>(x.begin(), x.end()));
 }
 
-// Compiled vs eager on `trials` fresh random inputs of one spec, under the dtype's tolerance.
-void expect_matches_eager(const Compiled& c, const std::string& spec, int trials) {
+// Compiled vs eager on `trials` fresh random inputs of one spec, under the dtype's tolerance, or `tol`.
+void expect_matches_eager(const Compiled& c, const std::string& spec, int trials,
+                          const std::optional<runtime::Tolerance>& tol = std::nullopt) {
   for (int i = 0; i < trials; ++i) {
     auto x = runtime::make_inputs({parse_input_spec(spec)});
-    auto err = runtime::compare_to_eager(c.rt->run(x)[0], eager(c, x));
+    auto actual = c.rt->run(x)[0];
+    auto expected = eager(c, x);
+    auto err = tol ? runtime::value_error(runtime::compare_values("output", actual, expected, tol->rtol, tol->atol,
+                                                                  tol->scale_atol))
+                   : runtime::compare_to_eager(actual, expected);
     EXPECT_TRUE(err.ok) << spec << ": max rel " << err.max_rel;
   }
 }
@@ -75,9 +82,9 @@ Compiled compile_module(const torch::jit::Module& m, const std::string& file) {
 
 // A scripted model whose region lowers whole: compiled vs eager on `trials` inputs of `spec`, no op falling back.
 void expect_lowers_without_fallbacks(const std::string& name, const std::string& source, const std::string& spec,
-                                     int trials) {
+                                     int trials, const std::optional<runtime::Tolerance>& tol = std::nullopt) {
   auto c = compile(test::scripted_model(name, source));
-  expect_matches_eager(c, spec, trials);
+  expect_matches_eager(c, spec, trials, tol);
   auto fb = fallbacks(c);
   EXPECT_TRUE(fb.empty()) << fb.front();
 }
@@ -238,7 +245,10 @@ def forward(self, x):
     g = torch.gelu(h, approximate='tanh') + torch.erf(x)
     b = g.to(15) * 2.0
     return b.to(6) + x.type_as(g)
-)JIT", "8x40", 3);
+)JIT", "8x40", 3,
+      // The float32 result went through bfloat16 (g.to(15)): a g that Kiln's gelu/erf and LibTorch's differ on by
+      // one float32 spacing can round to neighbouring bfloat16 values (1 in ~15 runs at float32's tolerance).
+      runtime::tolerance_for(at::kBFloat16, false));
 }
 
 TEST(RealModelOps, StringFormattingAndAssertMessagesRunInTheInterpreter) {
