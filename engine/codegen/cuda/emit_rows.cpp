@@ -66,9 +66,12 @@ bool RowKernelEmitter::same_value(const VExpr& a, const VExpr& b) {
 
 namespace {
 
-// A float32 first stage of row kernel k: the register form keeps it in registers as its stage writes it.
-bool float32_prologue(const fusion::FusedProgram& p, const FusedKernel& k, int c) {
-  return fusion::row_prologue(p.program, k, c) && p.program.comps[static_cast<size_t>(c)].dtype == ir::DType::Float32;
+// A floating first stage of row kernel k: the register form keeps it in registers as its stage writes it
+// (float16/bfloat16: the value rounded as stored, which is what the later stages would read back).
+bool kept_prologue(const fusion::FusedProgram& p, const FusedKernel& k, int c) {
+  const auto dt = p.program.comps[static_cast<size_t>(c)].dtype;
+  return fusion::row_prologue(p.program, k, c) &&
+         (dt == ir::DType::Float32 || dt == ir::DType::Float16 || dt == ir::DType::BFloat16);
 }
 
 }  // namespace
@@ -209,11 +212,11 @@ void RowKernelEmitter::register_row(std::ostringstream& os, const FusedKernel& k
   os << "    // the row in registers: " << per_lane << (per_lane == 1 ? " value" : " values")
      << " per lane of each held load, read once\n";
   for (const auto& h : held) os << "    float " << h.name << "[" << n << "];\n";
-  // A float32 prologue read back at each element's own position stays in registers as well, written
-  // by its stage instead of read first (within the 64 floats per lane held_loads allows).
+  // A prologue read back at each element's own position stays in registers as well, written by its stage
+  // instead of read first (within the 64 floats per lane held_loads allows); a 16-bit one rounded as stored.
   std::vector<HeldLoad> kept;
   for (int c : k.comps) {
-    if (!float32_prologue(p, k, c) || static_cast<int64_t>(held.size() + kept.size() + 1) * per_lane > 64)
+    if (!kept_prologue(p, k, c) || static_cast<int64_t>(held.size() + kept.size() + 1) * per_lane > 64)
       continue;
     std::vector<lowering::IExpr> ident;
     for (size_t d = 0; d < p.program.comps[static_cast<size_t>(c)].sizes.size(); ++d) ident.push_back(lowering::ie_var(static_cast<int>(d)));
@@ -273,7 +276,10 @@ void RowKernelEmitter::register_row(std::ostringstream& os, const FusedKernel& k
       steps([&](const std::vector<std::string>& rvars, const std::string& pad) {
         std::string v = statement(os, pad, st.body, rvars, accs, outer, &comp);
         if (keep) {
-          os << pad << keep->name << "[j] = " << v << ";\n";
+          const auto dt = comp.dtype;
+          if (dt == ir::DType::Float32) os << pad << keep->name << "[j] = " << v << ";\n";
+          else os << pad << keep->name << "[j] = static_cast<float>(" << (dt == ir::DType::BFloat16 ? "kiln_bf16" : "kiln_half")
+                  << "(" << v << "));  // as stored\n";
           v = keep->name + "[j]";
         }
         os << pad << "b" << c << "[" << offset(c, st.index, rvars) << "] = " << v << ";  // " << cpp_comment(comp.name) << "\n";
@@ -291,7 +297,7 @@ void RowKernelEmitter::row(std::ostringstream& os, const FusedKernel& k, bool wa
     int64_t per_lane = 0;
     auto held = held_loads(k, shape, per_lane);
     bool prologue = false;  // a first stage to keep in registers (register_row)
-    for (int c : k.comps) prologue |= float32_prologue(p, k, c);
+    for (int c : k.comps) prologue |= kept_prologue(p, k, c);
     if (!held.empty() || (per_lane > 0 && prologue)) {
       register_row(os, k, held, shape, per_lane);
       return;

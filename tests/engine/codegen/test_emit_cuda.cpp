@@ -503,3 +503,28 @@ TEST(EmitCuda, ARowKernelsFirstStageStaysInRegistersAndItsFoldedEpilogueCompiles
   EXPECT_GT(count(src, "__syncthreads();  // the next stages read"), 0) << src;  // the block form
   EXPECT_GT(codegen::compile_cuda(src, "sm_90").cubin.size(), 0u);
 }
+
+// GPT-2's pre-norm layer norm in bfloat16: the residual sum is the row kernel's first stage, stored for the next
+// layer and kept in registers rounded as stored (what the reductions would read back), so the row is read once.
+TEST(EmitCuda, ASixteenBitFirstStageStaysInRegistersRoundedAsStored) {
+  const std::string code =
+      "def forward(self, x, a, w, b):\n    h = a + x\n    n = torch.layer_norm(h, [768], w, b, 1e-5)\n"
+      "    return n.view(-1, 768) * 2.0, h\n";
+  for (const char* dtype : {"bfloat16"}) {  // float16 alike (kiln_half); LibTorch's CPU layer_norm lacks it to capture
+    const std::string x = std::string("8x128x768:") + dtype, v = std::string("768:") + dtype;
+    auto m = model::load_model(test::scripted_model(std::string("pre_norm_") + dtype, code));
+    capture::CompileOptions o;
+    o.backend = "eager";
+    o.dynamic = false;
+    runtime::CapturedRuntime rt(m, o);
+    rt.run(runtime::make_inputs({parse_input_spec(x), parse_input_spec(x), parse_input_spec(v), parse_input_spec(v)}));
+    const auto src =
+        codegen::emit_cuda(fusion::schedule(lowering::lower_graph(rt.regions().at(0).entries.at(0).graph).program));
+    const std::string type = std::string(dtype) == "bfloat16" ? "kiln_bf16" : "kiln_half";
+    EXPECT_EQ(count(src, "row kernel (one warp per row)"), 1) << src;
+    EXPECT_EQ(count(src, "rp0[j] = static_cast<float>(" + type + "(t0));  // as stored"), 1) << src;
+    EXPECT_EQ(count(src, "= rp0[j];  // h"), 1) << src;  // stored from the register
+    EXPECT_EQ(count(src, "+= rp0[j];"), 1) << src;       // the mean reads the register, not memory
+    EXPECT_GT(codegen::compile_cuda(src, "sm_90").cubin.size(), 0u) << dtype;
+  }
+}
