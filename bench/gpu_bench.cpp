@@ -530,8 +530,8 @@ json default_against_aoti(const std::string& package, const model::Model& m, con
                                                      {"kiln_ms", p["kiln_ms"]}, {"aoti_ms", p["eager_ms"]},
                                                      {"rounds", p["rounds"]}, {"calls_per_block", p["calls_per_block"]}};
     }
-    // Kiln under no-grad with a switch off against on: externs through the interpreter against called directly
-    // (runtime/direct_extern.h); products through LibTorch against cuBLASLt directly (runtime/lt_gemm.h).
+    // Kiln under no-grad with a switch off against on: externs through the interpreter / directly (direct_extern.h),
+    // products through LibTorch / cuBLASLt directly (lt_gemm.h), attention's backend picked each call / once.
     auto switched = [&](const char* var) {
       auto with = [&, var](const char* v) {
         return [&, var, v] { ::setenv(var, v, 1); under(false, [&] { kiln[false]->run(x, &printed); }); };
@@ -544,11 +544,11 @@ json default_against_aoti(const std::string& package, const model::Model& m, con
     };
     r["direct_externs"] = switched("KILN_DIRECT_EXTERNS");
     r["cublaslt"] = switched("KILN_CUBLASLT");
+    r["attention_once"] = switched("KILN_ATTENTION_ONCE");
     ::unsetenv("KILN_INFERENCE_MODE");
   } catch (const std::exception& e) {
     ::unsetenv("KILN_INFERENCE_MODE");
-    ::unsetenv("KILN_DIRECT_EXTERNS");
-    ::unsetenv("KILN_CUBLASLT");
+    for (const char* v : {"KILN_DIRECT_EXTERNS", "KILN_CUBLASLT", "KILN_ATTENTION_ONCE"}) ::unsetenv(v);
     r["error"] = std::string(e.what()).substr(0, 400);
   }
 #else

@@ -7,6 +7,7 @@
 #include <ATen/ops/index_select_cuda_dispatch.h>
 #include <ATen/ops/mm_cuda_dispatch.h>
 #endif
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/csrc/jit/ir/ir.h>
 #include <torch/csrc/jit/ir/constants.h>
 
@@ -14,6 +15,8 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 #include "engine/base/error.h"
 #include "engine/model/torch_compat.h"
@@ -129,6 +132,72 @@ at::Tensor embedding_rows(const at::Tensor& weight, const at::Tensor& indices) {
   return select_rows(weight, indices.reshape({-1})).view(sizes);
 }
 
+// PyTorch's scaled_dot_product_attention picks its backend on every call: each fused kernel's eligibility checks,
+// ~8 of its ~32 µs of host per call at BERT-base's bfloat16 sizes on the H200 (bench/gpu/probes/sdpa_host.py). The
+// pick depends on the operands' sizes, strides and dtype and on the process's switches only, so it is asked once per
+// such problem; where it is cuDNN's attention, that op is called as scaled_dot_product_attention calls it (the mask
+// of q's dtype as is, no log-sum-exp without gradients, no dropout). Through the dispatcher by name: LibTorch 1.x
+// has no such ops (the schema lookup fails once; the caller then calls scaled_dot_product_attention). Undefined
+// where this does not apply. KILN_ATTENTION_ONCE=0 leaves the pick to every call (an A/B in one process).
+at::Tensor attention_chosen_once(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
+                                 double scale) {
+  if (const char* e = std::getenv("KILN_ATTENTION_ONCE"); e && std::strcmp(e, "0") == 0) return {};
+  if (at::GradMode::is_enabled() && (q.requires_grad() || k.requires_grad() || v.requires_grad())) return {};
+  if (mask.defined() && mask.scalar_type() != q.scalar_type()) return {};  // a bool mask: the op converts it
+  constexpr int64_t kCudnnAttention = 3;  // sdp::SDPBackend::cudnn_attention
+  static std::mutex mu;
+  static std::map<std::vector<int64_t>, int64_t> choices;
+  static bool unavailable = false;
+  std::vector<int64_t> key{static_cast<int64_t>(q.scalar_type()), q.device().index()};
+  for (const at::Tensor* t : {&q, &k, &v, &mask}) {
+    key.push_back(t->defined() ? t->dim() : -1);
+    if (!t->defined()) continue;
+    key.insert(key.end(), t->sizes().begin(), t->sizes().end());
+    key.insert(key.end(), t->strides().begin(), t->strides().end());
+  }
+  const auto& ctx = at::globalContext();
+#if TORCH_VERSION_MAJOR >= 2
+  key.push_back(ctx.userEnabledFlashSDP() | ctx.userEnabledMemEfficientSDP() << 1 | ctx.userEnabledMathSDP() << 2 |
+                ctx.userEnabledCuDNNSDP() << 3 | ctx.deterministicAlgorithms() << 4);
+#else
+  key.push_back(ctx.deterministicAlgorithms());
+#endif
+  const c10::IValue mask_arg = mask.defined() ? c10::IValue(mask) : c10::IValue();
+  int64_t choice = -1;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (unavailable) return {};
+    auto it = choices.find(key);
+    if (it != choices.end()) {
+      choice = it->second;
+    } else {
+      try {
+        static const auto pick = c10::Dispatcher::singleton().findSchemaOrThrow("aten::_fused_sdp_choice", "");
+        torch::jit::Stack stack{q, k, v, mask_arg, 0.0, false, scale, false};
+        pick.callBoxed(&stack);
+        choice = stack.at(0).toInt();
+      } catch (const std::exception&) {
+        unavailable = true;
+        return {};
+      }
+      choices.emplace(key, choice);
+    }
+  }
+  if (choice != kCudnnAttention) return {};
+  static const auto cudnn = [] {
+    try {
+      return std::optional<c10::OperatorHandle>(
+          c10::Dispatcher::singleton().findSchemaOrThrow("aten::_scaled_dot_product_cudnn_attention", ""));
+    } catch (const std::exception&) {
+      return std::optional<c10::OperatorHandle>();
+    }
+  }();
+  if (!cudnn) return {};
+  torch::jit::Stack stack{q, k, v, mask_arg, false, 0.0, false, false, scale};
+  cudnn->callBoxed(&stack);
+  return stack.at(0).toTensor();
+}
+
 }  // namespace
 
 at::Tensor call_attention(const Comp& comp, const std::vector<at::Tensor>& bufs) {
@@ -154,7 +223,9 @@ at::Tensor call_attention(const Comp& comp, const std::vector<at::Tensor>& bufs)
   }
   const at::Tensor mask = operand_buf(3);
   if (qkv[0].is_cuda()) {
-    at::Tensor out = compat::scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], mask, comp.attn_scale);
+    at::Tensor out = attention_chosen_once(qkv[0], qkv[1], qkv[2], mask, comp.attn_scale);
+    if (out.defined()) return out;
+    out = compat::scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], mask, comp.attn_scale);
     if (out.defined()) return out;
   }
   at::Tensor s = at::matmul(qkv[0], qkv[1].transpose(-2, -1));

@@ -59,3 +59,29 @@ TEST(GpuAttention, TheBlockRunsAsOneCallAndMatchesEagerInEveryModeAndDtype) {
         EXPECT_EQ(lowered.find("aten::matmul"), std::string::npos) << what << "\n" << lowered;
       }
 }
+
+// The backend PyTorch picks for a problem, asked once (runtime/direct_extern.cpp: cuDNN's attention called
+// directly where it is the pick) gives the very result of asking on every call (KILN_ATTENTION_ONCE=0): same
+// kernel, same arguments. bfloat16 and float16 at BERT-base's head size, the mask on and off.
+TEST(GpuAttention, ThePickMadeOnceGivesTheResultOfPickingEachCall) {
+  REQUIRE_GPU();
+  for (const char* scores : {"torch.matmul(q, k.transpose(-1, -2)) * 0.125 + m", "torch.matmul(q, k.transpose(-1, -2)) * 0.125"}) {
+    auto m = model::load_model(test::attention_block_model("attention_once_gpu", 4, 64, scores), "cuda");
+    for (const char* dtype : {"bfloat16", "float16"}) {
+      capture::CompileOptions o;
+      o.backend = "kiln";
+      runtime::CapturedRuntime rt(m, o);
+      const std::string what = std::string(scores) + " " + dtype;
+      auto in = runtime::make_inputs({parse_input_spec(std::string("2x128x256:") + dtype),
+                                      parse_input_spec(std::string("2x1x1x128:") + dtype)});
+      for (auto& x : in) x = x.to(torch::kCUDA);
+      ::setenv("KILN_ATTENTION_ONCE", "0", 1);
+      auto each = rt.run({in[0], in[1]})[0].toTensor().clone();
+      ::unsetenv("KILN_ATTENTION_ONCE");
+      for (int rep = 0; rep < 2; ++rep) {
+        auto once = rt.run({in[0], in[1]})[0].toTensor();
+        EXPECT_TRUE(at::equal(once, each)) << what << ": max abs " << (once.to(at::kFloat) - each.to(at::kFloat)).abs().max().item<double>();
+      }
+    }
+  }
+}
