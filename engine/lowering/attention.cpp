@@ -114,6 +114,43 @@ struct Matcher {
     return true;
   }
 
+  // cat((e..., x, e...), d) whose other operands are all empty (a zero size: the [0] tensor a key/value cache
+  // starts from, or no rows along d), of x's dtype and shape: x itself. Sets x and the cat and list nodes
+  // (candidates for `dead`).
+  bool lone_cat_operand(const std::string& value, std::string& x, std::vector<int>& nodes) const {
+    int ci = -1, li = -1;
+    const ir::Node* c = def(value, &ci);
+    if (!c || c->target != "aten::cat" || c->args.empty()) return false;
+    const std::vector<ir::Arg>* items = nullptr;
+    if (c->args[0].kind == ir::Arg::Kind::List) {
+      items = &c->args[0].items;
+    } else if (ref(*c, 0)) {
+      const ir::Node* l = def(c->args[0].ref, &li);
+      if (!l || l->target != "prim::ListConstruct" || !only_read_by(c->args[0].ref, ci)) return false;
+      items = &l->args;
+    }
+    if (!items) return false;
+    std::string only;
+    for (const auto& a : *items) {
+      const ir::ValueMeta* am = a.kind == ir::Arg::Kind::Ref ? meta(a.ref) : nullptr;
+      if (!am || !am->is_tensor()) return false;
+      const bool empty = std::any_of(am->shape.begin(), am->shape.end(),
+                                     [](const ir::Dim& d) { return !d.is_symbolic() && d.value == 0; });
+      if (empty) continue;
+      if (!only.empty()) return false;
+      only = a.ref;
+    }
+    const ir::ValueMeta* om = only.empty() ? nullptr : meta(only);
+    const ir::ValueMeta& cm = c->outputs[0].meta;
+    if (!om || om->dtype != cm.dtype || om->device != cm.device || om->shape.size() != cm.shape.size()) return false;
+    for (size_t d = 0; d < cm.shape.size(); ++d)
+      if (!(om->shape[d] == cm.shape[d])) return false;
+    x = only;
+    nodes = {ci};
+    if (li >= 0) nodes.push_back(li);
+    return true;
+  }
+
   // The chain ending at node `oi` (a matmul), or false.
   bool match(int oi, AttentionMatch& m, std::vector<int>& chain, std::vector<int>& views) const {
     const ir::Node& o = g.nodes[static_cast<size_t>(oi)];
@@ -235,7 +272,13 @@ struct Matcher {
     }
     m.qkv = {q, k, v};
     for (size_t i = 0; i < 3; ++i) {
-      std::string x;
+      // GPT-2's keys and values come through the cache's cat with an empty tensor: read what went in.
+      std::string x, inner;
+      std::vector<int> through;
+      if (lone_cat_operand(m.qkv[i], inner, through)) {
+        m.qkv[i] = inner;
+        views.insert(views.end(), through.begin(), through.end());
+      }
       int64_t heads = 0;
       std::vector<int> split;
       if (head_split(m.qkv[i], x, heads, split)) {

@@ -24,11 +24,12 @@
 //                                             with `float32`
 //   where every value before o has exactly one reader, the next step, and is not a region output, and none of
 //   q, k, v and the mask is one of those values.
-//   An operand q, k or v that is transpose(view(x, [B, T, H, E]), 1, 2) (or permute(·, [0, 2, 1, 3]), reshape
-//   for view) of a 3-d x [B, T, H·E] is read from x with heads = H: at run time its heads are a strided
-//   view of x, not a copy. `dead` holds the chain's nodes and those head-splitting views whose every
-//   reader is dead or a call reading x in their place (and that no call reads as an operand): lowering skips
-//   them (nothing else reads their values).
+//   An operand that is cat([e..., y, e...], d) whose other operands are empty (GPT-2's key/value cache starting
+//   from a [0] tensor), of y's dtype and shape, is read as y. An operand q, k or v that is transpose(view(x,
+//   [B, T, H, E]), 1, 2) (or permute(·, [0, 2, 1, 3]), reshape for view) of a 3-d x [B, T, H·E] is read from x
+//   with heads = H: at run time its heads are a strided view of x, not a copy. `dead` holds the chain's nodes
+//   and those cats, their lists and head-splitting views whose every reader is dead or a call reading x in their
+//   place (and that no call reads as an operand): lowering skips them (nothing else reads their values).
 #pragma once
 
 #include <array>

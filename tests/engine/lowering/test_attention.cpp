@@ -231,6 +231,47 @@ def forward(self, x, k, v):
   EXPECT_EQ(count_target(plain.program, "aten::matmul"), 2);
 }
 
+// Keys and values through a cache's cat with an empty tensor (GPT-2's DynamicCache): the call reads the heads
+// that went in, where the projection wrote them, and the cat is not lowered unless its value is needed itself
+// (returned: the cache's new contents); a cat of more than one non-empty operand (a filled cache) is read as is.
+TEST(Attention, KeysAndValuesThroughACatWithAnEmptyCacheAreReadWhereTheyWentIn) {
+  // PAST is the cache before the call: an empty tensor made in the model (the legacy [0] shape cat skips, or
+  // no rows along the cat's dim) or an input of 3 cached positions.
+  const std::string body = R"JIT(
+    q = torch.sin(x).view(2, 5, 2, 8).transpose(1, 2)
+    k = torch.cat([PAST, torch.cos(x).view(2, 5, 2, 8).transpose(1, 2)], -2)
+    v = torch.cat([PAST, (x * 2.0 + 1.0).view(2, 5, 2, 8).transpose(1, 2)], -2)
+    o = torch.matmul(torch.softmax(torch.matmul(q, k.transpose(-1, -2)) * 0.35 + m, -1), v)
+)JIT";
+  struct Case {
+    const char* name;
+    const char* past;
+    const char* tail;
+    int heads;  // k and v read in place with their heads
+    int cats;   // cats lowered
+  };
+  for (const auto& c : {Case{"cat_legacy_empty", "torch.zeros([0])", "    return o.transpose(1, 2).contiguous().view(2, 5, 16)\n", 2, 0},
+                        Case{"cat_no_rows", "torch.zeros([2, 2, 0, 8])", "    return o\n", 2, 0},
+                        Case{"cat_empty_returned", "torch.zeros([0])", "    return o, k\n", 2, 1},
+                        Case{"cat_cached", "past", "    return o\n", 0, 2}}) {
+    const bool cached = std::string(c.past) == "past";
+    std::string code = std::string("\ndef forward(self, x, m") + (cached ? ", past" : "") + "):" + body + c.tail;
+    for (size_t at; (at = code.find("PAST")) != std::string::npos;) code.replace(at, 4, c.past);
+    auto path = test::scripted_model(c.name, code);
+    const auto in = cached ? specs({"2x5x16", "2x1x1x8", "2x2x3x8"}) : specs({"2x5x16", "2x1x1x5"});
+    auto lowered = lower(path, in, true);
+    auto calls = attention_calls(lowered.program);
+    ASSERT_EQ(calls.size(), 1u) << c.name;
+    EXPECT_EQ(calls[0]->attn_heads[0], 2) << c.name;
+    EXPECT_EQ(calls[0]->attn_heads[1], c.heads) << c.name;
+    EXPECT_EQ(calls[0]->attn_heads[2], c.heads) << c.name;
+    EXPECT_EQ(count_target(lowered.program, "aten::cat"), c.cats) << c.name;
+    auto r = compile_fused(path, in);
+    EXPECT_TRUE(r.mismatch.empty()) << c.name << ": " << r.mismatch;
+    EXPECT_TRUE(r.within_tolerance) << c.name << ": max rel " << r.max_rel_error;
+  }
+}
+
 // A program calling aten::scaled_dot_product_attention itself (torch.export of torchvision's ViT) keeps its
 // node: the runtime interprets it with its own arguments (a scale of 1/sqrt(E) when none is given), not as
 // Kiln's call with a chain's scale (seen on the GPU: vit_b_16.pt2 off by 35 % before the targets differed).
@@ -312,6 +353,10 @@ TEST(Attention, BertAndGpt2FromTheCorpusRewrittenMatchEager) {
     auto lowered = lower(test::data(m.file), specs({m.input}), true);
     EXPECT_EQ(attention_calls(lowered.program).size(), m.layers) << m.file;
     EXPECT_EQ(count_target(lowered.program, "aten::matmul"), 0) << m.file;
+    // Every head read where the projection wrote it (GPT-2's keys and values through the cache's empty cat too).
+    for (const auto* call : attention_calls(lowered.program))
+      for (int64_t h : call->attn_heads) EXPECT_EQ(h, 2) << m.file << " " << call->name;
+    EXPECT_EQ(count_target(lowered.program, "aten::cat"), 0) << m.file;
     // Each operand in the call's dtype (GPT-2's q is a piece of split: a list, no tensor output of its own).
     for (const auto* call : attention_calls(lowered.program))
       for (int o : call->operands)
