@@ -151,6 +151,54 @@ struct Matcher {
     return true;
   }
 
+  // x is piece k of split(y3, n, -1) or split_with_sizes(y3, [n...], -1) (unpacked), y3 [B, T, W]: sets y (y3, or
+  // the [B·T, W] value y3 views), the piece's offset along W, and the nodes read through (candidates for `dead`).
+  bool split_piece(const std::string& x, std::string& y, int64_t& offset, std::vector<int>& nodes) const {
+    auto at = u.def.find(x);
+    if (at == u.def.end()) return false;
+    const int li = at->second;
+    const ir::Node& lu = g.nodes[static_cast<size_t>(li)];
+    if (lu.target != "prim::ListUnpack" || !ref(lu, 0)) return false;
+    size_t k = 0;
+    while (k < lu.outputs.size() && lu.outputs[k].name != x) ++k;
+    int si = -1;
+    const ir::Node* sp = def(lu.args[0].ref, &si);
+    if (!sp || !ref(*sp, 0) || !only_read_by(lu.args[0].ref, li) || sp->args.size() != 3) return false;
+    const ir::ValueMeta* ym = meta(sp->args[0].ref);
+    const ir::ValueMeta* xm = meta(x);
+    int64_t dim = 0;
+    if (!ym || !xm || ym->shape.size() != 3 || !int_lit(*sp, 2, dim) || norm_dim(dim, 3) != 2 ||
+        ym->shape[2].is_symbolic() || xm->shape[2].is_symbolic())
+      return false;
+    std::vector<int64_t> sizes;
+    if (sp->target == "aten::split" && sp->args[1].kind == ir::Arg::Kind::Int && sp->args[1].i > 0) {
+      for (int64_t start = 0; start < ym->shape[2].value; start += sp->args[1].i)
+        sizes.push_back(std::min(sp->args[1].i, ym->shape[2].value - start));
+    } else if ((sp->target == "aten::split" || sp->target == "aten::split_with_sizes") &&
+               sp->args[1].kind == ir::Arg::Kind::List) {
+      for (const auto& item : sp->args[1].items)
+        if (item.kind == ir::Arg::Kind::Int) sizes.push_back(item.i);
+        else return false;
+    } else {
+      return false;
+    }
+    if (sizes.size() != lu.outputs.size() || k >= sizes.size() || sizes[k] != xm->shape[2].value) return false;
+    offset = 0;
+    for (size_t j = 0; j < k; ++j) offset += sizes[j];
+    y = sp->args[0].ref;
+    nodes = {si, li};
+    // y3 a view of the projection's [B·T, W] product: read the product (B a number: the runtime views it back).
+    int vi = -1;
+    const ir::Node* v = def(y, &vi);
+    const ir::ValueMeta* pm = v && ref(*v, 0) ? meta(v->args[0].ref) : nullptr;
+    if (v && (v->target == "aten::view" || v->target == "aten::reshape") && pm && pm->is_tensor() &&
+        pm->shape.size() == 2 && pm->shape[1] == ym->shape[2] && !ym->shape[0].is_symbolic()) {
+      y = v->args[0].ref;
+      nodes.push_back(vi);
+    }
+    return true;
+  }
+
   // The chain ending at node `oi` (a matmul), or false.
   bool match(int oi, AttentionMatch& m, std::vector<int>& chain, std::vector<int>& views) const {
     const ir::Node& o = g.nodes[static_cast<size_t>(oi)];
@@ -285,6 +333,16 @@ struct Matcher {
         m.qkv[i] = x;
         m.heads[i] = heads;
         views.insert(views.end(), split.begin(), split.end());
+        // GPT-2's q, k and v are pieces of one projection: read them from it.
+        std::string y;
+        int64_t offset = 0;
+        std::vector<int> pieces;
+        if (split_piece(x, y, offset, pieces)) {
+          m.widths[i] = meta(x)->shape[2].value;
+          m.offsets[i] = offset;
+          m.qkv[i] = y;
+          views.insert(views.end(), pieces.begin(), pieces.end());
+        }
       }
     }
     std::reverse(nodes.begin(), nodes.end());
@@ -325,12 +383,18 @@ AttentionPlan find_attention(const ir::Graph& g, const std::set<int>& excluded, 
   for (bool changed = true; changed;) {
     changed = false;
     for (int vi : views) {
-      if (plan.dead.count(vi) || operands.count(g.nodes[static_cast<size_t>(vi)].name())) continue;
-      const auto it = mt.u.readers.find(g.nodes[static_cast<size_t>(vi)].name());
-      if (it == mt.u.readers.end()) continue;
-      // An attention call reads x in place of the view: its node counts as a dead reader.
-      const bool all_dead = std::all_of(it->second.begin(), it->second.end(),
-                                        [&](int r) { return plan.dead.count(r) > 0 || plan.at.count(r) > 0; });
+      const ir::Node& vn = g.nodes[static_cast<size_t>(vi)];
+      if (plan.dead.count(vi)) continue;
+      // Every output (a split's unpacking has one per piece) read by dead nodes or calls only, none an operand; an
+      // attention call reads x in place of the view: its node counts as a dead reader.
+      bool all_dead = !vn.outputs.empty();
+      for (const auto& out : vn.outputs) {
+        const auto it = mt.u.readers.find(out.name);
+        all_dead = all_dead && !operands.count(out.name) &&
+                   (it == mt.u.readers.end() ||
+                    std::all_of(it->second.begin(), it->second.end(),
+                                [&](int r) { return plan.dead.count(r) > 0 || plan.at.count(r) > 0; }));
+      }
       if (all_dead) changed = plan.dead.insert(vi).second || changed;
     }
   }
@@ -346,6 +410,7 @@ std::string attention_note(const AttentionMatch& m) {
   static const char* const kRole[] = {"q", "k", "v"};
   for (size_t i = 0; i < 3; ++i) {
     os << " " << kRole[i] << " " << m.qkv[i];
+    if (m.widths[i] > 0) os << " columns " << m.offsets[i] << "+" << m.widths[i];
     if (m.heads[i] > 0) os << " (" << m.heads[i] << " heads, read in place)";
   }
   return os.str();
@@ -389,6 +454,8 @@ void lower_attention(LoweringContext& cx, const AttentionMatch& m) {
   c.deps.erase(std::unique(c.deps.begin(), c.deps.end()), c.deps.end());
   c.attn_scale = scale;
   c.attn_heads = m.heads;
+  c.attn_offsets = m.offsets;
+  c.attn_widths = m.widths;
   c.layout = {0, 2, 1, 3};
   c.provenance.assign(m.chain.begin(), m.chain.end() - 1);  // add() appends the last product's own name
   cx.set_output(tensor_val(cx.add(std::move(c))));

@@ -27,9 +27,12 @@
 //   An operand that is cat([e..., y, e...], d) whose other operands are empty (GPT-2's key/value cache starting
 //   from a [0] tensor), of y's dtype and shape, is read as y. An operand q, k or v that is transpose(view(x,
 //   [B, T, H, E]), 1, 2) (or permute(·, [0, 2, 1, 3]), reshape for view) of a 3-d x [B, T, H·E] is read from x
-//   with heads = H: at run time its heads are a strided view of x, not a copy. `dead` holds the chain's nodes
-//   and those cats, their lists and head-splitting views whose every reader is dead or a call reading x in their
-//   place (and that no call reads as an operand): lowering skips them (nothing else reads their values).
+//   with heads = H: at run time its heads are a strided view of x, not a copy. An x that is a piece of
+//   split(y, n, -1) (GPT-2's fused q/k/v projection), y [B, T, W] or a view of a [B·T, W] product, is read from
+//   y at its offset (offsets, widths): the pieces are not copied out either. `dead` holds the chain's nodes
+//   and those cats, splits, their lists and head-splitting views whose every output's every reader is dead or a
+//   call reading through them (and that no call reads as an operand): lowering skips them (nothing else reads
+//   their values).
 #pragma once
 
 #include <array>
@@ -51,6 +54,9 @@ inline constexpr const char* kAttentionTarget = "kiln::scaled_dot_product_attent
 struct AttentionMatch {
   std::array<std::string, 3> qkv;  // the values read for q, k and v (x for a head-split operand)
   std::array<int64_t, 3> heads{};  // per q, k, v: H when read from x [B, T, H·E]; 0 when already [B, H, ·, E]
+  // Per q, k, v read from a split's piece: its start along the last dim of the split projection y ([B, T, W], or
+  // [B·T, W] under a view) and its width H·E; widths 0: x is read whole.
+  std::array<int64_t, 3> offsets{}, widths{};
   std::string mask;                // the added mask's value; empty without one
   double scale = 1.0;               // a literal's (times its reciprocal when divided)
   std::string scale_value;          // a scalar value the scale comes from (empty: a literal or none)

@@ -309,9 +309,12 @@ std::string loop_program_text(const LoopProgram& p) {
         }
         os << ")";
         if (c.drop_bias) os << " without its bias (its readers add it)";
-        if (c.target == kAttentionTarget)
+        if (c.target == kAttentionTarget) {
           os << " scale " << c.attn_scale << " heads " << c.attn_heads[0] << "," << c.attn_heads[1] << ","
              << c.attn_heads[2];
+          for (size_t i = 0; i < 3; ++i)
+            if (c.attn_widths[i] > 0) os << " " << "qkv"[i] << " columns " << c.attn_offsets[i] << "+" << c.attn_widths[i];
+        }
         if (!c.why_fallback.empty()) os << "  # " << c.why_fallback;
         break;
       }

@@ -101,9 +101,10 @@ struct Comp {
   bool drop_bias = false;        // called without its bias, which its readers add (linear_bias.h)
   // Extern kiln::scaled_dot_product_attention (attention.h): operands q, k, v and the added mask (-1: none),
   // softmax(q kᵀ · attn_scale + mask) v; per q, k, v the heads H its operand [B, T, H·E] splits into (0: the
-  // operand is already [B, H, T, E]).
+  // operand is already [B, H, T, E]); with a width W > 0 the operand is a wider [B, T, ·] (or [B·T, ·]) and its
+  // heads are the W columns from attn_offsets.
   double attn_scale = 1.0;
-  std::array<int64_t, 3> attn_heads{};
+  std::array<int64_t, 3> attn_heads{}, attn_offsets{}, attn_widths{};
   std::vector<std::string> provenance;  // IR nodes this computation comes from
 };
 

@@ -213,6 +213,16 @@ at::Tensor call_attention(const Comp& comp, const std::vector<at::Tensor>& bufs)
     at::Tensor t = operand_buf(i);
     if (!t.defined()) throw Error("kiln backend: attention " + comp.name + " lacks q, k or v");
     const int64_t heads = comp.attn_heads[i];
+    if (heads > 0 && comp.attn_widths[i] > 0) {  // a split's piece: its columns of the whole projection, as a view
+      // A 2-d [B·T, ·] product is read as [B, T, ·]: B is the output's first size, a number (the matcher reads
+      // through a view only when it is).
+      const bool rows = t.dim() == 3 || (t.dim() == 2 && !comp.sizes.empty() && capture::sym_is_const(comp.sizes[0]));
+      if (!rows || t.size(-1) < comp.attn_offsets[i] + comp.attn_widths[i])
+        throw Error("kiln backend: attention " + comp.name + " cannot take columns " + std::to_string(comp.attn_offsets[i]) +
+                    "+" + std::to_string(comp.attn_widths[i]) + " of " + c10::str(t.sizes()));
+      if (t.dim() == 2) t = t.view({comp.sizes[0]->value, -1, t.size(-1)});
+      t = t.narrow(2, comp.attn_offsets[i], comp.attn_widths[i]);
+    }
     if (heads > 0) {
       if (t.dim() != 3 || t.size(2) % heads != 0)
         throw Error("kiln backend: attention " + comp.name + " cannot split " + c10::str(t.sizes()) + " into " +

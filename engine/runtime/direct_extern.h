@@ -64,7 +64,8 @@ std::optional<DirectExtern> prepare_direct_extern(const lowering::Comp& comp, co
 at::Tensor call_direct_extern(const DirectExtern& call, const std::vector<at::Tensor>& bufs, bool lt = false);
 
 // The attention extern (lowering/attention.h): q, k and v from their buffers (an operand of heads H > 0 is
-// [B, T, H·E], viewed [B, T, H, E] and transposed to [B, H, T, E]: strides, no copy), the mask broadcast as
+// [B, T, H·E], viewed [B, T, H, E] and transposed to [B, H, T, E]: strides, no copy; one with a width W is the W
+// columns from its offset of a wider [B, T, ·] or [B·T, ·] operand, also a view), the mask broadcast as
 // eager's add broadcasts it. On the GPU, scaled_dot_product_attention with the chain's scale (LibTorch 2; its
 // fused kernels compute in float32 inside); elsewhere the steps eager runs, in its order: matmul(q, kᵀ), the
 // scale, the mask, softmax over the last dim, matmul with v. Error when an operand's buffer is missing.

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "engine/commands/check_model.h"
 #include "engine/commands/compile_model.h"
 #include "engine/lowering/lower_graph.h"
@@ -272,6 +274,42 @@ TEST(Attention, KeysAndValuesThroughACatWithAnEmptyCacheAreReadWhereTheyWentIn) 
   }
 }
 
+// q, k and v as pieces of one projection (GPT-2's c_attn: a [B·T, 3C] product viewed [B, T, 3C] and split along
+// C): the call reads each head from the product at its piece's columns, so neither the view nor the split is
+// lowered; a piece also needed elsewhere (returned) keeps the split, the call still reading the product.
+TEST(Attention, PiecesOfOneProjectionAreReadFromTheProductAtTheirColumns) {
+  for (const bool returned : {false, true}) {
+    const std::string name = returned ? "attention_qkv_split_returned" : "attention_qkv_split";
+    auto path = test::scripted_model(name, std::string(R"JIT(
+def forward(self, x, w, m):
+    y = torch.matmul(x.view(10, 16), w).view(2, 5, 48)
+    q, k, v = y.split(16, 2)
+    qh = q.view(2, 5, 2, 8).transpose(1, 2)
+    kh = k.view(2, 5, 2, 8).transpose(1, 2)
+    vh = v.view(2, 5, 2, 8).transpose(1, 2)
+    o = torch.matmul(torch.softmax(torch.matmul(qh, kh.transpose(-1, -2)) * 0.35 + m, -1), vh)
+)JIT") + (returned ? "    return o, v\n" : "    return o\n"));
+    const auto in = specs({"2x5x16", "16x48", "2x1x1x5"});
+    auto lowered = lower(path, in, true);
+    auto calls = attention_calls(lowered.program);
+    ASSERT_EQ(calls.size(), 1u) << name;
+    const auto& call = *calls[0];
+    for (size_t i = 0; i < 3; ++i) {
+      EXPECT_EQ(call.attn_heads[i], 2) << name << " " << i;
+      EXPECT_EQ(call.attn_offsets[i], 16 * static_cast<int64_t>(i)) << name << " " << i;
+      EXPECT_EQ(call.attn_widths[i], 16) << name << " " << i;
+      EXPECT_EQ(call.operands[i], call.operands[0]) << name;  // one buffer: the product
+    }
+    EXPECT_EQ(lowered.program.comps[static_cast<size_t>(call.operands[0])].target, "aten::matmul") << name;
+    int pieces = 0;
+    for (const auto& c : lowered.program.comps) pieces += c.target == "aten::split";
+    EXPECT_EQ(pieces > 0, returned) << name;
+    auto r = compile_fused(path, in);
+    EXPECT_TRUE(r.mismatch.empty()) << name << ": " << r.mismatch;
+    EXPECT_TRUE(r.within_tolerance) << name << ": max rel " << r.max_rel_error;
+  }
+}
+
 // A program calling aten::scaled_dot_product_attention itself (torch.export of torchvision's ViT) keeps its
 // node: the runtime interprets it with its own arguments (a scale of 1/sqrt(E) when none is given), not as
 // Kiln's call with a chain's scale (seen on the GPU: vit_b_16.pt2 off by 35 % before the targets differed).
@@ -353,10 +391,20 @@ TEST(Attention, BertAndGpt2FromTheCorpusRewrittenMatchEager) {
     auto lowered = lower(test::data(m.file), specs({m.input}), true);
     EXPECT_EQ(attention_calls(lowered.program).size(), m.layers) << m.file;
     EXPECT_EQ(count_target(lowered.program, "aten::matmul"), 0) << m.file;
-    // Every head read where the projection wrote it (GPT-2's keys and values through the cache's empty cat too).
+    // Every head read where the projection wrote it (GPT-2's keys and values through the cache's empty cat too,
+    // and its q, k, v as columns of the one projection: no split copied out).
     for (const auto* call : attention_calls(lowered.program))
       for (int64_t h : call->attn_heads) EXPECT_EQ(h, 2) << m.file << " " << call->name;
     EXPECT_EQ(count_target(lowered.program, "aten::cat"), 0) << m.file;
+    // (The pieces stay as unread views: the model reads their sizes for its shape arithmetic, nothing their values.)
+    std::set<int> read;
+    for (const auto& c : lowered.program.comps) {
+      lowering::collect_loads(c.body, read);
+      read.insert(c.operands.begin(), c.operands.end());
+    }
+    for (size_t c = 0; c < lowered.program.comps.size(); ++c)
+      if (lowered.program.comps[c].target == "aten::split")
+        EXPECT_EQ(read.count(static_cast<int>(c)), 0u) << m.file << " " << lowered.program.comps[c].name;
     // Each operand in the call's dtype (GPT-2's q is a piece of split: a list, no tensor output of its own).
     for (const auto* call : attention_calls(lowered.program))
       for (int o : call->operands)
