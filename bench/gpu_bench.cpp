@@ -211,8 +211,8 @@ json cupti_overhead(const std::function<void()>& fn, const std::function<bool()>
     o.kernel_records = false;
     variants.push_back({"graphs whole without kernel records", o});
   }
-  // KILN_BENCH_CUPTI_WAYS="a,b" keeps the named ways only.
-  if (const char* keep = std::getenv("KILN_BENCH_CUPTI_WAYS"); keep && *keep) {
+  // KILN_BENCH_CUPTI_WAYS="a,b" keeps the named ways only; KILN_BENCH_NO_CUPTI_WAYS kiln profile's own (callbacks).
+  if (const char* keep = env_set("KILN_BENCH_NO_CUPTI_WAYS") ? "callbacks" : std::getenv("KILN_BENCH_CUPTI_WAYS"); keep && *keep) {
     std::string names = std::string(",") + keep + ",";
     variants.erase(std::remove_if(variants.begin(), variants.end(),
                                   [&](const Variant& v) { return names.find("," + std::string(v.name) + ",") == std::string::npos; }),
@@ -434,7 +434,7 @@ json run_kiln(const model::Model& m, const std::vector<at::Tensor>& x, const c10
     json kernels;
     r["device_ms"] = device_ms(call, 20, &kernels);
     r["kernels"] = kernels;
-    if (!variant && mode != "max-autotune" && !env_set("KILN_BENCH_NO_CUPTI_WAYS"))
+    if (!variant && mode != "max-autotune")
       r["cupti"] = cupti_overhead(call, [&] { return warm.record_graphs_again(); });
     if (mode == "default") {
       if (!variant && !env_set("KILN_BENCH_NO_CUPTI_WAYS")) r["window_parts"] = window_parts(call);

@@ -113,8 +113,11 @@ def main():
                         key=lambda m: kiln[m]["ms"], default=None)
         best = kiln.get(best_mode, {}) if best_mode else {}
         default = kiln.get("default", {})
-        # Traced against the untraced median taken right after it (the one before may include drift).
-        overhead = ratio(default.get("traced_ms"), default.get("ms_again", default.get("ms")))
+        # Paired (rounds alternating an untraced and a traced block, kiln profile's way of tracing: median of the
+        # rounds' ratios); else traced against the untraced median taken right after it (the host's drift between
+        # the two blocks lands in the figure).
+        paired = default.get("cupti", {}).get("callbacks", {}).get("overhead")
+        overhead = paired + 1 if paired is not None else ratio(default.get("traced_ms"), default.get("ms_again", default.get("ms")))
         rows.append({
             "name": name, "dtype": k.get("dtype", peer.get("dtype", "?")),
             "eager": k.get("eager", {}).get("ms"), "eager_py": peer.get("eager_py", {}).get("ms"),
@@ -131,7 +134,7 @@ def main():
             "aoti_cold": aoti_c.get("cold_s"), "aoti_concurrent": aoti_c.get("concurrent", False),
             "err": [kiln.get(m, {}).get("rel_err") for m in ("default", "reduce-overhead", "max-autotune")] +
                    [aoti.get("rel_err"), ind.get("rel_err")],
-            "overhead": None if overhead is None else overhead - 1,
+            "overhead": None if overhead is None else overhead - 1, "overhead_paired": paired is not None,
             "k_eager_kernels": k.get("eager", {}).get("kernels"), "k_default_kernels": default.get("kernels"),
             "k_best_kernels": best.get("kernels"), "aoti_kernels": aoti.get("kernels"),
             "replay_kernels": ind.get("replay_kernels"), "host": default.get("host"),
@@ -163,7 +166,7 @@ def main():
           "best/Inductor | CUPTI overhead on Kiln default |")
     print("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
     for r in rows:
-        oh = "-" if r["overhead"] is None else f"{100 * r['overhead']:+.1f} %"
+        oh = "-" if r["overhead"] is None else f"{100 * r['overhead']:+.1f} %" + ("" if r["overhead_paired"] else " (unpaired)")
         print(f"| {r['name']} | {f(r['dev_eager'])} | {f(r['dev_eager_py'])} | {f(r['dev_default'])} | "
               f"{f(r['dev_aoti'])} | {f(ratio(r['dev_default'], r['dev_aoti']), 2)} | {f(r['dev_best'])} | "
               f"{f(r['dev_replay'])} | {f(ratio(r['dev_best'], r['dev_replay']), 2)} | {oh} |")
