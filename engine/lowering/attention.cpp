@@ -185,6 +185,9 @@ struct Matcher {
     if (sizes.size() != lu.outputs.size() || k >= sizes.size() || sizes[k] != xm->shape[2].value) return false;
     offset = 0;
     for (size_t j = 0; j < k; ++j) offset += sizes[j];
+    if (std::any_of(sizes.begin(), sizes.end(), [](int64_t n) { return n < 0; }) ||
+        offset + sizes[k] > ym->shape[2].value)
+      return false;
     y = sp->args[0].ref;
     nodes = {si, li};
     // y3 a view of the projection's [B·T, W] product: read the product (B a number: the runtime views it back).
