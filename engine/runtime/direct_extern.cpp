@@ -134,9 +134,9 @@ at::Tensor embedding_rows(const at::Tensor& weight, const at::Tensor& indices) {
 
 // PyTorch's scaled_dot_product_attention picks its backend on every call: each fused kernel's eligibility checks,
 // ~8 of its ~32 µs of host per call at BERT-base's bfloat16 sizes on the H200 (bench/gpu/probes/sdpa_host.py). The
-// pick depends on the operands' sizes, strides and dtype and on the process's switches only, so it is asked once per
-// such problem; where it is cuDNN's attention, that op is called as scaled_dot_product_attention calls it (the mask
-// of q's dtype as is, no log-sum-exp without gradients, no dropout). Through the dispatcher by name: LibTorch 1.x
+// pick depends on the operands' sizes, strides, dtype (and, should it matter, alignment) and the process's switches
+// only, so it is asked once per such problem; where it is cuDNN's attention, that op is called as
+// scaled_dot_product_attention calls it (the mask of q's dtype as is, no log-sum-exp without gradients, no dropout). Through the dispatcher by name: LibTorch 1.x
 // has no such ops (the schema lookup fails once; the caller then calls scaled_dot_product_attention). Undefined
 // where this does not apply. KILN_ATTENTION_ONCE=0 leaves the pick to every call (an A/B in one process).
 at::Tensor attention_chosen_once(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
@@ -154,6 +154,7 @@ at::Tensor attention_chosen_once(const at::Tensor& q, const at::Tensor& k, const
     if (!t->defined()) continue;
     key.insert(key.end(), t->sizes().begin(), t->sizes().end());
     key.insert(key.end(), t->strides().begin(), t->strides().end());
+    key.push_back(static_cast<int64_t>(reinterpret_cast<uintptr_t>(t->data_ptr()) % 256));
   }
   const auto& ctx = at::globalContext();
 #if TORCH_VERSION_MAJOR >= 2
@@ -180,6 +181,7 @@ at::Tensor attention_chosen_once(const at::Tensor& q, const at::Tensor& k, const
         unavailable = true;
         return {};
       }
+      if (choices.size() >= 4096) choices.clear();  // many sequence lengths under dynamic shapes: asked again
       choices.emplace(key, choice);
     }
   }
@@ -220,7 +222,7 @@ at::Tensor call_attention(const Comp& comp, const std::vector<at::Tensor>& bufs)
       if (!rows || t.size(-1) < comp.attn_offsets[i] + comp.attn_widths[i])
         throw Error("kiln backend: attention " + comp.name + " cannot take columns " + std::to_string(comp.attn_offsets[i]) +
                     "+" + std::to_string(comp.attn_widths[i]) + " of " + c10::str(t.sizes()));
-      if (t.dim() == 2) t = t.view({comp.sizes[0]->value, -1, t.size(-1)});
+      if (t.dim() == 2) t = t.reshape({comp.sizes[0]->value, -1, t.size(-1)});
       t = t.narrow(2, comp.attn_offsets[i], comp.attn_widths[i]);
     }
     if (heads > 0) {
