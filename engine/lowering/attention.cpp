@@ -185,8 +185,10 @@ struct Matcher {
     if (sizes.size() != lu.outputs.size() || k >= sizes.size() || sizes[k] != xm->shape[2].value) return false;
     offset = 0;
     for (size_t j = 0; j < k; ++j) offset += sizes[j];
-    if (std::any_of(sizes.begin(), sizes.end(), [](int64_t n) { return n < 0; }) ||
-        offset + sizes[k] > ym->shape[2].value)
+    // A split as torch makes it: sizes not negative, covering y's last dim exactly.
+    int64_t total = 0;
+    for (int64_t n : sizes) total += n;
+    if (std::any_of(sizes.begin(), sizes.end(), [](int64_t n) { return n < 0; }) || total != ym->shape[2].value)
       return false;
     y = sp->args[0].ref;
     nodes = {si, li};

@@ -310,6 +310,80 @@ def forward(self, x, w, m):
   }
 }
 
+// A split read as columns only where its sizes are the pieces' own: a graph from a file (a .pt2 program is read,
+// not run) may carry sizes that disagree with its metadata; those splits are left to lowering (which names the
+// problem), never read past the projection.
+TEST(Attention, AHostileSplitIsNotReadAsColumns) {
+  auto meta = [](std::initializer_list<int64_t> shape) {
+    ir::ValueMeta m;
+    m.kind = ir::ValueMeta::Kind::Tensor;
+    m.dtype = ir::DType::BFloat16;
+    for (int64_t d : shape) m.shape.push_back(ir::Dim::concrete(d));
+    return m;
+  };
+  auto node = [](const std::string& target, std::vector<ir::Arg> args, std::vector<std::pair<std::string, ir::ValueMeta>> outs) {
+    ir::Node n;
+    n.target = target;
+    n.args = std::move(args);
+    for (auto& [name, m] : outs) n.outputs.push_back({name, m});
+    return n;
+  };
+  auto graph = [&](const ir::Arg& sizes) {
+    ir::Graph g;
+    ir::Node y;
+    y.op = ir::NodeOp::Placeholder;
+    y.target = "y";
+    y.outputs = {{"y", meta({2, 5, 48})}};
+    g.nodes.push_back(y);
+    g.nodes.push_back(node("aten::split", {ir::Arg::value("y"), sizes, ir::Arg::integer(2)}, {{"parts", ir::ValueMeta{}}}));
+    g.nodes.push_back(node("prim::ListUnpack", {ir::Arg::value("parts")},
+                           {{"a", meta({2, 5, 16})}, {"b", meta({2, 5, 16})}, {"c", meta({2, 5, 16})}}));
+    const ir::Arg heads = ir::Arg::list({ir::Arg::integer(2), ir::Arg::integer(5), ir::Arg::integer(2), ir::Arg::integer(8)});
+    for (const char* p : {"a", "b", "c"}) {
+      const std::string v = std::string("v") + p, h = std::string("h") + p;
+      g.nodes.push_back(node("aten::view", {ir::Arg::value(p), heads}, {{v, meta({2, 5, 2, 8})}}));
+      g.nodes.push_back(node("aten::transpose", {ir::Arg::value(v), ir::Arg::integer(1), ir::Arg::integer(2)}, {{h, meta({2, 2, 5, 8})}}));
+    }
+    g.nodes.push_back(node("aten::transpose", {ir::Arg::value("hb"), ir::Arg::integer(-1), ir::Arg::integer(-2)}, {{"kt", meta({2, 2, 8, 5})}}));
+    g.nodes.push_back(node("aten::matmul", {ir::Arg::value("ha"), ir::Arg::value("kt")}, {{"s", meta({2, 2, 5, 5})}}));
+    g.nodes.push_back(node("aten::softmax", {ir::Arg::value("s"), ir::Arg::integer(-1), ir::Arg::none()}, {{"p", meta({2, 2, 5, 5})}}));
+    g.nodes.push_back(node("aten::matmul", {ir::Arg::value("p"), ir::Arg::value("hc")}, {{"o", meta({2, 2, 5, 8})}}));
+    ir::Node out;
+    out.op = ir::NodeOp::Output;
+    out.args = {ir::Arg::value("o")};
+    g.nodes.push_back(out);
+    return g;
+  };
+  auto ints = [](std::initializer_list<int64_t> v) {
+    std::vector<ir::Arg> items;
+    for (int64_t i : v) items.push_back(ir::Arg::integer(i));
+    return ir::Arg::list(items);
+  };
+  {  // the pieces' own sizes: columns 0, 16, 32 of y
+    auto plan = lowering::find_attention(graph(ir::Arg::integer(16)));
+    ASSERT_EQ(plan.at.size(), 1u);
+    const auto& m = plan.at.begin()->second;
+    EXPECT_EQ(m.offsets, (std::array<int64_t, 3>{0, 16, 32}));
+    EXPECT_EQ(m.widths, (std::array<int64_t, 3>{16, 16, 16}));
+  }
+  {  // sizes that disagree with a's and c's metadata: b is where the split puts it, a and c are read whole
+    auto plan = lowering::find_attention(graph(ints({8, 16, 24})));
+    ASSERT_EQ(plan.at.size(), 1u);
+    const auto& m = plan.at.begin()->second;
+    EXPECT_EQ(m.widths, (std::array<int64_t, 3>{0, 16, 0}));
+    EXPECT_EQ(m.offsets[1], 8);
+  }
+  // Negative sizes, too few or too many pieces, sizes not covering y (torch would refuse them), no sizes.
+  for (const auto& sizes : {ints({16, -16, 48}), ints({16, 16}), ints({16, 16, 16, 16}), ints({16, 16, 40}),
+                            ir::Arg::integer(0), ir::Arg::integer(-16), ir::Arg::string("16")}) {
+    auto plan = lowering::find_attention(graph(sizes));
+    ASSERT_EQ(plan.at.size(), 1u);  // the chain still matches; its operands are the pieces, read whole
+    const auto& m = plan.at.begin()->second;
+    EXPECT_EQ(m.widths, (std::array<int64_t, 3>{0, 0, 0}));
+    EXPECT_EQ(m.qkv, (std::array<std::string, 3>{"a", "b", "c"}));
+  }
+}
+
 // A program calling aten::scaled_dot_product_attention itself (torch.export of torchvision's ViT) keeps its
 // node: the runtime interprets it with its own arguments (a scale of 1/sqrt(E) when none is given), not as
 // Kiln's call with a chain's scale (seen on the GPU: vit_b_16.pt2 off by 35 % before the targets differed).
