@@ -1,4 +1,5 @@
-// kiln check MODEL.pt --input 8x64 [--backend kiln] [--mode default] [--rtol R] [--atol A] [--seed N] [--json]
+// kiln check MODEL.pt --input 8x64 [--backend kiln] [--mode default] [--attention A] [--rtol R] [--atol A] [--seed N]
+//            [--json]
 //
 // Exit status: 0 when the compiled outputs match eager, 1 on a mismatch (with the report naming
 // the first differing region and kernel), 2 when the check cannot run (bad model, inputs or options).
@@ -17,6 +18,7 @@ struct CheckArgs {
   ModelArgs model;
   PrecisionArgs precision;
   BackendArgs backend;
+  std::string attention = "auto";
   std::optional<double> rtol;  // unset: by dtype and precision
   std::optional<double> atol;
   uint64_t seed = 0;
@@ -28,6 +30,8 @@ int run(const CheckArgs& a) {
   auto specs = a.model.specs();
   api::CheckOptions o;
   a.backend.apply(o.capture);
+  api::check_attention(a.attention);
+  o.capture.attention = a.attention;
   o.rtol = a.rtol;
   o.atol = a.atol;
   o.seed = a.seed;
@@ -43,6 +47,7 @@ Command add_check(CLI::App& app) {
   add_model_options(cmd, args.model);
   add_precision_option(cmd, args.precision);
   add_backend_options(cmd, args.backend, kCheckDynamicDefault);
+  add_attention_option(cmd, args.attention);
   cmd.add_option("--rtol", args.rtol,
                  "Relative tolerance: |compiled - eager| <= atol + rtol |eager| (default: by the outputs' dtype: "
                  "float32 1e-4, float32 through TF32 2e-3, float16 1e-2, bfloat16 2e-2; integers exact)");

@@ -92,11 +92,7 @@ Command add_compile(CLI::App& app) {
                  "Whether a row kernel (softmax, layer_norm) takes in the pointwise kernel before it and the "
                  "epilogues folding its rows, from 256 rows on: auto, or separate (each its own kernel)")
       ->capture_default_str();
-  cmd.add_option("--attention", args.attention,
-                 "Attention written as matmul, scale, mask, softmax, matmul: auto (float16 and bfloat16 chains on "
-                 "cuda as one scaled_dot_product_attention call, the heads read in place), fused (float32 chains too, "
-                 "and on cpu, where the call runs eager's own steps) or separate (as written)")
-      ->capture_default_str();
+  add_attention_option(cmd, args.attention);
   cmd.add_option("--dump", args.dump,
                  "Write every stage (captured graph, loop IR, fusion, source) under DIR "
                  "(also KILN_DUMP_DIR)");

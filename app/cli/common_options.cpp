@@ -83,6 +83,14 @@ void check_count(const std::string& option, int value, int most, const std::stri
 
 void add_json_flag(CLI::App& cmd, bool& json) { cmd.add_flag("--json", json, "Print JSON instead of text"); }
 
+void add_attention_option(CLI::App& cmd, std::string& attention) {
+  cmd.add_option("--attention", attention,
+                 "Attention written as matmul, scale, mask, softmax, matmul: auto (float16 and bfloat16 chains on "
+                 "cuda as one scaled_dot_product_attention call, the heads read in place), fused (float32 chains too, "
+                 "and on cpu, where the call runs eager's own steps) or separate (as written)")
+      ->capture_default_str();
+}
+
 CLI::Option* add_output_option(CLI::App& cmd, std::string& path, const std::string& help) {
   return cmd.add_option("-o,--output", path, help);
 }

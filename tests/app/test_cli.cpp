@@ -285,3 +285,16 @@ TEST(Cli, CompileAttentionFusedListsTheCallsAndMatchesEager) {
   EXPECT_EQ(run_kiln("compile " + model + " --attention sdpa", bad), 1) << bad;
   EXPECT_NE(bad.find("--attention 'sdpa': use auto, fused or separate"), std::string::npos) << bad;
 }
+
+// kiln check takes --attention too: GPT-2 bfloat16 with its q, k, v read as columns of one projection matches eager
+// (exit 0), kernel by kernel at zero tolerance it names a first mismatch (exit 1), a bad value is bad input (exit 2).
+TEST(Cli, CheckThroughTheAttentionCall) {
+  const std::string model = test::data("corpus/gpt2_embeds_bf16.pt") + " --input 2x8x32:bfloat16 --attention ";
+  std::string ok, exact, bad;
+  EXPECT_EQ(run_kiln("check " + model + "fused", ok), 0) << ok;
+  EXPECT_NE(ok.find("MATCH: the compiled outputs agree with eager"), std::string::npos) << ok;
+  EXPECT_EQ(run_kiln("check " + model + "fused --rtol 0 --atol 0", exact), 1) << exact;
+  EXPECT_NE(exact.find("<- first"), std::string::npos) << exact;
+  EXPECT_EQ(run_kiln("check " + model + "sdpa", bad), 2) << bad;
+  EXPECT_NE(bad.find("--attention 'sdpa': use auto, fused or separate"), std::string::npos) << bad;
+}

@@ -438,16 +438,20 @@ TEST(Attention, TheRewrittenBlockMatchesEagerOnTheCpu) {
 // the tolerance; held to zero tolerance, the bisection walks the region's steps, the attention call among them
 // (whose chain's nodes have no computations of their own), without failing.
 TEST(Attention, KilnCheckOfTheRewrittenBlockPassesAndBisectsThroughTheCall) {
-  const auto model = model::load_model(test::example("block.pt"));
-  runtime::CheckOptions c;
-  c.capture.backend = "kiln";
-  c.capture.attention = "fused";
-  auto r = runtime::check_model(model, {parse_input_spec("2x16x64")}, c);
-  EXPECT_TRUE(r.match) << runtime::check_text(r);
-  c.rtol = c.atol = 0.0;
-  runtime::CheckResult exact;
-  EXPECT_NO_THROW(exact = runtime::check_model(model, {parse_input_spec("2x16x64")}, c));
-  if (!exact.match) EXPECT_FALSE(exact.regions.empty()) << runtime::check_text(exact);
+  // The example block, and GPT-2 bfloat16 whose calls read q, k, v as columns of one projection.
+  for (const auto& [path, input] : {std::pair<std::string, const char*>{test::example("block.pt"), "2x16x64"},
+                                    {test::data("corpus/gpt2_embeds_bf16.pt"), "2x8x32:bfloat16"}}) {
+    const auto model = model::load_model(path);
+    runtime::CheckOptions c;
+    c.capture.backend = "kiln";
+    c.capture.attention = "fused";
+    auto r = runtime::check_model(model, {parse_input_spec(input)}, c);
+    EXPECT_TRUE(r.match) << path << "\n" << runtime::check_text(r);
+    c.rtol = c.atol = 0.0;
+    runtime::CheckResult exact;
+    EXPECT_NO_THROW(exact = runtime::check_model(model, {parse_input_spec(input)}, c)) << path;
+    if (!exact.match) EXPECT_FALSE(exact.regions.empty()) << path << "\n" << runtime::check_text(exact);
+  }
 }
 
 // The real models whose attention is written out: BERT (bfloat16, heads split from the projections) and
