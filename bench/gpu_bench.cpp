@@ -7,7 +7,7 @@
 //     10 warm-up calls: the median of three blocks' medians of 100, the method the Python peers use), device
 //     time per iteration (sum of kernel, memcpy and memset durations from CUPTI over 20 iterations), error
 //     against eager under Kiln's tolerance rule; Kiln's cold (empty kernel cache) and warm (disk cache hit)
-//     compile; and what CUPTI tracing adds to Kiln default's per-call median (traced / untraced - 1)
+//     compile; and what CUPTI tracing adds to Kiln's per-call median (cupti_overhead: paired, traced / untraced - 1)
 //   kiln_gpu_bench DIR NAME OUT.json --cold MODE
 //                                        one mode's cold compile alone in this fresh process, after one eager
 //                                        call (bench/gpu/peer_bench.py cold does the same for Inductor)
@@ -169,15 +169,6 @@ json host_breakdown(const std::function<void()>& fn, int iters = 50) {
   for (const auto& [target, e] : extern_by_target)
     out["extern_by_target"][target] = {static_cast<double>(e.first) / iters, e.second / 1e3 / e.first};
   return out;
-}
-
-// The per-call median with CUPTI tracing on, as `kiln profile` traces a run.
-double traced_ms(const std::function<void()>& fn) {
-  c10::cuda::device_synchronize();
-  profile::CuptiTrace trace(Clock::now());
-  double ms = steady_ms(fn);
-  trace.stop();
-  return ms;
 }
 
 // What CUPTI tracing adds to a call, paired: `rounds` rounds, each an untraced block of `per` calls and a
@@ -439,9 +430,6 @@ json run_kiln(const model::Model& m, const std::vector<at::Tensor>& x, const c10
     if (mode == "default") {
       if (!variant && !env_set("KILN_BENCH_NO_CUPTI_WAYS")) r["window_parts"] = window_parts(call);
       r["host"] = host_breakdown(call);
-      r["traced_ms"] = traced_ms(call);
-      // Once more after tracing: a drift between the two untraced figures is the machine's, not CUPTI's.
-      r["ms_again"] = steady_ms(call);
     }
     for (const auto& info : warm.regions())
       for (const auto& a : warm.artifacts(info.index))

@@ -114,8 +114,8 @@ def main():
         best = kiln.get(best_mode, {}) if best_mode else {}
         default = kiln.get("default", {})
         # Paired (rounds alternating an untraced and a traced block, kiln profile's way of tracing: median of the
-        # rounds' ratios); else traced against the untraced median taken right after it (the host's drift between
-        # the two blocks lands in the figure).
+        # rounds' ratios); result files from before it have one traced block against the untraced median taken
+        # right after it (the host's drift between the two blocks lands in that figure: marked unpaired).
         paired = default.get("cupti", {}).get("callbacks", {}).get("overhead")
         overhead = paired + 1 if paired is not None else ratio(default.get("traced_ms"), default.get("ms_again", default.get("ms")))
         rows.append({

@@ -171,9 +171,8 @@ struct Matcher {
         ym->shape[2].is_symbolic() || xm->shape[2].is_symbolic())
       return false;
     std::vector<int64_t> sizes;
-    if (sp->target == "aten::split" && sp->args[1].kind == ir::Arg::Kind::Int && sp->args[1].i > 0) {
-      for (int64_t start = 0; start < ym->shape[2].value; start += sp->args[1].i)
-        sizes.push_back(std::min(sp->args[1].i, ym->shape[2].value - start));
+    if (sp->target == "aten::split" && sp->args[1].kind == ir::Arg::Kind::Int) {
+      sizes = split_lengths(ym->shape[2].value, sp->args[1].i);
     } else if ((sp->target == "aten::split" || sp->target == "aten::split_with_sizes") &&
                sp->args[1].kind == ir::Arg::Kind::List) {
       for (const auto& item : sp->args[1].items)
@@ -182,14 +181,14 @@ struct Matcher {
     } else {
       return false;
     }
-    if (sizes.size() != lu.outputs.size() || k >= sizes.size() || sizes[k] != xm->shape[2].value) return false;
-    offset = 0;
-    for (size_t j = 0; j < k; ++j) offset += sizes[j];
-    // A split as torch makes it: sizes not negative, covering y's last dim exactly.
+    // A split as torch makes it (sizes not negative, covering y's last dim exactly), one piece per output, x's own.
     int64_t total = 0;
     for (int64_t n : sizes) total += n;
-    if (std::any_of(sizes.begin(), sizes.end(), [](int64_t n) { return n < 0; }) || total != ym->shape[2].value)
+    if (std::any_of(sizes.begin(), sizes.end(), [](int64_t n) { return n < 0; }) || total != ym->shape[2].value ||
+        sizes.size() != lu.outputs.size() || k >= sizes.size() || sizes[k] != xm->shape[2].value)
       return false;
+    offset = 0;
+    for (size_t j = 0; j < k; ++j) offset += sizes[j];
     y = sp->args[0].ref;
     nodes = {si, li};
     // y3 a view of the projection's [B·T, W] product: read the product (B a number: the runtime views it back).

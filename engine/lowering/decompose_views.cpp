@@ -225,9 +225,10 @@ bool lower_view_op(LoweringContext& cx, const std::string& t) {
     int64_t piece = t == "aten::chunk" ? (size + cx.int_const(1) - 1) / cx.int_const(1) : t == "aten::split" ? cx.int_const(1) : 1;
     Val list;
     list.kind = Val::Kind::TensorList;
-    for (int64_t start = 0; start < size; start += piece) {
-      int64_t len = std::min(piece, size - start);
+    int64_t start = 0;
+    for (int64_t len : split_lengths(size, piece)) {
       int c = slice_of(cx, x, d, sym_const(start), sym_const(len), 1);
+      start += len;
       if (t == "aten::unbind") {
         auto s = cx.comp(c).sizes;
         std::vector<Sym> out;

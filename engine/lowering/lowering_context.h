@@ -1,6 +1,8 @@
 // Internal to engine/lowering: the state the decomposition table works on.
 #pragma once
 
+#include <algorithm>
+
 #include <map>
 #include <string>
 #include <vector>
@@ -72,6 +74,13 @@ struct LoweringContext {
   void set_output(const Val& v);                  // binds the node's first output
 };
 
+// The lengths split(x, piece) / chunk cut `size` into: consecutive pieces of `piece`, the last one shorter
+// (none when piece is not positive).
+inline std::vector<int64_t> split_lengths(int64_t size, int64_t piece) {
+  std::vector<int64_t> out;
+  for (int64_t start = 0; piece > 0 && start < size; start += piece) out.push_back(std::min(piece, size - start));
+  return out;
+}
 bool same_size(const Sym& a, const Sym& b);
 Sym sym_mul(const Sym& a, const Sym& b);
 Sym numel(const std::vector<Sym>& sizes, size_t from = 0, size_t to = SIZE_MAX);

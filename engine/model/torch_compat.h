@@ -46,6 +46,18 @@ inline at::Tensor scaled_dot_product_attention(const at::Tensor& q, const at::Te
 #endif
 }
 
+// What steers scaled_dot_product_attention's pick of a backend besides its operands: the switches of flash,
+// memory-efficient, math and cuDNN attention and deterministic mode, as one number (LibTorch 1.x: the last only).
+inline int64_t sdp_switches() {
+  const auto& ctx = at::globalContext();
+#if TORCH_VERSION_MAJOR >= 2
+  return ctx.userEnabledFlashSDP() | ctx.userEnabledMemEfficientSDP() << 1 | ctx.userEnabledMathSDP() << 2 |
+         ctx.userEnabledCuDNNSDP() << 3 | ctx.deterministicAlgorithms() << 4;
+#else
+  return ctx.deterministicAlgorithms() << 4;
+#endif
+}
+
 // "no freezing optimisations": keep batch_norm, dropout and friends visible.
 inline torch::jit::Module freeze_for_capture(const torch::jit::Module& m);
 

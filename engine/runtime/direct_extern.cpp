@@ -156,13 +156,7 @@ at::Tensor attention_chosen_once(const at::Tensor& q, const at::Tensor& k, const
     key.insert(key.end(), t->strides().begin(), t->strides().end());
     key.push_back(static_cast<int64_t>(reinterpret_cast<uintptr_t>(t->data_ptr()) % 256));
   }
-  const auto& ctx = at::globalContext();
-#if TORCH_VERSION_MAJOR >= 2
-  key.push_back(ctx.userEnabledFlashSDP() | ctx.userEnabledMemEfficientSDP() << 1 | ctx.userEnabledMathSDP() << 2 |
-                ctx.userEnabledCuDNNSDP() << 3 | ctx.deterministicAlgorithms() << 4);
-#else
-  key.push_back(ctx.deterministicAlgorithms());
-#endif
+  key.push_back(compat::sdp_switches());
   const c10::IValue mask_arg = mask.defined() ? c10::IValue(mask) : c10::IValue();
   int64_t choice = -1;
   {

@@ -41,20 +41,6 @@ std::string own_buffer_indices(const std::string& decl, std::vector<int>& buffer
   return out;
 }
 
-const char* ctype(ir::DType t) {
-  switch (t) {
-    case ir::DType::Float64: return "double";
-    case ir::DType::Int64: return "long long";
-    case ir::DType::Int32: return "int";
-    case ir::DType::Int16: return "short";
-    case ir::DType::Int8: return "signed char";
-    case ir::DType::UInt8: return "unsigned char";
-    case ir::DType::Bool: return "bool";
-    case ir::DType::Float16: return "kiln_half";
-    case ir::DType::BFloat16: return "kiln_bf16";
-    default: return "float";
-  }
-}
 
 // 16-bit floats: their bits, converted by the hardware (round to nearest even); math stays float32.
 const char* kHalfTypes =
@@ -275,6 +261,21 @@ struct CudaEmitter : RowKernelEmitter {
 };
 
 }  // namespace
+
+const char* ctype(ir::DType t) {
+  switch (t) {
+    case ir::DType::Float64: return "double";
+    case ir::DType::Int64: return "long long";
+    case ir::DType::Int32: return "int";
+    case ir::DType::Int16: return "short";
+    case ir::DType::Int8: return "signed char";
+    case ir::DType::UInt8: return "unsigned char";
+    case ir::DType::Bool: return "bool";
+    case ir::DType::Float16: return "kiln_half";
+    case ir::DType::BFloat16: return "kiln_bf16";
+    default: return "float";
+  }
+}
 
 std::vector<std::string> cuda_units(const std::string& source, const std::vector<CudaKernelInfo>& info) {
   std::vector<std::string> units;

@@ -278,8 +278,7 @@ void RowKernelEmitter::register_row(std::ostringstream& os, const FusedKernel& k
         if (keep) {
           const auto dt = comp.dtype;
           if (dt == ir::DType::Float32) os << pad << keep->name << "[j] = " << v << ";\n";
-          else os << pad << keep->name << "[j] = static_cast<float>(" << (dt == ir::DType::BFloat16 ? "kiln_bf16" : "kiln_half")
-                  << "(" << v << "));  // as stored\n";
+          else os << pad << keep->name << "[j] = static_cast<float>(" << ctype(dt) << "(" << v << "));  // as stored\n";
           v = keep->name + "[j]";
         }
         os << pad << "b" << c << "[" << offset(c, st.index, rvars) << "] = " << v << ";  // " << cpp_comment(comp.name) << "\n";

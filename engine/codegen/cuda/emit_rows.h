@@ -15,6 +15,9 @@
 
 namespace kiln::codegen {
 
+// A dtype's storage type in generated CUDA (kiln_half / kiln_bf16 for the 16-bit floats, whose math is float).
+const char* ctype(ir::DType t);
+
 struct RowKernelEmitter : KernelExpr {
   using KernelExpr::KernelExpr;
 
