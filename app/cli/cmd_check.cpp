@@ -19,6 +19,7 @@ struct CheckArgs {
   PrecisionArgs precision;
   BackendArgs backend;
   std::string attention = "auto";
+  std::string depthwise = "auto";
   std::optional<double> rtol;  // unset: by dtype and precision
   std::optional<double> atol;
   uint64_t seed = 0;
@@ -31,7 +32,9 @@ int run(const CheckArgs& a) {
   api::CheckOptions o;
   a.backend.apply(o.capture);
   api::check_attention(a.attention);
+  api::check_depthwise(a.depthwise);
   o.capture.attention = a.attention;
+  o.capture.depthwise = a.depthwise;
   o.rtol = a.rtol;
   o.atol = a.atol;
   o.seed = a.seed;
@@ -48,6 +51,7 @@ Command add_check(CLI::App& app) {
   add_precision_option(cmd, args.precision);
   add_backend_options(cmd, args.backend, kCheckDynamicDefault);
   add_attention_option(cmd, args.attention);
+  add_depthwise_option(cmd, args.depthwise);
   cmd.add_option("--rtol", args.rtol,
                  "Relative tolerance: |compiled - eager| <= atol + rtol |eager| (default: by the outputs' dtype: "
                  "float32 1e-4, float32 through TF32 2e-3, float16 1e-2, bfloat16 2e-2; integers exact)");

@@ -28,6 +28,7 @@ struct CompileArgs {
   std::string conv_weights = "auto";
   std::string row_stages = "auto";
   std::string attention = "auto";
+  std::string depthwise = "auto";
   int checks = 3;
   bool json = false;
 };
@@ -47,7 +48,9 @@ int run(const CompileArgs& a) {
   api::check_row_stages(a.row_stages);
   o.row_stages = a.row_stages;
   api::check_attention(a.attention);
+  api::check_depthwise(a.depthwise);
   o.attention = a.attention;
+  o.depthwise = a.depthwise;
   std::string dump = a.dump;
   if (dump.empty())
     if (const char* d = std::getenv("KILN_DUMP_DIR"); d && *d) dump = d;
@@ -93,6 +96,7 @@ Command add_compile(CLI::App& app) {
                  "epilogues folding its rows, from 256 rows on: auto, or separate (each its own kernel)")
       ->capture_default_str();
   add_attention_option(cmd, args.attention);
+  add_depthwise_option(cmd, args.depthwise);
   cmd.add_option("--dump", args.dump,
                  "Write every stage (captured graph, loop IR, fusion, source) under DIR "
                  "(also KILN_DUMP_DIR)");

@@ -120,6 +120,8 @@ void check_count(const std::string& option, int value, int most, const std::stri
 void add_json_flag(CLI::App& cmd, bool& json);
 // --attention auto|fused|separate (lowering/attention.h), checked by api::check_attention when the command runs.
 void add_attention_option(CLI::App& cmd, std::string& attention);
+// --depthwise auto|generated|extern (lowering::LowerOptions::depthwise), checked by api::check_depthwise.
+void add_depthwise_option(CLI::App& cmd, std::string& depthwise);
 
 // -o/--output; the caller says what is written and whether it is required.
 CLI::Option* add_output_option(CLI::App& cmd, std::string& path, const std::string& help);

@@ -60,6 +60,11 @@ void check_row_stages(const std::string& stages) {
   if (stages != "auto" && stages != "separate") throw Error("--row-stages '" + stages + "': use auto or separate");
 }
 
+void check_depthwise(const std::string& depthwise) {
+  if (depthwise != "auto" && depthwise != "generated" && depthwise != "extern")
+    throw Error("--depthwise '" + depthwise + "': use auto, generated or extern");
+}
+
 void check_attention(const std::string& attention) {
   if (attention != "auto" && attention != "fused" && attention != "separate")
     throw Error("--attention '" + attention + "': use auto, fused or separate");

@@ -164,6 +164,53 @@ bool row_prologue(const LoopProgram& program, const FusedKernel& k, int comp) {
   return false;
 }
 
+// Whether e computes a transcendental function (an exponential, a logarithm, a trigonometric or error function).
+bool transcendental(const VExpr& e) {
+  if (!e) return false;
+  if (e->op == VExprNode::Op::Unary) {
+    static const std::set<std::string> fns = {"exp", "exp2", "expm1", "log", "log1p", "log2", "sigmoid", "tanh",
+                                              "erf", "erfc", "sin", "cos", "tan", "pow"};
+    if (fns.count(e->fn)) return true;
+  }
+  if (e->op == VExprNode::Op::Binary && e->fn == "pow") return true;
+  return transcendental(e->a) || transcendental(e->b) || transcendental(e->c);
+}
+
+// How many loads e makes.
+size_t load_count(const VExpr& e) {
+  if (!e) return 0;
+  if (e->op == VExprNode::Op::Binary && lowering::ve_is_index_fn(*e)) return 0;
+  return (e->op == VExprNode::Op::Load ? 1 : 0) + load_count(e->a) + load_count(e->b) + load_count(e->c);
+}
+
+// Whether e reads some computation at four or more positions (a window's taps; two or three, as a rotation's halves
+// or a difference of neighbours, are not one).
+bool windowed(const VExpr& e) {
+  std::map<int, std::vector<const VExprNode*>> seen;  // each computation's distinct positions
+  bool window = false;
+  std::function<void(const VExpr&)> walk = [&](const VExpr& x) {
+    if (!x || window) return;
+    if (x->op == VExprNode::Op::Binary && lowering::ve_is_index_fn(*x)) return;
+    if (x->op == VExprNode::Op::Load) {
+      auto& at = seen[x->comp];
+      bool known = false;
+      for (const auto* l : at) known = known || same_index(l->index, x->index);
+      if (!known) at.push_back(x.get());
+      window = at.size() >= 4;
+    }
+    walk(x->a);
+    walk(x->b);
+    walk(x->c);
+  };
+  walk(e);
+  return window;
+}
+
+// A convolution lowered as arithmetic (a depthwise one's window of taps).
+bool window_conv(const Comp& c) {
+  return c.kind == Kind::Pointwise && (c.target == "aten::conv2d" || c.target == "aten::_convolution");
+}
+
 FusedProgram schedule(const LoopProgram& input, const FusionOptions& options) {
   FusedProgram fp;
   fp.program = input;
@@ -230,8 +277,10 @@ FusedProgram schedule(const LoopProgram& input, const FusionOptions& options) {
     // than storing it and reading it back: consumers x full-size inputs <= full-size inputs + one
     // write + one read per consumer (an SE block's activation, read by its pooling and its scaling).
     bool recompute = false;
+    // Never a window (a generated depthwise convolution's taps): each consumer would sum it again, and a row
+    // kernel's strided walk over the taps ran a pooling 7-15x slower on the H200 (efficientnet_b0).
     if (!cheap && users[i].size() > 1 && users[i].size() <= 3 && !extern_user &&
-        lowering::ve_size(inlined[i]) <= options.recompute_limit) {
+        lowering::ve_size(inlined[i]) <= options.recompute_limit && !windowed(inlined[i])) {
       const auto key = visit_key(c);
       // Consumer u reads each element of producer p once: its loads of p are at one index (one
       // read: the kernel computes the same expression once, as a variance's (x - mean) * (x - mean)),
@@ -255,12 +304,41 @@ FusedProgram schedule(const LoopProgram& input, const FusionOptions& options) {
       const size_t k = users[i].size();
       recompute = once_each && k * full <= full + 1 + k;
     }
+    // A generated depthwise convolution (lowering::LowerOptions::depthwise), and each step of its epilogue in turn,
+    // goes into its one consumer whatever its size when that consumer reads it once, at one position (its batch
+    // norm, then the activation): the window's sum is computed once either way, and the epilogue needs no buffers.
+    auto epilogue_of_window = [&](int p) {
+      if (users[p].size() != 1 || !windowed(inlined[p])) return false;
+      std::vector<const VExprNode*> ls;
+      loads_of(comps[users[p][0]].body, p, ls);
+      bool one_position = !ls.empty();
+      for (const auto* l : ls) one_position &= same_index(l->index, ls.front()->index);
+      return one_position;
+    };
+    // A generated convolution reading it around each position (a depthwise window's taps) would compute it once per
+    // tap: stored once instead when that means a transcendental per tap (a SiLU's exp) or loads of its own per tap
+    // (a window in a window); plain arithmetic on one input (a batch norm with ReLU or hardswish) is recomputed, which
+    // saves writing and reading back the whole tensor.
+    size_t positions = 0;
+    if (!cheap && users[i].size() == 1 && window_conv(comps[users[i][0]]) &&
+        (transcendental(inlined[i]) || load_count(inlined[i]) >= 4)) {
+      std::vector<const VExprNode*> ls;
+      loads_of(comps[users[i][0]].body, static_cast<int>(i), ls);
+      for (size_t a = 0; a < ls.size(); ++a) {
+        bool seen = false;
+        for (size_t b = 0; b < a && !seen; ++b) seen = same_index(ls[a]->index, ls[b]->index);
+        positions += seen ? 0 : 1;
+      }
+    }
     std::string why;
     if (!options.fuse) why = "fusion disabled";
     else if (extern_user) why = "extern boundary: an extern call reads it, so it is written to a buffer";
+    else if (positions >= 4)
+      why = "read at " + std::to_string(positions) + " positions by a window's taps: stored once, not computed at each";
     else if (users[i].size() > 1 && !cheap && !recompute)
       why = "used by " + std::to_string(users[i].size()) + " consumers: inlining would recompute it";
-    else if (lowering::ve_size(inlined[i]) > options.inline_limit) why = "size limit: expression too large to inline";
+    else if (lowering::ve_size(inlined[i]) > options.inline_limit && !epilogue_of_window(static_cast<int>(i)))
+      why = "size limit: expression too large to inline";
     if (!why.empty()) {
       fp.realized[i] = true;
       for (int u : users[i]) decide(static_cast<int>(i), u, false, why);
@@ -336,7 +414,9 @@ FusedProgram schedule(const LoopProgram& input, const FusionOptions& options) {
         many_rows(c.sizes) && depends_on_kernel(last_pointwise)) {
       FusedKernel& g = fp.kernels[last_pointwise];
       bool fits = true;
-      for (int m : g.comps) fits &= prefix(c.sizes, comps[m].sizes);
+      // Not a window (a depthwise convolution's taps): a row kernel walks its rows' elements apart, each tap's
+      // loads strided (efficientnet_b0's squeeze-excitation poolings ran 7-15x slower so on the H200).
+      for (int m : g.comps) fits &= prefix(c.sizes, comps[m].sizes) && !windowed(comps[m].body);
       const int k_index = last_pointwise;
       if (fits) fits = reads_own_rows(c.body, kernel_of, k_index, comps, c.sizes.size());
       if (fits) {

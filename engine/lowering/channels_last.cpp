@@ -36,6 +36,20 @@ bool keeps_memory_format(const std::string& target) {
   return ops.count(target) > 0;
 }
 
+// Whether body loads a computation stored NHWC.
+bool reads_nhwc(const LoopProgram& p, const VExpr& body) {
+  bool nhwc = false;
+  std::function<void(const VExpr&)> find = [&](const VExpr& e) {
+    if (!e || nhwc) return;
+    if (e->op == VExprNode::Op::Load && p.comps[e->comp].layout == kNhwc) nhwc = true;
+    find(e->a);
+    find(e->b);
+    find(e->c);
+  };
+  find(body);
+  return nhwc;
+}
+
 }  // namespace
 
 bool is_conv2d_target(const std::string& target) {
@@ -140,19 +154,34 @@ int choose_channels_last(LoopProgram& p, bool weight_copies) {
     }
     if (comp.kind == Comp::Kind::Reduction && comp.target == "aten::max_pool2d") {
       // Pooling windows of an NHWC input: the pooled tensor keeps the layout (and feeds the next conv).
-      bool nhwc_input = false;
-      std::function<void(const VExpr&)> find = [&](const VExpr& e) {
-        if (!e) return;
-        if (e->op == VExprNode::Op::Load && p.comps[e->comp].layout == kNhwc) nhwc_input = true;
-        find(e->a);
-        find(e->b);
-        find(e->c);
-      };
-      find(comp.body);
-      if (nhwc_input) set_nhwc(static_cast<int>(c));
+      if (reads_nhwc(p, comp.body)) set_nhwc(static_cast<int>(c));
       continue;
     }
     if (comp.kind != Comp::Kind::Pointwise) continue;
+    // A depthwise convolution lowered as arithmetic (LowerOptions::depthwise) reads its input around each position,
+    // not at it: it keeps the layout of an NHWC input, so neighbouring threads read neighbouring channels.
+    if (is_conv2d_target(comp.target) && reads_nhwc(p, comp.body)) {
+      set_nhwc(static_cast<int>(c));
+      // Its filters [C, 1, KH, KW] (a constant) are then read with the channel varying fastest across threads:
+      // stored [KH, KW, 1, C] (converted once, as convolutions' NHWC weights are), each tap's loads are
+      // neighbours instead of KH*KW floats apart (uncoalesced, they made the kernel 5-10x slower than cuDNN's).
+      std::function<void(const VExpr&)> filters = [&](const VExpr& e) {
+        if (!e) return;
+        if (e->op == VExprNode::Op::Load && e->index.size() == 4 && e->index[0]->op == IExprNode::Op::Var &&
+            e->index[0]->var == 1) {
+          Comp& w = p.comps[e->comp];
+          if (w.kind == Comp::Kind::Constant && w.sizes.size() == 4 && w.layout.empty()) {
+            w.layout = {2, 3, 1, 0};
+            ++changed;
+          }
+        }
+        filters(e->a);
+        filters(e->b);
+        filters(e->c);
+      };
+      filters(comp.body);
+      continue;
+    }
     bool follows = false;
     std::function<void(const VExpr&)> walk = [&](const VExpr& e) {
       if (!e || follows) return;

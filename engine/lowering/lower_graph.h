@@ -11,6 +11,8 @@
 //         With options.attention, each attention chain (attention.h) is one extern
 //         kiln::scaled_dot_product_attention named after its last product; the chain's other nodes and the
 //         views only it read are not lowered, and `notes` says what each call replaced.
+//         With options.depthwise, a depthwise conv2d is a pointwise computation (its window's taps summed),
+//         not an extern.
 //   error: LoweringError when the region cannot be lowered at all (the backend then runs it eagerly).
 #pragma once
 
@@ -49,6 +51,10 @@ struct LowerOptions {
   // bfloat16, and with attention_float32 float32's too.
   bool attention = false;
   bool attention_float32 = false;
+  // Depthwise convolutions (one filter per channel, small windows) as generated arithmetic instead of a cuDNN call:
+  // their epilogue (batch norm, activation) then fuses into the same kernel, and default mode launches a kernel
+  // where it made a library call.
+  bool depthwise = false;
 };
 
 LoweredRegion lower_graph(const ir::Graph& graph, const LowerOptions& options = {});

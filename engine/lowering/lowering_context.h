@@ -89,6 +89,9 @@ Sym numel(const std::vector<Sym>& sizes, size_t from = 0, size_t to = SIZE_MAX);
 bool lower_view_op(LoweringContext& cx, const std::string& target);
 bool lower_pointwise_op(LoweringContext& cx, const std::string& target);
 bool lower_reduction_op(LoweringContext& cx, const std::string& target);
+// A depthwise conv2d (weight [C, 1, KH, KW], groups C, literal stride/padding/dilation, constant spatial sizes,
+// at most 49 taps) as one pointwise computation (decompose_conv.cpp); false, adding nothing, for any other.
+bool lower_depthwise_conv(LoweringContext& cx);
 
 // An attention chain (attention.h) lowered at its last product's node (attention.cpp).
 struct AttentionMatch;

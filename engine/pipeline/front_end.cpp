@@ -38,6 +38,7 @@ void lower(State& s) {
   lowering::LowerOptions lo;
   lo.attention = s.options.attention;
   lo.attention_float32 = s.options.attention_float32;
+  lo.depthwise = s.options.depthwise;
   s.out.lowered = lowering::lower_graph(s.graph, lo);
   std::string notes;
   for (const auto& n : s.out.lowered.notes) notes += n + "\n";

@@ -49,6 +49,7 @@ struct FrontEndOptions {
   // with attention_float32.
   bool attention = false;
   bool attention_float32 = false;
+  bool depthwise = false;  // depthwise convolutions as generated arithmetic (lowering::LowerOptions::depthwise)
   bool linear_bias_in_readers = false;  // linears read only by pointwise work leave their bias to it (lowering/linear_bias.h)
 };
 

@@ -42,6 +42,9 @@ struct BackendOptions {
   // (float16 and bfloat16 ones on the GPU), "fused" (float32 ones too, and on the CPU, where the call runs
   // eager's own steps) or "separate" (products, mask and softmax as they are written, for an A/B).
   std::string attention = "auto";
+  // Whether depthwise convolutions become generated arithmetic (lowering::LowerOptions::depthwise): "auto" (in
+  // default mode on the GPU), "generated" (every mode, the CPU too) or "extern" (LibTorch's convolution, an A/B).
+  std::string depthwise = "auto";
 };
 
 struct StageDump {

@@ -314,6 +314,7 @@ void CapturedRuntime::run_region(int r, Env& env) {
     bo.conv_weights = options_.conv_weights;
     bo.row_stages = options_.row_stages;
     bo.attention = options_.attention;
+    bo.depthwise = options_.depthwise;
     {
       profile::Span compile_span("compile", "compile " + id + " (" + backend_->name() + ")", id);
       fn = backend_->compile(entry, region, bo, art);
@@ -324,9 +325,15 @@ void CapturedRuntime::run_region(int r, Env& env) {
       auto tuned = fn->autotune();
       for (size_t i = 0; i < tuned.size() && i < art.kernels.size(); ++i) art.kernels[i].autotune = tuned[i];
     }
-  } catch (const Error& e) {
+  } catch (const std::exception& e) {
+    // Kiln's own errors and LibTorch's (a c10::Error from an op the compiled code called, its C++ backtrace left
+    // out): the region runs eagerly, as compiled code that cannot run should; an error eager itself raises
+    // (wrong input shapes) comes out of the eager run below.
+    const auto* torch_error = dynamic_cast<const c10::Error*>(&e);
+    if (!torch_error && !dynamic_cast<const Error*>(&e)) throw;
     fn.reset();
-    art.note = std::string("backend ") + backend_->name() + " failed, region runs eagerly: " + e.what();
+    art.note = std::string("backend ") + backend_->name() + " failed, region runs eagerly: " +
+               (torch_error ? torch_error->what_without_backtrace() : e.what());
     event(Event::Kind::EagerFallback, r, id, art.note);
     capture::run_trace(entry, interp_, env);
   }

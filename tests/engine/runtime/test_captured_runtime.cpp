@@ -277,3 +277,43 @@ TEST(CapturedRuntime, RegionSpansNameTheEntryTheirGuardsChose) {
   EXPECT_EQ(ids[3], "[0/1]");
   EXPECT_EQ(ids[4], "[0/0]") << "the newest entry's guard (s0 > 4) fails; the first entry still serves 2x16";
 }
+
+namespace {
+
+// Compiles every region; its compiled code's first run fails inside LibTorch (a c10::Error, as an op called with
+// operands it refuses raises), before writing any output.
+class TorchErrorBackend : public runtime::Backend {
+  struct Fn : runtime::CompiledFn {
+    void run(capture::Interpreter&, capture::Interpreter::Env&) override {
+      at::Tensor a = at::ones({2}, at::kFloat), b = at::ones({2}, at::kBFloat16);
+      at::mm(a.view({1, 2}), b.view({2, 1}));  // mixed dtypes: LibTorch refuses
+    }
+  };
+
+ public:
+  std::string name() const override { return "test_torch_error"; }
+  std::unique_ptr<runtime::CompiledFn> compile(const capture::SpecializedRegion&, const capture::RegionStatic&,
+                                               const runtime::BackendOptions&, runtime::RegionArtifacts&) override {
+    return std::make_unique<Fn>();
+  }
+};
+
+}  // namespace
+
+TEST(CapturedRuntime, ALibTorchErrorInCompiledCodeRunsTheRegionEagerlyAndSaysWhy) {
+  runtime::register_backend("test_torch_error", [] { return std::make_unique<TorchErrorBackend>(); });
+  auto m = model::load_model(test::example("small_mlp.pt"));
+  capture::CompileOptions o;
+  o.backend = "test_torch_error";
+  runtime::CapturedRuntime rt(m, o);
+  for (int call = 0; call < 2; ++call) {  // the first call falls back; the second runs the region eagerly again
+    auto x = input("4x64");
+    EXPECT_TRUE(torch::equal(rt.run({x})[0].toTensor(), eager(m, x))) << call;
+  }
+  auto fallbacks = events_of(rt, Event::Kind::EagerFallback);
+  ASSERT_EQ(fallbacks.size(), 1u);
+  const std::string& why = fallbacks[0]->message;
+  EXPECT_NE(why.find("backend test_torch_error failed, region runs eagerly: "), std::string::npos) << why;
+  EXPECT_NE(why.find("expected"), std::string::npos) << why;  // LibTorch's own message
+  EXPECT_EQ(why.find("Exception raised from"), std::string::npos) << why;  // without its C++ backtrace
+}

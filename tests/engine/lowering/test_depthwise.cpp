@@ -1,0 +1,216 @@
+// Depthwise convolutions lowered as generated arithmetic (lowering/lower_graph.h, LowerOptions::depthwise): which
+// convolutions take it, the loop IR and fusion around it, the layout it keeps, and compiled results against LibTorch
+// eager on the CPU (depthwise "generated"; on the GPU it is the default) for every padding, stride and dilation case.
+#include <gtest/gtest.h>
+
+#include <torch/script.h>
+
+#include "engine/fusion/schedule.h"
+#include "engine/pipeline/front_end.h"
+#include "engine/lowering/channels_last.h"
+#include "engine/lowering/lower_graph.h"
+#include "engine/model/model_impl.h"
+#include "engine/runtime/captured_runtime.h"
+#include "engine/runtime/example_inputs.h"
+#include "tests/support/paths.h"
+
+using namespace kiln;
+
+namespace {
+
+// A model with the parameters `params` (name, sizes) and TorchScript `source`, saved to a temp archive.
+std::string model_with(const std::string& name, const std::vector<std::pair<std::string, std::vector<int64_t>>>& params,
+                       const std::string& source) {
+  torch::jit::Module m(name);
+  for (const auto& [p, sizes] : params) m.register_parameter(p, torch::randn(sizes), false);
+  m.define(source);
+  const std::string path = test::temp_dir() + "/" + name + ".pt";
+  m.save(path);
+  return path;
+}
+
+struct Compiled {
+  model::Model model;
+  std::unique_ptr<runtime::CapturedRuntime> rt;
+};
+
+Compiled compile(const std::string& path, const std::string& input, const std::string& depthwise,
+                 const std::string& layout = "auto") {
+  Compiled c;
+  c.model = model::load_model(path);
+  capture::CompileOptions o;
+  o.backend = "kiln";
+  o.depthwise = depthwise;
+  o.conv_layout = layout;
+  o.dynamic = false;
+  c.rt = std::make_unique<runtime::CapturedRuntime>(c.model, o);
+  std::ostringstream printed;
+  c.rt->run(runtime::make_inputs({parse_input_spec(input)}), &printed);
+  return c;
+}
+
+// max |compiled - eager| / max |eager| over three fresh random inputs (the compiled outputs poisoned first by the
+// runtime's own fresh buffers: every call writes them anew).
+double worst_error(Compiled& c, const std::string& input) {
+  double worst = 0;
+  for (int i = 0; i < 3; ++i) {
+    auto x = runtime::make_inputs({parse_input_spec(input)});
+    std::ostringstream printed;
+    auto out = c.rt->run(x, &printed)[0].toTensor().to(at::kDouble);
+    torch::NoGradGuard g;
+    auto ref = const_cast<torch::jit::Module&>(c.model.impl->module).forward({x[0]}).toTensor().to(at::kDouble);
+    if (out.sizes() != ref.sizes()) return INFINITY;
+    double err = (out - ref).abs().max().item<double>() / std::max(ref.abs().max().item<double>(), 1e-12);
+    worst = std::max(worst, std::isnan(err) ? INFINITY : err);
+  }
+  return worst;
+}
+
+// The first region's first entry's graph, lowered with or without depthwise.
+lowering::LoweredRegion lowered(Compiled& c, bool depthwise) {
+  lowering::LowerOptions lo;
+  lo.depthwise = depthwise;
+  return lowering::lower_graph(c.rt->regions().at(0).entries.at(0).graph, lo);
+}
+
+int count(const lowering::LoopProgram& p, lowering::Comp::Kind kind, const std::string& target) {
+  int n = 0;
+  for (const auto& comp : p.comps) n += comp.kind == kind && comp.target == target;
+  return n;
+}
+
+// Every case of window, stride, padding and dilation: bias or none, padding 0 (no tap outside), asymmetric strides,
+// odd sizes whose last window is cut short, 5x5 and 7x7 windows, a 1x1 depthwise conv.
+const char* kCases = R"JIT(
+def forward(self, x):
+    y = torch.conv2d(x, self.w3, self.b, [1, 1], [1, 1], [1, 1], 8)
+    y = torch.sigmoid(y * 0.5 + 1.0)
+    y = torch.conv2d(y, self.w5, None, [2, 2], [2, 2], [1, 1], 8)
+    y = torch.conv2d(y, self.w3, None, [1, 2], [2, 1], [2, 1], 8)
+    y = torch.conv2d(y, self.w3, self.b, [1, 1], [0, 0], [1, 1], 8)
+    y = torch.conv2d(y, self.w7, None, [1, 1], [3, 3], [1, 1], 8)
+    return torch.conv2d(y, self.w1, self.b, [1, 1], [0, 0], [1, 1], 8)
+)JIT";
+const std::vector<std::pair<std::string, std::vector<int64_t>>> kParams = {
+    {"w1", {8, 1, 1, 1}}, {"w3", {8, 1, 3, 3}}, {"w5", {8, 1, 5, 5}}, {"w7", {8, 1, 7, 7}}, {"b", {8}}};
+
+}  // namespace
+
+TEST(Depthwise, EveryWindowStridePaddingAndDilationMatchesEager) {
+  const std::string path = model_with("depthwise_cases", kParams, kCases);
+  for (const char* input : {"2x8x13x11", "1x8x16x16", "3x8x9x20"}) {
+    auto c = compile(path, input, "generated");
+    auto low = lowered(c, true);
+    EXPECT_EQ(count(low.program, lowering::Comp::Kind::Extern, "aten::conv2d"), 0) << input;
+    EXPECT_EQ(count(low.program, lowering::Comp::Kind::Pointwise, "aten::conv2d"), 6) << input;
+    // Float32 sums of at most 49 products in another order than LibTorch's: 1e-5 of the largest value.
+    EXPECT_LT(worst_error(c, input), 1e-5) << input;
+  }
+}
+
+TEST(Depthwise, EachConvolutionAndTheArithmeticAfterItAreOneKernel) {
+  const std::string path = model_with("depthwise_cases", kParams, kCases);
+  auto generated = compile(path, "2x8x13x11", "generated");
+  auto separate = compile(path, "2x8x13x11", "extern");
+  const auto& art = generated.rt->artifacts(0).at(0);
+  const auto& before = separate.rt->artifacts(0).at(0);
+  // Six convolutions: the first one's affine and sigmoid inside its kernel, the last (one tap, reading the 7x7's result
+  // once) inside the 7x7's; the second window reads the sigmoid stored (not an exp per tap): five kernels, no extern.
+  std::string names;
+  for (const auto& k : art.kernels) names += k.name + " ";
+  for (const auto& d : art.decisions) names += "\n" + d.first + " -> " + d.second + ": " + d.reason;
+  EXPECT_EQ(art.kernels.size(), 5u) << names;
+  EXPECT_EQ(count(lowered(separate, false).program, lowering::Comp::Kind::Extern, "aten::conv2d"), 6);
+  EXPECT_LT(before.kernels.size(), art.kernels.size());  // extern: the affine-sigmoid and the biases only
+  EXPECT_LT(worst_error(separate, "2x8x13x11"), 1e-5);
+}
+
+TEST(Depthwise, OnlyOneFilterPerChannelIsGenerated) {
+  // groups 2 (not depthwise), a channel multiplier (16 filters over 8 channels), a 9x9 window (81 taps), and
+  // padding "same" (a string): each stays LibTorch's convolution, and the results still match eager.
+  const std::string path = model_with(
+      "not_depthwise", {{"g2", {8, 4, 3, 3}}, {"m2", {16, 1, 3, 3}}, {"w9", {16, 1, 9, 9}}, {"w3", {16, 1, 3, 3}}}, R"JIT(
+def forward(self, x):
+    y = torch.conv2d(x, self.g2, None, [1, 1], [1, 1], [1, 1], 2)
+    y = torch.conv2d(y, self.m2, None, [1, 1], [1, 1], [1, 1], 8)
+    y = torch.conv2d(y, self.w9, None, [1, 1], [4, 4], [1, 1], 16)
+    return torch.conv2d(y, self.w3, None, [1, 1], "same", [1, 1], 16)
+)JIT");
+  auto c = compile(path, "2x8x12x12", "generated");
+  auto low = lowered(c, true);
+  EXPECT_EQ(count(low.program, lowering::Comp::Kind::Pointwise, "aten::conv2d"), 0);
+  EXPECT_LT(worst_error(c, "2x8x12x12"), 1e-5);
+}
+
+TEST(Depthwise, KeepsTheChannelsLastLayoutOfItsInput) {
+  // pointwise conv → relu → depthwise → relu → pointwise conv: the depthwise reads an NHWC input, so it is
+  // stored NHWC too (neighbouring threads, neighbouring channels) and the relu after it follows.
+  const std::string path = model_with("depthwise_block", {{"a", {8, 4, 1, 1}}, {"d", {8, 1, 3, 3}}, {"p", {4, 8, 1, 1}}}, R"JIT(
+def forward(self, x):
+    y = torch.relu(torch.conv2d(x, self.a))
+    y = torch.relu(torch.conv2d(y, self.d, None, [2, 2], [1, 1], [1, 1], 8))
+    return torch.conv2d(y, self.p)
+)JIT");
+  auto c = compile(path, "2x4x10x10", "generated", "channels-last");
+  auto low = lowered(c, true);
+  lowering::choose_channels_last(low.program);
+  const std::vector<int> nhwc = {0, 2, 3, 1};
+  int depthwise = 0;
+  for (const auto& comp : low.program.comps)
+    if (comp.kind == lowering::Comp::Kind::Pointwise && comp.target == "aten::conv2d") {
+      EXPECT_EQ(comp.layout, nhwc) << comp.name;
+      ++depthwise;
+    }
+  EXPECT_EQ(depthwise, 1);
+  // Its filters, a constant [8, 1, 3, 3], stored [3, 3, 1, 8]: neighbouring channels' taps are neighbours.
+  for (const auto& comp : low.program.comps)
+    if (comp.kind == lowering::Comp::Kind::Constant && comp.sizes.size() == 4 && capture::sym_is_const(comp.sizes[1]) &&
+        comp.sizes[1]->value == 1)
+      EXPECT_EQ(comp.layout, (std::vector<int>{2, 3, 1, 0})) << comp.name;
+  EXPECT_LT(worst_error(c, "2x4x10x10"), 1e-5);
+}
+
+TEST(Depthwise, MobileNetAndEfficientNetMiniaturesMatchEager) {
+  // The corpus miniatures (random weights, 2x3x32x32): their depthwise convolutions generated on the CPU, the rest
+  // as Kiln compiles them there. Float32 through a dozen blocks with batch norms: 1e-4 of the largest value.
+  for (const char* name : {"mobilenet_v3_small", "efficientnet_b0"}) {
+    auto c = compile(test::data("corpus/" + std::string(name) + ".pt"), "2x3x32x32", "generated");
+    int generated = 0;
+    for (size_t r = 0; r < c.rt->regions().size(); ++r) {
+      if (c.rt->regions()[r].entries.empty()) continue;
+      lowering::LowerOptions lo;
+      lo.depthwise = true;
+      generated += count(lowering::lower_graph(c.rt->regions()[r].entries[0].graph, lo).program,
+                         lowering::Comp::Kind::Pointwise, "aten::conv2d");
+    }
+    EXPECT_GE(generated, 3) << name;
+    EXPECT_LT(worst_error(c, "2x3x32x32"), 1e-4) << name;
+  }
+}
+
+TEST(Depthwise, AWindowIsSummedOnceInAPointwiseKernelWithItsBatchNormAndActivation) {
+  // EfficientNet's squeeze-excitation: depthwise → batch norm → SiLU, read by the pooling and by the scaling, through
+  // the GPU's front end (channels-last, recomputation on, row kernels taking in the kernel before them). The window
+  // goes into one pointwise kernel with its batch norm and SiLU; never into a reader's kernel again, and never into
+  // the pooling's row kernel (whose walk along the rows reads each tap strided: 7-15x slower on the H200).
+  auto c = compile(test::data("corpus/efficientnet_b0.pt"), "2x3x32x32", "generated");
+  pipeline::FrontEndOptions fe;
+  fe.channels_last = true;
+  fe.recompute = true;
+  fe.depthwise = true;
+  fe.conv_weights = pipeline::FrontEndOptions::ConvWeights::PerCall;
+  runtime::RegionArtifacts art;
+  auto out = pipeline::run_front_end(c.rt->regions().at(0).entries.at(0).graph, fe, art);
+  int windows = 0;
+  for (const auto& comp : out.lowered.program.comps) {
+    if (comp.kind != lowering::Comp::Kind::Pointwise || comp.target != "aten::conv2d") continue;
+    ++windows;
+    std::vector<const fusion::FusedKernel*> in;
+    for (const auto& k : out.fused.kernels)
+      if (std::find(k.nodes.begin(), k.nodes.end(), comp.name) != k.nodes.end()) in.push_back(&k);
+    ASSERT_EQ(in.size(), 1u) << comp.name;
+    EXPECT_EQ(in[0]->kind, fusion::FusedKernel::Kind::Pointwise) << in[0]->name;
+    EXPECT_EQ(in[0]->nodes.size(), 3u) << in[0]->name;  // the window, its batch norm and its SiLU
+  }
+  EXPECT_GE(windows, 3);
+}
