@@ -164,6 +164,8 @@ bool row_prologue(const LoopProgram& program, const FusedKernel& k, int comp) {
   return false;
 }
 
+namespace {
+
 // Whether e computes a transcendental function (an exponential, a logarithm, a trigonometric or error function).
 bool transcendental(const VExpr& e) {
   if (!e) return false;
@@ -183,9 +185,14 @@ size_t load_count(const VExpr& e) {
   return (e->op == VExprNode::Op::Load ? 1 : 0) + load_count(e->a) + load_count(e->b) + load_count(e->c);
 }
 
-// Whether e reads some computation at four or more positions (a window's taps; two or three, as a rotation's halves
-// or a difference of neighbours, are not one).
-bool windowed(const VExpr& e) {
+// A convolution lowered as arithmetic (a depthwise one's window of taps).
+bool window_conv(const Comp& c) {
+  return c.kind == Kind::Pointwise && (c.target == "aten::conv2d" || c.target == "aten::_convolution");
+}
+
+}  // namespace
+
+bool reads_a_window(const VExpr& e) {
   std::map<int, std::vector<const VExprNode*>> seen;  // each computation's distinct positions
   bool window = false;
   std::function<void(const VExpr&)> walk = [&](const VExpr& x) {
@@ -204,11 +211,6 @@ bool windowed(const VExpr& e) {
   };
   walk(e);
   return window;
-}
-
-// A convolution lowered as arithmetic (a depthwise one's window of taps).
-bool window_conv(const Comp& c) {
-  return c.kind == Kind::Pointwise && (c.target == "aten::conv2d" || c.target == "aten::_convolution");
 }
 
 FusedProgram schedule(const LoopProgram& input, const FusionOptions& options) {
@@ -280,7 +282,7 @@ FusedProgram schedule(const LoopProgram& input, const FusionOptions& options) {
     // Never a window (a generated depthwise convolution's taps): each consumer would sum it again, and a row
     // kernel's strided walk over the taps ran a pooling 7-15x slower on the H200 (efficientnet_b0).
     if (!cheap && users[i].size() > 1 && users[i].size() <= 3 && !extern_user &&
-        lowering::ve_size(inlined[i]) <= options.recompute_limit && !windowed(inlined[i])) {
+        lowering::ve_size(inlined[i]) <= options.recompute_limit && !reads_a_window(inlined[i])) {
       const auto key = visit_key(c);
       // Consumer u reads each element of producer p once: its loads of p are at one index (one
       // read: the kernel computes the same expression once, as a variance's (x - mean) * (x - mean)),
@@ -308,7 +310,7 @@ FusedProgram schedule(const LoopProgram& input, const FusionOptions& options) {
     // goes into its one consumer whatever its size when that consumer reads it once, at one position (its batch
     // norm, then the activation): the window's sum is computed once either way, and the epilogue needs no buffers.
     auto epilogue_of_window = [&](int p) {
-      if (users[p].size() != 1 || !windowed(inlined[p])) return false;
+      if (users[p].size() != 1 || !reads_a_window(inlined[p])) return false;
       std::vector<const VExprNode*> ls;
       loads_of(comps[users[p][0]].body, p, ls);
       bool one_position = !ls.empty();
@@ -416,7 +418,7 @@ FusedProgram schedule(const LoopProgram& input, const FusionOptions& options) {
       bool fits = true;
       // Not a window (a depthwise convolution's taps): a row kernel walks its rows' elements apart, each tap's
       // loads strided (efficientnet_b0's squeeze-excitation poolings ran 7-15x slower so on the H200).
-      for (int m : g.comps) fits &= prefix(c.sizes, comps[m].sizes) && !windowed(comps[m].body);
+      for (int m : g.comps) fits &= prefix(c.sizes, comps[m].sizes) && !reads_a_window(comps[m].body);
       const int k_index = last_pointwise;
       if (fits) fits = reads_own_rows(c.body, kernel_of, k_index, comps, c.sizes.size());
       if (fits) {

@@ -63,6 +63,9 @@ RowStage row_stage(const LoopProgram& program, const FusedKernel& k, int comp);
 // Whether pointwise computation `comp` of row kernel k runs before its first reduction (a prologue
 // the reductions read back, written before them).
 bool row_prologue(const LoopProgram& program, const FusedKernel& k, int comp);
+// Whether e reads some computation at four or more positions: a window's taps (a generated depthwise convolution's,
+// lowering::LowerOptions::depthwise); two or three, as a rotation's halves or a difference of neighbours, are not one.
+bool reads_a_window(const lowering::VExpr& e);
 
 struct Step {
   enum class Kind { Kernel, Extern };

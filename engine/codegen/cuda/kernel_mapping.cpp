@@ -241,6 +241,11 @@ bool warp_per_row(const fusion::FusedProgram& p, const FusedKernel& k) {
 int vector_width(const fusion::FusedProgram& p, const FusedKernel& k) {
   const Comp& first = p.program.comps[k.comps[0]];
   if (first.sizes.empty()) return 1;
+  // A window's taps (a depthwise convolution) one element per thread: with 4, each lane's taps are scalar loads 16
+  // bytes apart across the warp, and the unrolled lanes quadruple the code NVRTC compiles (a 5x5 window's kernel
+  // 0.6-0.8 s of NVRTC here, the longest unit of a cold compile).
+  for (int c : k.comps)
+    if (fusion::reads_a_window(p.program.comps[c].body)) return 1;
   const auto& inner = first.sizes[lowering::storage_order(first).back()];
   if (!capture::sym_is_const(inner)) return 1;
   return inner->value % 4 == 0 ? 4 : 1;
