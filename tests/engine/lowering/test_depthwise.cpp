@@ -230,3 +230,77 @@ TEST(Depthwise, AWindowIsSummedOnceInAPointwiseKernelWithItsBatchNormAndActivati
   EXPECT_EQ(one_per_thread, windows);
   EXPECT_GT(codegen::compile_cuda(src, "sm_90").cubin.size(), 0u);
 }
+
+TEST(Depthwise, AHostileConvolutionIsNotGenerated) {
+  // A graph built by hand (a program's graph is read, not run: its arguments may disagree with its metadata). Only
+  // the convolution as PyTorch would run it is generated; every other is lowered as LibTorch's call, whose own
+  // checks then answer. Never a load outside the input: the taps' bounds come from the input's sizes.
+  auto meta = [](std::initializer_list<int64_t> shape, ir::DType dt = ir::DType::Float32) {
+    ir::ValueMeta m;
+    m.kind = ir::ValueMeta::Kind::Tensor;
+    m.dtype = dt;
+    for (int64_t d : shape) m.shape.push_back(ir::Dim::concrete(d));
+    return m;
+  };
+  auto ints = [](std::initializer_list<int64_t> v) {
+    std::vector<ir::Arg> items;
+    for (int64_t i : v) items.push_back(ir::Arg::integer(i));
+    return ir::Arg::list(items);
+  };
+  struct Case {
+    const char* what;
+    ir::ValueMeta weight;
+    ir::Arg stride, padding, dilation, groups;
+    ir::ValueMeta out;
+    bool generated;
+  };
+  const std::vector<Case> cases = {
+      {"as PyTorch runs it", meta({8, 1, 3, 3}), ints({1, 1}), ints({1, 1}), ints({1, 1}), ir::Arg::integer(8),
+       meta({2, 8, 6, 6}), true},
+      {"output sizes that disagree", meta({8, 1, 3, 3}), ints({1, 1}), ints({1, 1}), ints({1, 1}), ir::Arg::integer(8),
+       meta({2, 8, 7, 7}), false},
+      {"a zero stride", meta({8, 1, 3, 3}), ints({0, 1}), ints({1, 1}), ints({1, 1}), ir::Arg::integer(8),
+       meta({2, 8, 6, 6}), false},
+      {"a negative padding", meta({8, 1, 3, 3}), ints({1, 1}), ints({-1, 1}), ints({1, 1}), ir::Arg::integer(8),
+       meta({2, 8, 2, 6}), false},
+      {"a zero dilation", meta({8, 1, 3, 3}), ints({1, 1}), ints({1, 1}), ints({0, 1}), ir::Arg::integer(8),
+       meta({2, 8, 8, 6}), false},
+      {"groups other than the channels", meta({8, 1, 3, 3}), ints({1, 1}), ints({1, 1}), ints({1, 1}),
+       ir::Arg::integer(4), meta({2, 8, 6, 6}), false},
+      {"a filter of two channels", meta({8, 2, 3, 3}), ints({1, 1}), ints({1, 1}), ints({1, 1}), ir::Arg::integer(8),
+       meta({2, 8, 6, 6}), false},
+      {"a window of 81 taps", meta({8, 1, 9, 9}), ints({1, 1}), ints({4, 4}), ints({1, 1}), ir::Arg::integer(8),
+       meta({2, 8, 6, 6}), false},
+      {"three strides", meta({8, 1, 3, 3}), ints({1, 1, 1}), ints({1, 1}), ints({1, 1}), ir::Arg::integer(8),
+       meta({2, 8, 6, 6}), false},
+      {"a weight of another dtype", meta({8, 1, 3, 3}, ir::DType::Float16), ints({1, 1}), ints({1, 1}), ints({1, 1}),
+       ir::Arg::integer(8), meta({2, 8, 6, 6}), false},
+  };
+  for (const auto& c : cases) {
+    ir::Graph g;
+    ir::Node x;
+    x.op = ir::NodeOp::Placeholder;
+    x.target = "x";
+    x.outputs = {{"x", meta({2, 8, 6, 6})}};
+    g.nodes.push_back(x);
+    ir::Node w;
+    w.op = ir::NodeOp::GetAttr;
+    w.target = "w";
+    w.outputs = {{"w", c.weight}};
+    g.nodes.push_back(w);
+    ir::Node conv;
+    conv.target = "aten::conv2d";
+    conv.args = {ir::Arg::value("x"), ir::Arg::value("w"), ir::Arg::none(), c.stride, c.padding, c.dilation, c.groups};
+    conv.outputs = {{"y", c.out}};
+    g.nodes.push_back(conv);
+    ir::Node out;
+    out.op = ir::NodeOp::Output;
+    out.args = {ir::Arg::value("y")};
+    g.nodes.push_back(out);
+    lowering::LowerOptions lo;
+    lo.depthwise = true;
+    auto low = lowering::lower_graph(g, lo);
+    EXPECT_EQ(count(low.program, lowering::Comp::Kind::Pointwise, "aten::conv2d"), c.generated ? 1 : 0) << c.what;
+    EXPECT_EQ(count(low.program, lowering::Comp::Kind::Extern, "aten::conv2d"), c.generated ? 0 : 1) << c.what;
+  }
+}
