@@ -78,7 +78,11 @@ bool lower_depthwise_conv(LoweringContext& cx) {
   std::vector<Sym> out = {x.sizes[0], x.sizes[1]};
   for (int d = 0; d < 2; ++d) {
     const int64_t size = x.sizes[2 + d]->value;
-    if ((*stride)[d] < 1 || (*dil)[d] < 1 || (*pad)[d] < 0 || (*pad)[d] > (int64_t{1} << 20)) return false;
+    // Bounded so that the arithmetic below cannot overflow (a graph read from a file may say anything).
+    constexpr int64_t kMost = int64_t{1} << 20;
+    if ((*stride)[d] < 1 || (*dil)[d] < 1 || (*pad)[d] < 0 || (*stride)[d] > kMost || (*dil)[d] > kMost ||
+        (*pad)[d] > kMost || size > (int64_t{1} << 30))
+      return false;
     const int64_t o = (size + 2 * (*pad)[d] - (*dil)[d] * (kernel[d] - 1) - 1) / (*stride)[d] + 1;
     if (o < 1) return false;
     out.push_back(sym_const(o));

@@ -75,6 +75,8 @@ TEST(ApiOptions, RowStages) {
   EXPECT_EQ(error_of([] { api::check_row_stages("off"); }), "--row-stages 'off': use auto or separate");
   for (const char* ok : {"auto", "fused", "separate"}) EXPECT_NO_THROW(api::check_attention(ok));
   EXPECT_EQ(error_of([] { api::check_attention("sdpa"); }), "--attention 'sdpa': use auto, fused or separate");
+  for (const char* ok : {"auto", "generated", "extern"}) EXPECT_NO_THROW(api::check_depthwise(ok));
+  EXPECT_EQ(error_of([] { api::check_depthwise("cudnn"); }), "--depthwise 'cudnn': use auto, generated or extern");
 }
 
 TEST(ApiOptions, ConvWeights) {

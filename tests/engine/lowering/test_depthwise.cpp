@@ -277,6 +277,8 @@ TEST(Depthwise, AHostileConvolutionIsNotGenerated) {
        meta({2, 8, 6, 6}), false},
       {"three strides", meta({8, 1, 3, 3}), ints({1, 1, 1}), ints({1, 1}), ints({1, 1}), ir::Arg::integer(8),
        meta({2, 8, 6, 6}), false},
+      {"a dilation that would overflow", meta({8, 1, 3, 3}), ints({1, 1}), ints({1, 1}),
+       ints({int64_t{1} << 62, 1}), ir::Arg::integer(8), meta({2, 8, 6, 6}), false},
       {"a weight of another dtype", meta({8, 1, 3, 3}, ir::DType::Float16), ints({1, 1}), ints({1, 1}), ints({1, 1}),
        ir::Arg::integer(8), meta({2, 8, 6, 6}), false},
   };
