@@ -5,7 +5,8 @@
 //
 //   kiln_host_bench MODEL SHAPE[,SHAPE...] [ITERS=5000] [DEVICE=cpu] [SIDES=both|kiln|eager]
 //
-// SIDES=kiln leaves eager out, so that a profile holds Kiln's calls only.
+// SIDES=kiln leaves eager out, so that a profile holds Kiln's calls only. KILN_BENCH_DEPTHWISE=generated|extern
+// picks how depthwise convolutions run (an A/B).
 #include <torch/script.h>
 
 #include <algorithm>
@@ -46,6 +47,7 @@ int main(int argc, char** argv) {
     capture::CompileOptions o;
     o.backend = "kiln";
     o.mode = "default";
+    if (const char* d = std::getenv("KILN_BENCH_DEPTHWISE")) o.depthwise = d;  // auto, generated, extern: an A/B
     runtime::CapturedRuntime rt(m, o);
     std::ostringstream printed;
     auto kiln_call = [&] {
