@@ -76,7 +76,8 @@ CompileResult compile_model(const model::Model& model, const std::vector<InputSp
         outs = rt.run(x, &printed);
       } catch (const Error& e) {
         throw Error(model.path() + ": compiled forward failed: " + e.what());
-      } catch (const c10::Error& e) {  // an op LibTorch refused inside a compiled region: still this model's error
+      } catch (const c10::Error& e) {  // LibTorch refusing an op after a region's first run (a first run's error
+                                       // already runs the region eagerly) or in the eager run: this model's error
         throw Error(model.path() + ": compiled forward failed: " + e.what_without_backtrace());
       }
       if (call == 0) r.capture_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

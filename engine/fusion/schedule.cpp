@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "engine/lowering/channels_last.h"
 #include "engine/lowering/index_simplify.h"
 
 namespace kiln::fusion {
@@ -186,31 +187,28 @@ size_t load_count(const VExpr& e) {
 }
 
 // A convolution lowered as arithmetic (a depthwise one's window of taps).
-bool window_conv(const Comp& c) {
-  return c.kind == Kind::Pointwise && (c.target == "aten::conv2d" || c.target == "aten::_convolution");
+bool window_conv(const Comp& c) { return c.kind == Kind::Pointwise && lowering::is_conv2d_target(c.target); }
+
+// The distinct positions at which e reads computation `comp`.
+size_t positions_of(const VExpr& e, int comp) {
+  std::vector<const VExprNode*> ls, distinct;
+  loads_of(e, comp, ls);
+  for (const auto* l : ls) {
+    bool known = false;
+    for (const auto* d : distinct) known = known || same_index(d->index, l->index);
+    if (!known) distinct.push_back(l);
+  }
+  return distinct.size();
 }
 
 }  // namespace
 
 bool reads_a_window(const VExpr& e) {
-  std::map<int, std::vector<const VExprNode*>> seen;  // each computation's distinct positions
-  bool window = false;
-  std::function<void(const VExpr&)> walk = [&](const VExpr& x) {
-    if (!x || window) return;
-    if (x->op == VExprNode::Op::Binary && lowering::ve_is_index_fn(*x)) return;
-    if (x->op == VExprNode::Op::Load) {
-      auto& at = seen[x->comp];
-      bool known = false;
-      for (const auto* l : at) known = known || same_index(l->index, x->index);
-      if (!known) at.push_back(x.get());
-      window = at.size() >= 4;
-    }
-    walk(x->a);
-    walk(x->b);
-    walk(x->c);
-  };
-  walk(e);
-  return window;
+  std::set<int> read;
+  all_loads(e, read);
+  for (int c : read)
+    if (positions_of(e, c) >= 4) return true;
+  return false;
 }
 
 FusedProgram schedule(const LoopProgram& input, const FusionOptions& options) {
@@ -310,12 +308,7 @@ FusedProgram schedule(const LoopProgram& input, const FusionOptions& options) {
     // goes into its one consumer whatever its size when that consumer reads it once, at one position (its batch
     // norm, then the activation): the window's sum is computed once either way, and the epilogue needs no buffers.
     auto epilogue_of_window = [&](int p) {
-      if (users[p].size() != 1 || !reads_a_window(inlined[p])) return false;
-      std::vector<const VExprNode*> ls;
-      loads_of(comps[users[p][0]].body, p, ls);
-      bool one_position = !ls.empty();
-      for (const auto* l : ls) one_position &= same_index(l->index, ls.front()->index);
-      return one_position;
+      return users[p].size() == 1 && reads_a_window(inlined[p]) && positions_of(comps[users[p][0]].body, p) == 1;
     };
     // A generated convolution reading it around each position (a depthwise window's taps) would compute it once per
     // tap: stored once instead when that means a transcendental per tap (a SiLU's exp) or loads of its own per tap
@@ -323,15 +316,8 @@ FusedProgram schedule(const LoopProgram& input, const FusionOptions& options) {
     // saves writing and reading back the whole tensor.
     size_t positions = 0;
     if (!cheap && users[i].size() == 1 && window_conv(comps[users[i][0]]) &&
-        (transcendental(inlined[i]) || load_count(inlined[i]) >= 4)) {
-      std::vector<const VExprNode*> ls;
-      loads_of(comps[users[i][0]].body, static_cast<int>(i), ls);
-      for (size_t a = 0; a < ls.size(); ++a) {
-        bool seen = false;
-        for (size_t b = 0; b < a && !seen; ++b) seen = same_index(ls[a]->index, ls[b]->index);
-        positions += seen ? 0 : 1;
-      }
-    }
+        (transcendental(inlined[i]) || load_count(inlined[i]) >= 4))
+      positions = positions_of(comps[users[i][0]].body, static_cast<int>(i));
     std::string why;
     if (!options.fuse) why = "fusion disabled";
     else if (extern_user) why = "extern boundary: an extern call reads it, so it is written to a buffer";

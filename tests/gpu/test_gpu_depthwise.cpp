@@ -11,34 +11,13 @@
 #include "engine/runtime/example_inputs.h"
 #include "tests/support/gpu_checks.h"
 #include "tests/support/paths.h"
+#include "tests/support/scripted_models.h"
 
 using namespace kiln;
 
 namespace {
 
 using test::rel_error;
-
-// A model of depthwise convolutions with every window, stride, padding and dilation case (test_depthwise.cpp's),
-// its parameters in `dtype`.
-std::string cases_model(at::ScalarType dtype, const std::string& name) {
-  torch::jit::Module m(name);
-  for (const auto& [p, sizes] : std::vector<std::pair<std::string, std::vector<int64_t>>>{
-           {"w1", {8, 1, 1, 1}}, {"w3", {8, 1, 3, 3}}, {"w5", {8, 1, 5, 5}}, {"w7", {8, 1, 7, 7}}, {"b", {8}}})
-    m.register_parameter(p, torch::randn(sizes).to(dtype), false);
-  m.define(R"JIT(
-def forward(self, x):
-    y = torch.conv2d(x, self.w3, self.b, [1, 1], [1, 1], [1, 1], 8)
-    y = torch.sigmoid(y * 0.5 + 1.0)
-    y = torch.conv2d(y, self.w5, None, [2, 2], [2, 2], [1, 1], 8)
-    y = torch.conv2d(y, self.w3, None, [1, 2], [2, 1], [2, 1], 8)
-    y = torch.conv2d(y, self.w3, self.b, [1, 1], [0, 0], [1, 1], 8)
-    y = torch.relu(torch.conv2d(y, self.w7, None, [1, 1], [3, 3], [1, 1], 8))
-    return torch.conv2d(y, self.w1, self.b, [1, 1], [0, 0], [1, 1], 8)
-)JIT");
-  const std::string path = test::temp_dir() + "/" + name + ".pt";
-  m.save(path);
-  return path;
-}
 
 void expect_matches_eager(const std::string& path, const char* spec, double tol, const std::string& what) {
   auto m = model::load_model(path, "cuda");
@@ -87,14 +66,14 @@ TEST(GpuDepthwise, EveryWindowMatchesEagerInFloat32AndBfloat16) {
   ctx.setAllowTF32CuDNN(false);  // eager's convolutions in full float32: the bound checks Kiln's sums
   // float32: sums of at most 49 products in another order, 1e-4 of the largest value. bfloat16: eager rounds each
   // convolution's result to bfloat16 and Kiln keeps float32 inside a kernel, through six convolutions: 3e-2.
-  const std::string f32 = cases_model(at::kFloat, "dw_f32");
+  const std::string f32 = test::depthwise_cases_model("dw_f32");
   EXPECT_EQ(conv_externs(f32, "2x8x13x11", "auto"), 0);  // all six generated
   EXPECT_EQ(conv_externs(f32, "2x8x13x11", "extern"), 6);
   // The CUDA-graph modes keep cuDNN's unless asked: there the device time is the call, and cuDNN's is faster.
   EXPECT_EQ(conv_externs(f32, "2x8x13x11", "auto", "reduce-overhead"), 6);
   expect_matches_eager(f32, "2x8x13x11", 1e-4, "float32");
-  expect_matches_eager(cases_model(at::kFloat, "dw_f32b"), "3x8x32x20", 1e-4, "float32");
-  expect_matches_eager(cases_model(at::kBFloat16, "dw_bf16"), "2x8x13x11:bfloat16", 3e-2, "bfloat16");
+  expect_matches_eager(test::depthwise_cases_model("dw_f32b"), "3x8x32x20", 1e-4, "float32");
+  expect_matches_eager(test::depthwise_cases_model("dw_bf16", at::kBFloat16), "2x8x13x11:bfloat16", 3e-2, "bfloat16");
   ctx.setAllowTF32CuDNN(tf32);
 }
 

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <torch/script.h>
 
@@ -48,6 +50,30 @@ def forward(self, x):
     return torch.conv2d(y, self.w2, None, [1, 1], [1, 1])
 )JIT");
   std::string path = temp_dir() + "/stem.pt";
+  m.save(path);
+  return path;
+}
+
+// A chain of six depthwise convolutions over 8 channels (random weights in `dtype`) covering every window, stride,
+// padding and dilation case: 3x3 with a bias, then an affine and a sigmoid; 5x5 stride 2; 3x3 with stride [1, 2],
+// padding [2, 1], dilation [2, 1]; 3x3 without padding; 7x7 padding 3 (more than is left of a small input) and a
+// relu; 1x1 with a bias. Returns the archive's path.
+inline std::string depthwise_cases_model(const std::string& name, at::ScalarType dtype = at::kFloat) {
+  torch::jit::Module m(name);
+  for (const auto& [p, sizes] : std::vector<std::pair<std::string, std::vector<int64_t>>>{
+           {"w1", {8, 1, 1, 1}}, {"w3", {8, 1, 3, 3}}, {"w5", {8, 1, 5, 5}}, {"w7", {8, 1, 7, 7}}, {"b", {8}}})
+    m.register_parameter(p, torch::randn(sizes).to(dtype), false);
+  m.define(R"JIT(
+def forward(self, x):
+    y = torch.conv2d(x, self.w3, self.b, [1, 1], [1, 1], [1, 1], 8)
+    y = torch.sigmoid(y * 0.5 + 1.0)
+    y = torch.conv2d(y, self.w5, None, [2, 2], [2, 2], [1, 1], 8)
+    y = torch.conv2d(y, self.w3, None, [1, 2], [2, 1], [2, 1], 8)
+    y = torch.conv2d(y, self.w3, self.b, [1, 1], [0, 0], [1, 1], 8)
+    y = torch.relu(torch.conv2d(y, self.w7, None, [1, 1], [3, 3], [1, 1], 8))
+    return torch.conv2d(y, self.w1, self.b, [1, 1], [0, 0], [1, 1], 8)
+)JIT");
+  std::string path = temp_dir() + "/" + name + ".pt";
   m.save(path);
   return path;
 }

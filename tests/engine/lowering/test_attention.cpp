@@ -13,6 +13,7 @@
 #include "engine/model/model_impl.h"
 #include "engine/runtime/example_inputs.h"
 #include "tests/support/compile_support.h"
+#include "tests/support/ir_graphs.h"
 #include "tests/support/paths.h"
 #include "tests/support/scripted_models.h"
 
@@ -314,13 +315,7 @@ def forward(self, x, w, m):
 // not run) may carry sizes that disagree with its metadata; those splits are left to lowering (which names the
 // problem), never read past the projection.
 TEST(Attention, AHostileSplitIsNotReadAsColumns) {
-  auto meta = [](std::initializer_list<int64_t> shape) {
-    ir::ValueMeta m;
-    m.kind = ir::ValueMeta::Kind::Tensor;
-    m.dtype = ir::DType::BFloat16;
-    for (int64_t d : shape) m.shape.push_back(ir::Dim::concrete(d));
-    return m;
-  };
+  auto meta = [](std::initializer_list<int64_t> shape) { return test::tensor_meta(shape, ir::DType::BFloat16); };
   auto node = [](const std::string& target, std::vector<ir::Arg> args, std::vector<std::pair<std::string, ir::ValueMeta>> outs) {
     ir::Node n;
     n.target = target;
@@ -348,16 +343,8 @@ TEST(Attention, AHostileSplitIsNotReadAsColumns) {
     g.nodes.push_back(node("aten::matmul", {ir::Arg::value("ha"), ir::Arg::value("kt")}, {{"s", meta({2, 2, 5, 5})}}));
     g.nodes.push_back(node("aten::softmax", {ir::Arg::value("s"), ir::Arg::integer(-1), ir::Arg::none()}, {{"p", meta({2, 2, 5, 5})}}));
     g.nodes.push_back(node("aten::matmul", {ir::Arg::value("p"), ir::Arg::value("hc")}, {{"o", meta({2, 2, 5, 8})}}));
-    ir::Node out;
-    out.op = ir::NodeOp::Output;
-    out.args = {ir::Arg::value("o")};
-    g.nodes.push_back(out);
+    g.nodes.push_back(test::output_node("o"));
     return g;
-  };
-  auto ints = [](std::initializer_list<int64_t> v) {
-    std::vector<ir::Arg> items;
-    for (int64_t i : v) items.push_back(ir::Arg::integer(i));
-    return ir::Arg::list(items);
   };
   {  // the pieces' own sizes: columns 0, 16, 32 of y
     auto plan = lowering::find_attention(graph(ir::Arg::integer(16)));
@@ -367,14 +354,14 @@ TEST(Attention, AHostileSplitIsNotReadAsColumns) {
     EXPECT_EQ(m.widths, (std::array<int64_t, 3>{16, 16, 16}));
   }
   {  // sizes that disagree with a's and c's metadata: b is where the split puts it, a and c are read whole
-    auto plan = lowering::find_attention(graph(ints({8, 16, 24})));
+    auto plan = lowering::find_attention(graph(test::int_list({8, 16, 24})));
     ASSERT_EQ(plan.at.size(), 1u);
     const auto& m = plan.at.begin()->second;
     EXPECT_EQ(m.widths, (std::array<int64_t, 3>{0, 16, 0}));
     EXPECT_EQ(m.offsets[1], 8);
   }
   // Negative sizes, too few or too many pieces, sizes not covering y (torch would refuse them), no sizes.
-  for (const auto& sizes : {ints({16, -16, 48}), ints({16, 16}), ints({16, 16, 16, 16}), ints({16, 16, 40}),
+  for (const auto& sizes : {test::int_list({16, -16, 48}), test::int_list({16, 16}), test::int_list({16, 16, 16, 16}), test::int_list({16, 16, 40}),
                             ir::Arg::integer(0), ir::Arg::integer(-16), ir::Arg::string("16")}) {
     auto plan = lowering::find_attention(graph(sizes));
     ASSERT_EQ(plan.at.size(), 1u);  // the chain still matches; its operands are the pieces, read whole
@@ -410,10 +397,7 @@ TEST(Attention, AProgramsOwnScaledDotProductAttentionIsNotKilnsCall) {
                ir::Arg::boolean(false)};
   sdpa.outputs = {tensor("o")};
   g.nodes.push_back(sdpa);
-  ir::Node out;
-  out.op = ir::NodeOp::Output;
-  out.args = {ir::Arg::value("o")};
-  g.nodes.push_back(out);
+  g.nodes.push_back(test::output_node("o"));
   lowering::LowerOptions lo;
   lo.attention = lo.attention_float32 = true;
   auto lowered = lowering::lower_graph(g, lo);

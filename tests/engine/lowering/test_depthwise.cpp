@@ -1,6 +1,6 @@
 // Depthwise convolutions lowered as generated arithmetic (lowering/lower_graph.h, LowerOptions::depthwise): which
 // convolutions take it, the loop IR and fusion around it, the layout it keeps, and compiled results against LibTorch
-// eager on the CPU (depthwise "generated"; on the GPU it is the default) for every padding, stride and dilation case.
+// eager on the CPU (depthwise "generated"; on the GPU default mode's choice) for every padding, stride and dilation case.
 #include <gtest/gtest.h>
 
 #include <torch/script.h>
@@ -16,7 +16,10 @@
 #include "engine/model/model_impl.h"
 #include "engine/runtime/captured_runtime.h"
 #include "engine/runtime/example_inputs.h"
+#include "tests/support/compile_support.h"
+#include "tests/support/ir_graphs.h"
 #include "tests/support/paths.h"
+#include "tests/support/scripted_models.h"
 
 using namespace kiln;
 
@@ -33,45 +36,14 @@ std::string model_with(const std::string& name, const std::vector<std::pair<std:
   return path;
 }
 
-struct Compiled {
-  model::Model model;
-  std::unique_ptr<runtime::CapturedRuntime> rt;
-};
-
-Compiled compile(const std::string& path, const std::string& input, const std::string& depthwise,
-                 const std::string& layout = "auto") {
-  Compiled c;
-  c.model = model::load_model(path);
-  capture::CompileOptions o;
-  o.backend = "kiln";
-  o.depthwise = depthwise;
-  o.conv_layout = layout;
-  o.dynamic = false;
-  c.rt = std::make_unique<runtime::CapturedRuntime>(c.model, o);
-  std::ostringstream printed;
-  c.rt->run(runtime::make_inputs({parse_input_spec(input)}), &printed);
-  return c;
-}
-
-// max |compiled - eager| / max |eager| over three fresh random inputs (the compiled outputs poisoned first by the
-// runtime's own fresh buffers: every call writes them anew).
-double worst_error(Compiled& c, const std::string& input) {
-  double worst = 0;
-  for (int i = 0; i < 3; ++i) {
-    auto x = runtime::make_inputs({parse_input_spec(input)});
-    std::ostringstream printed;
-    auto out = c.rt->run(x, &printed)[0].toTensor().to(at::kDouble);
-    torch::NoGradGuard g;
-    auto ref = const_cast<torch::jit::Module&>(c.model.impl->module).forward({x[0]}).toTensor().to(at::kDouble);
-    if (out.sizes() != ref.sizes()) return INFINITY;
-    double err = (out - ref).abs().max().item<double>() / std::max(ref.abs().max().item<double>(), 1e-12);
-    worst = std::max(worst, std::isnan(err) ? INFINITY : err);
-  }
-  return worst;
+// Compiled with the kiln backend (static shapes), depthwise convolutions generated or not, after one call.
+test::CompiledModel compile(const std::string& path, const std::string& input, const std::string& depthwise,
+                            const std::string& layout = "auto") {
+  return test::compile_example(path, input, "kiln", layout, depthwise);
 }
 
 // The first region's first entry's graph, lowered with or without depthwise.
-lowering::LoweredRegion lowered(Compiled& c, bool depthwise) {
+lowering::LoweredRegion lowered(test::CompiledModel& c, bool depthwise) {
   lowering::LowerOptions lo;
   lo.depthwise = depthwise;
   return lowering::lower_graph(c.rt->regions().at(0).entries.at(0).graph, lo);
@@ -83,50 +55,36 @@ int count(const lowering::LoopProgram& p, lowering::Comp::Kind kind, const std::
   return n;
 }
 
-// Every case of window, stride, padding and dilation: bias or none, padding 0 (no tap outside), asymmetric strides,
-// odd sizes whose last window is cut short, 5x5 and 7x7 windows, a 1x1 depthwise conv.
-const char* kCases = R"JIT(
-def forward(self, x):
-    y = torch.conv2d(x, self.w3, self.b, [1, 1], [1, 1], [1, 1], 8)
-    y = torch.sigmoid(y * 0.5 + 1.0)
-    y = torch.conv2d(y, self.w5, None, [2, 2], [2, 2], [1, 1], 8)
-    y = torch.conv2d(y, self.w3, None, [1, 2], [2, 1], [2, 1], 8)
-    y = torch.conv2d(y, self.w3, self.b, [1, 1], [0, 0], [1, 1], 8)
-    y = torch.conv2d(y, self.w7, None, [1, 1], [3, 3], [1, 1], 8)
-    return torch.conv2d(y, self.w1, self.b, [1, 1], [0, 0], [1, 1], 8)
-)JIT";
-const std::vector<std::pair<std::string, std::vector<int64_t>>> kParams = {
-    {"w1", {8, 1, 1, 1}}, {"w3", {8, 1, 3, 3}}, {"w5", {8, 1, 5, 5}}, {"w7", {8, 1, 7, 7}}, {"b", {8}}};
-
 }  // namespace
 
 TEST(Depthwise, EveryWindowStridePaddingAndDilationMatchesEager) {
-  const std::string path = model_with("depthwise_cases", kParams, kCases);
+  const std::string path = test::depthwise_cases_model("depthwise_cases");
   for (const char* input : {"2x8x13x11", "1x8x16x16", "3x8x9x20"}) {
     auto c = compile(path, input, "generated");
     auto low = lowered(c, true);
     EXPECT_EQ(count(low.program, lowering::Comp::Kind::Extern, "aten::conv2d"), 0) << input;
     EXPECT_EQ(count(low.program, lowering::Comp::Kind::Pointwise, "aten::conv2d"), 6) << input;
     // Float32 sums of at most 49 products in another order than LibTorch's: 1e-5 of the largest value.
-    EXPECT_LT(worst_error(c, input), 1e-5) << input;
+    EXPECT_LT(test::relative_error(c, input), 1e-5) << input;
   }
 }
 
 TEST(Depthwise, EachConvolutionAndTheArithmeticAfterItAreOneKernel) {
-  const std::string path = model_with("depthwise_cases", kParams, kCases);
+  const std::string path = test::depthwise_cases_model("depthwise_cases");
   auto generated = compile(path, "2x8x13x11", "generated");
   auto separate = compile(path, "2x8x13x11", "extern");
   const auto& art = generated.rt->artifacts(0).at(0);
   const auto& before = separate.rt->artifacts(0).at(0);
-  // Six convolutions: the first one's affine and sigmoid inside its kernel, the last (one tap, reading the 7x7's result
-  // once) inside the 7x7's; the second window reads the sigmoid stored (not an exp per tap): five kernels, no extern.
+  // Six convolutions: the first one's affine and sigmoid inside its kernel, the 7x7's relu and the last (one tap,
+  // reading that once) inside the 7x7's; the second window reads the sigmoid stored (not an exp per tap): five
+  // kernels, no extern.
   std::string names;
   for (const auto& k : art.kernels) names += k.name + " ";
   for (const auto& d : art.decisions) names += "\n" + d.first + " -> " + d.second + ": " + d.reason;
   EXPECT_EQ(art.kernels.size(), 5u) << names;
   EXPECT_EQ(count(lowered(separate, false).program, lowering::Comp::Kind::Extern, "aten::conv2d"), 6);
   EXPECT_LT(before.kernels.size(), art.kernels.size());  // extern: the affine-sigmoid and the biases only
-  EXPECT_LT(worst_error(separate, "2x8x13x11"), 1e-5);
+  EXPECT_LT(test::relative_error(separate, "2x8x13x11"), 1e-5);
 }
 
 TEST(Depthwise, OnlyOneFilterPerChannelIsGenerated) {
@@ -143,7 +101,7 @@ def forward(self, x):
   auto c = compile(path, "2x8x12x12", "generated");
   auto low = lowered(c, true);
   EXPECT_EQ(count(low.program, lowering::Comp::Kind::Pointwise, "aten::conv2d"), 0);
-  EXPECT_LT(worst_error(c, "2x8x12x12"), 1e-5);
+  EXPECT_LT(test::relative_error(c, "2x8x12x12"), 1e-5);
 }
 
 TEST(Depthwise, KeepsTheChannelsLastLayoutOfItsInput) {
@@ -171,7 +129,7 @@ def forward(self, x):
     if (comp.kind == lowering::Comp::Kind::Constant && comp.sizes.size() == 4 && capture::sym_is_const(comp.sizes[1]) &&
         comp.sizes[1]->value == 1)
       EXPECT_EQ(comp.layout, (std::vector<int>{2, 3, 1, 0})) << comp.name;
-  EXPECT_LT(worst_error(c, "2x4x10x10"), 1e-5);
+  EXPECT_LT(test::relative_error(c, "2x4x10x10"), 1e-5);
 }
 
 TEST(Depthwise, MobileNetAndEfficientNetMiniaturesMatchEager) {
@@ -188,7 +146,7 @@ TEST(Depthwise, MobileNetAndEfficientNetMiniaturesMatchEager) {
                          lowering::Comp::Kind::Pointwise, "aten::conv2d");
     }
     EXPECT_GE(generated, 3) << name;
-    EXPECT_LT(worst_error(c, "2x3x32x32"), 1e-4) << name;
+    EXPECT_LT(test::relative_error(c, "2x3x32x32"), 1e-4) << name;
   }
 }
 
@@ -239,18 +197,8 @@ TEST(Depthwise, AHostileConvolutionIsNotGenerated) {
   // A graph built by hand (a program's graph is read, not run: its arguments may disagree with its metadata). Only
   // the convolution as PyTorch would run it is generated; every other is lowered as LibTorch's call, whose own
   // checks then answer. Never a load outside the input: the taps' bounds come from the input's sizes.
-  auto meta = [](std::initializer_list<int64_t> shape, ir::DType dt = ir::DType::Float32) {
-    ir::ValueMeta m;
-    m.kind = ir::ValueMeta::Kind::Tensor;
-    m.dtype = dt;
-    for (int64_t d : shape) m.shape.push_back(ir::Dim::concrete(d));
-    return m;
-  };
-  auto ints = [](std::initializer_list<int64_t> v) {
-    std::vector<ir::Arg> items;
-    for (int64_t i : v) items.push_back(ir::Arg::integer(i));
-    return ir::Arg::list(items);
-  };
+  using test::int_list;
+  using test::tensor_meta;
   struct Case {
     const char* what;
     ir::ValueMeta weight;
@@ -259,35 +207,35 @@ TEST(Depthwise, AHostileConvolutionIsNotGenerated) {
     bool generated;
   };
   const std::vector<Case> cases = {
-      {"as PyTorch runs it", meta({8, 1, 3, 3}), ints({1, 1}), ints({1, 1}), ints({1, 1}), ir::Arg::integer(8),
-       meta({2, 8, 6, 6}), true},
-      {"output sizes that disagree", meta({8, 1, 3, 3}), ints({1, 1}), ints({1, 1}), ints({1, 1}), ir::Arg::integer(8),
-       meta({2, 8, 7, 7}), false},
-      {"a zero stride", meta({8, 1, 3, 3}), ints({0, 1}), ints({1, 1}), ints({1, 1}), ir::Arg::integer(8),
-       meta({2, 8, 6, 6}), false},
-      {"a negative padding", meta({8, 1, 3, 3}), ints({1, 1}), ints({-1, 1}), ints({1, 1}), ir::Arg::integer(8),
-       meta({2, 8, 2, 6}), false},
-      {"a zero dilation", meta({8, 1, 3, 3}), ints({1, 1}), ints({1, 1}), ints({0, 1}), ir::Arg::integer(8),
-       meta({2, 8, 8, 6}), false},
-      {"groups other than the channels", meta({8, 1, 3, 3}), ints({1, 1}), ints({1, 1}), ints({1, 1}),
-       ir::Arg::integer(4), meta({2, 8, 6, 6}), false},
-      {"a filter of two channels", meta({8, 2, 3, 3}), ints({1, 1}), ints({1, 1}), ints({1, 1}), ir::Arg::integer(8),
-       meta({2, 8, 6, 6}), false},
-      {"a window of 81 taps", meta({8, 1, 9, 9}), ints({1, 1}), ints({4, 4}), ints({1, 1}), ir::Arg::integer(8),
-       meta({2, 8, 6, 6}), false},
-      {"three strides", meta({8, 1, 3, 3}), ints({1, 1, 1}), ints({1, 1}), ints({1, 1}), ir::Arg::integer(8),
-       meta({2, 8, 6, 6}), false},
-      {"a dilation that would overflow", meta({8, 1, 3, 3}), ints({1, 1}), ints({1, 1}),
-       ints({int64_t{1} << 62, 1}), ir::Arg::integer(8), meta({2, 8, 6, 6}), false},
-      {"a weight of another dtype", meta({8, 1, 3, 3}, ir::DType::Float16), ints({1, 1}), ints({1, 1}), ints({1, 1}),
-       ir::Arg::integer(8), meta({2, 8, 6, 6}), false},
+      {"as PyTorch runs it", tensor_meta({8, 1, 3, 3}), int_list({1, 1}), int_list({1, 1}), int_list({1, 1}), ir::Arg::integer(8),
+       tensor_meta({2, 8, 6, 6}), true},
+      {"output sizes that disagree", tensor_meta({8, 1, 3, 3}), int_list({1, 1}), int_list({1, 1}), int_list({1, 1}), ir::Arg::integer(8),
+       tensor_meta({2, 8, 7, 7}), false},
+      {"a zero stride", tensor_meta({8, 1, 3, 3}), int_list({0, 1}), int_list({1, 1}), int_list({1, 1}), ir::Arg::integer(8),
+       tensor_meta({2, 8, 6, 6}), false},
+      {"a negative padding", tensor_meta({8, 1, 3, 3}), int_list({1, 1}), int_list({-1, 1}), int_list({1, 1}), ir::Arg::integer(8),
+       tensor_meta({2, 8, 2, 6}), false},
+      {"a zero dilation", tensor_meta({8, 1, 3, 3}), int_list({1, 1}), int_list({1, 1}), int_list({0, 1}), ir::Arg::integer(8),
+       tensor_meta({2, 8, 8, 6}), false},
+      {"groups other than the channels", tensor_meta({8, 1, 3, 3}), int_list({1, 1}), int_list({1, 1}), int_list({1, 1}),
+       ir::Arg::integer(4), tensor_meta({2, 8, 6, 6}), false},
+      {"a filter of two channels", tensor_meta({8, 2, 3, 3}), int_list({1, 1}), int_list({1, 1}), int_list({1, 1}), ir::Arg::integer(8),
+       tensor_meta({2, 8, 6, 6}), false},
+      {"a window of 81 taps", tensor_meta({8, 1, 9, 9}), int_list({1, 1}), int_list({4, 4}), int_list({1, 1}), ir::Arg::integer(8),
+       tensor_meta({2, 8, 6, 6}), false},
+      {"three strides", tensor_meta({8, 1, 3, 3}), int_list({1, 1, 1}), int_list({1, 1}), int_list({1, 1}), ir::Arg::integer(8),
+       tensor_meta({2, 8, 6, 6}), false},
+      {"a dilation that would overflow", tensor_meta({8, 1, 3, 3}), int_list({1, 1}), int_list({1, 1}),
+       int_list({int64_t{1} << 62, 1}), ir::Arg::integer(8), tensor_meta({2, 8, 6, 6}), false},
+      {"a weight of another dtype", tensor_meta({8, 1, 3, 3}, ir::DType::Float16), int_list({1, 1}), int_list({1, 1}), int_list({1, 1}),
+       ir::Arg::integer(8), tensor_meta({2, 8, 6, 6}), false},
   };
   for (const auto& c : cases) {
     ir::Graph g;
     ir::Node x;
     x.op = ir::NodeOp::Placeholder;
     x.target = "x";
-    x.outputs = {{"x", meta({2, 8, 6, 6})}};
+    x.outputs = {{"x", tensor_meta({2, 8, 6, 6})}};
     g.nodes.push_back(x);
     ir::Node w;
     w.op = ir::NodeOp::GetAttr;
@@ -299,10 +247,7 @@ TEST(Depthwise, AHostileConvolutionIsNotGenerated) {
     conv.args = {ir::Arg::value("x"), ir::Arg::value("w"), ir::Arg::none(), c.stride, c.padding, c.dilation, c.groups};
     conv.outputs = {{"y", c.out}};
     g.nodes.push_back(conv);
-    ir::Node out;
-    out.op = ir::NodeOp::Output;
-    out.args = {ir::Arg::value("y")};
-    g.nodes.push_back(out);
+    g.nodes.push_back(test::output_node("y"));
     lowering::LowerOptions lo;
     lo.depthwise = true;
     auto low = lowering::lower_graph(g, lo);
