@@ -92,13 +92,32 @@ struct KernelExpr {
     else extent_of.erase(var);
   }
 
-  std::string index(const IExpr& e, const std::vector<std::string>& vars) {
+  // The extents of the named loop variables (-1: not known).
+  std::vector<int64_t> extents(const std::vector<std::string>& vars) const {
     std::vector<int64_t> ext(vars.size(), -1);
     for (size_t k = 0; k < vars.size(); ++k) {
       auto it = extent_of.find(vars[k]);
       if (it != extent_of.end()) ext[k] = it->second;
     }
+    return ext;
+  }
+
+  std::string index(const IExpr& e, const std::vector<std::string>& vars) {
+    const std::vector<int64_t> ext = extents(vars);
     return index_text(lowering::ie_simplify(e, ext), vars, ext);
+  }
+
+  // Whether load e stays inside its computation at every point of the loops (each index's range
+  // within the constant size of its dim): such a load may run whether or not a condition wants it.
+  bool in_bounds(const VExpr& e, const std::vector<std::string>& vars) const {
+    const Comp& c = p.program.comps[e->comp];
+    const std::vector<int64_t> ext = extents(vars);
+    for (size_t d = 0; d < e->index.size() && d < c.sizes.size(); ++d) {
+      if (!capture::sym_is_const(c.sizes[d])) return false;
+      const auto r = lowering::ie_range(lowering::ie_simplify(e->index[d], ext), ext);
+      if (r.lo < 0 || r.hi >= c.sizes[d]->value) return false;
+    }
+    return e->index.size() == c.sizes.size();
   }
 
   std::string index_text(const IExpr& e, const std::vector<std::string>& vars, const std::vector<int64_t>& ext) {
@@ -116,6 +135,11 @@ struct KernelExpr {
       case IExprNode::Op::Mod:
         if (plain) return "(" + index_text(e->a, vars, ext) + " % " + index_text(e->b, vars, ext) + ")";
         return mod_fn() + "(" + index_text(e->a, vars, ext) + ", " + index_text(e->b, vars, ext) + ")";
+      case IExprNode::Op::Min:
+      case IExprNode::Op::Max: {  // both sides the index type: a compare and a select (IMNMX on the GPU)
+        const std::string a = index_text(e->a, vars, ext), b = index_text(e->b, vars, ext);
+        return "(" + a + (e->op == IExprNode::Op::Min ? " < " : " > ") + b + " ? " + a + " : " + b + ")";
+      }
     }
     return "0";
   }
@@ -242,13 +266,23 @@ struct KernelExpr {
     // Inside a branch of a where: computed only when the branch is taken. Hoisted, it would run
     // for every element, loading where the branch's index is out of bounds (cat's pieces).
     if (lazy_depth > 0) return "(" + text + ")";
+    return hoisted(text);
+  }
+
+  int lazy_depth = 0;  // > 0 while writing a where's branches
+
+  // Loads that stay in bounds (in_bounds) become locals of the statement even inside a where's
+  // branch: a window's taps, read by several outputs of one thread, are loaded once (CUDA window rows).
+  bool hoist_loads = false;
+  std::string hoisted(const std::string& text) {
+    if (!cse) return text;
+    auto it = cse->find(text);
+    if (it != cse->end()) return it->second;
     std::string name = "t" + std::to_string(temps++);
     prelude->push_back("const auto " + name + " = " + text + ";");
     (*cse)[text] = name;
     return name;
   }
-
-  int lazy_depth = 0;  // > 0 while writing a where's branches
 
   // Integer context: an expression over integer (and bool) values only is computed in 64-bit
   // integers, exactly as eager does (index arithmetic, masks, position ids), not through float.
@@ -296,8 +330,9 @@ struct KernelExpr {
         }
         const Comp& c = p.program.comps[e->comp];
         std::string load = "b" + std::to_string(e->comp) + "[" + offset(e->comp, e->index, vars) + "]";
-        if (int_ctx && integral(c.dtype)) return c.dtype == ir::DType::Bool ? load : "static_cast<long long>(" + load + ")";
-        return c.dtype == ir::DType::Float32 || c.dtype == ir::DType::Bool ? load : "static_cast<float>(" + load + ")";
+        if (int_ctx && integral(c.dtype)) load = c.dtype == ir::DType::Bool ? load : "static_cast<long long>(" + load + ")";
+        else if (c.dtype != ir::DType::Float32 && c.dtype != ir::DType::Bool) load = "static_cast<float>(" + load + ")";
+        return hoist_loads && in_bounds(e, vars) ? hoisted(load) : load;
       }
       case VExprNode::Op::Unary: {
         std::string a = value(e->a, vars, accs, outer_rank);
@@ -317,7 +352,15 @@ struct KernelExpr {
         return cuda ? f + "f(" + a + ")" : "std::" + f + "(" + a + ")";
       }
       case VExprNode::Op::Binary: {
-        if (e->fn == "idx_lt") return "(" + index(e->index[0], vars) + " < " + index(e->index[1], vars) + ")";
+        if (e->fn == "idx_lt") {
+          // Decided by the loops' ranges (a window's tap that no output of this thread puts outside): a constant.
+          const std::vector<int64_t> ext = extents(vars);
+          const auto a = lowering::ie_range(lowering::ie_simplify(e->index[0], ext), ext);
+          const auto b = lowering::ie_range(lowering::ie_simplify(e->index[1], ext), ext);
+          if (a.hi < b.lo) return "true";
+          if (a.lo >= b.hi) return "false";
+          return "(" + index(e->index[0], vars) + " < " + index(e->index[1], vars) + ")";
+        }
         if (e->fn == "idx_value") {
           const std::string i = "static_cast<long long>(" + index(e->index[0], vars) + ")";
           return int_ctx ? i : "static_cast<float>(" + i + ")";

@@ -94,8 +94,8 @@ bool lower_depthwise_conv(LoweringContext& cx) {
     if (meta[d].is_symbolic() || meta[d].value != out[d]->value) return false;
 
   // out[n, c, oh, ow] = bias[c] + sum over (kh, kw) of x[n, c, oh*s - p + kh*d, ow*s - p + kw*d] * w[c, 0, kh, kw];
-  // taps in the padding add nothing. A padded tap's load reads a wrapped, in-bounds index whose value the
-  // condition discards (as max_pool2d's), so no load leaves the input.
+  // taps in the padding add nothing. A padded tap's load reads its index clamped into the input, a value the
+  // condition discards (as max_pool2d's), so no load leaves the input and every load may run unconditionally.
   VExpr sum = bias ? ve_load(bv.comp, {ie_var(1)}) : VExpr();
   for (int64_t kh = 0; kh < kernel[0]; ++kh)
     for (int64_t kw = 0; kw < kernel[1]; ++kw) {
@@ -112,9 +112,9 @@ bool lower_depthwise_conv(LoweringContext& cx) {
           idx.push_back(at);
           continue;
         }
-        // A multiple of the size at least the padding keeps the wrapped index non-negative.
-        const int64_t shift = ((*pad)[d] + size - 1) / size * size;
-        idx.push_back(ie_mod(ie_add(at, ie_const(std::max(shift, size))), ie_const(size)));
+        IExpr clamped = lowest < 0 ? ie_max(at, ie_const(0)) : at;
+        if (highest >= size) clamped = ie_min(clamped, ie_const(size - 1));
+        idx.push_back(clamped);
         VExpr ok = ve_binary("and", index_less(ie_const(-1), at), index_less(at, ie_const(size)));
         inside = inside ? ve_binary("and", inside, ok) : ok;
       }

@@ -98,8 +98,8 @@ bool lower_reduction_op(LoweringContext& cx, const std::string& t) {
     return true;
   }
   if (t == "aten::max_pool2d") {
-    // max over each window. Padded positions count as -inf; their loads read a wrapped, in-bounds
-    // index ((i + H) mod H) whose value the condition discards, so no load ever leaves the input,
+    // max over each window. Padded positions count as -inf; their loads read a clamped, in-bounds
+    // index (max(0, min(i, H - 1))) whose value the condition discards, so no load ever leaves the input,
     // even when common subexpressions are hoisted out of the condition.
     int x = cx.tensor(0);
     auto in = cx.comp(x).sizes;
@@ -144,7 +144,7 @@ bool lower_reduction_op(LoweringContext& cx, const std::string& t) {
         idx.push_back(at);
         continue;
       }
-      idx.push_back(ie_mod(ie_add(at, ie_const(size)), ie_const(size)));
+      idx.push_back(ie_clamp(at, 0, size - 1));  // in bounds; the condition discards a padded tap's value
       auto less = [](IExpr a, IExpr b) {
         auto c = std::make_shared<VExprNode>(*ve_binary("idx_lt", ve_const(0), ve_const(0)));
         c->index = {std::move(a), std::move(b)};

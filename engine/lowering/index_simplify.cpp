@@ -257,6 +257,14 @@ IndexRange ie_range(const IExpr& e, const std::vector<int64_t>& ext) {
       if (a.within(0, e->b->value - 1)) return a;
       return {0, e->b->value - 1};
     }
+    case IOp::Min: {
+      IndexRange a = ie_range(e->a, ext), b = ie_range(e->b, ext);
+      return {std::min(a.lo, b.lo), std::min(a.hi, b.hi)};
+    }
+    case IOp::Max: {
+      IndexRange a = ie_range(e->a, ext), b = ie_range(e->b, ext);
+      return {std::max(a.lo, b.lo), std::max(a.hi, b.hi)};
+    }
   }
   return {};
 }
@@ -275,6 +283,16 @@ IExpr ie_simplify(const IExpr& e, const std::vector<int64_t>& ext) {
     case IOp::Mod: {
       IExpr a = ie_simplify(e->a, ext), b = ie_simplify(e->b, ext);
       return positive_const(b) ? recombine(mod_by(a, b->value, ext)) : ie_mod(a, b);
+    }
+    case IOp::Min:
+    case IOp::Max: {
+      // One side never below (max) or above (min) the other over the loops' ranges: that side.
+      IExpr a = ie_simplify(e->a, ext), b = ie_simplify(e->b, ext);
+      const IndexRange ra = ie_range(a, ext), rb = ie_range(b, ext);
+      const bool is_max = e->op == IOp::Max;
+      if (is_max ? ra.lo >= rb.hi : ra.hi <= rb.lo) return a;
+      if (is_max ? rb.lo >= ra.hi : rb.hi <= ra.lo) return b;
+      return is_max ? ie_max(a, b) : ie_min(a, b);
     }
   }
   return e;

@@ -67,6 +67,15 @@ IExpr ie_mod(IExpr a, IExpr b) {
   if (a->op == IOp::Const && b->op == IOp::Const && b->value > 0 && a->value >= 0) return ie_const(a->value % b->value);
   return make_i(IOp::Mod, a, b);
 }
+IExpr ie_min(IExpr a, IExpr b) {
+  if (a->op == IOp::Const && b->op == IOp::Const) return ie_const(std::min(a->value, b->value));
+  return make_i(IOp::Min, a, b);
+}
+IExpr ie_max(IExpr a, IExpr b) {
+  if (a->op == IOp::Const && b->op == IOp::Const) return ie_const(std::max(a->value, b->value));
+  return make_i(IOp::Max, a, b);
+}
+IExpr ie_clamp(IExpr a, int64_t lo, int64_t hi) { return ie_max(ie_min(std::move(a), ie_const(hi)), ie_const(lo)); }
 
 std::string ie_str(const IExpr& e) {
   switch (e->op) {
@@ -77,6 +86,8 @@ std::string ie_str(const IExpr& e) {
     case IOp::Mul: return ie_str(e->a) + "*" + ie_str(e->b);
     case IOp::FloorDiv: return "(" + ie_str(e->a) + " // " + ie_str(e->b) + ")";
     case IOp::Mod: return "(" + ie_str(e->a) + " % " + ie_str(e->b) + ")";
+    case IOp::Min: return "min(" + ie_str(e->a) + ", " + ie_str(e->b) + ")";
+    case IOp::Max: return "max(" + ie_str(e->a) + ", " + ie_str(e->b) + ")";
   }
   return "?";
 }
@@ -207,6 +218,8 @@ IExpr ie_subst(const IExpr& e, const std::vector<IExpr>& index) {
     case IOp::Mul: return ie_mul(ie_subst(e->a, index), ie_subst(e->b, index));
     case IOp::FloorDiv: return ie_floordiv(ie_subst(e->a, index), ie_subst(e->b, index));
     case IOp::Mod: return ie_mod(ie_subst(e->a, index), ie_subst(e->b, index));
+    case IOp::Min: return ie_min(ie_subst(e->a, index), ie_subst(e->b, index));
+    case IOp::Max: return ie_max(ie_subst(e->a, index), ie_subst(e->b, index));
   }
   return e;
 }

@@ -23,7 +23,7 @@ using capture::Sym;
 struct IExprNode;
 using IExpr = std::shared_ptr<const IExprNode>;
 struct IExprNode {
-  enum class Op { Const, Var, Size, Add, Mul, FloorDiv, Mod };
+  enum class Op { Const, Var, Size, Add, Mul, FloorDiv, Mod, Min, Max };
   Op op = Op::Const;
   int64_t value = 0;  // Const
   int var = 0;        // Var: loop variable number
@@ -37,6 +37,9 @@ IExpr ie_add(IExpr a, IExpr b);
 IExpr ie_mul(IExpr a, IExpr b);
 IExpr ie_floordiv(IExpr a, IExpr b);
 IExpr ie_mod(IExpr a, IExpr b);
+IExpr ie_min(IExpr a, IExpr b);
+IExpr ie_max(IExpr a, IExpr b);
+IExpr ie_clamp(IExpr a, int64_t lo, int64_t hi);  // max(lo, min(a, hi)), lo <= hi
 std::string ie_str(const IExpr& e);
 
 // Value expressions (float32 math; comparisons yield bool).

@@ -190,7 +190,9 @@ void CudaTarget::describe(const fusion::FusedKernel& k, records::Kernel& record)
                                 : warp ? "one warp per row, 8 rows per 256-thread block"
                                        : "one block per row, 256 threads")
                              : "grid-stride, 256 threads, " + std::to_string(ki ? ki->vector_width : 1) +
-                                   " elements per thread";
+                                   (ki && !ki->variants.empty() && ki->variants[0].window_rows
+                                        ? " outputs along the width per thread"
+                                        : " elements per thread");
   for (size_t u = 0; u < info_.size() && !set_->modules.empty(); ++u)
     if (info_[u].name == k.name) record.registers = set_->module(u).registers(k.name);
 }

@@ -202,6 +202,40 @@ struct CudaEmitter : RowKernelEmitter {
     os << "    }\n  }\n";
   }
 
+  // A window's kernel `rows` outputs at a time along its width (dim 3; kernel_mapping's window_rows): the loop
+  // runs over groups of `rows` neighbouring outputs; each computation is one statement over the group, in which
+  // the taps its outputs share (every tap's index stays in bounds) are loaded once, then stored output by output.
+  void window_rows(std::ostringstream& os, const FusedKernel& k, int rows) {
+    const Comp& first = p.program.comps[k.comps[0]];
+    std::vector<Sym> groups = first.sizes;
+    groups[3] = capture::sym_const(first.sizes[3]->value / rows);
+    os << "  // " << rows << " neighbouring outputs along the width per thread, the taps they share loaded once\n";
+    os << "  const kiln_i total = " << size_product(groups) << ";\n";
+    os << "  for (kiln_i flat = static_cast<kiln_i>(blockIdx.x) * blockDim.x + threadIdx.x; flat < total; flat += "
+          "static_cast<kiln_i>(gridDim.x) * blockDim.x) {\n";
+    std::vector<std::string> vars;
+    unflatten(os, "flat", groups, 0, "    ", vars, first.layout);
+    std::vector<std::vector<lowering::IExpr>> at(static_cast<size_t>(rows));
+    for (int t = 0; t < rows; ++t) {
+      for (int d = 0; d < 4; ++d) at[t].push_back(lowering::ie_var(d));
+      at[t][3] = lowering::ie_add(lowering::ie_mul(lowering::ie_var(3), lowering::ie_const(rows)), lowering::ie_const(t));
+    }
+    for (int c : k.comps) {
+      const Comp& comp = p.program.comps[c];
+      std::map<std::string, std::string> table;
+      std::vector<std::string> lines, v;
+      begin_statement(table, lines);
+      hoist_loads = true;
+      for (int t = 0; t < rows; ++t) v.push_back(store_value(comp, lowering::ve_subst(comp.body, at[t]), vars, {}, 0));
+      hoist_loads = false;
+      end_statement();
+      for (const auto& l : lines) os << "    " << l << "\n";
+      for (int t = 0; t < rows; ++t)
+        os << "    b" << c << "[" << offset(c, at[t], vars) << "] = " << v[t] << ";  // " << cpp_comment(comp.name) << "\n";
+    }
+    os << "  }\n";
+  }
+
   // A transposing kernel (transpose_vars) in 32x32 tiles: the block computes a tile's values with
   // the input's contiguous variable fastest across its threads, keeps them in shared memory, and
   // stores them with the output's innermost variable fastest, so both sides move whole sectors.
@@ -387,17 +421,24 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
     const bool tiles = tile.width && tile.preferred;
     const bool column = row && !tiles && column_reduction(p, k);
     const bool warp = row && !tiles && !column && warp_per_row(p, k);
+    const int rows = row || tiled ? 1 : window_rows(p, k);
     head << "// " << k.name << ": "
          << (tiles ? "row kernel (rows in tiles of " + std::to_string(tile.width) + ", threads splitting each row)"
              : column ? "row kernel (one thread per row)"
              : row    ? (warp ? "row kernel (one warp per row)" : "row kernel (one block per row)")
              : tiled  ? "pointwise kernel (transposing, in 32x32 tiles)"
+             : rows > 1 ? "pointwise kernel (a window, " + std::to_string(rows) + " outputs along the width per thread)"
                       : "pointwise kernel")
          << " fusing " << k.nodes.size() << " graph node" << (k.nodes.size() == 1 ? "" : "s") << "\n";
     head << node_comment_lines(k.nodes, notes);
     std::vector<CudaKernelVariant> forms = {{k.name, tiled ? 4 : width, warp, column, tiles ? tile.width : 0,
                                              tiles ? tile.threads : 0}};
-    if (variants && width == 4) {
+    if (rows > 1) {
+      forms[0] = {k.name, rows, false, false, 0, 0, true};
+      // Autotuning candidates: one output per thread, and two per thread where four is the default.
+      if (variants) forms.push_back({k.name + "_w1", 1, false});
+      if (variants && rows == 4) forms.push_back({k.name + "_r2", 2, false, false, 0, 0, true});
+    } else if (variants && width == 4) {
       forms.push_back({k.name + "_w2", 2, false});
       forms.push_back({k.name + "_w1", 1, false});
     }
@@ -426,6 +467,7 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
       else if (row && f.row_tile) os << "// " << k.name << " in tiles of " << f.row_tile << " rows (an autotuning candidate)\n";
       else if (row) os << "// " << k.name << " with " << (f.thread_per_row ? "one thread" : f.warp_per_row ? "one warp" : "one block")
                        << " per row (an autotuning candidate)\n";
+      else if (f.window_rows) os << "// " << k.name << " with " << f.vector_width << " outputs along the width per thread (an autotuning candidate)\n";
       else os << "// " << k.name << " with " << f.vector_width << " element" << (f.vector_width == 1 ? "" : "s")
               << " per thread (an autotuning candidate)\n";
       em.extent_of.clear();  // no loop variable of another kernel
@@ -438,6 +480,7 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
       else if (row && f.thread_per_row) emit_column(em, os, k);
       else if (row) em.row(os, k, f.warp_per_row);
       else if (tiled && f.function == k.name) em.transpose(os, k, *tiled);
+      else if (f.window_rows) em.window_rows(os, k, f.vector_width);
       else em.pointwise(os, k, f.vector_width);
       os << "}\n";
       if (f.function == k.name) function_end = static_cast<size_t>(os.tellp());
@@ -448,7 +491,7 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
       ki.name = k.name;
       ki.row = k.kind == FusedKernel::Kind::Row;
       ki.range = ki.row ? k.outer : p.program.comps[k.comps[0]].sizes;
-      ki.vector_width = tiled ? 4 : width;
+      ki.vector_width = tiled ? 4 : rows > 1 ? rows : width;
       ki.variants = forms;
       ki.buffers = buffers;
       ki.prelude_end = prelude_end;

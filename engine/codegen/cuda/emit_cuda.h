@@ -33,13 +33,16 @@ struct CudaKernelVariant {
   // unless autotuning times another (0: the default).
   int row_tile = 0;
   int threads = 0;
+  // Pointwise windows (kernel_mapping.h's window_rows): vector_width neighbouring outputs along the width
+  // per thread, their shared taps loaded once.
+  bool window_rows = false;
 };
 
 struct CudaKernelInfo {
   std::string name;
   bool row = false;
   std::vector<lowering::Sym> range;  // pointwise: the sizes; row: the rows (outer sizes)
-  int vector_width = 1;              // pointwise elements per thread along the innermost dim
+  int vector_width = 1;              // pointwise elements per thread (along the innermost dim; a window's along its width)
   // variants[0] is the kernel itself; with `variants` requested, pointwise kernels with 4 elements
   // per thread also come with 2 and 1 (functions "<name>_w2", "<name>_w1"), and row kernels with
   // the other row mapping ("<name>_block" or "<name>_warp"; row tiles with one thread, one warp and

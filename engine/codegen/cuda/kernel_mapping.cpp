@@ -16,7 +16,9 @@ using lowering::VExprNode;
 
 namespace {
 
-// Integer value of an index expression with every var 0 but `var` (= 1); nullopt for symbolic sizes.
+// Integer value of an index expression with every var 0 but `var` (= 1); nullopt for symbolic sizes. A clamp
+// into bounds (min or max with a constant: a window's padded tap) counts as its operand, as it is inside the
+// input, where the strides are measured.
 std::optional<int64_t> eval_at(const lowering::IExpr& e, int var) {
   using Op = IExprNode::Op;
   switch (e->op) {
@@ -25,6 +27,11 @@ std::optional<int64_t> eval_at(const lowering::IExpr& e, int var) {
     case Op::Size:
       if (!capture::sym_is_const(e->size)) return std::nullopt;
       return e->size->value;
+    case Op::Min:
+    case Op::Max:
+      if (e->b->op == Op::Const) return eval_at(e->a, var);
+      if (e->a->op == Op::Const) return eval_at(e->b, var);
+      return std::nullopt;
     default: break;
   }
   auto a = eval_at(e->a, var), b = eval_at(e->b, var);
@@ -236,6 +243,27 @@ bool warp_per_row(const fusion::FusedProgram& p, const FusedKernel& k) {
     if (n > 1024) return false;
   }
   return true;
+}
+
+int window_rows(const fusion::FusedProgram& p, const FusedKernel& k) {
+  if (k.kind != FusedKernel::Kind::Pointwise) return 1;
+  const Comp& first = p.program.comps[k.comps[0]];
+  if (first.sizes.size() != 4 || lowering::storage_order(first).back() == 3) return 1;
+  for (const auto& s : first.sizes)
+    if (!capture::sym_is_const(s) || s->value < 1) return 1;
+  bool window = false;
+  for (int c : k.comps) {
+    const Comp& comp = p.program.comps[c];
+    if (comp.sizes.size() != 4) return 1;
+    for (size_t d = 0; d < 4; ++d)
+      if (!capture::sym_is_const(comp.sizes[d]) || comp.sizes[d]->value != first.sizes[d]->value) return 1;
+    window |= fusion::reads_a_window(comp.body);
+  }
+  if (!window) return 1;
+  const int64_t width = first.sizes[3]->value;
+  if (width % 4 == 0) return 4;
+  if (width % 2 == 0) return 2;
+  return width <= 8 ? static_cast<int>(width) : 1;
 }
 
 int vector_width(const fusion::FusedProgram& p, const FusedKernel& k) {

@@ -13,6 +13,13 @@ namespace kiln::codegen {
 
 // Elements per thread of a pointwise kernel: 4 when the innermost stored size is a multiple of 4.
 int vector_width(const fusion::FusedProgram& p, const fusion::FusedKernel& k);
+// Outputs per thread of a window's pointwise kernel (a depthwise convolution, fusion::reads_a_window) taken along
+// its width: 4 or 2 when the width (dim 3 of a constant 4-d iteration space stored with another dim innermost,
+// channels-last) is a multiple of it, the whole width when it is at most 8 (7x7 maps), else 1. The outputs of
+// one thread read mostly the same taps, loaded once: on the H200, EfficientNet-B0's windows with their batch
+// norm and SiLU ran 1.5-3x faster than one output per thread (bench/gpu/probes/window_kernels.cu). 1 for
+// every other kernel.
+int window_rows(const fusion::FusedProgram& p, const fusion::FusedKernel& k);
 // A row kernel whose every loop is at most 1024 long runs one warp per row.
 bool warp_per_row(const fusion::FusedProgram& p, const fusion::FusedKernel& k);
 // A row kernel of reductions over many rows of at most 16 values (pooling windows) runs one thread

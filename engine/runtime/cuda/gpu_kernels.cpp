@@ -135,6 +135,7 @@ std::vector<KernelCall> make_gpu_calls(const std::shared_ptr<GpuKernelSet>& set)
                                               : form.warp_per_row ? ", one warp per row (" + std::to_string(t / 32) +
                                                                       " rows per block)"
                                                                   : std::string(", one block per row"))
+                                           : form.window_rows ? std::string(" (outputs along the width)")
                                            : form.vector_width == 4 ? std::string(" (float4 when aligned)") : std::string(""));
             set->candidates[k].push_back({config, ms, false});
             if (ms < best) {

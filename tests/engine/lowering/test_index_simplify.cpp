@@ -23,6 +23,8 @@ int64_t eval(const IExpr& e, const std::vector<int64_t>& v) {
     case Op::Mul: return eval(e->a, v) * eval(e->b, v);
     case Op::FloorDiv: return floor_div(eval(e->a, v), eval(e->b, v));
     case Op::Mod: return floor_mod(eval(e->a, v), eval(e->b, v));
+    case Op::Min: return std::min(eval(e->a, v), eval(e->b, v));
+    case Op::Max: return std::max(eval(e->a, v), eval(e->b, v));
   }
   return 0;
 }
@@ -61,6 +63,18 @@ TEST(IndexSimplify, AViewChainThatPutsTheElementBackIsTheElementsOwnIndex) {
   EXPECT_EQ(ie_range(ie_mod(ie_add(v(0), c(-3)), c(5)), {10}).lo, 0);
 }
 
+TEST(IndexSimplify, AClampKeepsOnlyTheBoundsItsIndexCanCross) {
+  // A window's tap: i0 - 1 clamped into [0, 9] over i0 in [0, 10) can fall below 0, never above 9.
+  const IExpr tap = ie_clamp(ie_add(v(0), c(-1)), 0, 9);
+  EXPECT_EQ(ie_str(ie_simplify(tap, {10})), "max((i0 + -1), 0)");
+  EXPECT_EQ(ie_range(tap, {10}).lo, 0);
+  EXPECT_EQ(ie_range(tap, {10}).hi, 8);
+  EXPECT_EQ(ie_str(ie_simplify(ie_clamp(ie_add(v(0), c(1)), 0, 9), {10})), "min((i0 + 1), 9)");
+  EXPECT_EQ(ie_str(ie_simplify(ie_clamp(v(0), 0, 9), {10})), "i0");
+  EXPECT_EQ(ie_str(ie_simplify(ie_clamp(v(0), 0, 9), {-1})), "max(min(i0, 9), 0)");  // extent unknown
+  EXPECT_EQ(ie_str(ie_clamp(c(12), 0, 9)), "9");
+}
+
 // Random index expressions over three loops with small extents: the simplified one gives the same
 // value at every point, and never has more divisions.
 TEST(IndexSimplify, RandomExpressionsKeepTheirValueAtEveryPoint) {
@@ -70,7 +84,9 @@ TEST(IndexSimplify, RandomExpressionsKeepTheirValueAtEveryPoint) {
   auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
   std::function<IExpr(int)> gen = [&](int depth) -> IExpr {
     if (depth == 0 || pick(4) == 0) return pick(3) == 0 ? c(pick(17) - 4) : v(pick(3));
-    switch (pick(5)) {
+    switch (pick(7)) {
+      case 5: return ie_min(gen(depth - 1), gen(depth - 1));
+      case 6: return ie_clamp(gen(depth - 1), pick(5) - 2, 2 + pick(9));
       case 0: return ie_add(gen(depth - 1), gen(depth - 1));
       case 1: return ie_mul(gen(depth - 1), c(pick(9) - 2));
       case 2: return ie_floordiv(gen(depth - 1), c(1 + pick(12)));
@@ -95,6 +111,8 @@ TEST(IndexSimplify, RandomExpressionsKeepTheirValueAtEveryPoint) {
           std::vector<int64_t> at = {ext[0] > 0 ? a : a * 37 - 100, ext[1] > 0 ? b : b * 37 - 100, ext[2] > 0 ? d : d * 37 - 100};
           ASSERT_EQ(eval(s, at), eval(e, at)) << ie_str(e) << " -> " << ie_str(s) << " at " << at[0] << "," << at[1]
                                               << "," << at[2];
+          const IndexRange range = ie_range(e, ext);  // holds every value
+          ASSERT_TRUE(eval(e, at) >= range.lo && eval(e, at) <= range.hi) << ie_str(e);
         }
   }
   EXPECT_GT(simplified, 100);  // the rules do apply
