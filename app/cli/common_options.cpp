@@ -93,9 +93,9 @@ void add_attention_option(CLI::App& cmd, std::string& attention) {
 
 void add_depthwise_option(CLI::App& cmd, std::string& depthwise) {
   cmd.add_option("--depthwise", depthwise,
-                 "Depthwise convolutions (one filter per channel, at most 7x7): auto (in default mode on cuda a "
-                 "generated kernel, its batch norm and activation inside, instead of a cuDNN call), generated (every "
-                 "mode, cpu too) or extern (LibTorch's convolution)")
+                 "Depthwise convolutions (one filter per channel, at most 7x7): auto (on cuda a generated kernel, "
+                 "its batch norm and activation inside, instead of a cuDNN call), generated (cpu too) or extern "
+                 "(LibTorch's convolution)")
       ->capture_default_str();
 }
 

@@ -42,14 +42,14 @@ class KilnBackend : public runtime::Backend {
     // giving up Kiln's kernel for the mask and softmax: a check of the rewrite where there is no GPU.
     fe.attention = fuse_ && (options.attention == "fused" || (on_gpu && options.attention == "auto"));
     fe.attention_float32 = options.attention == "fused";
-    // Default mode on the GPU makes a depthwise convolution a generated kernel with its batch norm and activation
-    // inside: a launch instead of a cuDNN call through LibTorch (~20 us of host each; default mode is host-bound:
-    // efficientnet_b0 1.64 against 1.87 ms per call, H200). The kernel itself is slower than cuDNN's depthwise one
-    // (its taps' index arithmetic: 40-50 us against 8 at efficientnet_b0's larger layers), so the CUDA-graph modes,
-    // where device time is the call, keep cuDNN's (reduce-overhead 0.94 against 1.24 ms). "generated" asks for it
-    // in every mode and on the CPU (a check of the lowering where there is no GPU), "extern" never.
-    fe.depthwise = fuse_ && (options.depthwise == "generated" ||
-                             (on_gpu && options.depthwise == "auto" && options.mode == "default"));
+    // On the GPU a depthwise convolution is a generated kernel with its batch norm and activation inside. In
+    // default mode a launch replaces a cuDNN call through LibTorch (~20 us of host each; default mode is host-bound:
+    // efficientnet_b0 1.64 against 1.87 ms per call, H200); in the CUDA-graph modes the kernel, taking neighbouring
+    // outputs per thread, saves the batch norm's and activation's pass over the convolution's result (H200,
+    // reduce-overhead: efficientnet_b0 0.920 against 0.960 ms, mobilenet_v3_small 0.381 against 0.414). "generated"
+    // asks for it on the CPU too (a check of the lowering where there is no GPU; there the A/B was mixed), "extern"
+    // never.
+    fe.depthwise = fuse_ && (options.depthwise == "generated" || (on_gpu && options.depthwise == "auto"));
     // Default mode on the GPU keeps no channels-last copy of the conv weights (LibTorch converts each per
     // call): a copy of every weight would put its peak above eager's (ResNet-18 b8: 158 against 137 MiB).
     // Elsewhere they are kept while no larger than eager's activations: a conversion replayed in a CUDA

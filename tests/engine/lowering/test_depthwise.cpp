@@ -1,6 +1,6 @@
 // Depthwise convolutions lowered as generated arithmetic (lowering/lower_graph.h, LowerOptions::depthwise): which
 // convolutions take it, the loop IR and fusion around it, the layout it keeps, and compiled results against LibTorch
-// eager on the CPU (depthwise "generated"; on the GPU default mode's choice) for every padding, stride and dilation case.
+// eager on the CPU (depthwise "generated"; on the GPU auto's choice) for every padding, stride and dilation case.
 #include <gtest/gtest.h>
 
 #include <set>
