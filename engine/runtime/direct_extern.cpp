@@ -11,7 +11,6 @@
 #include <torch/csrc/jit/ir/ir.h>
 #include <torch/csrc/jit/ir/constants.h>
 
-#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdlib>
@@ -101,24 +100,6 @@ at::Tensor matrix_product(const DirectExtern& d, const at::Tensor& a, const at::
     if (y.defined()) return y;
   }
   return product(a, b);
-}
-
-// A 1x1 convolution with stride 1, no padding and one group over a channels-last input is a product (as cuDNN
-// runs it, a GEMM, for a few us of host where LibTorch's convolution costs 15-30): x viewed [N·H·W, Cin] (its own
-// memory) times the weight viewed [Cin, Cout] (transposed, its own memory), in the convolution's precision
-// (lt_gemm.h), then the bias; the result [N·H·W, Cout] read as [N, Cout, H, W] channels-last, the layout cuDNN's
-// result has. Undefined when it is not such a convolution or cuBLASLt does not take it.
-at::Tensor conv_product(const DirectExtern& d, const at::Tensor& x, const at::Tensor& w, const c10::optional<at::Tensor>& b) {
-  if (!x.is_cuda() || x.dim() != 4 || w.dim() != 4 || w.size(2) != 1 || w.size(3) != 1 || w.size(1) != x.size(1) || !w.is_contiguous() ||
-      !x.is_contiguous(at::MemoryFormat::ChannelsLast) || x.numel() == 0 || w.numel() == 0)
-    return {};
-  if (b && (b->dim() != 1 || b->size(0) != w.size(0) || b->scalar_type() != x.scalar_type() || b->device() != x.device()))
-    return {};
-  const int64_t n = x.size(0), c = x.size(1), h = x.size(2), wd = x.size(3), co = w.size(0);
-  at::Tensor y = d.lt->mm(x.permute({0, 2, 3, 1}).view({n * h * wd, c}), w.view({co, c}).t(), true);
-  if (!y.defined()) return y;
-  if (b) y.add_(*b);
-  return y.view({n, h, wd, co}).permute({0, 3, 1, 2});
 }
 
 // x[..., K] @ m[K, N] for a contiguous x of more than two dimensions, its leading dimensions as the rows of one
@@ -288,10 +269,6 @@ std::optional<DirectExtern> prepare_direct_extern(const Comp& comp, const torch:
     d.padding = std::move(*padding);
     d.dilation = std::move(*dilation);
     d.groups = groups->toInt();
-    auto all = [](const std::vector<int64_t>& v, int64_t x) {
-      return !v.empty() && std::all_of(v.begin(), v.end(), [&](int64_t e) { return e == x; });
-    };
-    if (d.groups == 1 && all(d.stride, 1) && all(d.padding, 0)) d.lt = std::make_shared<LtGemm>();  // 1x1 maybe
     return d;
   }
   if (t == "aten::linear") {
@@ -345,8 +322,6 @@ at::Tensor call_direct_extern(const DirectExtern& d, const std::vector<at::Tenso
       if (bias) b = arg(2);
       // aten::conv2d of a batched, real input with a bias of its dtype is exactly this call (its own body);
       // anything else goes through it, checks and messages included.
-      if (lt && d.lt && !at::GradMode::is_enabled())
-        if (at::Tensor y = conv_product(d, x, arg(1), b); y.defined()) return y;
       if (x.dim() == 4 && !x.is_complex() && !x.is_nested() && (!bias || arg(2).scalar_type() == x.scalar_type())) {
         // Without gradients, convolution's own kernel directly (what AOTInductor's C shim calls): no dispatch
         // and no autograd wrapper around it; the ops it calls dispatch as usual.

@@ -27,9 +27,6 @@
 //   directly (lt_gemm.h) where it takes the product; LibTorch's call otherwise. A matmul of two tensors of
 //   three or more dimensions with the same batch sizes (attention's) is matmul's own batched product, its batch
 //   folded by a view or a copy as matmul folds it, without matmul's broadcasting steps: bit for bit its result.
-//   Also with `lt`, a 1x1 convolution (stride 1, no padding, one group) over a channels-last input on the GPU,
-//   no gradients, is a product through cuBLASLt in the convolution's precision, then its bias (lt_gemm.h): the
-//   same GEMM cuDNN runs for it, for about a third of the host time (KILN_CUBLASLT=0: LibTorch's convolution).
 //
 // KILN_DIRECT_EXTERNS=0 sends every extern through the interpreter (read on each region run).
 #pragma once
@@ -57,9 +54,7 @@ struct DirectExtern {
   std::vector<int64_t> stride, padding, dilation;
   int64_t groups = 1;        // a convolution's groups
   int64_t dim = 0;           // a gather's dim
-  // Products (Mm, Matmul, Linear) and a convolution that may be a 1x1 product (stride 1, no padding, one group):
-  // cuBLASLt's plans per problem (lt_gemm.h).
-  std::shared_ptr<LtGemm> lt;
+  std::shared_ptr<LtGemm> lt;  // products (Mm, Matmul, Linear): cuBLASLt's plans per problem (lt_gemm.h)
 };
 
 // A product's `lt` takes cuBLASLt's heuristic's first algorithm; max-autotune swaps in a timing one

@@ -200,7 +200,7 @@ void LoweredRegionFn::bind_value(const torch::jit::Value* v, const std::vector<a
 std::vector<std::pair<size_t, std::shared_ptr<LtGemm>>> LoweredRegionFn::tune_products() {
   std::vector<std::pair<size_t, std::shared_ptr<LtGemm>>> out;
   for (size_t c = 0; c < direct_.size(); ++c)
-    if (auto& d = direct_[c]; d && d->lt && d->op != DirectExtern::Op::Conv2d) {  // a 1x1 convolution stays untimed
+    if (auto& d = direct_[c]; d && d->lt) {
       d->lt = std::make_shared<LtGemm>(true);
       out.emplace_back(c, d->lt);
     }

@@ -356,11 +356,11 @@ bool make_plan(const Lib& L, Plan& p, bool tune, const at::Tensor& a, const at::
 
 }  // namespace
 
-at::Tensor LtGemm::mm(const at::Tensor& a, const at::Tensor& b, bool convolution) {
+at::Tensor LtGemm::mm(const at::Tensor& a, const at::Tensor& b) {
   if (!a.is_cuda() || !b.is_cuda() || a.device() != b.device() || a.dim() != 2 || b.dim() != 2) return {};
   const at::ScalarType st = a.scalar_type();
   if (b.scalar_type() != st || (st != at::kFloat && st != at::kBFloat16 && st != at::kHalf)) return {};
-  if (st == at::kFloat && !impl_->tune && !impl_->all_dtypes && !convolution) return {};  // cublasGemmEx's (header)
+  if (st == at::kFloat && !impl_->tune && !impl_->all_dtypes) return {};  // cublasGemmEx's choice (header)
   if (c10::GradMode::is_enabled() && (a.requires_grad() || b.requires_grad())) return {};
   auto problem = lt_problem(a.sizes(), a.strides(), b.sizes(), b.strides());
   if (!problem) return {};
@@ -372,8 +372,7 @@ at::Tensor LtGemm::mm(const at::Tensor& a, const at::Tensor& b, bool convolution
   auto& ctx = at::globalContext();
   Key key{*problem,
           st,
-          st == at::kFloat && (convolution ? ctx.allowTF32CuDNN()
-                                           : ctx.float32MatmulPrecision() != at::Float32MatmulPrecision::HIGHEST)
+          st == at::kFloat && ctx.float32MatmulPrecision() != at::Float32MatmulPrecision::HIGHEST
               ? CUBLAS_COMPUTE_32F_FAST_TF32
               : CUBLAS_COMPUTE_32F,
           st == at::kBFloat16 ? reduction_policy(ctx.allowBF16ReductionCuBLAS())
@@ -423,7 +422,7 @@ std::string LtGemm::last_choice() const { return {}; }
 
 std::vector<LtGemm::Race> LtGemm::races() const { return {}; }
 
-at::Tensor LtGemm::mm(const at::Tensor&, const at::Tensor&, bool) { return {}; }
+at::Tensor LtGemm::mm(const at::Tensor&, const at::Tensor&) { return {}; }
 
 #endif
 

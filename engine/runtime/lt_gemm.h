@@ -26,10 +26,6 @@
 //   (the caller then calls LibTorch): CPU tensors, mixed devices or dtypes, dtypes other than bfloat16 and
 //   float16 (float32 too when tuned or `all_dtypes`), gradients required, a layout lt_problem refuses, no
 //   algorithm, LibTorch's product faster (tuned), cuBLASLt not loaded.
-// LtGemm::mm(a, b, convolution = true)
-//   A 1x1 convolution's product (direct_extern.h): float32 taken untuned too, in the precision LibTorch gives
-//   cuDNN's convolutions (TF32 while torch.backends.cudnn.allow_tf32, its default; else float32), not the
-//   matmul precision: the same arithmetic eager's convolution does.
 //
 // KILN_CUBLASLT=0 sends every product through LibTorch (read on each region run).
 #pragma once
@@ -67,7 +63,7 @@ class LtGemm {
   LtGemm(const LtGemm&) = delete;
   LtGemm& operator=(const LtGemm&) = delete;
 
-  at::Tensor mm(const at::Tensor& a, const at::Tensor& b, bool convolution = false);
+  at::Tensor mm(const at::Tensor& a, const at::Tensor& b);
 
   // Each timed choice (tune): the problem and every contender's device ms per call, the kept one marked.
   struct Race {

@@ -1,6 +1,6 @@
 // Matrix products through cuBLASLt directly (runtime/lt_gemm.h): LibTorch's product for every dtype,
 // precision and operand layout it takes, every element written, timed candidates in max-autotune, and a
-// region's products going there, its 1x1 convolutions among them.
+// region's products going there.
 #include <gtest/gtest.h>
 #include <torch/script.h>
 #include <torch/torch.h>
@@ -187,59 +187,4 @@ def forward(self, x):
       else if (std::string(mode) == "reduce-overhead") EXPECT_GE(calls, 2u);
       EXPECT_LE(rel_error(out, eager), 3e-2);  // bfloat16 results: 8 bits of mantissa over 256 products
     }
-}
-
-// A region's 1x1 convolutions (stride 1, no padding, one group) over channels-last activations are products through
-// cuBLASLt in the convolution's precision, their bias added after: eager's results (cuDNN's TF32 off on both sides:
-// 1e-4; on, LibTorch's default: 5e-3), one product per such convolution and call in default mode (the squeeze-
-// excitation's pair over [N, C, 1, 1] included), none with KILN_CUBLASLT=0; the 3x3 convolution stays cuDNN's.
-TEST(GpuLtGemm, OneByOneConvolutionsAreProducts) {
-  REQUIRE_GPU();
-  torch::jit::Module m("Convs");
-  m.register_parameter("w0", torch::randn({16, 3, 3, 3}) * 0.3, false);
-  m.register_parameter("w1", torch::randn({32, 16, 1, 1}) * 0.3, false);
-  m.register_parameter("b1", torch::randn({32}), false);
-  m.register_parameter("w2", torch::randn({8, 32, 1, 1}) * 0.3, false);
-  m.register_parameter("b2", torch::randn({8}), false);
-  m.register_parameter("w3", torch::randn({32, 8, 1, 1}) * 0.3, false);
-  m.define(R"JIT(
-def forward(self, x):
-    y = torch.relu(torch.conv2d(x, self.w0, None, [1, 1], [1, 1], [1, 1], 1))
-    y = torch.conv2d(y, self.w1, self.b1, [1, 1], [0, 0], [1, 1], 1)
-    s = torch.mean(y, [2, 3], True)
-    s = torch.relu(torch.conv2d(s, self.w2, self.b2, [1, 1], [0, 0], [1, 1], 1))
-    s = torch.sigmoid(torch.conv2d(s, self.w3, None, [1, 1], [0, 0], [1, 1], 1))
-    return y * s
-)JIT");
-  const std::string path = test::temp_dir() + "/lt_convs.pt";
-  m.to(at::kCUDA);
-  m.save(path);
-  auto model = model::load_model(path, "cuda");
-  auto& ctx = at::globalContext();
-  const bool tf32 = ctx.allowTF32CuDNN();
-  torch::NoGradGuard no_grad;
-  for (bool allow : {false, true}) {
-    ctx.setAllowTF32CuDNN(allow);
-    for (const char* mode : {"default", "reduce-overhead", "max-autotune"})
-      for (const char* on : {"1", "0"}) {
-        SCOPED_TRACE(std::string(mode) + " KILN_CUBLASLT=" + on + (allow ? " TF32" : " float32"));
-        ::setenv("KILN_CUBLASLT", on, 1);
-        capture::CompileOptions o;
-        o.backend = "kiln";
-        o.mode = mode;
-        runtime::CapturedRuntime rt(model, o);
-        const uint64_t before = runtime::lt_gemm_calls();
-        for (int i = 0; i < 3; ++i) {
-          auto x = runtime::make_inputs({parse_input_spec("4x3x20x12")}, std::random_device{}())[0].to(at::kCUDA);
-          const at::Tensor out = rt.run({x})[0].toTensor().clone();
-          EXPECT_LE(rel_error(out, m.forward({x}).toTensor()), allow ? 5e-3 : 1e-4);
-        }
-        const uint64_t calls = runtime::lt_gemm_calls() - before;
-        ::unsetenv("KILN_CUBLASLT");
-        if (std::string(on) == "0") EXPECT_EQ(calls, 0u);
-        else if (std::string(mode) == "default") EXPECT_EQ(calls, 9u) << "three 1x1 convolutions a call, three calls";
-        else EXPECT_GE(calls, 3u);  // the calls that record the graph, at least
-      }
-  }
-  ctx.setAllowTF32CuDNN(tf32);
 }
