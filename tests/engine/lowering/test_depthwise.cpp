@@ -9,6 +9,7 @@
 
 #if KILN_WITH_CUDA
 #include "engine/codegen/cuda/emit_cuda.h"
+#include "engine/codegen/cuda/kernel_mapping.h"
 #include "engine/codegen/cuda/nvrtc_compiler.h"
 #endif
 #include "engine/fusion/schedule.h"
@@ -204,6 +205,46 @@ TEST(Depthwise, AWindowIsSummedOnceInAPointwiseKernelWithItsBatchNormAndActivati
   EXPECT_GE(wide, 3);
   EXPECT_GT(codegen::compile_cuda(src, "sm_90").cubin.size(), 0u);
 #endif
+}
+
+TEST(Depthwise, TheCudaKernelsOutputsPerThreadFollowTheWindowsWidth) {
+  // Channels-last windows (between 1x1 convolutions) 14, 7 and 11 wide: 2 outputs per thread on the 14-wide, a whole
+  // 7-wide row, one output per thread on 11 (odd and above 8); each kind compiles with NVRTC.
+  const std::string path = model_with("dw_widths", {{"w0", {8, 8, 1, 1}}, {"w3", {8, 1, 3, 3}}, {"w5", {8, 1, 5, 5}}}, R"JIT(
+def forward(self, x):
+    y = torch.conv2d(x, self.w0, None, [1, 1], [0, 0], [1, 1], 1)
+    y = torch.relu(torch.conv2d(y, self.w3, None, [1, 1], [1, 1], [1, 1], 8))
+    y = torch.conv2d(y, self.w5, None, [2, 2], [2, 2], [1, 1], 8) + 1.0
+    return torch.conv2d(y, self.w0, None, [1, 1], [0, 0], [1, 1], 1)
+)JIT");
+  for (const auto& [shape, widths] : std::vector<std::pair<std::string, std::vector<int>>>{
+           {"2x8x14x14", {14, 7}}, {"2x8x11x11", {11, 6}}}) {
+    SCOPED_TRACE(shape);
+    auto c = compile(path, shape, "generated");
+    pipeline::FrontEndOptions fe;
+    fe.channels_last = true;
+    fe.depthwise = true;
+    fe.conv_weights = pipeline::FrontEndOptions::ConvWeights::PerCall;
+    runtime::RegionArtifacts art;
+    auto out = pipeline::run_front_end(c.rt->regions().at(0).entries.at(0).graph, fe, art);
+    std::vector<int> seen;
+    for (const auto& k : out.fused.kernels) {
+      bool window = false;
+      for (int comp : k.comps) window |= fusion::reads_a_window(out.fused.program.comps[comp].body);
+      if (!window) continue;
+      const int width = static_cast<int>(out.fused.program.comps[k.comps[0]].sizes[3]->value);
+      seen.push_back(width);
+#if KILN_WITH_CUDA  // the CUDA code generator is built with the CUDA toolkit only
+      EXPECT_EQ(codegen::window_rows(out.fused, k), width % 2 == 0 ? 2 : width <= 8 ? width : 1) << width;
+#endif
+    }
+    EXPECT_EQ(seen, widths);
+#if KILN_WITH_CUDA
+    std::vector<codegen::CudaKernelInfo> info;
+    const std::string src = codegen::emit_cuda(out.fused, {}, &info, true);  // with max-autotune's forms
+    EXPECT_GT(codegen::compile_cuda(src, "sm_90").cubin.size(), 0u);
+#endif
+  }
 }
 
 TEST(Depthwise, AHostileConvolutionIsNotGenerated) {
