@@ -26,13 +26,14 @@ std::optional<std::array<int64_t, 2>> literal_pair(const LoweringContext& cx, si
   return out;
 }
 
-VExpr index_less(IExpr a, IExpr b) {
-  auto c = std::make_shared<VExprNode>(*ve_binary("idx_lt", ve_const(0), ve_const(0)));
-  c->index = {std::move(a), std::move(b)};
-  return VExpr(c);
-}
-
 }  // namespace
+
+WindowTap window_tap(const IExpr& at, int64_t lowest, int64_t highest, int64_t size) {
+  if (lowest >= 0 && highest < size) return {at, nullptr};
+  IExpr clamped = highest >= size ? ie_min(at, ie_const(size - 1)) : at;  // both sides: ie_clamp's form
+  if (lowest < 0) clamped = ie_max(clamped, ie_const(0));
+  return {clamped, ve_binary("and", ve_index_less(ie_const(-1), at), ve_index_less(at, ie_const(size)))};
+}
 
 bool lower_depthwise_conv(LoweringContext& cx) {
   const ir::Node& n = *cx.node;
@@ -105,18 +106,10 @@ bool lower_depthwise_conv(LoweringContext& cx) {
       for (int d = 0; d < 2; ++d) {
         const int64_t size = x.sizes[2 + d]->value;
         IExpr at = ie_add(ie_mul(ie_var(2 + d), ie_const((*stride)[d])), ie_const(tap[d] * (*dil)[d] - (*pad)[d]));
-        // Whether the tap can fall outside for some output position.
         const int64_t lowest = tap[d] * (*dil)[d] - (*pad)[d];
-        const int64_t highest = (out[2 + d]->value - 1) * (*stride)[d] + lowest;
-        if (lowest >= 0 && highest < size) {
-          idx.push_back(at);
-          continue;
-        }
-        IExpr clamped = lowest < 0 ? ie_max(at, ie_const(0)) : at;
-        if (highest >= size) clamped = ie_min(clamped, ie_const(size - 1));
-        idx.push_back(clamped);
-        VExpr ok = ve_binary("and", index_less(ie_const(-1), at), index_less(at, ie_const(size)));
-        inside = inside ? ve_binary("and", inside, ok) : ok;
+        WindowTap t = window_tap(at, lowest, (out[2 + d]->value - 1) * (*stride)[d] + lowest, size);
+        idx.push_back(t.index);
+        if (t.inside) inside = inside ? ve_binary("and", inside, t.inside) : t.inside;
       }
       VExpr term = ve_binary("mul", ve_load(xv.comp, idx), ve_load(wv.comp, {ie_var(1), ie_const(0), ie_const(kh), ie_const(kw)}));
       if (inside) term = ve_where(inside, term, ve_const(0));

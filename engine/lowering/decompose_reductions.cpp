@@ -144,14 +144,10 @@ bool lower_reduction_op(LoweringContext& cx, const std::string& t) {
         idx.push_back(at);
         continue;
       }
-      idx.push_back(ie_clamp(at, 0, size - 1));  // in bounds; the condition discards a padded tap's value
-      auto less = [](IExpr a, IExpr b) {
-        auto c = std::make_shared<VExprNode>(*ve_binary("idx_lt", ve_const(0), ve_const(0)));
-        c->index = {std::move(a), std::move(b)};
-        return VExpr(c);
-      };
-      VExpr ok = ve_binary("and", less(ie_const(-1), at), less(at, ie_const(size)));
-      inside = inside ? ve_binary("and", inside, ok) : ok;
+      // Clamped on both sides, as any padded window may cross both.
+      WindowTap t = window_tap(at, -1, size, size);
+      idx.push_back(t.index);
+      inside = inside ? ve_binary("and", inside, t.inside) : t.inside;
     }
     VExpr body = ve_load(x, idx);
     if (inside) body = ve_where(inside, body, ve_const(-INFINITY));

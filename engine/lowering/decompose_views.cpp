@@ -311,10 +311,7 @@ bool lower_view_op(LoweringContext& cx, const std::string& t) {
       } else {
         Sym end = sym_binary(Op::Add, starts[k], cx.comp(list.tensors[k]).sizes[d]);
         // The index as a value: compare i_d against the end of piece k.
-        VExpr cond = ve_binary("idx_lt", ve_const(static_cast<double>(d)), ve_const(0));
-        auto c = std::make_shared<VExprNode>(*cond);
-        c->index = {ie_var(static_cast<int>(d)), ie_size(end)};
-        body = ve_where(VExpr(c), load, body);
+        body = ve_where(ve_index_less(ie_var(static_cast<int>(d)), ie_size(end)), load, body);
       }
     }
     cx.set_output(tensor_val(cx.pointwise(out, body)));

@@ -152,6 +152,11 @@ VExpr ve_index_value(IExpr i) {
   n->index = {std::move(i)};
   return n;
 }
+VExpr ve_index_less(IExpr a, IExpr b) {
+  auto n = std::make_shared<VExprNode>(*ve_binary("idx_lt", ve_const(0), ve_const(0)));  // operands unused
+  n->index = {std::move(a), std::move(b)};
+  return n;
+}
 bool ve_is_index_fn(const VExprNode& e) {
   return e.op == VOp::Binary && (e.fn == "idx_lt" || e.fn == "idx_value");
 }

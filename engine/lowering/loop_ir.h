@@ -65,6 +65,7 @@ VExpr ve_where(VExpr cond, VExpr a, VExpr b);
 // An index expression as a value (arange): Binary "idx_value" with index = {i}, like "idx_lt"
 // (index = {a, b}) compares two index expressions.
 VExpr ve_index_value(IExpr i);
+VExpr ve_index_less(IExpr a, IExpr b);  // a < b, a boolean
 bool ve_is_index_fn(const VExprNode& e);  // idx_lt or idx_value
 int ve_size(const VExpr& e);  // node count (fusion's size limit)
 std::string ve_str(const VExpr& e, const std::vector<std::string>& comp_names);

@@ -93,6 +93,16 @@ bool lower_reduction_op(LoweringContext& cx, const std::string& target);
 // at most 49 taps) as one pointwise computation (decompose_conv.cpp); false, adding nothing, for any other.
 bool lower_depthwise_conv(LoweringContext& cx);
 
+// A window's tap along one dim at index `at`, over [lowest, highest] for the outputs, of an input `size` long: `at`
+// itself when always inside; else its index clamped into the input on the sides it crosses (every load in bounds,
+// so it may run unconditionally) and `inside`, the condition under which its value counts (padding counts nothing,
+// or -inf for a max). Shared by the depthwise convolution and max_pool2d.
+struct WindowTap {
+  IExpr index;
+  VExpr inside;  // null when always inside
+};
+WindowTap window_tap(const IExpr& at, int64_t lowest, int64_t highest, int64_t size);
+
 // An attention chain (attention.h) lowered at its last product's node (attention.cpp).
 struct AttentionMatch;
 // Thrown by lower_attention when the chain's scale is not a number known at compile time: lower_graph then
