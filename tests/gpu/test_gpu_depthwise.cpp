@@ -4,6 +4,8 @@
 // Without a GPU each test skips and says why.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include <ATen/Context.h>
 
 #include "engine/model/model_impl.h"
@@ -19,8 +21,10 @@ namespace {
 
 using test::rel_error;
 
-void expect_matches_eager(const std::string& path, const char* spec, double tol, const std::string& what) {
+void expect_matches_eager(const std::string& path, const char* spec, double tol, const std::string& what,
+                          const std::function<void(model::Model&)>& prepare = {}) {
   auto m = model::load_model(path, "cuda");
+  if (prepare) prepare(m);
   for (const char* mode : {"default", "reduce-overhead", "max-autotune"}) {
     capture::CompileOptions o;
     o.backend = "kiln";
@@ -83,9 +87,78 @@ TEST(GpuDepthwise, EfficientNetMiniatureMatchesEagerInEveryMode) {
   ctx.setAllowTF32CuDNN(false);
   const std::string path = test::data("corpus/efficientnet_b0.pt");
   EXPECT_LT(conv_externs(path, "3x3x64x64", "auto"), conv_externs(path, "3x3x64x64", "extern"));
-  // Channels-last windows 32, 16, 8, 4 and 2 wide (4 and 2 outputs per thread), then 56, 28, 14, 7 and 4 (a whole
-  // 7-wide row per thread).
+  // Channels-last windows 32, 16, 8, 4 and 2 wide, then 56, 28, 14, 7 and 4 (a whole 7-wide row per thread), each
+  // thread taking 4 channels as float4s and 4, 2 or 1 outputs along the width (2 or 1 where the window strides).
   expect_matches_eager(path, "3x3x64x64", 1e-4, "efficientnet_b0");
   expect_matches_eager(path, "2x3x112x112", 1e-4, "efficientnet_b0");
+  ctx.setAllowTF32CuDNN(tf32);
+}
+
+TEST(GpuDepthwise, FourChannelsPerThreadRunOnlyOnAlignedBuffers) {
+  // max-autotune races forms of a window's kernel that move 4 channels per thread as float4s; they may run only when
+  // every buffer of the kernel is 16-byte aligned. Here the batch norm's running mean is a view one float into a
+  // larger tensor (4 bytes past an aligned address), which the kernel reads in place: those forms are skipped (their
+  // launch would fault) and the result is still eager's; with the module's own mean they are timed.
+  REQUIRE_GPU();
+  auto& ctx = at::globalContext();
+  const bool tf32 = ctx.allowTF32CuDNN();
+  ctx.setAllowTF32CuDNN(false);
+  torch::jit::Module m("dw_unaligned");
+  for (const auto& [p, sizes] : std::vector<std::pair<std::string, std::vector<int64_t>>>{
+           {"w0", {8, 8, 1, 1}}, {"w3", {8, 1, 3, 3}}, {"mean", {8}}, {"var", {8}}, {"gamma", {8}}, {"beta", {8}}})
+    m.register_parameter(p, torch::randn(sizes), false);
+  m.define(R"JIT(
+def forward(self, x):
+    y = torch.conv2d(x, self.w0, None, [1, 1], [0, 0], [1, 1], 1)
+    y = torch.conv2d(y, self.w3, None, [1, 1], [1, 1], [1, 1], 8)
+    y = torch.relu(torch.batch_norm(y, self.gamma, self.beta, self.mean, self.var.abs() + 0.5, False, 0.1, 1e-5, True))
+    return torch.conv2d(y, self.w0, None, [1, 1], [0, 0], [1, 1], 1)
+)JIT");
+  const std::string path = test::temp_dir() + "/dw_unaligned.pt";
+  m.save(path);
+  // Kiln compiles the frozen graph, where the mean is a constant: that constant becomes a copy of it one float into
+  // a larger tensor (eager keeps the module's own, the same values).
+  auto unaligned_mean = [](model::Model& model) {
+    const at::Tensor mean = model.impl->module.attr("mean").toTensor();
+    int replaced = 0;
+    for (auto* n : model.impl->graph->nodes()) {
+      if (n->kind() != c10::prim::Constant || n->output()->type()->kind() != c10::TypeKind::TensorType) continue;
+      const at::Tensor t = n->t(c10::attr::value);
+      if (t.sizes() != mean.sizes() || !t.equal(mean)) continue;
+      auto view = at::empty({mean.numel() + 1}, mean.options()).narrow(0, 1, mean.numel());
+      view.copy_(mean);
+      ASSERT_NE(reinterpret_cast<uintptr_t>(view.data_ptr()) % 16, 0u);
+      n->t_(c10::attr::value, view);
+      ++replaced;
+    }
+    ASSERT_EQ(replaced, 1);
+  };
+  expect_matches_eager(path, "2x8x16x16", 1e-4, "unaligned running mean", unaligned_mean);
+  expect_matches_eager(path, "2x8x16x16", 1e-4, "aligned");
+  for (const bool aligned : {false, true}) {
+    SCOPED_TRACE(aligned ? "aligned" : "unaligned");
+    auto model = model::load_model(path, "cuda");
+    if (!aligned) unaligned_mean(model);
+    capture::CompileOptions o;
+    o.backend = "kiln";
+    o.mode = "max-autotune";
+    o.depthwise = "generated";
+    runtime::CapturedRuntime rt(model, o);
+    rt.run({runtime::make_inputs({parse_input_spec("2x8x16x16")})[0].to(torch::kCUDA)});
+    int float4_forms = 0, skipped = 0, timed = 0;
+    for (const auto& r : rt.regions())
+      for (const auto& a : rt.artifacts(r.index))
+        for (const auto& k : a.kernels)
+          for (const auto& c : k.autotune) {
+            if (c.config.find("_c4") == std::string::npos) continue;
+            ++float4_forms;
+            skipped += c.config.find("skipped, its float4s need every buffer 16-byte aligned") != std::string::npos;
+            timed += c.ms > 0;
+            if (!aligned) EXPECT_FALSE(c.chosen) << c.config;
+          }
+    EXPECT_GT(float4_forms, 0);
+    EXPECT_EQ(skipped, aligned ? 0 : float4_forms);
+    EXPECT_EQ(timed, aligned ? float4_forms : 0);
+  }
   ctx.setAllowTF32CuDNN(tf32);
 }

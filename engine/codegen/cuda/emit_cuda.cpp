@@ -202,37 +202,82 @@ struct CudaEmitter : RowKernelEmitter {
     os << "    }\n  }\n";
   }
 
-  // A window's kernel `rows` outputs at a time along its width (dim 3; kernel_mapping's window_rows): the loop
-  // runs over groups of `rows` neighbouring outputs; each computation is one statement over the group, in which
-  // the taps its outputs share (every tap's index stays in bounds) are loaded once, then stored output by output.
-  void window_rows(std::ostringstream& os, const FusedKernel& k, int rows) {
+  // A window's kernel `rows` outputs at a time along its width (dim 3; kernel_mapping's window_rows) for each of
+  // `lanes` neighbouring channels (dim 1, stored innermost; window_lanes): the loop runs over groups of outputs;
+  // each computation is one statement over the group, in which the taps its outputs share (every tap's index stays
+  // in bounds) are loaded once, then stored output by output. With 4 lanes, a load whose innermost stored index is
+  // the channel itself moves as one float4 and each output's 4 channels are stored as one: such a form
+  // (CudaKernelVariant::aligned16) is launched only when every buffer of the kernel is 16-byte aligned.
+  void window_rows(std::ostringstream& os, const FusedKernel& k, int rows, int lanes) {
     const Comp& first = p.program.comps[k.comps[0]];
     std::vector<Sym> groups = first.sizes;
     groups[3] = capture::sym_const(first.sizes[3]->value / rows);
-    os << "  // " << rows << " neighbouring outputs along the width per thread, the taps they share loaded once\n";
-    os << "  const kiln_i total = " << size_product(groups) << ";\n";
-    os << "  for (kiln_i flat = static_cast<kiln_i>(blockIdx.x) * blockDim.x + threadIdx.x; flat < total; flat += "
-          "static_cast<kiln_i>(gridDim.x) * blockDim.x) {\n";
+    if (lanes > 1) groups[1] = capture::sym_const(first.sizes[1]->value / lanes);
+    std::ostringstream loop;
     std::vector<std::string> vars;
-    unflatten(os, "flat", groups, 0, "    ", vars, first.layout);
+    unflatten(loop, "flat", groups, 0, "    ", vars, first.layout);
+    std::vector<std::vector<std::string>> lane_vars(static_cast<size_t>(lanes), vars);
+    if (lanes > 1)
+      for (int l = 0; l < lanes; ++l) {
+        lane_vars[l][1] = "(" + vars[1] + " * " + std::to_string(lanes) + (l ? " + " + std::to_string(l) : "") + ")";
+        set_extent(lane_vars[l][1], first.sizes[1]);
+      }
     std::vector<std::vector<lowering::IExpr>> at(static_cast<size_t>(rows));
     for (int t = 0; t < rows; ++t) {
       for (int d = 0; d < 4; ++d) at[t].push_back(lowering::ie_var(d));
       at[t][3] = lowering::ie_add(lowering::ie_mul(lowering::ie_var(3), lowering::ie_const(rows)), lowering::ie_const(t));
     }
+    // Four lanes: loads whose innermost stored index is the channel itself, as float4s at lane 0's offset.
+    int lane = 0;
+    if (lanes == 4)
+      load_hook = [&](const VExpr& e, const std::vector<std::string>& lv) -> std::string {
+        const Comp& c = p.program.comps[e->comp];
+        if (c.dtype != ir::DType::Float32 || !p.realized[e->comp] || e->index.size() != c.sizes.size()) return "";
+        const int inner = lowering::storage_order(c).back();
+        const auto& ix = e->index[static_cast<size_t>(inner)];
+        if (ix->op != lowering::IExprNode::Op::Var || ix->var != 1 || !capture::sym_is_const(c.sizes[inner]) ||
+            c.sizes[inner]->value % 4 != 0 || !in_bounds(e, lv))
+          return "";
+        std::function<bool(const lowering::IExpr&)> channel = [&](const lowering::IExpr& i) {
+          return i && ((i->op == lowering::IExprNode::Op::Var && i->var == 1) || channel(i->a) || channel(i->b));
+        };
+        for (size_t d = 0; d < e->index.size(); ++d)
+          if (static_cast<int>(d) != inner && channel(e->index[d])) return "";
+        return hoisted("*reinterpret_cast<const float4*>(b" + std::to_string(e->comp) + " + " +
+                       offset(e->comp, e->index, lane_vars[0]) + ")") + "." + "xyzw"[lane];
+      };
+    os << "  // " << rows << " neighbouring output" << (rows == 1 ? "" : "s") << " along the width";
+    if (lanes > 1) os << " x " << lanes << " neighbouring channels (float4s: launched on 16-byte aligned buffers only)";
+    os << " per thread, the taps they share loaded once\n";
+    os << "  const kiln_i total = " << size_product(groups) << ";\n";
+    os << "  for (kiln_i flat = static_cast<kiln_i>(blockIdx.x) * blockDim.x + threadIdx.x; flat < total; flat += "
+          "static_cast<kiln_i>(gridDim.x) * blockDim.x) {\n";
+    os << loop.str();
     for (int c : k.comps) {
       const Comp& comp = p.program.comps[c];
       std::map<std::string, std::string> table;
-      std::vector<std::string> lines, v;
+      std::vector<std::string> lines;
+      std::vector<std::vector<std::string>> v(static_cast<size_t>(rows));
       begin_statement(table, lines);
       hoist_loads = true;
-      for (int t = 0; t < rows; ++t) v.push_back(store_value(comp, lowering::ve_subst(comp.body, at[t]), vars, {}, 0));
+      for (int t = 0; t < rows; ++t)
+        for (lane = 0; lane < lanes; ++lane)
+          v[t].push_back(store_value(comp, lowering::ve_subst(comp.body, at[t]), lane_vars[lane], {}, 0));
       hoist_loads = false;
       end_statement();
       for (const auto& l : lines) os << "    " << l << "\n";
-      for (int t = 0; t < rows; ++t)
-        os << "    b" << c << "[" << offset(c, at[t], vars) << "] = " << v[t] << ";  // " << cpp_comment(comp.name) << "\n";
+      for (int t = 0; t < rows; ++t) {
+        if (lanes == 4) {
+          os << "    *reinterpret_cast<float4*>(b" << c << " + " << offset(c, at[t], lane_vars[0]) << ") = make_float4("
+             << v[t][0] << ", " << v[t][1] << ", " << v[t][2] << ", " << v[t][3] << ");  // " << cpp_comment(comp.name) << "\n";
+          continue;
+        }
+        for (int l = 0; l < lanes; ++l)
+          os << "    b" << c << "[" << offset(c, at[t], lane_vars[l]) << "] = " << v[t][l] << ";  // "
+             << cpp_comment(comp.name) << "\n";
+      }
     }
+    load_hook = nullptr;
     os << "  }\n";
   }
 
@@ -421,23 +466,31 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
     const bool tiles = tile.width && tile.preferred;
     const bool column = row && !tiles && column_reduction(p, k);
     const bool warp = row && !tiles && !column && warp_per_row(p, k);
-    const int rows = row || tiled ? 1 : window_rows(p, k);
+    const int rows = row || tiled ? 1 : window_rows(p, k), lanes = row || tiled ? 1 : window_lanes(p, k);
+    const bool window = rows > 1;
     head << "// " << k.name << ": "
          << (tiles ? "row kernel (rows in tiles of " + std::to_string(tile.width) + ", threads splitting each row)"
              : column ? "row kernel (one thread per row)"
              : row    ? (warp ? "row kernel (one warp per row)" : "row kernel (one block per row)")
              : tiled  ? "pointwise kernel (transposing, in 32x32 tiles)"
-             : rows > 1 ? "pointwise kernel (a window, " + std::to_string(rows) + " outputs along the width per thread)"
+             : window ? "pointwise kernel (a window, " + std::to_string(rows) + " outputs along the width per thread)"
                       : "pointwise kernel")
          << " fusing " << k.nodes.size() << " graph node" << (k.nodes.size() == 1 ? "" : "s") << "\n";
     head << node_comment_lines(k.nodes, notes);
     std::vector<CudaKernelVariant> forms = {{k.name, tiled ? 4 : width, warp, column, tiles ? tile.width : 0,
                                              tiles ? tile.threads : 0}};
-    if (rows > 1) {
+    if (window) {
       forms[0] = {k.name, rows, false, false, 0, 0, true};
-      // Autotuning candidates: one output per thread, and two per thread where four is the default.
+      // Autotuning candidates: one output per thread; two per thread where four is the default; and where the
+      // channels allow, 4 channels per thread as float4s with the default's outputs along the width, 2 and 1.
       if (variants) forms.push_back({k.name + "_w1", 1, false});
       if (variants && rows == 4) forms.push_back({k.name + "_r2", 2, false, false, 0, 0, true});
+      const int64_t width = p.program.comps[k.comps[0]].sizes[3]->value;
+      if (variants && lanes > 1) {
+        if (rows > 2) forms.push_back({k.name + "_c4", rows * lanes, false, false, 0, 0, true, lanes, true});
+        if (width % 2 == 0) forms.push_back({k.name + "_c4r2", 2 * lanes, false, false, 0, 0, true, lanes, true});
+        forms.push_back({k.name + "_c4r1", lanes, false, false, 0, 0, true, lanes, true});
+      }
     } else if (variants && width == 4) {
       forms.push_back({k.name + "_w2", 2, false});
       forms.push_back({k.name + "_w1", 1, false});
@@ -467,7 +520,9 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
       else if (row && f.row_tile) os << "// " << k.name << " in tiles of " << f.row_tile << " rows (an autotuning candidate)\n";
       else if (row) os << "// " << k.name << " with " << (f.thread_per_row ? "one thread" : f.warp_per_row ? "one warp" : "one block")
                        << " per row (an autotuning candidate)\n";
-      else if (f.window_rows) os << "// " << k.name << " with " << f.vector_width << " outputs along the width per thread (an autotuning candidate)\n";
+      else if (f.window_rows) os << "// " << k.name << " with " << f.vector_width / f.window_lanes << " output"
+                                 << (f.vector_width == f.window_lanes ? "" : "s") << " along the width x " << f.window_lanes
+                                 << " channel" << (f.window_lanes == 1 ? "" : "s") << " per thread (an autotuning candidate)\n";
       else os << "// " << k.name << " with " << f.vector_width << " element" << (f.vector_width == 1 ? "" : "s")
               << " per thread (an autotuning candidate)\n";
       em.extent_of.clear();  // no loop variable of another kernel
@@ -480,7 +535,7 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
       else if (row && f.thread_per_row) emit_column(em, os, k);
       else if (row) em.row(os, k, f.warp_per_row);
       else if (tiled && f.function == k.name) em.transpose(os, k, *tiled);
-      else if (f.window_rows) em.window_rows(os, k, f.vector_width);
+      else if (f.window_rows) em.window_rows(os, k, f.vector_width / f.window_lanes, f.window_lanes);
       else em.pointwise(os, k, f.vector_width);
       os << "}\n";
       if (f.function == k.name) function_end = static_cast<size_t>(os.tellp());
@@ -491,7 +546,7 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
       ki.name = k.name;
       ki.row = k.kind == FusedKernel::Kind::Row;
       ki.range = ki.row ? k.outer : p.program.comps[k.comps[0]].sizes;
-      ki.vector_width = tiled ? 4 : rows > 1 ? rows : width;
+      ki.vector_width = tiled ? 4 : window ? rows : width;
       ki.variants = forms;
       ki.buffers = buffers;
       ki.prelude_end = prelude_end;

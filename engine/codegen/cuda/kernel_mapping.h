@@ -15,11 +15,16 @@ namespace kiln::codegen {
 int vector_width(const fusion::FusedProgram& p, const fusion::FusedKernel& k);
 // Outputs per thread of a window's pointwise kernel (a depthwise convolution, fusion::reads_a_window) taken along
 // its width: 4 or 2 when the width (dim 3 of a constant 4-d iteration space stored with another dim innermost,
-// channels-last) is a multiple of it, the whole width when it is at most 8 (7x7 maps), else 1. The outputs of
-// one thread read mostly the same taps, loaded once: on the H200, EfficientNet-B0's windows with their batch
-// norm and SiLU ran 1.5-3x faster than one output per thread (bench/gpu/probes/window_kernels.cu). 1 for
-// every other kernel.
+// channels-last) is a multiple of it, the whole width when it is at most 8 (7x7 maps), else 1. The outputs of one
+// thread read mostly the same taps, loaded once: on the H200, EfficientNet-B0's windows with their batch norm and
+// SiLU ran 1.5-3x faster than one output per thread (bench/gpu/probes/window_kernels.cu). 1 for every other kernel.
 int window_rows(const fusion::FusedProgram& p, const fusion::FusedKernel& k);
+// Channels per thread a window's kernel can take: 4 when every computation is float32, stored channel (dim 1)
+// innermost with the channels a multiple of 4 (each tap, weight and per-channel parameter read along the channels
+// then moves as one float4 when the buffers are 16-byte aligned, and each output group is stored as float4s); else
+// 1. Only max-autotune's candidates take 4: on the H200 it ran some windows 5-20 % faster (efficientnet_b0's first,
+// mobilenet_v3_small's 5x5 ones on 14x14 maps) and most others 5-100 % slower than one channel per thread.
+int window_lanes(const fusion::FusedProgram& p, const fusion::FusedKernel& k);
 // A row kernel whose every loop is at most 1024 long runs one warp per row.
 bool warp_per_row(const fusion::FusedProgram& p, const fusion::FusedKernel& k);
 // A row kernel of reductions over many rows of at most 16 values (pooling windows) runs one thread
@@ -31,7 +36,8 @@ bool column_reduction(const fusion::FusedProgram& p, const fusion::FusedKernel& 
 // the reductions (the pooled value's [N, C, 1, 1] view): a block takes `width` neighbouring rows (8,
 // 16 or 32: narrower when there are few rows, so that more blocks share them) and its `threads` split
 // each row into blockDim / width slices of about 8 values; the slices' partial results meet by warp
-// shuffles, then in shared memory. width 0 for every other kernel.
+// shuffles, then in shared memory. width 0 for every other kernel. The kernel's own form from 512 rows
+// when the rows are longer than 1024 values or hold 400,000 values together.
 struct RowTile {
   int width = 0;
   int threads = 0;  // the block size it launches with unless autotuning picks another

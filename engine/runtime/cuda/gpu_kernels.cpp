@@ -58,6 +58,16 @@ GpuKernelSet::Launch plan_launch(const GpuKernelSet& set, size_t k, size_t varia
   return {set.module(k).function(form.function), static_cast<unsigned>(blocks), threads, work};
 }
 
+// Whether form v of kernel k may run on these buffers: a form that moves float4s (aligned16) needs every buffer
+// of the kernel 16-byte aligned.
+bool form_fits(const GpuKernelSet& set, size_t k, size_t v, void* const* ptrs) {
+  const auto& info = set.info[k];
+  if (v >= info.variants.size() || !info.variants[v].aligned16) return true;
+  uintptr_t bits = 0;
+  for (int b : info.buffers) bits |= reinterpret_cast<uintptr_t>(ptrs[b]);
+  return (bits & 15) == 0;
+}
+
 void launch_one(const GpuKernelSet& set, size_t k, size_t variant, unsigned threads, int64_t work,
                 std::vector<char>& args, cuda::Stream stream) {
   auto l = plan_launch(set, k, variant, threads, work);
@@ -92,7 +102,9 @@ std::vector<KernelCall> make_gpu_calls(const std::shared_ptr<GpuKernelSet>& set)
       auto stream = static_cast<cuda::Stream>(at::cuda::getCurrentCUDAStream().stream());
       // The steady state: tuned, and the same amount of work as the last call: launch as then.
       const auto& last = set->last_launch[k];
-      if (set->tuned[k] && last.function && last.work == work) {
+      // The chosen form, or the kernel's own where the chosen one needs aligned buffers these are not.
+      const bool fits = form_fits(*set, k, set->variant[k], ptrs);
+      if (set->tuned[k] && last.function && last.work == work && fits) {
         cuda::launch(last.function, last.blocks, last.threads, 0, stream, args.data(), args.size());
         return;
       }
@@ -112,6 +124,12 @@ std::vector<KernelCall> make_gpu_calls(const std::shared_ptr<GpuKernelSet>& set)
           const unsigned limit = thread_limit(*set, k, form.function);
           for (unsigned t : options) {
             report_tuning(info.name, static_cast<int>(set->candidates[k].size()), total);
+            if (!form_fits(*set, k, v, ptrs)) {
+              set->candidates[k].push_back({"threads=" + std::to_string(t) + " (" + form.function +
+                                                "): skipped, its float4s need every buffer 16-byte aligned",
+                                            -1.0f, false});
+              continue;
+            }
             if (t > limit) {
               // More threads than this kernel's registers allow: not a candidate (the launch would fail).
               set->candidates[k].push_back({"threads=" + std::to_string(t) + ", elements/thread=" +
@@ -135,7 +153,9 @@ std::vector<KernelCall> make_gpu_calls(const std::shared_ptr<GpuKernelSet>& set)
                                               : form.warp_per_row ? ", one warp per row (" + std::to_string(t / 32) +
                                                                       " rows per block)"
                                                                   : std::string(", one block per row"))
-                                           : form.window_rows ? std::string(" (outputs along the width)")
+                                           : form.window_rows ? " (" + std::to_string(form.vector_width / form.window_lanes) +
+                                                                    " along the width x " + std::to_string(form.window_lanes) +
+                                                                    " channels, " + form.function + ")"
                                            : form.vector_width == 4 ? std::string(" (float4 when aligned)") : std::string(""));
             set->candidates[k].push_back({config, ms, false});
             if (ms < best) {
@@ -150,8 +170,9 @@ std::vector<KernelCall> make_gpu_calls(const std::shared_ptr<GpuKernelSet>& set)
         report_tuning(info.name, total, total);
         set->tuned[k] = true;
       }
-      auto l = plan_launch(*set, k, set->variant[k], set->threads[k], work);
-      if (set->tuned[k]) set->last_launch[k] = l;
+      const bool chosen_fits = form_fits(*set, k, set->variant[k], ptrs);
+      auto l = plan_launch(*set, k, chosen_fits ? set->variant[k] : 0, set->threads[k], work);
+      if (set->tuned[k] && chosen_fits) set->last_launch[k] = l;
       cuda::launch(l.function, l.blocks, l.threads, 0, stream, args.data(), args.size());
     });
   }

@@ -274,7 +274,10 @@ TEST(EmitCudaColumns, RowTilesFollowTheRowsAndTheirLength) {
   for (const auto& w : std::vector<Want>{{{8, 144, 56, 56}, true, 8, 1024, false},    // 1152 rows of 3136
                                          {{8, 512, 40, 40}, true, 32, 1024, false},   // 4096 rows of 1600
                                          {{8, 32, 112, 112}, false, 8, 1024, false},  // 256 rows of 12544: blocks
-                                         {{8, 1280, 7, 7}, false, 32, 128, false},    // 10240 rows of 49: warps
+                                         {{8, 1280, 7, 7}, true, 32, 128, false},     // 10240 rows of 49: 500k values
+                                         {{8, 480, 14, 14}, true, 16, 256, false},    // 3840 rows of 196: 750k values
+                                         {{8, 144, 14, 14}, false, 8, 128, false},    // 1152 rows of 196: warps
+                                         {{8, 288, 7, 7}, false, 16, 64, false},      // 2304 rows of 49: warps
                                          {{3, 16, 8, 8}, false, 8, 64, false},        // 48 rows of 64: a partial tile
                                          {{160, 16, 4, 4}, false, 0, 0, true}}) {     // 2560 rows of 16: one thread each
     std::vector<codegen::CudaKernelInfo> info;

@@ -3,6 +3,8 @@
 // eager on the CPU (depthwise "generated"; on the GPU auto's choice) for every padding, stride and dilation case.
 #include <gtest/gtest.h>
 
+#include <regex>
+
 #include <set>
 
 #include <torch/script.h>
@@ -181,65 +183,103 @@ TEST(Depthwise, AWindowIsSummedOnceInAPointwiseKernelWithItsBatchNormAndActivati
 #if KILN_WITH_CUDA  // the CUDA code generator is built with the CUDA toolkit only
   // Each window's CUDA kernel takes neighbouring outputs along the width per thread (4 on widths that are multiples
   // of 4, 2 on the 2-wide map, the whole width up to 8), loading the taps they share once, and NVRTC compiles it.
+  // max-autotune's candidates (its channels multiples of 4) also take 4 channels per thread as float4s, each tap
+  // loaded once as one float4 (launched on 16-byte aligned buffers only).
   std::vector<codegen::CudaKernelInfo> info;
-  const std::string src = codegen::emit_cuda(out.fused, {}, &info, false);
-  int along_width = 0, wide = 0;
+  const std::string src = codegen::emit_cuda(out.fused, {}, &info, true);
+  int along_width = 0, wide = 0, vectors = 0;
+  auto loaded_once = [](const std::string& body, const std::string& prefix) {
+    std::set<std::string> loads;
+    for (size_t at = body.find(" = "); at != std::string::npos; at = body.find(" = ", at + 1)) {
+      const std::string load = body.substr(at + 3, body.find(';', at) - at - 3);
+      if (load.rfind(prefix, 0) == 0) EXPECT_TRUE(loads.insert(load).second) << load;
+    }
+    return loads.size();
+  };
   for (size_t k = 0; k < info.size(); ++k) {
     bool window = false;
     for (int comp : out.fused.kernels[k].comps) window |= fusion::reads_a_window(out.fused.program.comps[comp].body);
     if (!window) continue;
-    const int width = out.fused.program.comps[out.fused.kernels[k].comps[0]].sizes[3]->value;
+    const auto& first = out.fused.program.comps[out.fused.kernels[k].comps[0]];
+    const int width = first.sizes[3]->value;
     EXPECT_EQ(info[k].vector_width, width % 4 == 0 ? 4 : width % 2 == 0 ? 2 : width) << info[k].name;
     EXPECT_EQ(info[k].variants.at(0).window_rows, width > 1) << info[k].name;  // a 1-wide map: one per thread
+    EXPECT_EQ(info[k].variants.at(0).window_lanes, 1) << info[k].name;
     along_width += info[k].variants.at(0).window_rows;
     wide += width > 1;
+    if (width == 1) continue;
     // Every tap the outputs share is loaded once: no load is written twice.
-    const std::string fn = src.substr(info[k].source_begin, info[k].function_end - info[k].source_begin);
-    std::set<std::string> loads;
-    for (size_t at = fn.find(" = b"); at != std::string::npos; at = fn.find(" = b", at + 1)) {
-      const std::string load = fn.substr(at + 3, fn.find(';', at) - at - 3);
-      EXPECT_TRUE(loads.insert(load).second) << load;
-    }
+    EXPECT_GT(loaded_once(src.substr(info[k].source_begin, info[k].function_end - info[k].source_begin), "b"), 9u);
+    ASSERT_EQ(first.sizes[1]->value % 4, 0) << info[k].name;
+    const std::string c4 = info[k].name + "_c4r1";
+    const auto form = std::find_if(info[k].variants.begin(), info[k].variants.end(),
+                                   [&](const codegen::CudaKernelVariant& v) { return v.function == c4; });
+    ASSERT_NE(form, info[k].variants.end()) << c4;
+    EXPECT_EQ(form->window_lanes, 4);
+    EXPECT_EQ(form->vector_width, 4);
+    EXPECT_TRUE(form->aligned16);
+    EXPECT_FALSE(info[k].variants[0].aligned16);
+    const size_t begin = src.find("void " + c4 + "("), end = src.find("\n}\n", begin);
+    ASSERT_NE(begin, std::string::npos) << c4;
+    const std::string fn = src.substr(begin, end - begin);
+    EXPECT_GT(loaded_once(fn, "*reinterpret_cast<const float4*>(b"), 9u);
+    EXPECT_FALSE(std::regex_search(fn, std::regex("b[0-9]+\\["))) << fn;  // no scalar load or store
+    vectors += fn.find("*reinterpret_cast<float4*>(b") != std::string::npos;  // stored as float4s
   }
   EXPECT_EQ(along_width, wide);
   EXPECT_GE(wide, 3);
+  EXPECT_EQ(vectors, wide);
   EXPECT_GT(codegen::compile_cuda(src, "sm_90").cubin.size(), 0u);
 #endif
 }
 
 TEST(Depthwise, TheCudaKernelsOutputsPerThreadFollowTheWindowsWidth) {
-  // Channels-last windows (between 1x1 convolutions) 14, 7 and 11 wide: 2 outputs per thread on the 14-wide, a whole
-  // 7-wide row, one output per thread on 11 (odd and above 8); each kind compiles with NVRTC.
-  const std::string path = model_with("dw_widths", {{"w0", {8, 8, 1, 1}}, {"w3", {8, 1, 3, 3}}, {"w5", {8, 1, 5, 5}}}, R"JIT(
-def forward(self, x):
-    y = torch.conv2d(x, self.w0, None, [1, 1], [0, 0], [1, 1], 1)
-    y = torch.relu(torch.conv2d(y, self.w3, None, [1, 1], [1, 1], [1, 1], 8))
-    y = torch.conv2d(y, self.w5, None, [2, 2], [2, 2], [1, 1], 8) + 1.0
-    return torch.conv2d(y, self.w0, None, [1, 1], [0, 0], [1, 1], 1)
-)JIT");
-  for (const auto& [shape, widths] : std::vector<std::pair<std::string, std::vector<int>>>{
-           {"2x8x14x14", {14, 7}}, {"2x8x11x11", {11, 6}}}) {
-    SCOPED_TRACE(shape);
-    auto c = compile(path, shape, "generated");
+  // Channels-last windows (between 1x1 convolutions): a 3x3 stride-1 window 14 or 11 wide, then a 5x5 stride-2 one 7
+  // or 6 wide: 2 outputs per thread along the 14-wide, a whole 7-wide row, one output per thread on 11 (odd and above
+  // 8), 2 on 6. With 8 channels max-autotune's candidates can take 4 channels per thread as float4s, with 6 they
+  // cannot. Every form, max-autotune's candidates included, compiles with NVRTC.
+  struct Case {
+    int channels;
+    std::string shape;
+    std::vector<int> widths, rows;
+    int lanes;
+  };
+  for (const auto& t : std::vector<Case>{{8, "2x8x14x14", {14, 7}, {2, 7}, 4},
+                                         {8, "2x8x11x11", {11, 6}, {1, 2}, 4},
+                                         {6, "2x6x14x14", {14, 7}, {2, 7}, 1},
+                                         {6, "2x6x11x11", {11, 6}, {1, 2}, 1}}) {
+    SCOPED_TRACE(t.shape);
+    const int64_t ch = t.channels;
+    const std::string path = model_with("dw_widths" + std::to_string(ch),
+                                        {{"w0", {ch, ch, 1, 1}}, {"w3", {ch, 1, 3, 3}}, {"w5", {ch, 1, 5, 5}}},
+                                        "\ndef forward(self, x):\n"
+                                        "    y = torch.conv2d(x, self.w0, None, [1, 1], [0, 0], [1, 1], 1)\n"
+                                        "    y = torch.relu(torch.conv2d(y, self.w3, None, [1, 1], [1, 1], [1, 1], " +
+                                            std::to_string(ch) + "))\n"
+                                        "    y = torch.conv2d(y, self.w5, None, [2, 2], [2, 2], [1, 1], " +
+                                            std::to_string(ch) + ") + 1.0\n"
+                                        "    return torch.conv2d(y, self.w0, None, [1, 1], [0, 0], [1, 1], 1)\n");
+    auto c = compile(path, t.shape, "generated");
     pipeline::FrontEndOptions fe;
     fe.channels_last = true;
     fe.depthwise = true;
     fe.conv_weights = pipeline::FrontEndOptions::ConvWeights::PerCall;
     runtime::RegionArtifacts art;
     auto out = pipeline::run_front_end(c.rt->regions().at(0).entries.at(0).graph, fe, art);
-    std::vector<int> seen;
+    std::vector<int> seen, rows;
     for (const auto& k : out.fused.kernels) {
       bool window = false;
       for (int comp : k.comps) window |= fusion::reads_a_window(out.fused.program.comps[comp].body);
       if (!window) continue;
-      const int width = static_cast<int>(out.fused.program.comps[k.comps[0]].sizes[3]->value);
-      seen.push_back(width);
+      seen.push_back(static_cast<int>(out.fused.program.comps[k.comps[0]].sizes[3]->value));
 #if KILN_WITH_CUDA  // the CUDA code generator is built with the CUDA toolkit only
-      EXPECT_EQ(codegen::window_rows(out.fused, k), width % 2 == 0 ? 2 : width <= 8 ? width : 1) << width;
+      rows.push_back(codegen::window_rows(out.fused, k));
+      EXPECT_EQ(codegen::window_lanes(out.fused, k), t.lanes) << seen.back();
 #endif
     }
-    EXPECT_EQ(seen, widths);
+    EXPECT_EQ(seen, t.widths);
 #if KILN_WITH_CUDA
+    EXPECT_EQ(rows, t.rows);
     std::vector<codegen::CudaKernelInfo> info;
     const std::string src = codegen::emit_cuda(out.fused, {}, &info, true);  // with max-autotune's forms
     EXPECT_GT(codegen::compile_cuda(src, "sm_90").cubin.size(), 0u);
