@@ -27,6 +27,7 @@ struct CompileArgs {
   std::string linear_bias = "auto";
   std::string conv_weights = "auto";
   std::string row_stages = "auto";
+  std::string split_reductions = "auto";
   std::string attention = "auto";
   std::string depthwise = "auto";
   int checks = 3;
@@ -47,6 +48,8 @@ int run(const CompileArgs& a) {
   o.conv_weights = a.conv_weights;
   api::check_row_stages(a.row_stages);
   o.row_stages = a.row_stages;
+  api::check_split_reductions(a.split_reductions);
+  o.split_reductions = a.split_reductions;
   api::check_attention(a.attention);
   api::check_depthwise(a.depthwise);
   o.attention = a.attention;
@@ -94,6 +97,10 @@ Command add_compile(CLI::App& app) {
   cmd.add_option("--row-stages", args.row_stages,
                  "Whether a row kernel (softmax, layer_norm) takes in the pointwise kernel before it and the "
                  "epilogues folding its rows, from 256 rows on: auto, or separate (each its own kernel)")
+      ->capture_default_str();
+  cmd.add_option("--split-reductions", args.split_reductions,
+                 "Whether a reduction over few long channels-last rows (a pooling of 256 channels of 112x112) sums "
+                 "parts of each row first, so that it fills the GPU: auto (on cuda), on (the cpu too) or off")
       ->capture_default_str();
   add_attention_option(cmd, args.attention);
   add_depthwise_option(cmd, args.depthwise);

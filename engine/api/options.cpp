@@ -60,6 +60,11 @@ void check_row_stages(const std::string& stages) {
   if (stages != "auto" && stages != "separate") throw Error("--row-stages '" + stages + "': use auto or separate");
 }
 
+void check_split_reductions(const std::string& split) {
+  if (split != "auto" && split != "on" && split != "off")
+    throw Error("--split-reductions '" + split + "': use auto, on or off");
+}
+
 void check_depthwise(const std::string& depthwise) {
   if (depthwise != "auto" && depthwise != "generated" && depthwise != "extern")
     throw Error("--depthwise '" + depthwise + "': use auto, generated or extern");

@@ -5,6 +5,7 @@
 
 #include "engine/ir/print_text.h"
 #include "engine/lowering/channels_last.h"
+#include "engine/lowering/split_reduction.h"
 #include "engine/lowering/linear_bias.h"
 #include "engine/lowering/loop_ir.h"
 #include "engine/pipeline/stages.h"
@@ -83,6 +84,8 @@ void layout(State& s) {
     if (choice.channels_last) lowering::choose_channels_last(s.out.lowered.program, choice.keep_weight_copies);
   }
   if (s.options.linear_bias_in_readers) lowering::move_linear_bias_to_readers(s.out.lowered.program);
+  if (s.options.split_reductions)
+    for (const auto& note : lowering::split_long_reductions(s.out.lowered)) why += note + "\n";
   s.dump(kLoopsBeforeFusion, why + lowering::loop_program_text(s.out.lowered.program));
 }
 

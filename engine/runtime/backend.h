@@ -45,6 +45,9 @@ struct BackendOptions {
   // Whether depthwise convolutions become generated arithmetic (lowering::LowerOptions::depthwise): "auto" (in
   // default mode on the GPU), "generated" (every mode, the CPU too) or "extern" (LibTorch's convolution, an A/B).
   std::string depthwise = "auto";
+  // Whether long reductions over few channels-last rows are split in two (lowering/split_reduction.h): "auto" (on the
+  // GPU), "on" (the CPU too) or "off" (one pass, for an A/B).
+  std::string split_reductions = "auto";
 };
 
 struct StageDump {

@@ -315,6 +315,7 @@ void CapturedRuntime::run_region(int r, Env& env) {
     bo.row_stages = options_.row_stages;
     bo.attention = options_.attention;
     bo.depthwise = options_.depthwise;
+    bo.split_reductions = options_.split_reductions;
     {
       profile::Span compile_span("compile", "compile " + id + " (" + backend_->name() + ")", id);
       fn = backend_->compile(entry, region, bo, art);

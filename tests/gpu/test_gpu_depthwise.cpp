@@ -162,3 +162,33 @@ def forward(self, x):
   }
   ctx.setAllowTF32CuDNN(tf32);
 }
+
+TEST(GpuDepthwise, ASplitPoolingMatchesEagerInEveryMode) {
+  // A squeeze-excitation-like mean and a global max over 2 x 64 channels-last rows of 112 x 112 values run in two
+  // steps on the GPU (lowering/split_reduction.h: 16 parts of each row, then the parts): float32 sums of 12544 values
+  // in another order than eager's, 1e-5 of the largest value.
+  REQUIRE_GPU();
+  torch::jit::Module m("split_pools");
+  m.register_parameter("w", torch::randn({64, 3, 1, 1}), false);
+  m.define(R"JIT(
+def forward(self, x):
+    y = torch.conv2d(x, self.w, None, [1, 1], [0, 0], [1, 1], 1)
+    return torch.adaptive_avg_pool2d(torch.relu(y), [1, 1]) * torch.amax(y, [2, 3], True)
+)JIT");
+  const std::string path = test::temp_dir() + "/split_pools.pt";
+  m.save(path);
+  auto& ctx = at::globalContext();
+  const bool tf32 = ctx.allowTF32CuDNN();
+  ctx.setAllowTF32CuDNN(false);
+  expect_matches_eager(path, "2x3x112x112", 1e-5, "split pooling");
+  auto model = model::load_model(path, "cuda");
+  capture::CompileOptions o;
+  o.backend = "kiln";
+  runtime::CapturedRuntime rt(model, o);
+  rt.run({runtime::make_inputs({parse_input_spec("2x3x112x112")})[0].to(torch::kCUDA)});
+  int split = 0;
+  for (const auto& s : rt.artifacts(0).at(0).stages)
+    if (s.file == "20_loops_before_fusion.txt") split += s.text.find("# split reduction: ") != std::string::npos;
+  EXPECT_EQ(split, 1);
+  ctx.setAllowTF32CuDNN(tf32);
+}

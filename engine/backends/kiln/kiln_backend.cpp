@@ -36,6 +36,10 @@ class KilnBackend : public runtime::Backend {
     fe.channels_last = options.conv_layout == "channels-last" || (options.conv_layout == "auto" && on_gpu);
     fe.gemm_epilogues = on_gpu && options.mode == "max-autotune";
     fe.recompute = on_gpu;
+    // A pooling over few long channels-last rows sums parts of each row first, so that its tiles fill the GPU
+    // (efficientnet_b0 at batch 8: 256 rows of 12544 values; lowering/split_reduction.h). "on" asks for it on the
+    // CPU too (a check of the rewrite where there is no GPU).
+    fe.split_reductions = fuse_ && (options.split_reductions == "on" || (on_gpu && options.split_reductions == "auto"));
     fe.row_stages = options.row_stages != "separate";
     // On the GPU a 16-bit attention chain is one fused attention kernel. Asked for ("fused"), float32 chains
     // too, and on the CPU, where the call runs the same ATen steps eager runs (runtime/direct_extern.h),

@@ -72,6 +72,8 @@ TEST(ApiOptions, LinearBias) {
 
 TEST(ApiOptions, RowStages) {
   for (const char* ok : {"auto", "separate"}) EXPECT_NO_THROW(api::check_row_stages(ok));
+  for (const char* ok : {"auto", "on", "off"}) EXPECT_NO_THROW(api::check_split_reductions(ok));
+  EXPECT_EQ(error_of([] { api::check_split_reductions("yes"); }), "--split-reductions 'yes': use auto, on or off");
   EXPECT_EQ(error_of([] { api::check_row_stages("off"); }), "--row-stages 'off': use auto or separate");
   for (const char* ok : {"auto", "fused", "separate"}) EXPECT_NO_THROW(api::check_attention(ok));
   EXPECT_EQ(error_of([] { api::check_attention("sdpa"); }), "--attention 'sdpa': use auto, fused or separate");

@@ -1,0 +1,130 @@
+#include "engine/lowering/split_reduction.h"
+
+#include <functional>
+
+namespace kiln::lowering {
+namespace {
+
+using capture::sym_const;
+using capture::sym_is_const;
+
+int64_t const_product(const std::vector<Sym>& sizes) {
+  int64_t n = 1;
+  for (const auto& s : sizes) {
+    if (!sym_is_const(s)) return -1;
+    n *= s->value;
+  }
+  return n;
+}
+
+// e with every load of a computation at index >= at reading the one after it.
+VExpr shift_loads(const VExpr& e, int at) {
+  if (!e) return e;
+  VExpr a = shift_loads(e->a, at), b = shift_loads(e->b, at), c = shift_loads(e->c, at);
+  const bool moved = e->op == VExprNode::Op::Load && e->comp >= at;
+  if (!moved && a == e->a && b == e->b && c == e->c) return e;
+  auto n = std::make_shared<VExprNode>(*e);
+  if (moved) ++n->comp;
+  n->a = a;
+  n->b = b;
+  n->c = c;
+  return n;
+}
+
+// Inserts c at index `at`: every reference to a computation at or after it moves one on.
+void insert_comp(LoweredRegion& region, int at, Comp c) {
+  auto& comps = region.program.comps;
+  auto shift = [&](int& i) {
+    if (i >= at) ++i;
+  };
+  for (auto& comp : comps) {
+    comp.body = shift_loads(comp.body, at);
+    for (int& d : comp.deps) shift(d);
+    for (int& o : comp.operands) shift(o);
+  }
+  for (int& o : region.program.outputs) shift(o);
+  for (auto& [name, t] : region.tensor_of) shift(t);
+  comps.insert(comps.begin() + at, std::move(c));
+}
+
+// Whether every load in e reads its computation with `row_var` as the index of the dim stored innermost.
+bool rows_are_neighbours(const VExpr& e, const std::vector<Comp>& comps, int row_var) {
+  bool ok = true, any = false;
+  std::function<void(const VExpr&)> walk = [&](const VExpr& x) {
+    if (!x || !ok) return;
+    if (x->op == VExprNode::Op::Load) {
+      any = true;
+      const Comp& t = comps[static_cast<size_t>(x->comp)];
+      if (t.sizes.empty() || x->index.size() != t.sizes.size()) {
+        ok = false;
+        return;
+      }
+      const int inner = storage_order(t).back();
+      const auto& ix = x->index.at(static_cast<size_t>(inner));
+      ok = ix->op == IExprNode::Op::Var && ix->var == row_var;
+    }
+    walk(x->a);
+    walk(x->b);
+    walk(x->c);
+  };
+  walk(e);
+  return ok && any;
+}
+
+}  // namespace
+
+std::vector<std::string> split_long_reductions(LoweredRegion& region) {
+  std::vector<std::string> notes;
+  for (int i = 0; i < static_cast<int>(region.program.comps.size()); ++i) {
+    const Comp r = region.program.comps[static_cast<size_t>(i)];
+    if (r.kind != Comp::Kind::Reduction || r.sizes.empty() || r.reduce_sizes.empty()) continue;
+    if (r.reduce_op != "sum" && r.reduce_op != "max" && r.reduce_op != "min") continue;
+    const int64_t rows = const_product(r.sizes), length = const_product(r.reduce_sizes);
+    if (rows < 1 || length < 2048 || rows >= 2048 || rows * length < (int64_t{1} << 20)) continue;
+    const int rank = static_cast<int>(r.sizes.size()), reduced = static_cast<int>(r.reduce_sizes.size());
+    if (!rows_are_neighbours(r.body, region.program.comps, rank - 1)) continue;
+    // The fewest parts that give 2048 rows, each part a whole number of the first reduced size's steps.
+    const int64_t first = r.reduce_sizes[0]->value;
+    int64_t parts = 0;
+    for (int64_t s = 2; s <= 64 && s <= first; ++s)
+      if (first % s == 0 && rows * s >= 2048 && length / s >= 256) {
+        parts = s;
+        break;
+      }
+    if (!parts) continue;
+    // P[s, out..., red...] = R's body with its first reduced index s * (first / parts) + its own.
+    Comp p;
+    p.kind = Comp::Kind::Reduction;
+    p.name = r.name + "_parts";
+    p.target = r.target;
+    p.provenance = r.provenance;
+    p.dtype = ir::DType::Float32;
+    p.reduce_op = r.reduce_op;
+    p.sizes.push_back(sym_const(parts));
+    p.sizes.insert(p.sizes.end(), r.sizes.begin(), r.sizes.end());
+    p.reduce_sizes = r.reduce_sizes;
+    p.reduce_sizes[0] = sym_const(first / parts);
+    std::vector<IExpr> index;
+    for (int v = 0; v < rank; ++v) index.push_back(ie_var(v + 1));
+    index.push_back(ie_add(ie_mul(ie_var(0), ie_const(first / parts)), ie_var(rank + 1)));
+    for (int v = 1; v < reduced; ++v) index.push_back(ie_var(rank + 1 + v));
+    p.body = ve_subst(r.body, index);
+    p.deps = r.deps;
+    insert_comp(region, i, std::move(p));
+    // R (now at i + 1) sums its row's parts: P[s, out...] over s.
+    Comp& whole = region.program.comps[static_cast<size_t>(i) + 1];
+    std::vector<IExpr> at = {ie_var(rank)};
+    for (int v = 0; v < rank; ++v) at.push_back(ie_var(v));
+    whole.body = ve_load(i, at);
+    whole.reduce_sizes = {sym_const(parts)};
+    whole.deps = {i};
+    notes.push_back("# split reduction: " + whole.name + " (" + std::to_string(rows) + " rows of " +
+                    std::to_string(length) + " values) sums " + std::to_string(parts) + " parts of each row, " +
+                    region.program.comps[static_cast<size_t>(i)].name + " (" + std::to_string(rows * parts) +
+                    " rows of " + std::to_string(length / parts) + ")");
+    ++i;  // past R
+  }
+  return notes;
+}
+
+}  // namespace kiln::lowering
