@@ -83,15 +83,17 @@ std::vector<std::string> split_long_reductions(LoweredRegion& region) {
     if (rows < 1 || length < 2048 || rows >= 2048 || rows * length < (int64_t{1} << 20)) continue;
     const int rank = static_cast<int>(r.sizes.size()), reduced = static_cast<int>(r.reduce_sizes.size());
     if (!rows_are_neighbours(r.body, region.program.comps, rank - 1)) continue;
-    // The fewest parts that give 2048 rows, each part a whole number of the first reduced size's steps.
+    // The fewest parts that give 8192 rows of at least 128 values (about two blocks of 32-row tiles per
+    // multiprocessor), else the most that keep parts of 128 values, each part a whole number of the first reduced
+    // size's steps; at least 2048 rows.
     const int64_t first = r.reduce_sizes[0]->value;
     int64_t parts = 0;
-    for (int64_t s = 2; s <= 64 && s <= first; ++s)
-      if (first % s == 0 && rows * s >= 2048 && length / s >= 256) {
-        parts = s;
-        break;
-      }
-    if (!parts) continue;
+    for (int64_t s = 2; s <= 64 && s <= first; ++s) {
+      if (first % s != 0 || length / s < 128) continue;
+      parts = s;
+      if (rows * s >= 8192) break;
+    }
+    if (!parts || rows * parts < 2048) continue;
     // P[s, out..., red...] = R's body with its first reduced index s * (first / parts) + its own.
     Comp p;
     p.kind = Comp::Kind::Reduction;

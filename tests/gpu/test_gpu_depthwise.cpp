@@ -158,14 +158,15 @@ def forward(self, x):
           }
     EXPECT_GT(float4_forms, 0);
     EXPECT_EQ(skipped, aligned ? 0 : float4_forms);
-    EXPECT_EQ(timed, aligned ? float4_forms : 0);
+    if (aligned) EXPECT_GT(timed, 0);  // every block size its registers allow
+    else EXPECT_EQ(timed, 0);
   }
   ctx.setAllowTF32CuDNN(tf32);
 }
 
 TEST(GpuDepthwise, ASplitPoolingMatchesEagerInEveryMode) {
   // A squeeze-excitation-like mean and a global max over 2 x 64 channels-last rows of 112 x 112 values run in two
-  // steps on the GPU (lowering/split_reduction.h: 16 parts of each row, then the parts): float32 sums of 12544 values
+  // steps on the GPU (lowering/split_reduction.h: 56 parts of each row, then the parts): float32 sums of 12544 values
   // in another order than eager's, 1e-5 of the largest value.
   REQUIRE_GPU();
   torch::jit::Module m("split_pools");
