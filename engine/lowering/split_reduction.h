@@ -10,7 +10,7 @@
 //
 // split_long_reductions(region)
 //   pre:  region.program verifies; layouts are chosen (channels_last.h), fusion has not run.
-//   post: every Reduction comp R with constant sizes, a sum, max or min, fewer than 2048 rows of at least
+//   post: every Reduction comp R with constant sizes, a sum, max or min, fewer than 1024 rows of at least
 //         2048 values and a million values in all, whose every load reads its input with R's last output
 //         variable as the input's innermost stored index (its rows are neighbours in memory), and whose
 //         first reduced size has a divisor S (2..64) with parts of at least 128 values (the smallest with

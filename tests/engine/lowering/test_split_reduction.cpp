@@ -102,6 +102,7 @@ TEST(SplitReduction, ShortRowsManyRowsAndRowMajorRowsStayOnePass) {
   for (const auto& [channels, input] : std::vector<std::pair<int64_t, const char*>>{
            {8, "2x3x112x112"},      // 16 rows of 12544: 200k values, too few to pay for a second launch
            {1024, "2x3x112x112"},   // 2048 rows: enough to fill the GPU already
+           {576, "2x3x56x56"},      // 1152 rows of 3136 (efficientnet_b0's third pooling): faster unsplit
            {64, "2x3x32x32"}}) {    // rows of 1024 values
     SCOPED_TRACE(input + std::string(" ") + std::to_string(channels));
     auto c = test::compile_example(pooling_model(channels), input, "kiln", "channels-last", "auto", "off");
