@@ -2,7 +2,8 @@
 // driver (the shape of Halide's Lower.cpp):
 //
 //   lower     graph -> loop IR: decompositions, views as index arithmetic, externs   10_lowered.txt
-//   layout    storage order of convolution chains (channels-last where chosen)       20_loops_before_fusion.txt
+//   layout    storage order of convolution chains (channels-last where chosen), then   20_loops_before_fusion.txt
+//             linears' bias to their readers and long poolings split (where asked)
 //   schedule  which computations share a kernel, and why not                         21_loops_after_fusion.txt
 //                                                                                    22_fusion_decisions.txt
 //   plan      buffer lifetimes, shared slots, planned peak (fusion/memory_plan.h)    23_memory_plan.txt
