@@ -1,6 +1,7 @@
 #include "engine/lowering/split_reduction.h"
 
 #include <functional>
+#include <set>
 
 namespace kiln::lowering {
 namespace {
@@ -75,10 +76,16 @@ bool rows_are_neighbours(const VExpr& e, const std::vector<Comp>& comps, int row
 
 std::vector<std::string> split_long_reductions(LoweredRegion& region) {
   std::vector<std::string> notes;
+  // What the region's outputs are computed from (a reduction a fallback replaced is not: lowering tried it first).
+  std::set<int> read(region.program.outputs.begin(), region.program.outputs.end());
+  for (int c = static_cast<int>(region.program.comps.size()) - 1; c >= 0; --c)
+    if (read.count(c)) read.insert(region.program.comps[c].deps.begin(), region.program.comps[c].deps.end());
   for (int i = 0; i < static_cast<int>(region.program.comps.size()); ++i) {
+    if (!read.count(i)) continue;
     const Comp r = region.program.comps[static_cast<size_t>(i)];
     if (r.kind != Comp::Kind::Reduction || r.sizes.empty() || r.reduce_sizes.empty()) continue;
     if (r.reduce_op != "sum" && r.reduce_op != "max" && r.reduce_op != "min") continue;
+    if (integral_dtype(r.dtype)) continue;  // integer sums stay exact in one pass (the parts would be float32)
     const int64_t rows = const_product(r.sizes), length = const_product(r.reduce_sizes);
     // From about a thousand rows the tiles fill the GPU unsplit: efficientnet_b0's 1152 rows of 3136 values took
     // 8.3 us in one pass on the H200 and 11.5 (8 parts) or 11.6 (2 parts) with their second step.
@@ -115,6 +122,9 @@ std::vector<std::string> split_long_reductions(LoweredRegion& region) {
     p.body = ve_subst(r.body, index);
     p.deps = r.deps;
     insert_comp(region, i, std::move(p));
+    std::set<int> moved = {i};  // the parts, read by R
+    for (int x : read) moved.insert(x >= i ? x + 1 : x);
+    read.swap(moved);
     // R (now at i + 1) sums its row's parts: P[s, out...] over s.
     Comp& whole = region.program.comps[static_cast<size_t>(i) + 1];
     std::vector<IExpr> at = {ie_var(rank)};

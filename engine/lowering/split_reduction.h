@@ -10,15 +10,16 @@
 //
 // split_long_reductions(region)
 //   pre:  region.program verifies; layouts are chosen (channels_last.h), fusion has not run.
-//   post: every Reduction comp R with constant sizes, a sum, max or min, fewer than 1024 rows of at least
-//         2048 values and a million values in all, whose every load reads its input with R's last output
-//         variable as the input's innermost stored index (its rows are neighbours in memory), and whose
-//         first reduced size has a divisor S (2..64) with parts of at least 128 values (the smallest with
-//         rows x S >= 8192, else the largest) and rows x S >= 2048, is preceded by a new Reduction comp P (float32, sizes [S] + R's, reducing R's reduced sizes with
-//         the first divided by S; P[s, ...] is R's reduction over part s of that first reduced dim), and R
-//         reduces P over [S] instead (its op, dtype, name, mean division and readers unchanged). Comp
-//         indices after P shift by one everywhere (loads, deps, operands, outputs, tensor_of). Returns one
-//         note line ("# split reduction: ...") per split comp.
+//   post: every floating-point Reduction comp R with constant sizes, a sum, max or min, fewer than 1024
+//         rows of at least 2048 values and a million values in all, whose every load reads its input
+//         with R's last output variable as the input's innermost stored index (its rows are neighbours
+//         in memory), and whose first reduced size has a divisor S (2..64) with parts of at least 128
+//         values (the smallest with rows x S >= 8192, else the largest) and rows x S >= 2048, is
+//         preceded by a new Reduction comp P (float32, sizes [S] + R's, reducing R's reduced sizes with
+//         the first divided by S; P[s, ...] is R's reduction over part s of that first reduced dim), and
+//         R reduces P over [S] instead (its op, dtype, name, mean division and readers unchanged). Comp
+//         indices after P shift by one everywhere (loads, deps, operands, outputs, tensor_of). Returns
+//         one note line ("# split reduction: ...") per split comp. Integer reductions stay one pass.
 #pragma once
 
 #include <string>

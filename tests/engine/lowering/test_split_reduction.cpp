@@ -98,7 +98,7 @@ TEST(SplitReduction, FewLongChannelsLastRowsSumTheirPartsFirst) {
     EXPECT_EQ(region.program.comps[comp].name.find("_parts"), std::string::npos) << value;
 }
 
-TEST(SplitReduction, ShortRowsManyRowsAndRowMajorRowsStayOnePass) {
+TEST(SplitReduction, ShortRowsManyRowsRowMajorRowsAndIntegersStayOnePass) {
   for (const auto& [channels, input] : std::vector<std::pair<int64_t, const char*>>{
            {8, "2x3x112x112"},      // 16 rows of 12544: 200k values, too few to pay for a second launch
            {1024, "2x3x112x112"},   // 2048 rows: enough to fill the GPU already
@@ -109,6 +109,22 @@ TEST(SplitReduction, ShortRowsManyRowsAndRowMajorRowsStayOnePass) {
     auto region = channels_last_region(c);
     EXPECT_TRUE(lowering::split_long_reductions(region).empty());
   }
+  // An integer sum (counts of positive values) over the same rows: LibTorch's (lowering leaves integer reductions to
+  // it), and the float32 reduction lowering tried first, which nothing reads, is not split either.
+  torch::jit::Module m("int_pool");
+  m.register_parameter("w", torch::randn({64, 3, 1, 1}), false);
+  m.define(R"JIT(
+def forward(self, x):
+    y = torch.conv2d(x, self.w, None, [1, 1], [0, 0], [1, 1], 1)
+    return torch.sum((y > 0).int(), [2, 3], True)
+)JIT");
+  const std::string counts = test::temp_dir() + "/int_pool.pt";
+  m.save(counts);
+  auto ints = test::compile_example(counts, "4x3x112x112", "kiln", "channels-last", "auto", "off");
+  auto int_region = channels_last_region(ints);
+  EXPECT_TRUE(lowering::split_long_reductions(int_region).empty());
+  auto ints_on = test::compile_example(counts, "4x3x112x112", "kiln", "channels-last", "auto", "on");
+  EXPECT_EQ(test::relative_error(ints_on, "4x3x112x112"), 0.0);
   // Row-major (no channels-last pass): each row is contiguous, one block per row reads it whole.
   auto c = test::compile_example(pooling_model(64), "2x3x112x112", "kiln", "contiguous", "auto", "off");
   auto region = lowering::lower_graph(c.rt->regions().at(0).entries.at(0).graph);
