@@ -1,7 +1,10 @@
 #include "engine/lowering/split_reduction.h"
 
+#include <algorithm>
 #include <functional>
 #include <set>
+
+#include "engine/lowering/lowering_context.h"
 
 namespace kiln::lowering {
 namespace {
@@ -9,13 +12,10 @@ namespace {
 using capture::sym_const;
 using capture::sym_is_const;
 
-int64_t const_product(const std::vector<Sym>& sizes) {
-  int64_t n = 1;
-  for (const auto& s : sizes) {
-    if (!sym_is_const(s)) return -1;
-    n *= s->value;
-  }
-  return n;
+// The number of elements of `sizes` when it is a constant, else -1.
+int64_t const_numel(const std::vector<Sym>& sizes) {
+  const Sym n = numel(sizes);
+  return sym_is_const(n) ? n->value : -1;
 }
 
 // e with every load of a computation at index >= at reading the one after it.
@@ -80,13 +80,15 @@ std::vector<std::string> split_long_reductions(LoweredRegion& region) {
   std::set<int> read(region.program.outputs.begin(), region.program.outputs.end());
   for (int c = static_cast<int>(region.program.comps.size()) - 1; c >= 0; --c)
     if (read.count(c)) read.insert(region.program.comps[c].deps.begin(), region.program.comps[c].deps.end());
-  for (int i = 0; i < static_cast<int>(region.program.comps.size()); ++i) {
+  // Backwards: a computation inserted at i moves only those after it, which the walk has passed, so `read` stays
+  // right for the rest of it.
+  for (int i = static_cast<int>(region.program.comps.size()) - 1; i >= 0; --i) {
     if (!read.count(i)) continue;
     const Comp r = region.program.comps[static_cast<size_t>(i)];
     if (r.kind != Comp::Kind::Reduction || r.sizes.empty() || r.reduce_sizes.empty()) continue;
     if (r.reduce_op != "sum" && r.reduce_op != "max" && r.reduce_op != "min") continue;
     if (integral_dtype(r.dtype)) continue;  // integer sums stay exact in one pass (the parts would be float32)
-    const int64_t rows = const_product(r.sizes), length = const_product(r.reduce_sizes);
+    const int64_t rows = const_numel(r.sizes), length = const_numel(r.reduce_sizes);
     // From about a thousand rows the tiles fill the GPU unsplit: efficientnet_b0's 1152 rows of 3136 values took
     // 8.3 us in one pass on the H200 and 11.5 (8 parts) or 11.6 (2 parts) with their second step.
     if (rows < 1 || length < 2048 || rows >= 1024 || rows * length < (int64_t{1} << 20)) continue;
@@ -122,9 +124,6 @@ std::vector<std::string> split_long_reductions(LoweredRegion& region) {
     p.body = ve_subst(r.body, index);
     p.deps = r.deps;
     insert_comp(region, i, std::move(p));
-    std::set<int> moved = {i};  // the parts, read by R
-    for (int x : read) moved.insert(x >= i ? x + 1 : x);
-    read.swap(moved);
     // R (now at i + 1) sums its row's parts: P[s, out...] over s.
     Comp& whole = region.program.comps[static_cast<size_t>(i) + 1];
     std::vector<IExpr> at = {ie_var(rank)};
@@ -136,8 +135,8 @@ std::vector<std::string> split_long_reductions(LoweredRegion& region) {
                     std::to_string(length) + " values) sums " + std::to_string(parts) + " parts of each row, " +
                     region.program.comps[static_cast<size_t>(i)].name + " (" + std::to_string(rows * parts) +
                     " rows of " + std::to_string(length / parts) + ")");
-    ++i;  // past R
   }
+  std::reverse(notes.begin(), notes.end());  // in program order
   return notes;
 }
 

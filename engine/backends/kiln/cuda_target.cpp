@@ -189,11 +189,12 @@ void CudaTarget::describe(const fusion::FusedKernel& k, records::Kernel& record)
                                 : column ? "one thread per row, 256 threads per block"
                                 : warp ? "one warp per row, 8 rows per 256-thread block"
                                        : "one block per row, 256 threads")
-                             : ki && !ki->variants.empty() && ki->variants[0].window_rows
-                                 ? "grid-stride, 256 threads, " + std::to_string(ki->vector_width / ki->variants[0].window_lanes) +
-                                       " outputs along the width x " + std::to_string(ki->variants[0].window_lanes) +
-                                       " channels per thread"
-                                 : "grid-stride, 256 threads, " + std::to_string(ki ? ki->vector_width : 1) + " elements per thread";
+                             : "grid-stride, 256 threads, " +
+                                   (ki && !ki->variants.empty() && ki->variants[0].window_rows
+                                        ? std::to_string(ki->vector_width / ki->variants[0].window_lanes) +
+                                              " outputs along the width x " +
+                                              std::to_string(ki->variants[0].window_lanes) + " channels per thread"
+                                        : std::to_string(ki ? ki->vector_width : 1) + " elements per thread");
   for (size_t u = 0; u < info_.size() && !set_->modules.empty(); ++u)
     if (info_[u].name == k.name) record.registers = set_->module(u).registers(k.name);
 }
