@@ -5,6 +5,7 @@
 #include <set>
 
 #include "engine/lowering/lowering_context.h"
+#include "engine/lowering/program_edit.h"
 
 namespace kiln::lowering {
 
@@ -197,6 +198,49 @@ int choose_channels_last(LoopProgram& p, bool weight_copies) {
     if (follows) set_nhwc(static_cast<int>(c));
   }
   return changed;
+}
+
+int copy_conv_weights_per_call(LoweredRegion& region) {
+  auto& comps = region.program.comps;
+  // Per constant weight to copy, the first channels-last convolution reading it.
+  std::map<int, int> first_reader;
+  for (size_t c = 0; c < comps.size(); ++c) {
+    const Comp& conv = comps[c];
+    if (!converted_conv(conv) || conv.layout != kNhwc) continue;
+    const int w = conv.operands[1];
+    const Comp& weight = comps[static_cast<size_t>(w)];
+    if (weight.kind != Comp::Kind::Constant || weight.sizes.size() != 4 || !weight.layout.empty()) continue;
+    // The same order either way when the channels or the whole window are one long: nothing to move.
+    auto one = [&](int d) { return capture::sym_is_const(weight.sizes[d]) && weight.sizes[d]->value == 1; };
+    if (one(1) || (one(2) && one(3))) continue;
+    first_reader.emplace(w, static_cast<int>(c));
+  }
+  // From the last insertion point back: an insertion moves only what lies after it, copies made already included.
+  std::vector<std::pair<int, int>> order;
+  for (const auto& [w, at] : first_reader) order.push_back({at, w});
+  std::sort(order.rbegin(), order.rend());
+  for (const auto& [at, w] : order) {
+    const Comp& weight = comps[static_cast<size_t>(w)];
+    Comp copy;
+    copy.kind = Comp::Kind::Pointwise;
+    copy.name = weight.name + "_channels_last";
+    copy.target = "aten::contiguous";
+    copy.sizes = weight.sizes;
+    copy.layout = kNhwc;
+    copy.dtype = weight.dtype;
+    copy.body = ve_load(w, {ie_var(0), ie_var(1), ie_var(2), ie_var(3)});
+    copy.deps = {w};
+    copy.provenance = comps[static_cast<size_t>(at)].provenance;
+    insert_comp(region, at, std::move(copy));
+    for (size_t c = static_cast<size_t>(at) + 1; c < comps.size(); ++c) {
+      Comp& conv = comps[c];
+      if (!converted_conv(conv) || conv.operands[1] != w) continue;
+      conv.operands[1] = at;
+      for (int& d : conv.deps)
+        if (d == w) d = at;
+    }
+  }
+  return static_cast<int>(order.size());
 }
 
 }  // namespace kiln::lowering

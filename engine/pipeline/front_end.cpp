@@ -81,7 +81,12 @@ void layout(State& s) {
   if (s.options.channels_last) {
     const ConvLayout choice = conv_layout(s.out.lowered.program, s.options);
     why = choice.why;
-    if (choice.channels_last) lowering::choose_channels_last(s.out.lowered.program, choice.keep_weight_copies);
+    if (choice.channels_last) {
+      lowering::choose_channels_last(s.out.lowered.program, choice.keep_weight_copies);
+      if (!choice.keep_weight_copies)
+        if (int n = lowering::copy_conv_weights_per_call(s.out.lowered))
+          why += "# conv weights: " + std::to_string(n) + " copied channels-last by the region's kernels before their convolutions\n";
+    }
   }
   if (s.options.linear_bias_in_readers) lowering::move_linear_bias_to_readers(s.out.lowered.program);
   if (s.options.split_reductions)

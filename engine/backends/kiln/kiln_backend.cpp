@@ -54,7 +54,7 @@ class KilnBackend : public runtime::Backend {
     // asks for it on the CPU too (a check of the lowering where there is no GPU; there the A/B was mixed), "extern"
     // never.
     fe.depthwise = fuse_ && (options.depthwise == "generated" || (on_gpu && options.depthwise == "auto"));
-    // Default mode on the GPU keeps no channels-last copy of the conv weights (LibTorch converts each per
+    // Default mode on the GPU keeps no channels-last copy of the conv weights (a kernel converts each per
     // call): a copy of every weight would put its peak above eager's (ResNet-18 b8: 158 against 137 MiB).
     // Elsewhere they are kept while no larger than eager's activations: a conversion replayed in a CUDA
     // graph costs device time on every call (ResNet-18 b8 reduce-overhead 0.48 → 0.66 ms), but at batch 1

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "engine/lowering/lower_graph.h"
 #include "engine/pipeline/front_end.h"
 #include "engine/model/model_impl.h"
@@ -183,7 +185,7 @@ TEST(ChannelsLast, MaxPoolIsAGeneratedWindowMaxThatKeepsTheLayoutAndMatchesEager
 }
 
 // --conv-weights: "kept" converts each constant conv weight once and holds the channels-last copy with
-// the region; "per-call" leaves the weights as they are (LibTorch converts one for its call). Both
+// the region; "per-call" leaves the constants as they are (a kernel of the region copies one for its call). Both
 // match eager, with every kernel buffer NaN-poisoned first.
 TEST(ChannelsLast, ConvWeightsKeptOrPerCallBothMatchEager) {
   auto model = model::load_model(test::example("tiny_resnet.pt"));
@@ -265,6 +267,9 @@ TEST(ChannelsLast, WeightCopiesAreKeptOnlyWhileNoLargerThanEagersActivations) {
               0u)
         << loops.substr(0, 300);
     EXPECT_EQ(loops.find("weight = constant [16, 16, 3, 3] channels-last") != std::string::npos, kept) << shape;
+    // Converted per call: by the region's own copy kernels, one per 3x3 weight.
+    EXPECT_EQ(loops.find("# conv weights: 3 copied channels-last by the region's kernels") != std::string::npos, !kept)
+        << loops.substr(0, 400);
   }
 }
 
@@ -290,4 +295,101 @@ TEST(ChannelsLast, RowMajorWhenConvertingTheWeightsEachCallWouldOutweighTheActiv
         << loops.substr(0, 300);
     EXPECT_EQ(loops.find("] channels-last") == std::string::npos, small) << shape;  // no computation takes the layout
   }
+}
+
+// Per call, a conv weight channels-last storage would reorder is copied by the region's own kernel right before its
+// first convolution, which (with any later one) reads the copy; the constant keeps its layout. Before/after IR golden.
+TEST(ChannelsLast, PerCallWeightsAreCopiedByTheRegionsKernelsBeforeTheirConvolutions) {
+  auto lowered = lower_example("tiny_resnet.pt", "2x3x16x16");
+  lowering::choose_channels_last(lowered.program, false);
+  std::string text = "# before\n" + lowering::loop_program_text(lowered.program);
+  EXPECT_EQ(lowering::copy_conv_weights_per_call(lowered), 3);
+  text += "\n# after\n" + lowering::loop_program_text(lowered.program);
+  const auto& p = lowered.program;
+  EXPECT_TRUE(lowering::verify(p).empty());
+  int convs = 0;
+  for (size_t c = 0; c < p.comps.size(); ++c) {
+    if (p.comps[c].target != "aten::conv2d" || p.comps[c].kind != lowering::Comp::Kind::Extern) continue;
+    ++convs;
+    const auto& copy = p.comps[static_cast<size_t>(p.comps[c].operands[1])];
+    EXPECT_EQ(p.comps[c].operands[1], static_cast<int>(c) - 1) << "the copy sits right before its convolution";
+    EXPECT_EQ(copy.kind, lowering::Comp::Kind::Pointwise);
+    EXPECT_EQ(copy.layout, kNhwc);
+    ASSERT_EQ(copy.deps.size(), 1u);
+    const auto& weight = p.comps[static_cast<size_t>(copy.deps[0])];
+    EXPECT_EQ(weight.kind, lowering::Comp::Kind::Constant);
+    EXPECT_TRUE(weight.layout.empty());
+    EXPECT_EQ(copy.name, weight.name + "_channels_last");
+    EXPECT_EQ(std::count(p.comps[c].deps.begin(), p.comps[c].deps.end(), copy.deps[0]), 0);
+  }
+  EXPECT_EQ(convs, 3);
+  // tensor_of follows the shift: every IR value still names a computation of its own name or one it was lowered into.
+  EXPECT_EQ(p.comps[static_cast<size_t>(lowered.tensor_of.at("x"))].name, "x");
+  auto diff = test::check_golden("lowering/tiny_resnet.pt.weight_copies.txt", text);
+  EXPECT_TRUE(diff.empty()) << diff;
+}
+
+// No copy where the order does not change (a 1x1 window, one input channel), one copy for a weight two
+// convolutions share, none for a weight that is a region input.
+TEST(ChannelsLast, PerCallCopiesOnlyWeightsChannelsLastReordersAndEachOnce) {
+  using namespace lowering;
+  auto sizes = [](std::initializer_list<int64_t> v) {
+    std::vector<Sym> s;
+    for (auto x : v) s.push_back(capture::sym_const(x));
+    return s;
+  };
+  LoweredRegion region;
+  auto& p = region.program;
+  auto comp = [&](Comp::Kind kind, const std::string& name, std::initializer_list<int64_t> s) {
+    Comp c;
+    c.kind = kind;
+    c.name = name;
+    c.sizes = sizes(s);
+    if (kind == Comp::Kind::Constant) c.attr = name;
+    p.comps.push_back(c);
+    region.tensor_of[name] = static_cast<int>(p.comps.size()) - 1;
+    return static_cast<int>(p.comps.size()) - 1;
+  };
+  auto conv = [&](const std::string& name, int in, int w, std::initializer_list<int64_t> s) {
+    int c = comp(Comp::Kind::Extern, name, s);
+    p.comps[c].target = "aten::conv2d";
+    p.comps[c].operands = {in, w};
+    p.comps[c].deps = {in, w};
+    return c;
+  };
+  int x = comp(Comp::Kind::Input, "x", {1, 4, 8, 8});
+  p.comps[x].input = 0;
+  int w1x1 = comp(Comp::Kind::Constant, "w1x1", {4, 4, 1, 1});
+  int shared = comp(Comp::Kind::Constant, "shared", {4, 4, 3, 3});
+  int single = comp(Comp::Kind::Constant, "single_channel", {4, 1, 3, 3});
+  int a = conv("a", x, w1x1, {1, 4, 8, 8});
+  int b = conv("b", a, shared, {1, 4, 6, 6});
+  int c = conv("c", b, shared, {1, 4, 4, 4});
+  int d = conv("d", c, single, {1, 4, 2, 2});
+  (void)d;
+  Comp out;
+  out.kind = Comp::Kind::Pointwise;
+  out.name = "out";
+  out.sizes = sizes({1, 4, 2, 2});
+  out.body = ve_unary("relu", ve_load(7, {ie_var(0), ie_var(1), ie_var(2), ie_var(3)}));
+  out.deps = {7};
+  p.comps.push_back(out);
+  p.outputs = {8};
+  choose_channels_last(p, false);
+  ASSERT_EQ(copy_conv_weights_per_call(region), 1);
+  EXPECT_TRUE(verify(p).empty());
+  ASSERT_EQ(p.comps.size(), 10u);
+  // The copy of `shared` before b (now at 5 and 6); c at 7 reads it too; a and d read their constants.
+  EXPECT_EQ(p.comps[4].name, "a");
+  EXPECT_EQ(p.comps[4].operands[1], w1x1);
+  EXPECT_EQ(p.comps[5].name, "shared_channels_last");
+  EXPECT_EQ(p.comps[6].operands, (std::vector<int>{4, 5}));
+  EXPECT_EQ(p.comps[7].operands, (std::vector<int>{6, 5}));
+  EXPECT_EQ(p.comps[7].deps, (std::vector<int>{6, 5}));
+  EXPECT_EQ(p.comps[8].operands[1], single);
+  EXPECT_EQ(p.comps[9].deps, (std::vector<int>{8}));  // the output's load moved with the shift
+  EXPECT_EQ(p.outputs, (std::vector<int>{9}));
+  EXPECT_EQ(region.tensor_of.at("d"), 8);
+  (void)b;
+  (void)c;
 }
