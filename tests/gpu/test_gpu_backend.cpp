@@ -96,6 +96,23 @@ TEST(GpuBackend, DefaultModeMatchesEager) {
   check_all("kiln", "default");
 }
 
+// Default mode keeps no channels-last copy of the conv weights: each 3x3 weight is copied channels-last by a
+// kernel of the region right before its convolution, every call (ResNet-18's miniature, random weights).
+TEST(GpuBackend, DefaultModeCopiesConvWeightsInItsOwnKernelsAndMatchesEager) {
+  REQUIRE_GPU();
+  check_all("kiln", "default", {{"corpus/resnet18.pt", {"4x3x64x64", "2x3x32x32"}}});
+  auto m = model::load_model(test::data("corpus/resnet18.pt"), "cuda");
+  runtime::CapturedRuntime rt(m, kiln_options("default"));
+  rt.run({cuda_input("2x3x64x64")});
+  std::string layout;
+  for (const auto& a : rt.artifacts(0))
+    for (const auto& st : a.stages)
+      if (st.file == "20_loops_before_fusion.txt") layout += st.text;
+  EXPECT_NE(layout.find("copied channels-last by the region's kernels before their convolutions"), std::string::npos)
+      << layout.substr(0, 400);
+  EXPECT_EQ(layout.find("constant [8, 8, 3, 3] channels-last"), std::string::npos) << "no copy kept";
+}
+
 // Squeeze-excitation blocks (torchvision's mobilenet_v3_small, random weights): each pooling and its
 // [N, C, 1, 1] view, in every mode (max-autotune races the row tiles, partial ones for 3 images,
 // against the other row forms).
