@@ -473,7 +473,8 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
              : column ? "row kernel (one thread per row)"
              : row    ? (warp ? "row kernel (one warp per row)" : "row kernel (one block per row)")
              : tiled  ? "pointwise kernel (transposing, in 32x32 tiles)"
-             : window ? "pointwise kernel (a window, " + std::to_string(rows) + " outputs along the width per thread)"
+             : window ? "pointwise kernel (" + std::string(layout_copy(p, k) ? "a copy into another order, " : "a window, ") +
+                            std::to_string(rows) + " outputs along the width per thread)"
                       : "pointwise kernel")
          << " fusing " << k.nodes.size() << " graph node" << (k.nodes.size() == 1 ? "" : "s") << "\n";
     head << node_comment_lines(k.nodes, notes);

@@ -254,6 +254,22 @@ namespace {
 
 // Whether k is a window's kernel: pointwise, a constant 4-d iteration space shared by every computation and stored
 // with another dim than the width innermost, one of them reading a window.
+}  // namespace
+
+bool layout_copy(const fusion::FusedProgram& p, const FusedKernel& k) {
+  if (k.kind != FusedKernel::Kind::Pointwise || k.comps.size() != 1) return false;
+  const Comp& c = p.program.comps[k.comps[0]];
+  const VExpr& body = c.body;
+  if (c.sizes.size() != 4 || !body || body->op != VExprNode::Op::Load || !p.realized[body->comp]) return false;
+  const Comp& src = p.program.comps[body->comp];
+  if (src.sizes.size() != 4 || lowering::storage_order(src).back() != 3 || body->index.size() != 4) return false;
+  for (size_t d = 0; d < 4; ++d)
+    if (body->index[d]->op != lowering::IExprNode::Op::Var || body->index[d]->var != static_cast<int>(d)) return false;
+  return true;
+}
+
+namespace {
+
 bool window_kernel(const fusion::FusedProgram& p, const FusedKernel& k) {
   if (k.kind != FusedKernel::Kind::Pointwise) return false;
   const Comp& first = p.program.comps[k.comps[0]];
@@ -268,7 +284,7 @@ bool window_kernel(const fusion::FusedProgram& p, const FusedKernel& k) {
       if (!capture::sym_is_const(comp.sizes[d]) || comp.sizes[d]->value != first.sizes[d]->value) return false;
     window |= fusion::reads_a_window(comp.body);
   }
-  return window;
+  return window || layout_copy(p, k);
 }
 
 }  // namespace

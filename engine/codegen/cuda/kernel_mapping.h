@@ -13,12 +13,19 @@ namespace kiln::codegen {
 
 // Elements per thread of a pointwise kernel: 4 when the innermost stored size is a multiple of 4.
 int vector_width(const fusion::FusedProgram& p, const fusion::FusedKernel& k);
-// Outputs per thread of a window's pointwise kernel (a depthwise convolution, fusion::reads_a_window) taken along
+// Outputs per thread of a window's pointwise kernel (a depthwise convolution, fusion::reads_a_window; or a
+// layout_copy) taken along
 // its width: 4 or 2 when the width (dim 3 of a constant 4-d iteration space stored with another dim innermost,
 // channels-last) is a multiple of it, the whole width when it is at most 8 (7x7 maps), else 1. The outputs of one
 // thread read mostly the same taps, loaded once: on the H200, EfficientNet-B0's windows with their batch norm and
 // SiLU ran 1.5-3x faster than one output per thread (bench/gpu/probes/window_kernels.cu). 1 for every other kernel.
 int window_rows(const fusion::FusedProgram& p, const fusion::FusedKernel& k);
+// A copy into another storage order: one 4-d computation whose body is a load, at its own position, of a realized
+// buffer stored with dim 3 innermost (a conv weight copied channels-last, lowering::copy_conv_weights_per_call). Such
+// a kernel takes window_rows outputs per thread too: each thread reads its neighbouring values of dim 3 (one sector)
+// where one output per thread read each sector for one value only (ResNet-18's 3x3 weights at batch 8 on the H200:
+// 12.9 µs for a 9.4 MB weight, 1.5 TB/s).
+bool layout_copy(const fusion::FusedProgram& p, const fusion::FusedKernel& k);
 // Channels per thread a window's kernel can take: 4 when every computation is float32, stored channel (dim 1)
 // innermost with the channels a multiple of 4 (each tap, weight and per-channel parameter read along the channels
 // then moves as one float4 when the buffers are 16-byte aligned, and each output group is stored as float4s); else

@@ -8,6 +8,7 @@
 
 #include "engine/codegen/cuda/emit_cuda.h"
 #include "engine/codegen/cuda/gemm_epilogue.h"
+#include "engine/codegen/cuda/kernel_mapping.h"
 #include "engine/codegen/cuda/nvrtc_compiler.h"
 #include "engine/lowering/channels_last.h"
 #include "engine/lowering/lower_graph.h"
@@ -396,4 +397,33 @@ TEST(EmitCudaColumns, ChannelsLastMaxPoolRunsOneThreadPerPooledElementChannelFas
   // Rows (4 x 8 x 16 x 16 pooled elements) decompose channel first.
   EXPECT_NE(k.find("const kiln_i i1 = row % 8;"), std::string::npos) << k;
   EXPECT_GT(codegen::compile_cuda(src, "sm_90").cubin.size(), 0u);
+}
+
+// A conv weight copied channels-last per call (lowering::copy_conv_weights_per_call) runs as a layout copy: each
+// thread takes the 3 neighbouring values of a 3x3 window's row, read from one place and written along the channels.
+TEST(EmitCudaLayout, WeightCopiesTakeAWindowRowPerThread) {
+  auto cm = test::compile_example("tiny_resnet.pt", "2x3x16x16", "eager");
+  auto regions = cm.rt->regions();
+  auto lowered = lowering::lower_graph(regions.at(0).entries.at(0).graph);
+  lowering::choose_channels_last(lowered.program, false);
+  ASSERT_EQ(lowering::copy_conv_weights_per_call(lowered), 3);
+  auto fused = fusion::schedule(lowered.program);
+  std::vector<codegen::CudaKernelInfo> info;
+  auto src = codegen::emit_cuda(fused, {}, &info);
+  int copies = 0;
+  for (const auto& k : fused.kernels) {
+    if (!codegen::layout_copy(fused, k)) continue;
+    ++copies;
+    EXPECT_EQ(codegen::window_rows(fused, k), 3) << k.name;
+    auto text = kernel_text(src, k.name);
+    EXPECT_NE(src.find("// " + k.name + ": pointwise kernel (a copy into another order, 3 outputs along the width per thread)"),
+              std::string::npos)
+        << text;
+  }
+  EXPECT_EQ(copies, 3);
+  // Nothing else is taken for a copy: the batch norms and activations stay plain pointwise kernels.
+  for (const auto& k : fused.kernels)
+    if (k.name.find("relu") != std::string::npos) EXPECT_FALSE(codegen::layout_copy(fused, k)) << k.name;
+  auto bin = codegen::compile_cuda(src, "sm_90");
+  EXPECT_GT(bin.cubin.size(), 0u);
 }
