@@ -11,6 +11,7 @@
 
 #include "engine/codegen/cpp/cpp_compiler.h"
 #include "engine/codegen/cpp/emit_cpp.h"
+#include "engine/lowering/channels_last.h"
 #include "engine/lowering/lower_graph.h"
 #include "engine/lowering/wrong_lowering.h"
 #include "engine/model/torch_compat.h"
@@ -211,3 +212,67 @@ TEST(CodegenEscaping, CudaSourceFromHostileNamesOnlyChangesCommentsAndCompiles) 
   }
 }
 #endif
+
+// A conv weight with a hostile attribute name, copied channels-last per call by the region's own kernel
+// (lowering::copy_conv_weights_per_call): the copy's name and the conv's provenance reach only comments.
+namespace {
+
+ir::Graph conv_graph(const std::string& weight, const std::string& module) {
+  ir::Graph g;
+  g.name = "region 0";
+  ir::Node x;
+  x.op = ir::NodeOp::Placeholder;
+  x.target = "x";
+  x.outputs.push_back({"x", tensor_meta({1, 4, 8, 8})});
+  g.nodes.push_back(x);
+  ir::Node w;
+  w.op = ir::NodeOp::GetAttr;
+  w.target = weight;
+  w.outputs.push_back({weight, tensor_meta({4, 4, 3, 3})});
+  g.nodes.push_back(w);
+  using ir::Arg;
+  auto ints = [](int64_t a) { return Arg::list({Arg::integer(a), Arg::integer(a)}); };
+  ir::Node conv;
+  conv.target = "aten::conv2d";
+  conv.args = {Arg::value("x"), Arg::value(weight), Arg::none(), ints(1), ints(1), ints(1), Arg::integer(1)};
+  conv.outputs.push_back({"conv", tensor_meta({1, 4, 8, 8})});
+  conv.module_path = module;
+  g.nodes.push_back(conv);
+  ir::Node relu;
+  relu.target = "aten::relu";
+  relu.args = {Arg::value("conv")};
+  relu.outputs.push_back({"relu", tensor_meta({1, 4, 8, 8})});
+  g.nodes.push_back(relu);
+  ir::Node out;
+  out.op = ir::NodeOp::Output;
+  out.target = "output";
+  out.args = {Arg::value("relu")};
+  g.nodes.push_back(out);
+  return g;
+}
+
+fusion::FusedProgram weight_copy_program(const ir::Graph& g) {
+  EXPECT_TRUE(ir::verify(g).empty());
+  auto lowered = lowering::lower_graph(g);
+  lowering::choose_channels_last(lowered.program, false);
+  EXPECT_EQ(lowering::copy_conv_weights_per_call(lowered), 1);
+  return fusion::schedule(lowered.program);
+}
+
+}  // namespace
+
+TEST(CodegenEscaping, HostileConvWeightNamesCopiedPerCallOnlyChangeComments) {
+  for (const auto& name : kHostile) {
+    auto hg = conv_graph(name, kHostileModule);
+    auto pg = conv_graph("weight", "layer");
+    auto hostile = weight_copy_program(hg), plain = weight_copy_program(pg);
+    const auto hcpp = codegen::emit_cpp(hostile, codegen::node_notes(hg));
+    EXPECT_TRUE(printable_ascii(hcpp));
+    EXPECT_EQ(code_only(hcpp), code_only(codegen::emit_cpp(plain, codegen::node_notes(pg)))) << hcpp;
+#if KILN_WITH_CUDA
+    const auto hcu = codegen::emit_cuda(hostile, codegen::node_notes(hg));
+    EXPECT_TRUE(printable_ascii(hcu));
+    EXPECT_EQ(code_only(hcu), code_only(codegen::emit_cuda(plain, codegen::node_notes(pg)))) << hcu;
+#endif
+  }
+}
