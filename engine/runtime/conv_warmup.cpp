@@ -9,6 +9,7 @@
 #include "engine/base/error.h"
 #include "engine/capture/sym.h"
 #include "engine/capture/torch_meta.h"
+#include "engine/runtime/direct_extern.h"
 #include "engine/runtime/lowered_region.h"
 
 namespace kiln::runtime {
@@ -91,6 +92,38 @@ ConvWarmup warm_convolutions(const ir::Graph& graph, const lowering::LoopProgram
     }
   }
   ctx.setBenchmarkCuDNN(before);
+  return w;
+}
+
+ConvWarmup warm_attention(const lowering::LoopProgram& program, const std::string& device) {
+  ConvWarmup w;
+  const at::Device dev(device);
+  for (const auto& c : program.comps) {
+    if (c.kind != lowering::Comp::Kind::Extern || c.target != "kiln::scaled_dot_product_attention") continue;
+    try {
+      std::vector<at::Tensor> bufs(program.comps.size());
+      bool known = c.operands.size() >= 3;
+      for (size_t i = 0; i < c.operands.size() && known; ++i) {
+        const int k = c.operands[i];
+        if (k < 0) continue;
+        if (static_cast<size_t>(k) >= program.comps.size()) {
+          known = false;
+          break;
+        }
+        auto t = placeholder(program.comps[static_cast<size_t>(k)], dev);
+        if (!t) known = false;
+        else bufs[static_cast<size_t>(k)] = *t;
+      }
+      if (!known) {
+        ++w.skipped;
+        continue;
+      }
+      call_attention(c, bufs);
+      ++w.warmed;
+    } catch (const std::exception&) {
+      ++w.failed;
+    }
+  }
   return w;
 }
 

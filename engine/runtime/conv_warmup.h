@@ -30,4 +30,13 @@ struct ConvWarmup {
 ConvWarmup warm_convolutions(const ir::Graph& graph, const lowering::LoopProgram& program, const std::string& device,
                              bool benchmark = false);
 
+// The region's attention calls (lowering/attention.h's kiln::scaled_dot_product_attention externs) run once the
+// same way, through the call the region makes (direct_extern.h's call_attention), on uninitialised operands of their
+// sizes, dtypes and layouts: the first fused attention call of a process loads and builds the library's kernels
+// (0.59-0.69 s of the first call of GPT-2's and BERT's bfloat16 miniatures at batch 8 on an H200, more than NVRTC's
+// whole compile of their kernels), which then overlaps the compile as the convolutions' set-up does.
+//   post: every such extern whose operands have constant sizes ran once on `device`; the others are skipped.
+//   error: none thrown; a call LibTorch refuses is counted as failed.
+ConvWarmup warm_attention(const lowering::LoopProgram& program, const std::string& device);
+
 }  // namespace kiln::runtime

@@ -151,10 +151,13 @@ pipeline::Loaded CudaTarget::compile(const std::string& source, const fusion::Fu
   auto compiling = std::async(std::launch::async, [&units, &arch] { return codegen::compile_cuda_units(units, arch); });
   // Meanwhile, on this thread (LibTorch's cuDNN plan cache is per thread, and the first call runs here):
   // under max-autotune with cuDNN benchmark mode, as make_region_fn's first call will run them.
-  // KILN_CONV_WARMUP=0 leaves them to the first call (an A/B of the cold compile).
+  // The attention calls too (their library's kernels loaded and built). KILN_CONV_WARMUP=0 leaves both to the first
+  // call (an A/B of the cold compile).
   const char* warm = std::getenv("KILN_CONV_WARMUP");
-  if (!(warm && std::string(warm) == "0"))
+  if (!(warm && std::string(warm) == "0")) {
     runtime::warm_convolutions(graph, fused.program, "cuda", options_.mode == "max-autotune");
+    runtime::warm_attention(fused.program, "cuda");
+  }
   auto bins = compiling.get();
   out.cache_hit = bins.all_cached;
   out.workers = bins.workers;

@@ -84,3 +84,33 @@ TEST(ConvWarmup, AnInputTooLargeToAllocateIsAFailureNotAThrow) {
   EXPECT_EQ(w.failed, 1);
   EXPECT_EQ(w.warmed, 2);
 }
+
+// BERT's miniature (4 layers' attention chains as kiln::scaled_dot_product_attention calls): each runs once
+// ahead of the first call, through the region's own call; one of unknown size is skipped, one LibTorch
+// refuses (heads that do not divide its operand) is counted, never thrown.
+TEST(ConvWarmup, RunsEveryAttentionCallOfARegionOnce) {
+  auto cm = test::compile_example(test::data("corpus/bert_embeds.pt"), "2x8x32", "eager");
+  lowering::LowerOptions lo;
+  lo.attention = lo.attention_float32 = true;
+  auto lowered = lowering::lower_graph(cm.rt->regions().at(0).entries.at(0).graph, lo);
+  auto& p = lowered.program;
+  std::vector<size_t> calls;
+  for (size_t c = 0; c < p.comps.size(); ++c)
+    if (p.comps[c].kind == lowering::Comp::Kind::Extern && p.comps[c].target == "kiln::scaled_dot_product_attention")
+      calls.push_back(c);
+  ASSERT_GE(calls.size(), 2u);
+  auto w = runtime::warm_attention(p, "cpu");
+  EXPECT_EQ(w.warmed, static_cast<int>(calls.size()));
+  EXPECT_EQ(w.skipped, 0);
+  EXPECT_EQ(w.failed, 0);
+  // The first call's q with a symbolic batch; the second's heads not dividing its operand.
+  auto& first = p.comps[calls[0]];
+  p.comps[static_cast<size_t>(first.operands[0])].sizes[0] = capture::sym_var("s0");
+  auto& second = p.comps[calls[1]];
+  for (auto& h : second.attn_heads)
+    if (h > 0) h = 7;
+  w = runtime::warm_attention(p, "cpu");
+  EXPECT_EQ(w.skipped, 1);
+  EXPECT_EQ(w.failed, 1);
+  EXPECT_EQ(w.warmed, static_cast<int>(calls.size()) - 2);
+}
