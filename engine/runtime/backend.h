@@ -32,8 +32,9 @@ struct BackendOptions {
   // GEMM call) or "readers".
   std::string linear_bias = "auto";
   // Channels-last convolutions' constant weights: "kept" (converted once, a second copy held with the
-  // region), "per-call" (a kernel of the region converts each before its convolution, every call) or "auto" (per-call in default mode on the
-  // GPU, kept in the CUDA-graph modes, where a replayed conversion would cost device time every call).
+  // region), "per-call" (a kernel of the region converts each before its convolution, every call) or "auto"
+  // (per-call in default mode on the GPU, kept in the CUDA-graph modes, where a replayed conversion would cost
+  // device time every call).
   std::string conv_weights = "auto";
   // Whether a row kernel takes in the pointwise kernel before it and epilogues folding its rows
   // (fusion::FusionOptions::stage_rows): "auto", or "separate" (each its own kernel, for an A/B).

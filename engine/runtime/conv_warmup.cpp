@@ -9,6 +9,7 @@
 #include "engine/base/error.h"
 #include "engine/capture/sym.h"
 #include "engine/capture/torch_meta.h"
+#include "engine/lowering/attention.h"
 #include "engine/runtime/direct_extern.h"
 #include "engine/runtime/lowered_region.h"
 
@@ -99,7 +100,7 @@ ConvWarmup warm_attention(const lowering::LoopProgram& program, const std::strin
   ConvWarmup w;
   const at::Device dev(device);
   for (const auto& c : program.comps) {
-    if (c.kind != lowering::Comp::Kind::Extern || c.target != "kiln::scaled_dot_product_attention") continue;
+    if (c.kind != lowering::Comp::Kind::Extern || c.target != lowering::kAttentionTarget) continue;
     try {
       std::vector<at::Tensor> bufs(program.comps.size());
       bool known = c.operands.size() >= 3;

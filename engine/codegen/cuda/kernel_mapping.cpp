@@ -250,12 +250,6 @@ bool warp_per_row(const fusion::FusedProgram& p, const FusedKernel& k) {
   return true;
 }
 
-namespace {
-
-// Whether k is a window's kernel: pointwise, a constant 4-d iteration space shared by every computation and stored
-// with another dim than the width innermost, one of them reading a window.
-}  // namespace
-
 bool layout_copy(const fusion::FusedProgram& p, const FusedKernel& k) {
   if (k.kind != FusedKernel::Kind::Pointwise || k.comps.size() != 1) return false;
   const Comp& c = p.program.comps[k.comps[0]];
@@ -270,6 +264,8 @@ bool layout_copy(const fusion::FusedProgram& p, const FusedKernel& k) {
 
 namespace {
 
+// Whether k is a window's kernel: pointwise, a constant 4-d iteration space shared by every computation and stored
+// with another dim than the width innermost, one of them reading a window; or a layout_copy.
 bool window_kernel(const fusion::FusedProgram& p, const FusedKernel& k) {
   if (k.kind != FusedKernel::Kind::Pointwise) return false;
   const Comp& first = p.program.comps[k.comps[0]];

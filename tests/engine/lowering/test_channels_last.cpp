@@ -393,3 +393,21 @@ TEST(ChannelsLast, PerCallCopiesOnlyWeightsChannelsLastReordersAndEachOnce) {
   (void)b;
   (void)c;
 }
+
+// Per-call copies under automatic dynamic shapes (symbolic after the first size change, recompiled when the image
+// size changes): the weights' copies keep their constant sizes while the batch and the image vary; every call
+// matches eager.
+TEST(ChannelsLast, PerCallWeightCopiesServeEverySizeOfADynamicModel) {
+  auto model = model::load_model(test::example("tiny_resnet.pt"));
+  capture::CompileOptions o;
+  o.backend = "kiln";
+  o.conv_layout = "channels-last";
+  o.conv_weights = "per-call";
+  runtime::CapturedRuntime rt(model, o);
+  for (const char* shape : {"2x3x16x16", "5x3x16x16", "3x3x12x12", "2x3x16x16"}) expect_call_matches_eager(rt, model, shape);
+  int copied = 0;
+  for (const auto& r : rt.regions())
+    for (const auto& a : rt.artifacts(r.index))
+      copied += layout_dump(a.stages).find("# conv weights: 3 copied channels-last by the region's kernels") != std::string::npos;
+  EXPECT_GE(copied, 2) << "the static entry and the dynamic one";
+}
