@@ -215,7 +215,21 @@ void CapturedRuntime::run_region(int r, Env& env) {
       ++e.info.hits;
       region_span.set_compile_id(e.info.compile_id);
       if (cache.fns[k]) {
-        cache.fns[k]->run(interp_, env);
+        try {
+          cache.fns[k]->run(interp_, env);
+        } catch (const std::exception& ex) {
+          // Guards that passed over inputs the compiled code cannot run (capture fixed an intermediate size no guard
+          // covers: every dim symbolic with dynamic=true, then another image size): this call runs the region
+          // eagerly, said once per entry; an error eager raises too comes out of the eager run.
+          const auto* torch_error = dynamic_cast<const c10::Error*>(&ex);
+          if (!torch_error && !dynamic_cast<const Error*>(&ex)) throw;
+          if (cache.failed.insert(k).second)
+            event(Event::Kind::EagerFallback, r, e.info.compile_id,
+                  "compiled " + e.info.compile_id + " cannot run these inputs, such calls run the region eagerly: " +
+                      (torch_error ? torch_error->what_without_backtrace() : ex.what()));
+          run_eager(region, env);
+          return;
+        }
         for (auto& msg : cache.fns[k]->take_log()) event(Event::Kind::CudaGraph, r, e.info.compile_id, msg);
       } else {
         profile::Span eager_span("kernel", traced ? "eager ops " + e.info.compile_id : std::string(), e.info.compile_id);

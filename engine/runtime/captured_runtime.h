@@ -7,6 +7,7 @@
 #include <chrono>
 #include <map>
 #include <ostream>
+#include <set>
 #include <vector>
 
 #include "engine/capture/interpreter.h"
@@ -42,6 +43,7 @@ class CapturedRuntime {
     std::vector<capture::SpecializedRegion> entries;
     capture::DynamicDims dynamic;
     bool limit_reached = false;
+    std::set<size_t> failed;  // entries whose compiled code threw on inputs their guards passed (said once)
     std::vector<std::shared_ptr<CompiledFn>> fns;  // per entry; null: replay the captured trace
     std::vector<RegionArtifacts> artifacts;        // per entry
   };

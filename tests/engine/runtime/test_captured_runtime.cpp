@@ -317,3 +317,23 @@ TEST(CapturedRuntime, ALibTorchErrorInCompiledCodeRunsTheRegionEagerlyAndSaysWhy
   EXPECT_NE(why.find("expected"), std::string::npos) << why;  // LibTorch's own message
   EXPECT_EQ(why.find("Exception raised from"), std::string::npos) << why;  // without its C++ backtrace
 }
+
+// Every dim symbolic from the first compile (dynamic=true), then another image size: capture fixed the stride-2
+// convolutions' output sizes (no input size equals them) and no guard covers them, so the compiled code cannot run
+// the second call's sizes. That call runs the region eagerly, once said; its result and every later one equal eager.
+TEST(CapturedRuntime, CompiledCodeThatCannotRunInputsItsGuardsPassedRunsTheRegionEagerly) {
+  auto m = model::load_model(test::data("corpus/resnet18.pt"));
+  capture::CompileOptions o;
+  o.backend = "kiln";
+  o.dynamic = true;
+  runtime::CapturedRuntime rt(m, o);
+  for (const char* spec : {"2x3x32x20", "2x3x40x20", "2x3x40x20", "2x3x32x20"}) {
+    auto x = input(spec);
+    EXPECT_TRUE(rt.run({x})[0].toTensor().allclose(eager(m, x), 1e-4, 1e-5)) << spec;
+  }
+  auto fallbacks = events_of(rt, Event::Kind::EagerFallback);
+  ASSERT_EQ(fallbacks.size(), 1u);
+  EXPECT_NE(fallbacks[0]->message.find("cannot run these inputs, such calls run the region eagerly: "), std::string::npos)
+      << fallbacks[0]->message;
+  EXPECT_NE(fallbacks[0]->message.find("returned sizes"), std::string::npos) << fallbacks[0]->message;
+}
