@@ -584,7 +584,8 @@ session::Session profile_model(const model::Model& cpu_model, const std::vector<
         m = measure(mode, backend, [&] { return rt.run(x, &printed).at(0).toTensor(); }, reference, run_setup);
         m.run.compile_cold_ms = backend == "kiln" ? kiln_cold_ms : warm;
         m.run.compile_warm_ms = warm;
-        // A region whose compilation failed ran eagerly: the numbers are eager's, not this mode's.
+        // A region whose compilation failed, or whose compiled code failed on a later call, ran eagerly: the numbers are
+        // eager's, not this mode's.
         for (const auto& ev : rt.events())
           if (ev.kind == capture::Event::Kind::EagerFallback && m.run.status == "ok" &&
               ev.message.find("failed, region runs eagerly") != std::string::npos)

@@ -225,7 +225,7 @@ void CapturedRuntime::run_region(int r, Env& env) {
           if (!torch_error && !dynamic_cast<const Error*>(&ex)) throw;
           if (cache.failed.insert(k).second)
             event(Event::Kind::EagerFallback, r, e.info.compile_id,
-                  "compiled " + e.info.compile_id + " cannot run these inputs, such calls run the region eagerly: " +
+                  std::string("compiled code failed, region runs eagerly on inputs its guards passed: ") +
                       (torch_error ? torch_error->what_without_backtrace() : ex.what()));
           run_eager(region, env);
           return;

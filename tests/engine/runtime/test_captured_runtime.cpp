@@ -333,7 +333,7 @@ TEST(CapturedRuntime, CompiledCodeThatCannotRunInputsItsGuardsPassedRunsTheRegio
   }
   auto fallbacks = events_of(rt, Event::Kind::EagerFallback);
   ASSERT_EQ(fallbacks.size(), 1u);
-  EXPECT_NE(fallbacks[0]->message.find("cannot run these inputs, such calls run the region eagerly: "), std::string::npos)
+  EXPECT_NE(fallbacks[0]->message.find("compiled code failed, region runs eagerly on inputs its guards passed: "), std::string::npos)
       << fallbacks[0]->message;
   EXPECT_NE(fallbacks[0]->message.find("returned sizes"), std::string::npos) << fallbacks[0]->message;
 }
