@@ -588,7 +588,7 @@ session::Session profile_model(const model::Model& cpu_model, const std::vector<
         // eager's, not this mode's.
         for (const auto& ev : rt.events())
           if (ev.kind == capture::Event::Kind::EagerFallback && m.run.status == "ok" &&
-              ev.message.find("failed, region runs eagerly") != std::string::npos)
+              ev.message.find(runtime::kFailedRunsEagerly) != std::string::npos)
             m.run.status = "failed: region " + std::to_string(ev.region) + " " + ev.compile_id + ": " + ev.message;
         // max-autotune tuned its kernels on the first call: keep every candidate with the kernel.
         for (const auto& info : rt.regions())

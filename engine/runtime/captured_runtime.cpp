@@ -1,6 +1,7 @@
 #include "engine/runtime/captured_runtime.h"
 
 #include <filesystem>
+#include <optional>
 
 #include "engine/base/error.h"
 #include "engine/capture/guards.h"
@@ -189,6 +190,19 @@ void CapturedRuntime::run_eager(const capture::RegionStatic& region, Env& env) {
   }
 }
 
+namespace {
+
+// What compiled code that failed said, when the failure is one the region survives by running eagerly: Kiln's own
+// errors and LibTorch's (a c10::Error from an op the compiled code called, its C++ backtrace left out). Empty for
+// anything else, which propagates.
+std::optional<std::string> compiled_code_error(const std::exception& e) {
+  if (const auto* torch_error = dynamic_cast<const c10::Error*>(&e)) return torch_error->what_without_backtrace();
+  if (dynamic_cast<const Error*>(&e)) return std::string(e.what());
+  return std::nullopt;
+}
+
+}  // namespace
+
 void CapturedRuntime::run_region(int r, Env& env) {
   const auto& region = partition_.regions[r];
   auto& cache = caches_[r];
@@ -221,12 +235,11 @@ void CapturedRuntime::run_region(int r, Env& env) {
           // Guards that passed over inputs the compiled code cannot run (capture fixed an intermediate size no guard
           // covers: every dim symbolic with dynamic=true, then another image size): this call runs the region
           // eagerly, said once per entry; an error eager raises too comes out of the eager run.
-          const auto* torch_error = dynamic_cast<const c10::Error*>(&ex);
-          if (!torch_error && !dynamic_cast<const Error*>(&ex)) throw;
+          auto why = compiled_code_error(ex);
+          if (!why) throw;
           if (cache.failed.insert(k).second)
             event(Event::Kind::EagerFallback, r, e.info.compile_id,
-                  std::string("compiled code failed, region runs eagerly on inputs its guards passed: ") +
-                      (torch_error ? torch_error->what_without_backtrace() : ex.what()));
+                  std::string("compiled code ") + kFailedRunsEagerly + " on inputs its guards passed: " + *why);
           run_eager(region, env);
           return;
         }
@@ -341,18 +354,16 @@ void CapturedRuntime::run_region(int r, Env& env) {
       for (size_t i = 0; i < tuned.size() && i < art.kernels.size(); ++i) art.kernels[i].autotune = tuned[i];
     }
   } catch (const std::exception& e) {
-    // Kiln's own errors and LibTorch's (a c10::Error from an op the compiled code called, its C++ backtrace left
-    // out): the region runs eagerly, as compiled code that cannot run should; an error eager itself raises
-    // (wrong input shapes) comes out of the eager run below.
-    const auto* torch_error = dynamic_cast<const c10::Error*>(&e);
-    if (!torch_error && !dynamic_cast<const Error*>(&e)) throw;
+    // The region runs eagerly, as compiled code that cannot run should; an error eager itself raises (wrong input
+    // shapes) comes out of the eager run below.
+    auto why = compiled_code_error(e);
+    if (!why) throw;
     fn.reset();
-    art.note = std::string("backend ") + backend_->name() + " failed, region runs eagerly: " +
-               (torch_error ? torch_error->what_without_backtrace() : e.what());
+    art.note = "backend " + backend_->name() + " " + kFailedRunsEagerly + ": " + *why;
     event(Event::Kind::EagerFallback, r, id, art.note);
     capture::run_trace(entry, interp_, env);
   }
-  if (!art.note.empty() && fn == nullptr && art.note.find("failed, region runs eagerly") == std::string::npos)
+  if (!art.note.empty() && fn == nullptr && art.note.find(kFailedRunsEagerly) == std::string::npos)
     event(Event::Kind::EagerFallback, r, id, art.note);
   cache.entries.push_back(std::move(entry));
   cache.fns.push_back(std::move(fn));

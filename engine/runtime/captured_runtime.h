@@ -18,6 +18,10 @@
 
 namespace kiln::runtime {
 
+// The words of every EagerFallback event whose region ran eagerly because its compiled code (or its compile) failed:
+// the numbers of such a run are eager's (kiln profile marks the run failed by them).
+inline constexpr const char* kFailedRunsEagerly = "failed, region runs eagerly";
+
 class CapturedRuntime {
  public:
   // Throws kiln::Error when fullgraph is set and the model has a graph break (naming it and its line).

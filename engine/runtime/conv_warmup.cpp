@@ -104,16 +104,11 @@ ConvWarmup warm_attention(const lowering::LoopProgram& program, const std::strin
     try {
       std::vector<at::Tensor> bufs(program.comps.size());
       bool known = c.operands.size() >= 3;
-      for (size_t i = 0; i < c.operands.size() && known; ++i) {
-        const int k = c.operands[i];
-        if (k < 0) continue;
-        if (static_cast<size_t>(k) >= program.comps.size()) {
-          known = false;
-          break;
-        }
-        auto t = placeholder(program.comps[static_cast<size_t>(k)], dev);
-        if (!t) known = false;
-        else bufs[static_cast<size_t>(k)] = *t;
+      for (int k : c.operands) {
+        if (k < 0) continue;  // no mask
+        auto t = static_cast<size_t>(k) < bufs.size() ? placeholder(program.comps[static_cast<size_t>(k)], dev) : std::nullopt;
+        known = known && t;
+        if (t) bufs[static_cast<size_t>(k)] = *t;
       }
       if (!known) {
         ++w.skipped;

@@ -1,5 +1,5 @@
-// A region's convolutions run once ahead of its first call, on uninitialised tensors of the sizes,
-// dtypes, memory layouts and arguments the region will call them with, so that the library's
+// A region's convolutions (and attention calls, warm_attention below) run once ahead of its first call, on
+// uninitialised tensors of the sizes, dtypes, memory layouts and arguments the region will call them with, so that the library's
 // per-process work for each configuration (cuDNN's plans and the kernels they load: 1.6-2.8 s for a
 // channels-last mobile network's first call on an H200) is done while something else waits, the GPU
 // target's NVRTC compile of the same region. What the first call then finds is already built.
@@ -33,8 +33,8 @@ ConvWarmup warm_convolutions(const ir::Graph& graph, const lowering::LoopProgram
 // The region's attention calls (lowering/attention.h's kiln::scaled_dot_product_attention externs) run once the
 // same way, through the call the region makes (direct_extern.h's call_attention), on uninitialised operands of their
 // sizes, dtypes and layouts: the first fused attention call of a process loads and builds the library's kernels
-// (0.59-0.69 s of the first call of GPT-2's and BERT's bfloat16 miniatures at batch 8 on an H200, more than NVRTC's
-// whole compile of their kernels), which then overlaps the compile as the convolutions' set-up does.
+// (0.59-0.69 s of the first call of the benchmark's 4-layer GPT-2 and BERT in bfloat16 at batch 8 on an H200, more
+// than NVRTC's whole compile of their kernels), which then overlaps the compile as the convolutions' set-up does.
 //   post: every such extern whose operands have constant sizes ran once on `device`; the others are skipped.
 //   error: none thrown; a call LibTorch refuses is counted as failed.
 ConvWarmup warm_attention(const lowering::LoopProgram& program, const std::string& device);

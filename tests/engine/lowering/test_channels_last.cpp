@@ -49,6 +49,13 @@ void expect_call_matches_eager(runtime::CapturedRuntime& rt, const model::Model&
   EXPECT_TRUE(out.allclose(ref, 1e-4, 1e-5)) << shape;
 }
 
+// Constant sizes for computations built by hand.
+std::vector<lowering::Sym> sizes(std::initializer_list<int64_t> v) {
+  std::vector<lowering::Sym> s;
+  for (auto x : v) s.push_back(capture::sym_const(x));
+  return s;
+}
+
 }  // namespace
 
 TEST(ChannelsLast, BeforeAfterGolden) {
@@ -79,11 +86,6 @@ TEST(ChannelsLast, ConvChainWeightsAndFollowersTakeTheLayoutOthersKeepRowMajor) 
 TEST(ChannelsLast, RegionOutputsAndNonConstantWeightsStayRowMajorAndNoConvChangesNothing) {
   using namespace lowering;
   LoopProgram p;
-  auto sizes = [](std::initializer_list<int64_t> v) {
-    std::vector<Sym> s;
-    for (auto x : v) s.push_back(capture::sym_const(x));
-    return s;
-  };
   Comp x;
   x.kind = Comp::Kind::Input;
   x.name = "x";
@@ -333,11 +335,6 @@ TEST(ChannelsLast, PerCallWeightsAreCopiedByTheRegionsKernelsBeforeTheirConvolut
 // convolutions share, none for a weight that is a region input.
 TEST(ChannelsLast, PerCallCopiesOnlyWeightsChannelsLastReordersAndEachOnce) {
   using namespace lowering;
-  auto sizes = [](std::initializer_list<int64_t> v) {
-    std::vector<Sym> s;
-    for (auto x : v) s.push_back(capture::sym_const(x));
-    return s;
-  };
   LoweredRegion region;
   auto& p = region.program;
   auto comp = [&](Comp::Kind kind, const std::string& name, std::initializer_list<int64_t> s) {
