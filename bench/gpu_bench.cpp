@@ -376,13 +376,14 @@ json cold_compile(const model::Model& m, const std::vector<at::Tensor>& x, const
 // linears add their bias ("default@bias=epilogue"), whether conv weights are kept channels-last
 // ("reduce-overhead@weights=per-call"), row kernels take in their stages ("default@rows=separate") and attention
 // is one call ("default@attention=separate"), depthwise convolutions are generated ("default@depthwise=extern"),
-// long reductions over few rows are split ("reduce-overhead@split=off"):
+// long reductions over few rows are split ("reduce-overhead@split=off"), max_pool2d is a window of taps
+// ("reduce-overhead@pool=off"):
 // A/B runs.
 json run_kiln(const model::Model& m, const std::vector<at::Tensor>& x, const c10::IValue& ref, bool tf32,
               std::string mode, const std::string& cache_root, const std::function<void()>& eager) {
   json r;
   std::string layout = "auto", linear_bias = "auto", conv_weights = "auto", row_stages = "auto", attention = "auto",
-              depthwise = "auto", split_reductions = "auto";
+              depthwise = "auto", split_reductions = "auto", pool_windows = "auto";
   const bool variant = mode.find('@') != std::string::npos;
   if (auto at = mode.find('@'); at != std::string::npos) {
     std::stringstream choices(mode.substr(at + 1));
@@ -393,6 +394,7 @@ json run_kiln(const model::Model& m, const std::vector<at::Tensor>& x, const c10
       else if (c.rfind("attention=", 0) == 0) attention = c.substr(10);
       else if (c.rfind("depthwise=", 0) == 0) depthwise = c.substr(10);
       else if (c.rfind("split=", 0) == 0) split_reductions = c.substr(6);
+      else if (c.rfind("pool=", 0) == 0) pool_windows = c.substr(5);
       else layout = c;
     mode = mode.substr(0, at);
   }
@@ -411,6 +413,7 @@ json run_kiln(const model::Model& m, const std::vector<at::Tensor>& x, const c10
     o.attention = attention;
     o.depthwise = depthwise;
     o.split_reductions = split_reductions;
+    o.pool_windows = pool_windows;
     std::ostringstream printed;
     r.update(cold_compile(m, x, o));
     step("kiln " + mode + ": warm compile");

@@ -28,6 +28,7 @@ struct CompileArgs {
   std::string conv_weights = "auto";
   std::string row_stages = "auto";
   std::string split_reductions = "auto";
+  std::string pool_windows = "auto";
   std::string attention = "auto";
   std::string depthwise = "auto";
   int checks = 3;
@@ -50,6 +51,8 @@ int run(const CompileArgs& a) {
   o.row_stages = a.row_stages;
   api::check_split_reductions(a.split_reductions);
   o.split_reductions = a.split_reductions;
+  api::check_pool_windows(a.pool_windows);
+  o.pool_windows = a.pool_windows;
   api::check_attention(a.attention);
   api::check_depthwise(a.depthwise);
   o.attention = a.attention;
@@ -101,6 +104,10 @@ Command add_compile(CLI::App& app) {
   cmd.add_option("--split-reductions", args.split_reductions,
                  "Whether a reduction over few long channels-last rows (a pooling of 256 channels of 112x112) sums "
                  "parts of each row first, so that it fills the GPU: auto (on cuda), on (the cpu too) or off")
+      ->capture_default_str();
+  cmd.add_option("--pool-windows", args.pool_windows,
+                 "Whether a max_pool2d is a window's kernel (the max of its taps written out; neighbouring outputs "
+                 "share their taps) rather than a reduction over each window: auto (on cuda), on (the cpu too) or off")
       ->capture_default_str();
   add_attention_option(cmd, args.attention);
   add_depthwise_option(cmd, args.depthwise);

@@ -65,6 +65,11 @@ void check_split_reductions(const std::string& split) {
     throw Error("--split-reductions '" + split + "': use auto, on or off");
 }
 
+void check_pool_windows(const std::string& windows) {
+  if (windows != "auto" && windows != "on" && windows != "off")
+    throw Error("--pool-windows '" + windows + "': use auto, on or off");
+}
+
 void check_depthwise(const std::string& depthwise) {
   if (depthwise != "auto" && depthwise != "generated" && depthwise != "extern")
     throw Error("--depthwise '" + depthwise + "': use auto, generated or extern");

@@ -153,8 +153,9 @@ int choose_channels_last(LoopProgram& p, bool weight_copies) {
       set_nhwc(static_cast<int>(c));
       continue;
     }
-    if (comp.kind == Comp::Kind::Reduction && comp.target == "aten::max_pool2d") {
-      // Pooling windows of an NHWC input: the pooled tensor keeps the layout (and feeds the next conv).
+    if ((comp.kind == Comp::Kind::Reduction || comp.kind == Comp::Kind::Pointwise) && comp.target == "aten::max_pool2d") {
+      // Pooling windows of an NHWC input (a reduction over each window, or its taps written out,
+      // LowerOptions::pool_windows): the pooled tensor keeps the layout (and feeds the next conv).
       if (reads_nhwc(p, comp.body)) set_nhwc(static_cast<int>(c));
       continue;
     }

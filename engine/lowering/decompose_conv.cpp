@@ -35,6 +35,21 @@ WindowTap window_tap(const IExpr& at, int64_t lowest, int64_t highest, int64_t s
   return {clamped, ve_binary("and", ve_index_less(ie_const(-1), at), ve_index_less(at, ie_const(size)))};
 }
 
+WindowPosition window_position(const std::array<int64_t, 2>& tap, const std::array<int64_t, 2>& stride,
+                               const std::array<int64_t, 2>& pad, const std::array<int64_t, 2>& dil,
+                               const std::vector<Sym>& out, const std::vector<Sym>& in) {
+  WindowPosition p;
+  p.index = {ie_var(0), ie_var(1)};
+  for (int d = 0; d < 2; ++d) {
+    const int64_t lowest = tap[d] * dil[d] - pad[d];
+    IExpr at = ie_add(ie_mul(ie_var(2 + d), ie_const(stride[d])), ie_const(lowest));
+    WindowTap t = window_tap(at, lowest, (out[2 + d]->value - 1) * stride[d] + lowest, in[2 + d]->value);
+    p.index.push_back(t.index);
+    if (t.inside) p.inside = p.inside ? ve_binary("and", p.inside, t.inside) : t.inside;
+  }
+  return p;
+}
+
 bool lower_depthwise_conv(LoweringContext& cx) {
   const ir::Node& n = *cx.node;
   // conv2d(input, weight, bias, stride, padding, dilation, groups) and
@@ -100,19 +115,9 @@ bool lower_depthwise_conv(LoweringContext& cx) {
   VExpr sum = bias ? ve_load(bv.comp, {ie_var(1)}) : VExpr();
   for (int64_t kh = 0; kh < kernel[0]; ++kh)
     for (int64_t kw = 0; kw < kernel[1]; ++kw) {
-      std::vector<IExpr> idx = {ie_var(0), ie_var(1)};
-      VExpr inside;
-      const int64_t tap[2] = {kh, kw};
-      for (int d = 0; d < 2; ++d) {
-        const int64_t size = x.sizes[2 + d]->value;
-        IExpr at = ie_add(ie_mul(ie_var(2 + d), ie_const((*stride)[d])), ie_const(tap[d] * (*dil)[d] - (*pad)[d]));
-        const int64_t lowest = tap[d] * (*dil)[d] - (*pad)[d];
-        WindowTap t = window_tap(at, lowest, (out[2 + d]->value - 1) * (*stride)[d] + lowest, size);
-        idx.push_back(t.index);
-        if (t.inside) inside = inside ? ve_binary("and", inside, t.inside) : t.inside;
-      }
-      VExpr term = ve_binary("mul", ve_load(xv.comp, idx), ve_load(wv.comp, {ie_var(1), ie_const(0), ie_const(kh), ie_const(kw)}));
-      if (inside) term = ve_where(inside, term, ve_const(0));
+      const WindowPosition at = window_position({kh, kw}, *stride, *pad, *dil, out, x.sizes);
+      VExpr term = ve_binary("mul", ve_load(xv.comp, at.index), ve_load(wv.comp, {ie_var(1), ie_const(0), ie_const(kh), ie_const(kw)}));
+      if (at.inside) term = ve_where(at.inside, term, ve_const(0));
       sum = sum ? ve_binary("add", sum, term) : term;
     }
   cx.set_output(tensor_val(cx.pointwise(out, sum)));

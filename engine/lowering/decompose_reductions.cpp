@@ -1,6 +1,7 @@
 // The decomposition table, reductions: sum/mean/amax/amin over dims, softmax and log_softmax as
 // max + sum, layer_norm as mean + variance (two passes over the row), adaptive_avg_pool2d to 1x1,
-// max_pool2d as a max over each window.
+// max_pool2d as a max over each window (or, with LowerOptions::pool_windows, as a pointwise computation taking
+// the max of its window's taps, written out).
 #include <algorithm>
 #include <cmath>
 
@@ -12,6 +13,9 @@ using capture::sym_const;
 using capture::sym_is_const;
 
 namespace {
+
+// The largest window written out as taps (as a depthwise convolution's): larger ones stay a reduction.
+constexpr int64_t kMostPoolTaps = 49;
 
 struct ReduceShape {
   std::vector<Sym> out;                // kept dims
@@ -132,6 +136,22 @@ bool lower_reduction_op(LoweringContext& cx, const std::string& t) {
       const int64_t o = (size + 2 * pad[d] - dil[d] * (kernel[d] - 1) - 1) / stride[d] + 1;
       if (o < 1) throw LoweringError("max_pool2d with an empty output");
       out.push_back(sym_const(o));
+    }
+    if (cx.pool_windows && kernel[0] * kernel[1] <= kMostPoolTaps) {
+      // The window's taps written out (LowerOptions::pool_windows): one pointwise computation, the max of its
+      // taps in the reduction's order (kiln_max(-inf, t) is t, NaN included, so the results are the same bits).
+      // A padded tap reads its index clamped into the input and counts -inf; only the taps that can cross an
+      // edge carry the condition.
+      VExpr best;
+      for (int64_t kh = 0; kh < kernel[0]; ++kh)
+        for (int64_t kw = 0; kw < kernel[1]; ++kw) {
+          const WindowPosition at = window_position({kh, kw}, {stride[0], stride[1]}, {pad[0], pad[1]}, {dil[0], dil[1]}, out, in);
+          VExpr v = ve_load(x, at.index);
+          if (at.inside) v = ve_where(at.inside, v, ve_const(-INFINITY));
+          best = best ? ve_binary("max", best, v) : v;
+        }
+      cx.set_output(tensor_val(cx.pointwise(out, best)));
+      return true;
     }
     // vars: 0..3 the output (n, c, oh, ow), 4 and 5 the window (kh, kw).
     std::vector<IExpr> idx = {ie_var(0), ie_var(1)};

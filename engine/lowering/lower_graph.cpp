@@ -542,8 +542,9 @@ void lower_extern(LoweringContext& cx, bool fallback, const std::string& why) {
   if (fallback) cx.out.fallbacks.push_back(n.target + " (" + n.name() + "): " + why);
 }
 
-LoweredRegion lower_with(const ir::Graph& graph, const AttentionPlan& attention, bool depthwise) {
+LoweredRegion lower_with(const ir::Graph& graph, const AttentionPlan& attention, const LowerOptions& options) {
   LoweringContext cx{graph, {}, {}, -1, nullptr};
+  cx.pool_windows = options.pool_windows;
   auto& prog = cx.prog();
   int input_pos = 0;
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
@@ -624,7 +625,7 @@ LoweredRegion lower_with(const ir::Graph& graph, const AttentionPlan& attention,
       const bool undefined = o.meta.dtype == ir::DType::Unknown && o.meta.shape.empty();  // an absent tensor
       if (o.meta.is_tensor() && !undefined && !kernel_dtype(o.meta.dtype)) bad_dtype = ir::dtype_name(o.meta.dtype);
     }
-    if (depthwise && bad_dtype.empty()) {
+    if (options.depthwise && bad_dtype.empty()) {
       const size_t before = prog.comps.size();
       if (lower_depthwise_conv(cx)) {
         set_output_dtypes(cx, before);
@@ -670,12 +671,12 @@ LoweredRegion lower_with(const ir::Graph& graph, const AttentionPlan& attention,
 LoweredRegion lower_graph(const ir::Graph& captured, const LowerOptions& options) {
   // In-place ops become functional first; node positions stay, so IR indices still match.
   const ir::Graph graph = functionalize(captured);
-  if (!options.attention) return lower_with(graph, {}, options.depthwise);
+  if (!options.attention) return lower_with(graph, {}, options);
   // A chain whose scale lowering cannot read as a number is lowered as written, in a second pass without it.
   std::set<int> declined;
   for (;;) {
     try {
-      return lower_with(graph, find_attention(graph, declined, options.attention_float32), options.depthwise);
+      return lower_with(graph, find_attention(graph, declined, options.attention_float32), options);
     } catch (const AttentionDeclined& d) {
       if (!declined.insert(d.node).second) throw LoweringError("attention at node " + std::to_string(d.node) + " declined twice");
     }

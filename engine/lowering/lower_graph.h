@@ -12,7 +12,8 @@
 //         kiln::scaled_dot_product_attention named after its last product; the chain's other nodes and the
 //         views only it read are not lowered, and `notes` says what each call replaced.
 //         With options.depthwise, a depthwise conv2d is a pointwise computation (its window's taps summed),
-//         not an extern.
+//         not an extern. With options.pool_windows, a max_pool2d of at most 49 taps is a pointwise computation
+//         (the max of its window's taps), not a reduction.
 //   error: LoweringError when the region cannot be lowered at all (the backend then runs it eagerly).
 #pragma once
 
@@ -55,6 +56,11 @@ struct LowerOptions {
   // their epilogue (batch norm, activation) then fuses into the same kernel, and default mode launches a kernel
   // where it made a library call.
   bool depthwise = false;
+  // max_pool2d windows (constant sizes, at most 49 taps) as one pointwise computation, the max of the taps written
+  // out, instead of a reduction over each window: the code generators then treat it as a window (fusion's
+  // reads_a_window), and a CUDA thread takes neighbouring outputs along the width, the taps they share loaded, and
+  // what is inlined into them computed, once.
+  bool pool_windows = false;
 };
 
 LoweredRegion lower_graph(const ir::Graph& graph, const LowerOptions& options = {});

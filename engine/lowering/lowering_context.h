@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 
 #include <map>
 #include <string>
@@ -41,6 +42,7 @@ struct LoweringContext {
   std::map<std::string, Val> vals;
   int node_index = -1;       // the IR node being lowered
   const ir::Node* node = nullptr;
+  bool pool_windows = false;  // LowerOptions::pool_windows
 
   LoopProgram& prog() { return out.program; }
   const Comp& comp(int c) const { return out.program.comps[c]; }
@@ -102,6 +104,17 @@ struct WindowTap {
   VExpr inside;  // null when always inside
 };
 WindowTap window_tap(const IExpr& at, int64_t lowest, int64_t highest, int64_t size);
+// Tap `tap` (kh, kw) of a 2-d window over an input of sizes `in` [N, C, H, W] for outputs of sizes `out` [N, C, OH,
+// OW] (H, W, OH and OW constants; vars 0..3 the output's position): its index into the input (N and C the output's,
+// H and W through window_tap) and the condition under which it counts (null when it never falls in the padding).
+// Shared by the depthwise convolution and max_pool2d's window of taps.
+struct WindowPosition {
+  std::vector<IExpr> index;
+  VExpr inside;  // null when always inside
+};
+WindowPosition window_position(const std::array<int64_t, 2>& tap, const std::array<int64_t, 2>& stride,
+                               const std::array<int64_t, 2>& pad, const std::array<int64_t, 2>& dil,
+                               const std::vector<Sym>& out, const std::vector<Sym>& in);
 
 // An attention chain (attention.h) lowered at its last product's node (attention.cpp).
 struct AttentionMatch;

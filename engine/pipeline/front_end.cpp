@@ -40,6 +40,7 @@ void lower(State& s) {
   lo.attention = s.options.attention;
   lo.attention_float32 = s.options.attention_float32;
   lo.depthwise = s.options.depthwise;
+  lo.pool_windows = s.options.pool_windows;
   s.out.lowered = lowering::lower_graph(s.graph, lo);
   std::string notes;
   for (const auto& n : s.out.lowered.notes) notes += n + "\n";

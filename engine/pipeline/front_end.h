@@ -51,6 +51,7 @@ struct FrontEndOptions {
   bool attention = false;
   bool attention_float32 = false;
   bool depthwise = false;  // depthwise convolutions as generated arithmetic (lowering::LowerOptions::depthwise)
+  bool pool_windows = false;  // max_pool2d windows as pointwise computations (lowering::LowerOptions::pool_windows)
   bool linear_bias_in_readers = false;  // linears read only by pointwise work leave their bias to it (lowering/linear_bias.h)
   // Long reductions over few neighbouring rows (channels-last poolings) in two steps (lowering/split_reduction.h).
   bool split_reductions = false;

@@ -49,6 +49,9 @@ struct BackendOptions {
   // Whether long reductions over few channels-last rows are split in two (lowering/split_reduction.h): "auto" (on the
   // GPU), "on" (the CPU too) or "off" (one pass, for an A/B).
   std::string split_reductions = "auto";
+  // Whether max_pool2d windows are pointwise computations of their taps (lowering::LowerOptions::pool_windows):
+  // "auto" (on the GPU), "on" (the CPU too) or "off" (a reduction over each window, for an A/B).
+  std::string pool_windows = "auto";
 };
 
 struct StageDump {

@@ -32,10 +32,7 @@ void expect_matches_eager(const std::string& path, const char* spec, double tol,
     o.depthwise = "generated";  // as "auto" does on the GPU
     runtime::CapturedRuntime rt(m, o);
     for (int rep = 0; rep < 3; ++rep) {  // fresh inputs each call; graph replays after the first
-      auto x = runtime::make_inputs({parse_input_spec(spec)})[0].to(torch::kCUDA);
-      auto out = rt.run({x})[0].toTensor().clone();
-      torch::NoGradGuard g;
-      auto ref = runtime::eager_call(const_cast<torch::jit::Module&>(m.impl->module), {x}).toTensor();
+      const auto [out, ref] = test::call_against_eager(rt, m, spec);
       EXPECT_LE(rel_error(out, ref), tol) << what << " " << mode << " " << spec;
     }
     for (const auto& r : rt.regions())

@@ -7,7 +7,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <utility>
 
+#include "engine/model/model_impl.h"
+#include "engine/runtime/captured_runtime.h"
+#include "engine/runtime/example_inputs.h"
 #include "tests/support/gpu.h"
 
 // Skips the test, saying why, where the GPU tests cannot run (tests/support/gpu.h).
@@ -24,6 +29,17 @@ inline double rel_error(const at::Tensor& a, const at::Tensor& b) {
   auto x = a.to(at::kDouble).cpu(), y = b.to(at::kDouble).cpu();
   double e = (x - y).abs().max().item<double>() / std::max(y.abs().max().item<double>(), 1e-12);
   return std::isnan(e) ? INFINITY : e;
+}
+
+// One call of rt on fresh random inputs of `spec` on the GPU, and eager's result of the same inputs under no-grad:
+// {compiled (cloned: a graph's next replay writes over its output), eager}.
+inline std::pair<at::Tensor, at::Tensor> call_against_eager(runtime::CapturedRuntime& rt, const model::Model& m,
+                                                            const std::string& spec) {
+  auto x = runtime::make_inputs({parse_input_spec(spec)})[0].to(at::kCUDA);
+  auto out = rt.run({x})[0].toTensor().clone();
+  at::NoGradGuard g;
+  auto ref = runtime::eager_call(const_cast<torch::jit::Module&>(m.impl->module), {x}).toTensor();
+  return {out, ref};
 }
 
 // The bound on a 16-bit result's distance from `exact` (the float32 result of the same inputs): eager rounds

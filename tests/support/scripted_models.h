@@ -54,6 +54,23 @@ def forward(self, x):
   return path;
 }
 
+// Every padding, stride and dilation case of max_pool2d after pointwise work (x * 2, exact, NaN kept): ResNet's 3x3
+// stride 2 padding 1; 2x2 stride 2 (no padding: no tap carries a condition); 3x3 stride 1 padding 1 dilation [1, 2]
+// (wider than it is tall); 5x5 stride 3 padding 2 (windows that cross both edges of a small map); a 9x9 window (81
+// taps: stays a reduction). Returns the archive's path.
+inline std::string pool_cases_model() {
+  return scripted_model("pool_cases", R"JIT(
+def forward(self, x):
+    y = x * 2.0
+    a = torch.max_pool2d(y, [3, 3], [2, 2], [1, 1], [1, 1], False)
+    b = torch.max_pool2d(a, [2, 2], [2, 2], [0, 0], [1, 1], False)
+    c = torch.max_pool2d(y, [3, 3], [1, 1], [1, 1], [1, 2], False)
+    d = torch.max_pool2d(c, [5, 5], [3, 3], [2, 2], [1, 1], False)
+    e = torch.max_pool2d(x, [9, 9], [1, 1], [4, 4], [1, 1], False)
+    return torch.cat([b.flatten(1), d.flatten(1), e.flatten(1)], 1)
+)JIT");
+}
+
 // A chain of six depthwise convolutions over 8 channels (random weights in `dtype`) covering every window, stride,
 // padding and dilation case: 3x3 with a bias, then an affine and a sigmoid; 5x5 stride 2; 3x3 with stride [1, 2],
 // padding [2, 1], dilation [2, 1]; 3x3 without padding; 7x7 padding 3 (more than is left of a small input) and a

@@ -54,6 +54,11 @@ class KilnBackend : public runtime::Backend {
     // asks for it on the CPU too (a check of the lowering where there is no GPU; there the A/B was mixed), "extern"
     // never.
     fe.depthwise = fuse_ && (options.depthwise == "generated" || (on_gpu && options.depthwise == "auto"));
+    // On the GPU a max_pool2d is a window's kernel (lowering::LowerOptions::pool_windows): each thread takes
+    // neighbouring outputs along the width, so the taps they share, and the batch norm and ReLU inlined into them
+    // (ResNet's stem), are loaded and computed once, not once per output as a reduction over each window does.
+    // "on" asks for it on the CPU too (a check of the lowering where there is no GPU).
+    fe.pool_windows = fuse_ && (options.pool_windows == "on" || (on_gpu && options.pool_windows == "auto"));
     // Default mode on the GPU keeps no channels-last copy of the conv weights (a kernel converts each per
     // call): a copy of every weight would put its peak above eager's (ResNet-18 b8: 158 against 137 MiB).
     // Elsewhere they are kept while no larger than eager's activations: a conversion replayed in a CUDA

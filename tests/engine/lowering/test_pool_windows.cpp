@@ -1,0 +1,195 @@
+// max_pool2d windows as pointwise computations of their taps (lowering/lower_graph.h, LowerOptions::pool_windows):
+// the loop IR before and after (golden), which poolings take it, results against LibTorch eager (the same values,
+// NaN included), the layout it keeps, and ResNet's stem through the GPU's front end as one window kernel with its
+// batch norm and ReLU, its CUDA form taking neighbouring outputs along the width.
+#include <gtest/gtest.h>
+
+#include <torch/script.h>
+
+#if KILN_WITH_CUDA
+#include "engine/codegen/cuda/emit_cuda.h"
+#include "engine/codegen/cuda/nvrtc_compiler.h"
+#endif
+#include "engine/api/options.h"
+#include "engine/base/error.h"
+#include "engine/fusion/schedule.h"
+#include "engine/lowering/channels_last.h"
+#include "engine/lowering/lower_graph.h"
+#include "engine/model/model_impl.h"
+#include "engine/pipeline/front_end.h"
+#include "engine/runtime/captured_runtime.h"
+#include "engine/runtime/example_inputs.h"
+#include "tests/support/paths.h"
+#include "tests/support/scripted_models.h"
+
+using namespace kiln;
+
+namespace {
+
+struct Compiled {
+  model::Model model;
+  std::unique_ptr<runtime::CapturedRuntime> rt;
+};
+
+// Compiled with the kiln backend on the CPU (static shapes), pool windows on or off, after one call.
+Compiled compile(const std::string& path, const std::string& input, const std::string& pool_windows) {
+  Compiled c;
+  c.model = model::load_model(path);
+  capture::CompileOptions o;
+  o.backend = "kiln";
+  o.pool_windows = pool_windows;
+  o.dynamic = false;
+  c.rt = std::make_unique<runtime::CapturedRuntime>(c.model, o);
+  c.rt->run(runtime::make_inputs({parse_input_spec(input)}));
+  return c;
+}
+
+lowering::LoweredRegion lowered(Compiled& c, bool pool_windows) {
+  lowering::LowerOptions lo;
+  lo.pool_windows = pool_windows;
+  return lowering::lower_graph(c.rt->regions().at(0).entries.at(0).graph, lo);
+}
+
+int count(const lowering::LoopProgram& p, lowering::Comp::Kind kind, const std::string& target) {
+  int n = 0;
+  for (const auto& comp : p.comps) n += comp.kind == kind && comp.target == target;
+  return n;
+}
+
+at::Tensor eager(Compiled& c, const at::Tensor& x) {
+  torch::NoGradGuard g;
+  return runtime::eager_call(const_cast<torch::jit::Module&>(c.model.impl->module), {x}).toTensor();
+}
+
+// The same values as eager's, NaN where eager has NaN (a max is exact: no tolerance).
+void expect_same_values(const at::Tensor& out, const at::Tensor& ref, const std::string& what) {
+  ASSERT_EQ(out.sizes(), ref.sizes()) << what;
+  EXPECT_TRUE(out.isnan().equal(ref.isnan())) << what;
+  EXPECT_TRUE(out.nan_to_num(0.0, 0.0, 0.0).equal(ref.nan_to_num(0.0, 0.0, 0.0))) << what;
+}
+
+}  // namespace
+
+TEST(PoolWindows, BeforeAfterGolden) {
+  // ResNet's pooling over a 1x2x5x5 map: a reduction over each 3x3 window before, nine taps after, the taps on the
+  // first row and column (which can fall in the padding) clamped and counting -inf there.
+  const std::string path = test::scripted_model("pool_golden", R"JIT(
+def forward(self, x):
+    return torch.max_pool2d(torch.relu(x), [3, 3], [2, 2], [1, 1], [1, 1], False)
+)JIT");
+  auto c = compile(path, "1x2x5x5", "on");
+  const std::string text = "# before\n" + lowering::loop_program_text(lowered(c, false).program) + "\n# after\n" +
+                           lowering::loop_program_text(lowered(c, true).program);
+  auto diff = test::check_golden("lowering/pool_window.txt", text);
+  EXPECT_TRUE(diff.empty()) << diff;
+}
+
+TEST(PoolWindows, EveryStridePaddingAndDilationGivesEagersValues) {
+  const std::string path = test::pool_cases_model();
+  for (const char* input : {"2x4x13x11", "1x3x16x16", "3x2x9x20"}) {
+    auto c = compile(path, input, "on");
+    auto low = lowered(c, true);
+    EXPECT_EQ(count(low.program, lowering::Comp::Kind::Pointwise, "aten::max_pool2d"), 4) << input;
+    EXPECT_EQ(count(low.program, lowering::Comp::Kind::Reduction, "aten::max_pool2d"), 1) << input;  // the 9x9
+    EXPECT_TRUE(lowering::verify(low.program).empty()) << input;
+    for (int trial = 0; trial < 3; ++trial) {
+      auto x = runtime::make_inputs({parse_input_spec(input)})[0];
+      expect_same_values(c.rt->run({x})[0].toTensor(), eager(c, x), input);
+    }
+  }
+}
+
+TEST(PoolWindows, ANaNInAWindowIsItsMaxAsInEager) {
+  auto c = compile(test::pool_cases_model(), "2x4x13x11", "on");
+  auto x = runtime::make_inputs({parse_input_spec("2x4x13x11")})[0];
+  x.index_put_({0, 1, 6, 5}, std::nan(""));
+  x.index_put_({1, 3, 0, 0}, std::nan(""));  // a corner: windows that cross the padding
+  x.index_put_({1, 2, 12, 10}, -INFINITY);
+  const at::Tensor out = c.rt->run({x})[0].toTensor(), ref = eager(c, x);
+  ASSERT_GT(ref.isnan().sum().item<int64_t>(), 0);
+  expect_same_values(out, ref, "NaN and -inf inputs");
+}
+
+TEST(PoolWindows, OffAndOnTheCpuByDefaultThePoolingIsAReduction) {
+  for (const char* choice : {"off", "auto"}) {
+    auto c = compile(test::pool_cases_model(), "2x4x13x11", choice);
+    const auto& art = c.rt->artifacts(0).at(0);
+    std::string names;
+    for (const auto& k : art.kernels) names += k.name + " ";
+    EXPECT_NE(names.find("row_max_pool2d"), std::string::npos) << choice << ": " << names;
+    auto x = runtime::make_inputs({parse_input_spec("2x4x13x11")})[0];
+    expect_same_values(c.rt->run({x})[0].toTensor(), eager(c, x), choice);
+  }
+}
+
+TEST(PoolWindows, KeepsTheChannelsLastLayoutOfItsInput) {
+  auto c = compile(test::stem_model(), "2x3x16x16", "on");
+  auto low = lowered(c, true);
+  lowering::choose_channels_last(low.program);
+  int pools = 0;
+  for (const auto& comp : low.program.comps)
+    if (comp.kind == lowering::Comp::Kind::Pointwise && comp.target == "aten::max_pool2d") {
+      EXPECT_EQ(comp.layout, (std::vector<int>{0, 2, 3, 1})) << comp.name;
+      ++pools;
+    }
+  EXPECT_EQ(pools, 1);
+}
+
+TEST(PoolWindows, ResNetsStemIsOneWindowKernelWithItsBatchNormAndRelu) {
+  // The corpus's ResNet-18 miniature (random weights, batch norms not folded) through the GPU's front end: the stem's
+  // batch norm and ReLU go into the pooling's kernel, a pointwise window kernel; on the CPU with pool windows on the
+  // model still matches eager (float32 through eight blocks: 1e-4 of the largest value).
+  const std::string path = test::data("corpus/resnet18.pt");
+  auto c = compile(path, "2x3x32x32", "on");
+  {
+    auto x = runtime::make_inputs({parse_input_spec("2x3x32x32")})[0];
+    const at::Tensor out = c.rt->run({x})[0].toTensor(), ref = eager(c, x);
+    EXPECT_LT((out - ref).abs().max().item<double>() / ref.abs().max().item<double>(), 1e-4);
+  }
+  pipeline::FrontEndOptions fe;
+  fe.channels_last = true;
+  fe.recompute = true;
+  fe.depthwise = true;
+  fe.pool_windows = true;
+  fe.conv_weights = pipeline::FrontEndOptions::ConvWeights::PerCall;
+  runtime::RegionArtifacts art;
+  auto out = pipeline::run_front_end(c.rt->regions().at(0).entries.at(0).graph, fe, art);
+  const fusion::FusedKernel* pool = nullptr;
+  size_t pool_index = 0;
+  for (size_t k = 0; k < out.fused.kernels.size(); ++k)
+    for (int comp : out.fused.kernels[k].comps)
+      if (out.fused.program.comps[comp].target == "aten::max_pool2d") {
+        pool = &out.fused.kernels[k];
+        pool_index = k;
+      }
+  ASSERT_NE(pool, nullptr);
+  EXPECT_EQ(pool->kind, fusion::FusedKernel::Kind::Pointwise) << pool->name;
+  ASSERT_EQ(pool->comps.size(), 1u) << pool->name;
+  EXPECT_TRUE(fusion::reads_a_window(out.fused.program.comps[pool->comps[0]].body));
+  // The graph nodes in the kernel: the pooling, its batch norm and its ReLU (the stem's convolution is cuDNN's).
+  std::string nodes;
+  for (const auto& name : pool->nodes) nodes += name + " ";
+  EXPECT_EQ(pool->nodes.size(), 3u) << nodes;
+#if KILN_WITH_CUDA  // the CUDA code generator is built with the CUDA toolkit only
+  // 4 outputs per thread along the 8-wide pooled map (16x16 after the stem, 8x8 pooled), the taps they share loaded
+  // once, and NVRTC compiles every form.
+  std::vector<codegen::CudaKernelInfo> info;
+  const std::string src = codegen::emit_cuda(out.fused, {}, &info, true);
+  ASSERT_LT(pool_index, info.size());
+  EXPECT_EQ(info[pool_index].vector_width, 4) << info[pool_index].name;
+  EXPECT_TRUE(info[pool_index].variants.at(0).window_rows) << info[pool_index].name;
+  EXPECT_GT(codegen::compile_cuda(src, "sm_90").cubin.size(), 0u);
+#else
+  (void)pool_index;
+#endif
+}
+
+TEST(PoolWindows, TheOptionIsChecked) {
+  for (const char* ok : {"auto", "on", "off"}) EXPECT_NO_THROW(api::check_pool_windows(ok));
+  try {
+    api::check_pool_windows("windows");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "--pool-windows 'windows': use auto, on or off");
+  }
+}
