@@ -20,6 +20,7 @@ struct CheckArgs {
   BackendArgs backend;
   std::string attention = "auto";
   std::string depthwise = "auto";
+  std::string pool_windows = "auto";
   std::optional<double> rtol;  // unset: by dtype and precision
   std::optional<double> atol;
   uint64_t seed = 0;
@@ -35,6 +36,8 @@ int run(const CheckArgs& a) {
   api::check_depthwise(a.depthwise);
   o.capture.attention = a.attention;
   o.capture.depthwise = a.depthwise;
+  api::check_pool_windows(a.pool_windows);
+  o.capture.pool_windows = a.pool_windows;
   o.rtol = a.rtol;
   o.atol = a.atol;
   o.seed = a.seed;
@@ -52,6 +55,7 @@ Command add_check(CLI::App& app) {
   add_backend_options(cmd, args.backend, kCheckDynamicDefault);
   add_attention_option(cmd, args.attention);
   add_depthwise_option(cmd, args.depthwise);
+  add_pool_windows_option(cmd, args.pool_windows);
   cmd.add_option("--rtol", args.rtol,
                  "Relative tolerance: |compiled - eager| <= atol + rtol |eager| (default: by the outputs' dtype: "
                  "float32 1e-4, float32 through TF32 2e-3, float16 1e-2, bfloat16 2e-2; integers exact)");

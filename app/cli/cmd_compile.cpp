@@ -105,10 +105,7 @@ Command add_compile(CLI::App& app) {
                  "Whether a reduction over few long channels-last rows (a pooling of 256 channels of 112x112) sums "
                  "parts of each row first, so that it fills the GPU: auto (on cuda), on (the cpu too) or off")
       ->capture_default_str();
-  cmd.add_option("--pool-windows", args.pool_windows,
-                 "Whether a max_pool2d is a window's kernel (the max of its taps written out; neighbouring outputs "
-                 "share their taps) rather than a reduction over each window: auto (on cuda), on (the cpu too) or off")
-      ->capture_default_str();
+  add_pool_windows_option(cmd, args.pool_windows);
   add_attention_option(cmd, args.attention);
   add_depthwise_option(cmd, args.depthwise);
   cmd.add_option("--dump", args.dump,

@@ -99,6 +99,13 @@ void add_depthwise_option(CLI::App& cmd, std::string& depthwise) {
       ->capture_default_str();
 }
 
+void add_pool_windows_option(CLI::App& cmd, std::string& windows) {
+  cmd.add_option("--pool-windows", windows,
+                 "Whether a max_pool2d is a window's kernel (the max of its taps written out; neighbouring outputs "
+                 "share their taps) rather than a reduction over each window: auto (on cuda), on (the cpu too) or off")
+      ->capture_default_str();
+}
+
 CLI::Option* add_output_option(CLI::App& cmd, std::string& path, const std::string& help) {
   return cmd.add_option("-o,--output", path, help);
 }

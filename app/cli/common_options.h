@@ -122,6 +122,8 @@ void add_json_flag(CLI::App& cmd, bool& json);
 void add_attention_option(CLI::App& cmd, std::string& attention);
 // --depthwise auto|generated|extern (lowering::LowerOptions::depthwise), checked by api::check_depthwise.
 void add_depthwise_option(CLI::App& cmd, std::string& depthwise);
+// --pool-windows auto|on|off (lowering::LowerOptions::pool_windows), checked by api::check_pool_windows.
+void add_pool_windows_option(CLI::App& cmd, std::string& windows);
 
 // -o/--output; the caller says what is written and whether it is required.
 CLI::Option* add_output_option(CLI::App& cmd, std::string& path, const std::string& help);

@@ -131,13 +131,17 @@ bool lower_reduction_op(LoweringContext& cx, const std::string& t) {
     for (int d = 0; d < 2; ++d) {
       if (!sym_is_const(in[2 + d])) throw LoweringError("max_pool2d over a symbolic size");
       const int64_t size = in[2 + d]->value;
-      if (kernel[d] < 1 || stride[d] < 1 || dil[d] < 1 || pad[d] < 0 || 2 * pad[d] > kernel[d] || pad[d] >= size)
+      // Bounded so that the size arithmetic below cannot overflow (a graph read from a file may say anything).
+      constexpr int64_t kMost = int64_t{1} << 20;
+      if (kernel[d] > kMost || stride[d] > kMost || dil[d] > kMost || pad[d] > kMost || size > (int64_t{1} << 40) ||
+          kernel[d] < 1 || stride[d] < 1 || dil[d] < 1 || pad[d] < 0 || 2 * pad[d] > kernel[d] || pad[d] >= size)
         throw LoweringError("max_pool2d with kernel/stride/padding PyTorch would refuse");
       const int64_t o = (size + 2 * pad[d] - dil[d] * (kernel[d] - 1) - 1) / stride[d] + 1;
       if (o < 1) throw LoweringError("max_pool2d with an empty output");
       out.push_back(sym_const(o));
     }
-    if (cx.pool_windows && kernel[0] * kernel[1] <= kMostPoolTaps) {
+    if (cx.pool_windows && kernel[0] <= kMostPoolTaps && kernel[1] <= kMostPoolTaps &&
+        kernel[0] * kernel[1] <= kMostPoolTaps) {
       // The window's taps written out (LowerOptions::pool_windows): one pointwise computation, the max of its
       // taps in the reduction's order (kiln_max(-inf, t) is t, NaN included, so the results are the same bits).
       // A padded tap reads its index clamped into the input and counts -inf; only the taps that can cross an

@@ -298,3 +298,22 @@ TEST(Cli, CheckThroughTheAttentionCall) {
   EXPECT_EQ(run_kiln("check " + model + "sdpa", bad), 2) << bad;
   EXPECT_NE(bad.find("--attention 'sdpa': use auto, fused or separate"), std::string::npos) << bad;
 }
+
+// --pool-windows on makes ResNet's stem pooling (in the ResNet-18 miniature) one window kernel with its batch norm
+// and ReLU inside on the CPU, checked against eager by compile and by kiln check; off (the CPU's default) keeps
+// it a reduction over each window; a bad value is one clear error (compile exit 1, check exit 2).
+TEST(Cli, PoolWindowsMakeTheStemPoolingOneWindowKernel) {
+  const std::string model = test::data("corpus/resnet18.pt") + " --input 2x3x32x32";
+  std::string windows, reduction, checked, bad, bad_check;
+  ASSERT_EQ(run_kiln("compile " + model + " --checks 1 --pool-windows on", windows), 0) << windows;
+  EXPECT_NE(windows.find("kernel k0_max_pool2d fuses 3:"), std::string::npos) << windows;
+  EXPECT_NE(windows.find(") OK"), std::string::npos) << windows;
+  ASSERT_EQ(run_kiln("compile " + model + " --checks 1 --pool-windows off", reduction), 0) << reduction;
+  EXPECT_NE(reduction.find("_row_max_pool2d fuses"), std::string::npos) << reduction;
+  EXPECT_EQ(run_kiln("check " + model + " --pool-windows on", checked), 0) << checked;
+  EXPECT_NE(checked.find("MATCH: the compiled outputs agree with eager"), std::string::npos) << checked;
+  EXPECT_EQ(run_kiln("compile " + model + " --pool-windows taps", bad), 1) << bad;
+  EXPECT_NE(bad.find("--pool-windows 'taps': use auto, on or off"), std::string::npos) << bad;
+  EXPECT_EQ(run_kiln("check " + model + " --pool-windows taps", bad_check), 2) << bad_check;
+  EXPECT_NE(bad_check.find("--pool-windows 'taps': use auto, on or off"), std::string::npos) << bad_check;
+}

@@ -19,6 +19,7 @@
 #include "engine/pipeline/front_end.h"
 #include "engine/runtime/captured_runtime.h"
 #include "engine/runtime/example_inputs.h"
+#include "tests/support/ir_graphs.h"
 #include "tests/support/paths.h"
 #include "tests/support/scripted_models.h"
 
@@ -182,6 +183,55 @@ TEST(PoolWindows, ResNetsStemIsOneWindowKernelWithItsBatchNormAndRelu) {
 #else
   (void)pool_index;
 #endif
+}
+
+TEST(PoolWindows, AHostilePoolingIsNoWindow) {
+  // A graph built by hand (a program's graph is read, not run: its arguments may say anything). Only a pooling as
+  // PyTorch would run it, of at most 49 taps, becomes a window; one of more taps stays a reduction; one whose
+  // sizes would overflow the index arithmetic, or that PyTorch would refuse, is lowered as LibTorch's call, whose own
+  // checks then answer. Nothing throws.
+  using test::int_list;
+  struct Case {
+    const char* what;
+    ir::Arg kernel, stride, padding, dilation;
+    int windows, reductions, externs;
+  };
+  const std::vector<Case> cases = {
+      {"as PyTorch runs it", int_list({3, 3}), int_list({2, 2}), int_list({1, 1}), int_list({1, 1}), 1, 0, 0},
+      {"81 taps", int_list({9, 9}), int_list({1, 1}), int_list({4, 4}), int_list({1, 1}), 0, 1, 0},
+      {"taps whose count overflows", int_list({int64_t{1} << 32, int64_t{1} << 32}), int_list({1, 1}), int_list({0, 0}),
+       int_list({1, 1}), 0, 0, 1},
+      {"a dilation that would overflow", int_list({3, 3}), int_list({1, 1}), int_list({1, 1}),
+       int_list({int64_t{1} << 62, 1}), 0, 0, 1},
+      {"a padding that would overflow", int_list({3, 3}), int_list({1, 1}), int_list({int64_t{1} << 62, 1}),
+       int_list({1, 1}), 0, 0, 1},
+      {"a zero stride", int_list({3, 3}), int_list({0, 1}), int_list({1, 1}), int_list({1, 1}), 0, 0, 1},
+  };
+  for (const auto& c : cases) {
+    ir::Graph g;
+    ir::Node x;
+    x.op = ir::NodeOp::Placeholder;
+    x.target = "x";
+    x.outputs = {{"x", test::tensor_meta({2, 8, 12, 12})}};
+    g.nodes.push_back(x);
+    ir::Node pool;
+    pool.target = "aten::max_pool2d";
+    pool.args = {ir::Arg::value("x"), c.kernel, c.stride, c.padding, c.dilation, ir::Arg::boolean(false)};
+    pool.outputs = {{"y", test::tensor_meta({2, 8, 6, 6})}};
+    g.nodes.push_back(pool);
+    g.nodes.push_back(test::output_node("y"));
+    lowering::LowerOptions lo;
+    lo.pool_windows = true;
+    lowering::LoweredRegion low;
+    ASSERT_NO_THROW(low = lowering::lower_graph(g, lo)) << c.what;
+    EXPECT_EQ(count(low.program, lowering::Comp::Kind::Pointwise, "aten::max_pool2d"), c.windows) << c.what;
+    EXPECT_EQ(count(low.program, lowering::Comp::Kind::Reduction, "aten::max_pool2d"), c.reductions) << c.what;
+    int externs = 0;
+    for (const auto& comp : low.program.comps)
+      externs += comp.target == "aten::max_pool2d" && comp.kind != lowering::Comp::Kind::Pointwise &&
+                 comp.kind != lowering::Comp::Kind::Reduction;
+    EXPECT_EQ(externs, c.externs) << c.what;
+  }
 }
 
 TEST(PoolWindows, TheOptionIsChecked) {
