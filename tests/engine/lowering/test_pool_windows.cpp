@@ -185,6 +185,42 @@ TEST(PoolWindows, ResNetsStemIsOneWindowKernelWithItsBatchNormAndRelu) {
 #endif
 }
 
+TEST(PoolWindows, ATranscendentalBeforeTheWindowIsStoredOnceArithmeticIsRecomputed) {
+  // YOLO's SPPF in miniature: a convolution, SiLU, then a 5x5 stride-1 pooling: the SiLU is stored (an exp at each of
+  // the window's taps would be 25 per output), where ResNet's batch norm and ReLU go into the pooling's kernel (above).
+  torch::jit::Module m("sppf");
+  m.register_parameter("w", torch::randn({8, 4, 1, 1}), false);
+  m.define(R"JIT(
+def forward(self, x):
+    y = torch.conv2d(x, self.w)
+    y = y * torch.sigmoid(y)
+    return torch.max_pool2d(y, [5, 5], [1, 1], [2, 2], [1, 1], False)
+)JIT");
+  const std::string path = test::temp_dir() + "/sppf.pt";
+  m.save(path);
+  auto c = compile(path, "2x4x12x12", "on");
+  {
+    auto x = runtime::make_inputs({parse_input_spec("2x4x12x12")})[0];
+    const at::Tensor out = c.rt->run({x})[0].toTensor(), ref = eager(c, x);
+    EXPECT_LT((out - ref).abs().max().item<double>() / ref.abs().max().item<double>(), 1e-5);
+  }
+  pipeline::FrontEndOptions fe;
+  fe.channels_last = true;
+  fe.recompute = true;
+  fe.pool_windows = true;
+  runtime::RegionArtifacts art;
+  auto out = pipeline::run_front_end(c.rt->regions().at(0).entries.at(0).graph, fe, art);
+  bool stored = false;
+  for (const auto& d : out.fused.decisions)
+    stored |= !d.fused && d.reason.find("positions by a window's taps: stored once") != std::string::npos;
+  const std::string decisions = fusion::decisions_text(out.fused);
+  EXPECT_TRUE(stored) << decisions;
+  int pools = 0;
+  for (const auto& k : out.fused.kernels)
+    for (int comp : k.comps) pools += out.fused.program.comps[comp].target == "aten::max_pool2d";
+  EXPECT_EQ(pools, 1);
+}
+
 TEST(PoolWindows, AHostilePoolingIsNoWindow) {
   // A graph built by hand (a program's graph is read, not run: its arguments may say anything). Only a pooling as
   // PyTorch would run it, of at most 49 taps, becomes a window; one of more taps stays a reduction; one whose
