@@ -69,6 +69,26 @@ void expect_same_values(const at::Tensor& out, const at::Tensor& ref, const std:
   EXPECT_TRUE(out.nan_to_num(0.0, 0.0, 0.0).equal(ref.nan_to_num(0.0, 0.0, 0.0))) << what;
 }
 
+// max |compiled - eager| / max |eager| of one call of c on fresh random inputs of `spec`.
+double relative_error(Compiled& c, const std::string& spec) {
+  auto x = runtime::make_inputs({parse_input_spec(spec)})[0];
+  const at::Tensor out = c.rt->run({x})[0].toTensor(), ref = eager(c, x);
+  return (out - ref).abs().max().item<double>() / ref.abs().max().item<double>();
+}
+
+// The first region's graph through the GPU's front end (channels-last, recomputation, depthwise and pool windows,
+// conv weights copied per call), wherever the test runs.
+pipeline::FrontEnd gpu_front_end(Compiled& c) {
+  pipeline::FrontEndOptions fe;
+  fe.channels_last = true;
+  fe.recompute = true;
+  fe.depthwise = true;
+  fe.pool_windows = true;
+  fe.conv_weights = pipeline::FrontEndOptions::ConvWeights::PerCall;
+  runtime::RegionArtifacts art;
+  return pipeline::run_front_end(c.rt->regions().at(0).entries.at(0).graph, fe, art);
+}
+
 }  // namespace
 
 TEST(PoolWindows, BeforeAfterGolden) {
@@ -142,19 +162,8 @@ TEST(PoolWindows, ResNetsStemIsOneWindowKernelWithItsBatchNormAndRelu) {
   // model still matches eager (float32 through eight blocks: 1e-4 of the largest value).
   const std::string path = test::data("corpus/resnet18.pt");
   auto c = compile(path, "2x3x32x32", "on");
-  {
-    auto x = runtime::make_inputs({parse_input_spec("2x3x32x32")})[0];
-    const at::Tensor out = c.rt->run({x})[0].toTensor(), ref = eager(c, x);
-    EXPECT_LT((out - ref).abs().max().item<double>() / ref.abs().max().item<double>(), 1e-4);
-  }
-  pipeline::FrontEndOptions fe;
-  fe.channels_last = true;
-  fe.recompute = true;
-  fe.depthwise = true;
-  fe.pool_windows = true;
-  fe.conv_weights = pipeline::FrontEndOptions::ConvWeights::PerCall;
-  runtime::RegionArtifacts art;
-  auto out = pipeline::run_front_end(c.rt->regions().at(0).entries.at(0).graph, fe, art);
+  EXPECT_LT(relative_error(c, "2x3x32x32"), 1e-4);
+  auto out = gpu_front_end(c);
   const fusion::FusedKernel* pool = nullptr;
   size_t pool_index = 0;
   for (size_t k = 0; k < out.fused.kernels.size(); ++k)
@@ -199,17 +208,8 @@ def forward(self, x):
   const std::string path = test::temp_dir() + "/sppf.pt";
   m.save(path);
   auto c = compile(path, "2x4x12x12", "on");
-  {
-    auto x = runtime::make_inputs({parse_input_spec("2x4x12x12")})[0];
-    const at::Tensor out = c.rt->run({x})[0].toTensor(), ref = eager(c, x);
-    EXPECT_LT((out - ref).abs().max().item<double>() / ref.abs().max().item<double>(), 1e-5);
-  }
-  pipeline::FrontEndOptions fe;
-  fe.channels_last = true;
-  fe.recompute = true;
-  fe.pool_windows = true;
-  runtime::RegionArtifacts art;
-  auto out = pipeline::run_front_end(c.rt->regions().at(0).entries.at(0).graph, fe, art);
+  EXPECT_LT(relative_error(c, "2x4x12x12"), 1e-5);
+  auto out = gpu_front_end(c);
   bool stored = false;
   for (const auto& d : out.fused.decisions)
     stored |= !d.fused && d.reason.find("positions by a window's taps: stored once") != std::string::npos;
