@@ -90,7 +90,7 @@ bool lower_depthwise_conv(LoweringContext& cx) {
   if (!stride || !pad || !dil) return false;  // "same"/"valid" padding strings, symbolic values
   const int64_t kernel[2] = {w.sizes[2]->value, w.sizes[3]->value};
   // Large windows stay cuDNN's: each output element would load every tap itself.
-  if (kernel[0] < 1 || kernel[1] < 1 || kernel[0] * kernel[1] > 49) return false;
+  if (!window_written_out(kernel[0], kernel[1])) return false;
   std::vector<Sym> out = {x.sizes[0], x.sizes[1]};
   for (int d = 0; d < 2; ++d) {
     const int64_t size = x.sizes[2 + d]->value;

@@ -14,9 +14,6 @@ using capture::sym_is_const;
 
 namespace {
 
-// The largest window written out as taps (as a depthwise convolution's): larger ones stay a reduction.
-constexpr int64_t kMostPoolTaps = 49;
-
 struct ReduceShape {
   std::vector<Sym> out;                // kept dims
   std::vector<Sym> reduced;            // reduced dims, in order
@@ -140,8 +137,7 @@ bool lower_reduction_op(LoweringContext& cx, const std::string& t) {
       if (o < 1) throw LoweringError("max_pool2d with an empty output");
       out.push_back(sym_const(o));
     }
-    if (cx.pool_windows && kernel[0] <= kMostPoolTaps && kernel[1] <= kMostPoolTaps &&
-        kernel[0] * kernel[1] <= kMostPoolTaps) {
+    if (cx.pool_windows && window_written_out(kernel[0], kernel[1])) {
       // The window's taps written out (LowerOptions::pool_windows): one pointwise computation, the max of its
       // taps in the reduction's order (kiln_max(-inf, t) is t, NaN included, so the results are the same bits).
       // A padded tap reads its index clamped into the input and counts -inf; only the taps that can cross an

@@ -115,6 +115,13 @@ struct WindowPosition {
 WindowPosition window_position(const std::array<int64_t, 2>& tap, const std::array<int64_t, 2>& stride,
                                const std::array<int64_t, 2>& pad, const std::array<int64_t, 2>& dil,
                                const std::vector<Sym>& out, const std::vector<Sym>& in);
+// Whether a kh x kw window is written out as taps (a depthwise convolution, max_pool2d's window): at most 49 of them
+// (7x7); a larger one would make each output load every tap itself. Each size is tested before the product, which
+// a hostile graph's sizes could overflow.
+inline bool window_written_out(int64_t kh, int64_t kw) {
+  constexpr int64_t kMostTaps = 49;
+  return kh >= 1 && kw >= 1 && kh <= kMostTaps && kw <= kMostTaps && kh * kw <= kMostTaps;
+}
 
 // An attention chain (attention.h) lowered at its last product's node (attention.cpp).
 struct AttentionMatch;

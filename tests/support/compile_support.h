@@ -22,7 +22,8 @@ struct CompiledModel {
 
 inline CompiledModel compile_example(const std::string& name, const std::string& input,
                                      const std::string& backend = "kiln", const std::string& conv_layout = "auto",
-                                     const std::string& depthwise = "auto", const std::string& split_reductions = "auto") {
+                                     const std::string& depthwise = "auto", const std::string& split_reductions = "auto",
+                                     const std::string& pool_windows = "auto") {
   CompiledModel cm;
   cm.model = model::load_model(!name.empty() && name[0] == '/' ? name : example(name));  // a path, or an example
   capture::CompileOptions o;
@@ -30,6 +31,7 @@ inline CompiledModel compile_example(const std::string& name, const std::string&
   o.conv_layout = conv_layout;
   o.depthwise = depthwise;
   o.split_reductions = split_reductions;
+  o.pool_windows = pool_windows;
   o.dynamic = false;
   cm.rt = std::make_unique<runtime::CapturedRuntime>(cm.model, o);
   std::ostringstream printed;

@@ -19,6 +19,7 @@
 #include "engine/pipeline/front_end.h"
 #include "engine/runtime/captured_runtime.h"
 #include "engine/runtime/example_inputs.h"
+#include "tests/support/compile_support.h"
 #include "tests/support/ir_graphs.h"
 #include "tests/support/paths.h"
 #include "tests/support/scripted_models.h"
@@ -27,22 +28,11 @@ using namespace kiln;
 
 namespace {
 
-struct Compiled {
-  model::Model model;
-  std::unique_ptr<runtime::CapturedRuntime> rt;
-};
+using Compiled = test::CompiledModel;
 
-// Compiled with the kiln backend on the CPU (static shapes), pool windows on or off, after one call.
+// Compiled with the kiln backend on the CPU (static shapes), pool windows on, off or auto's choice, after one call.
 Compiled compile(const std::string& path, const std::string& input, const std::string& pool_windows) {
-  Compiled c;
-  c.model = model::load_model(path);
-  capture::CompileOptions o;
-  o.backend = "kiln";
-  o.pool_windows = pool_windows;
-  o.dynamic = false;
-  c.rt = std::make_unique<runtime::CapturedRuntime>(c.model, o);
-  c.rt->run(runtime::make_inputs({parse_input_spec(input)}));
-  return c;
+  return test::compile_example(path, input, "kiln", "auto", "auto", "auto", pool_windows);
 }
 
 lowering::LoweredRegion lowered(Compiled& c, bool pool_windows) {
@@ -67,13 +57,6 @@ void expect_same_values(const at::Tensor& out, const at::Tensor& ref, const std:
   ASSERT_EQ(out.sizes(), ref.sizes()) << what;
   EXPECT_TRUE(out.isnan().equal(ref.isnan())) << what;
   EXPECT_TRUE(out.nan_to_num(0.0, 0.0, 0.0).equal(ref.nan_to_num(0.0, 0.0, 0.0))) << what;
-}
-
-// max |compiled - eager| / max |eager| of one call of c on fresh random inputs of `spec`.
-double relative_error(Compiled& c, const std::string& spec) {
-  auto x = runtime::make_inputs({parse_input_spec(spec)})[0];
-  const at::Tensor out = c.rt->run({x})[0].toTensor(), ref = eager(c, x);
-  return (out - ref).abs().max().item<double>() / ref.abs().max().item<double>();
 }
 
 // The first region's graph through the GPU's front end (channels-last, recomputation, depthwise and pool windows,
@@ -162,7 +145,7 @@ TEST(PoolWindows, ResNetsStemIsOneWindowKernelWithItsBatchNormAndRelu) {
   // model still matches eager (float32 through eight blocks: 1e-4 of the largest value).
   const std::string path = test::data("corpus/resnet18.pt");
   auto c = compile(path, "2x3x32x32", "on");
-  EXPECT_LT(relative_error(c, "2x3x32x32"), 1e-4);
+  EXPECT_LT(test::relative_error(c, "2x3x32x32"), 1e-4);
   auto out = gpu_front_end(c);
   const fusion::FusedKernel* pool = nullptr;
   size_t pool_index = 0;
@@ -208,7 +191,7 @@ def forward(self, x):
   const std::string path = test::temp_dir() + "/sppf.pt";
   m.save(path);
   auto c = compile(path, "2x4x12x12", "on");
-  EXPECT_LT(relative_error(c, "2x4x12x12"), 1e-5);
+  EXPECT_LT(test::relative_error(c, "2x4x12x12"), 1e-5);
   auto out = gpu_front_end(c);
   bool stored = false;
   for (const auto& d : out.fused.decisions)
