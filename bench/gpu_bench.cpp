@@ -377,13 +377,16 @@ json cold_compile(const model::Model& m, const std::vector<at::Tensor>& x, const
 // ("reduce-overhead@weights=per-call"), row kernels take in their stages ("default@rows=separate") and attention
 // is one call ("default@attention=separate"), depthwise convolutions are generated ("default@depthwise=extern"),
 // long reductions over few rows are split ("reduce-overhead@split=off"), max_pool2d is a window of taps
-// ("reduce-overhead@pool=off"):
+// ("reduce-overhead@pool=off"), attention's kernel is the memory-efficient one where PyTorch would pick cuDNN's
+// ("reduce-overhead@sdpa=efficient": KILN_ATTENTION_EFFICIENT=1 while the variant runs) or PyTorch's pick in every
+// mode ("default@sdpa=cudnn": =0):
 // A/B runs.
 json run_kiln(const model::Model& m, const std::vector<at::Tensor>& x, const c10::IValue& ref, bool tf32,
               std::string mode, const std::string& cache_root, const std::function<void()>& eager) {
   json r;
   std::string layout = "auto", linear_bias = "auto", conv_weights = "auto", row_stages = "auto", attention = "auto",
               depthwise = "auto", split_reductions = "auto", pool_windows = "auto";
+  const char* sdpa = nullptr;  // KILN_ATTENTION_EFFICIENT while the variant runs
   const bool variant = mode.find('@') != std::string::npos;
   if (auto at = mode.find('@'); at != std::string::npos) {
     std::stringstream choices(mode.substr(at + 1));
@@ -395,9 +398,19 @@ json run_kiln(const model::Model& m, const std::vector<at::Tensor>& x, const c10
       else if (c.rfind("depthwise=", 0) == 0) depthwise = c.substr(10);
       else if (c.rfind("split=", 0) == 0) split_reductions = c.substr(6);
       else if (c.rfind("pool=", 0) == 0) pool_windows = c.substr(5);
+      else if (c == "sdpa=efficient" || c == "sdpa=cudnn") sdpa = c == "sdpa=efficient" ? "1" : "0";
       else layout = c;
     mode = mode.substr(0, at);
   }
+  struct EnvFor {  // set for this run only
+    const char* value;
+    explicit EnvFor(const char* v) : value(v) {
+      if (value) ::setenv("KILN_ATTENTION_EFFICIENT", value, 1);
+    }
+    ~EnvFor() {
+      if (value) ::unsetenv("KILN_ATTENTION_EFFICIENT");
+    }
+  } efficient_for_run(sdpa);
   try {
     fresh_workspaces();
     step("kiln " + mode + ": cold compile");
@@ -543,10 +556,12 @@ json default_against_aoti(const std::string& package, const model::Model& m, con
     r["direct_externs"] = switched("KILN_DIRECT_EXTERNS");
     r["cublaslt"] = switched("KILN_CUBLASLT");
     r["attention_once"] = switched("KILN_ATTENTION_ONCE");
+    // cuDNN's attention (as PyTorch picks it) against the memory-efficient kernel called directly: "0" then "1".
+    r["attention_efficient"] = switched("KILN_ATTENTION_EFFICIENT");
     ::unsetenv("KILN_INFERENCE_MODE");
   } catch (const std::exception& e) {
     ::unsetenv("KILN_INFERENCE_MODE");
-    for (const char* v : {"KILN_DIRECT_EXTERNS", "KILN_CUBLASLT", "KILN_ATTENTION_ONCE"}) ::unsetenv(v);
+    for (const char* v : {"KILN_DIRECT_EXTERNS", "KILN_CUBLASLT", "KILN_ATTENTION_ONCE", "KILN_ATTENTION_EFFICIENT"}) ::unsetenv(v);
     r["error"] = std::string(e.what()).substr(0, 400);
   }
 #else

@@ -267,20 +267,22 @@ def main():
               "no-grad and under InferenceMode (the same guard on both sides); and Kiln with its externs (convolutions, "
               "products) called through the interpreter against called directly, and its matrix products through LibTorch against "
               "cuBLASLt called directly (calls: cuBLASLt products during that pairing), and attention's backend picked "
-              "by PyTorch on every call against once per problem, paired the same way")
+              "by PyTorch on every call against once per problem, and cuDNN's attention (PyTorch's pick) against the "
+              "memory-efficient kernel called directly (KILN_ATTENTION_EFFICIENT), paired the same way")
         print("| model | default/AOTI, no-grad | Kiln / AOTI ms | default/AOTI, InferenceMode | Kiln / AOTI ms | "
-              "externs interpreted / direct | products LibTorch / cuBLASLt (calls) | attention picked each call / once |")
-        print("|---|--:|--:|--:|--:|--:|--:|--:|")
+              "externs interpreted / direct | products LibTorch / cuBLASLt (calls) | attention picked each call / once | "
+              "attention cuDNN / memory-efficient |")
+        print("|---|--:|--:|--:|--:|--:|--:|--:|--:|")
         for n, a in vs_aoti:
             if a.get("error"):
-                print(f"| {n} | failed: {a['error'][:100]} | | | | | | |")
+                print(f"| {n} | failed: {a['error'][:100]} | | | | | | | |")
                 continue
             ng, im, g = a.get("no_grad", {}), a.get("inference_mode", {}), a.get("direct_externs", {})
-            lt, once = a.get("cublaslt", {}), a.get("attention_once", {})
+            lt, once, eff = a.get("cublaslt", {}), a.get("attention_once", {}), a.get("attention_efficient", {})
             print(f"| {n} | {f(ng.get('default_over_aoti'), 2)} | {f(ng.get('kiln_ms'))} / {f(ng.get('aoti_ms'))} | "
                   f"{f(im.get('default_over_aoti'), 2)} | {f(im.get('kiln_ms'))} / {f(im.get('aoti_ms'))} | "
                   f"{f(g.get('off_over_on'), 2)} | {f(lt.get('off_over_on'), 2)} ({lt.get('cublaslt_calls', '-')}) | "
-                  f"{f(once.get('off_over_on'), 2)} |")
+                  f"{f(once.get('off_over_on'), 2)} | {f(eff.get('off_over_on'), 2)} |")
     ends = [(r["name"], r["k_eager_ms"], r["eager_end"], r["peak"][0], r["eager_peak_end"]) for r in rows
             if r.get("eager_end")]
     if ends:

@@ -332,6 +332,7 @@ std::string loop_program_text(const LoopProgram& p) {
              << c.attn_heads[2];
           for (size_t i = 0; i < 3; ++i)
             if (c.attn_widths[i] > 0) os << " " << "qkv"[i] << " columns " << c.attn_offsets[i] << "+" << c.attn_widths[i];
+          if (c.attn_host_bound) os << " host-bound";
         }
         if (!c.why_fallback.empty()) os << "  # " << c.why_fallback;
         break;

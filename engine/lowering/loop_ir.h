@@ -109,6 +109,10 @@ struct Comp {
   // heads are the W columns from attn_offsets.
   double attn_scale = 1.0;
   std::array<int64_t, 3> attn_heads{}, attn_offsets{}, attn_widths{};
+  // The call is made on every region call without a CUDA graph (default mode on the GPU), where each one's host cost
+  // counts: where PyTorch picks cuDNN's attention for a small problem, the memory-efficient kernel is called instead
+  // (runtime/direct_extern.h).
+  bool attn_host_bound = false;
   std::vector<std::string> provenance;  // IR nodes this computation comes from
 };
 

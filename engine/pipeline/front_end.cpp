@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "engine/ir/print_text.h"
+#include "engine/lowering/attention.h"
 #include "engine/lowering/channels_last.h"
 #include "engine/lowering/split_reduction.h"
 #include "engine/lowering/linear_bias.h"
@@ -42,6 +43,9 @@ void lower(State& s) {
   lo.depthwise = s.options.depthwise;
   lo.pool_windows = s.options.pool_windows;
   s.out.lowered = lowering::lower_graph(s.graph, lo);
+  if (s.options.attention_host_bound)
+    for (auto& c : s.out.lowered.program.comps)
+      if (c.kind == lowering::Comp::Kind::Extern && c.target == lowering::kAttentionTarget) c.attn_host_bound = true;
   std::string notes;
   for (const auto& n : s.out.lowered.notes) notes += n + "\n";
   s.dump(kLowered, notes + lowering::loop_program_text(s.out.lowered.program));

@@ -50,6 +50,9 @@ struct FrontEndOptions {
   // with attention_float32.
   bool attention = false;
   bool attention_float32 = false;
+  // Each attention call runs on every region call without a CUDA graph (default mode on the GPU): its host cost
+  // counts (lowering::Comp::attn_host_bound).
+  bool attention_host_bound = false;
   bool depthwise = false;  // depthwise convolutions as generated arithmetic (lowering::LowerOptions::depthwise)
   bool pool_windows = false;  // max_pool2d windows as pointwise computations (lowering::LowerOptions::pool_windows)
   bool linear_bias_in_readers = false;  // linears read only by pointwise work leave their bias to it (lowering/linear_bias.h)

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <set>
 
 #include "engine/base/error.h"
 #include "engine/model/torch_compat.h"
@@ -132,6 +133,67 @@ at::Tensor embedding_rows(const at::Tensor& weight, const at::Tensor& indices) {
   return select_rows(weight, indices.reshape({-1})).view(sizes);
 }
 
+std::atomic<uint64_t> efficient_calls{0};
+
+// Whether a problem PyTorch gives cuDNN's attention runs on the memory-efficient kernel: KILN_ATTENTION_EFFICIENT=1
+// always, =0 never; otherwise where the call is host-bound (made on every region call, no CUDA graph: default mode)
+// and small, at most 2^31 multiply-adds and exponentials' worth of work (4·B·H·L·S·E; GPT-2's and BERT-base's
+// attention at batch 8 × 128 tokens is 0.4 · 10^9): there the efficient kernel's few extra microseconds of device
+// time are less than the host time it saves, while a CUDA graph's replay pays no host time at all and keeps cuDNN's
+// faster kernel.
+bool prefer_efficient(const at::Tensor& q, const at::Tensor& k, bool host_bound) {
+  if (const char* e = std::getenv("KILN_ATTENTION_EFFICIENT"); e && *e) return std::strcmp(e, "1") == 0;
+  if (!host_bound || q.dim() != 4 || k.dim() != 4) return false;
+  constexpr double kSmall = 2147483648.0;  // 2^31
+  const double work = 4.0 * static_cast<double>(q.size(0)) * static_cast<double>(q.size(1)) *
+                      static_cast<double>(q.size(2)) * static_cast<double>(k.size(2)) * static_cast<double>(q.size(3));
+  return work <= kSmall;
+}
+
+// The memory-efficient attention kernel called directly where PyTorch would pick cuDNN's (prefer_efficient above):
+// cuDNN's attention call costs ~80 µs of host each (GPT-2's bfloat16 attention at 8x128 on the H200, where its kernel
+// takes 6 µs), a cost default mode pays on every call. The mask as scaled_dot_product_attention hands it to that
+// kernel (expanded to [B, H, L, S]); one whose strides the kernel cannot take unpadded (its rows not 8-element
+// aligned) is not taken, and a problem the kernel refuses (its checks throw) is remembered and left to cuDNN.
+// Undefined where not taken.
+at::Tensor efficient_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
+                               double scale, const std::vector<int64_t>& key) {
+  if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4) return {};
+  at::Tensor bias;
+  if (mask.defined()) {
+    if (mask.dim() > 4 || mask.dim() < 1 || mask.stride(-1) != 1) return {};
+    for (int64_t d = 0; d + 1 < mask.dim(); ++d)
+      if (mask.size(d) > 1 && mask.stride(d) % 8 != 0) return {};
+    bias = mask.expand({q.size(0), q.size(1), q.size(2), k.size(2)});
+  }
+  static std::mutex mu;
+  static std::set<std::vector<int64_t>> refused;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (refused.count(key)) return {};
+  }
+  static const auto op = [] {
+    try {
+      return std::optional<c10::OperatorHandle>(
+          c10::Dispatcher::singleton().findSchemaOrThrow("aten::_scaled_dot_product_efficient_attention", ""));
+    } catch (const std::exception&) {
+      return std::optional<c10::OperatorHandle>();
+    }
+  }();
+  if (!op) return {};
+  try {
+    torch::jit::Stack stack{q, k, v, bias.defined() ? c10::IValue(bias) : c10::IValue(), false, 0.0, false, scale};
+    op->callBoxed(&stack);
+    efficient_calls.fetch_add(1, std::memory_order_relaxed);
+    return stack.at(0).toTensor();
+  } catch (const std::exception&) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (refused.size() >= 4096) refused.clear();
+    refused.insert(key);
+    return {};
+  }
+}
+
 // PyTorch's scaled_dot_product_attention picks its backend on every call: each fused kernel's eligibility checks,
 // ~8 of its ~32 µs of host per call at BERT-base's bfloat16 sizes on the H200 (bench/gpu/probes/sdpa_host.py). The
 // pick depends on the operands' sizes, strides, dtype (and, should it matter, alignment) and the process's switches
@@ -140,7 +202,7 @@ at::Tensor embedding_rows(const at::Tensor& weight, const at::Tensor& indices) {
 // has no such ops (the schema lookup fails once; the caller then calls scaled_dot_product_attention). Undefined
 // where this does not apply. KILN_ATTENTION_ONCE=0 leaves the pick to every call (an A/B in one process).
 at::Tensor attention_chosen_once(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
-                                 double scale) {
+                                 double scale, bool host_bound) {
   if (const char* e = std::getenv("KILN_ATTENTION_ONCE"); e && std::strcmp(e, "0") == 0) return {};
   if (at::GradMode::is_enabled() && (q.requires_grad() || k.requires_grad() || v.requires_grad())) return {};
   if (mask.defined() && mask.scalar_type() != q.scalar_type()) return {};  // a bool mask: the op converts it
@@ -180,6 +242,10 @@ at::Tensor attention_chosen_once(const at::Tensor& q, const at::Tensor& k, const
     }
   }
   if (choice != kCudnnAttention) return {};
+  if (prefer_efficient(q, k, host_bound)) {
+    at::Tensor out = efficient_attention(q, k, v, mask, scale, key);
+    if (out.defined()) return out;
+  }
   static const auto cudnn = [] {
     try {
       return std::optional<c10::OperatorHandle>(
@@ -195,6 +261,8 @@ at::Tensor attention_chosen_once(const at::Tensor& q, const at::Tensor& k, const
 }
 
 }  // namespace
+
+uint64_t efficient_attention_calls() { return efficient_calls.load(std::memory_order_relaxed); }
 
 at::Tensor call_attention(const Comp& comp, const std::vector<at::Tensor>& bufs) {
   auto operand_buf = [&](size_t i) -> at::Tensor {
@@ -229,7 +297,7 @@ at::Tensor call_attention(const Comp& comp, const std::vector<at::Tensor>& bufs)
   }
   const at::Tensor mask = operand_buf(3);
   if (qkv[0].is_cuda()) {
-    at::Tensor out = attention_chosen_once(qkv[0], qkv[1], qkv[2], mask, comp.attn_scale);
+    at::Tensor out = attention_chosen_once(qkv[0], qkv[1], qkv[2], mask, comp.attn_scale, comp.attn_host_bound);
     if (out.defined()) return out;
     out = compat::scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], mask, comp.attn_scale);
     if (out.defined()) return out;

@@ -71,6 +71,10 @@ at::Tensor call_direct_extern(const DirectExtern& call, const std::vector<at::Te
 // scale, the mask, softmax over the last dim, matmul with v. Error when an operand's buffer is missing.
 at::Tensor call_attention(const lowering::Comp& comp, const std::vector<at::Tensor>& bufs);
 
+// How many attention calls this process ran on the memory-efficient kernel called directly (KILN_ATTENTION_EFFICIENT=1,
+// where PyTorch would pick cuDNN's attention and the kernel takes the problem).
+uint64_t efficient_attention_calls();
+
 // How many calls this process made through call_direct_extern (each one that returned a result).
 uint64_t direct_extern_calls();
 

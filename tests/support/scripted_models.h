@@ -37,6 +37,39 @@ inline std::string attention_block_model(const std::string& name, int heads, int
                                             : tail));
 }
 
+// ConvNeXt's stem and two of its blocks in miniature, 16 channels, random weights: conv 4x4 stride 4, LayerNorm2d
+// (permute(0, 2, 3, 1), layer_norm, permute(0, 3, 1, 2)); per block a depthwise 7x7 convolution, permute(0, 2, 3, 1),
+// layer_norm, a product 16 -> 64, GELU, a product 64 -> 16, a per-channel scale, permute(0, 3, 1, 2), the residual add; then
+// the mean over the map. Returns the archive's path.
+inline std::string convnext_blocks_model() {
+  torch::jit::Module m("convnext_blocks");
+  m.register_parameter("stem", torch::randn({16, 3, 4, 4}) * 0.2, false);
+  m.register_parameter("dw1", torch::randn({16, 1, 7, 7}) * 0.2, false);
+  m.register_parameter("dw2", torch::randn({16, 1, 7, 7}) * 0.2, false);
+  m.register_parameter("up", torch::randn({16, 64}) * 0.2, false);
+  m.register_parameter("down", torch::randn({64, 16}) * 0.2, false);
+  m.register_parameter("gamma", torch::rand({16}) + 0.5, false);
+  m.define(R"JIT(
+def block(self, x, dw):
+    y = torch.conv2d(x, dw, None, [1, 1], [3, 3], [1, 1], 16)
+    y = y.permute(0, 2, 3, 1)
+    y = torch.layer_norm(y, [16])
+    y = torch.gelu(torch.matmul(y, self.up))
+    y = torch.matmul(y, self.down) * self.gamma
+    return x + y.permute(0, 3, 1, 2)
+
+def forward(self, x):
+    s = torch.conv2d(x, self.stem, None, [4, 4])
+    s = torch.layer_norm(s.permute(0, 2, 3, 1), [16]).permute(0, 3, 1, 2)
+    s = self.block(s, self.dw1)
+    s = self.block(s, self.dw2)
+    return s.mean([2, 3])
+)JIT");
+  std::string path = temp_dir() + "/convnext_blocks.pt";
+  m.save(path);
+  return path;
+}
+
 // ResNet's stem in miniature: conv(3→8) → relu → max_pool2d(3, stride 2, padding 1) → conv(8→8),
 // random weights. Returns the archive's path.
 inline std::string stem_model() {

@@ -46,6 +46,10 @@ class KilnBackend : public runtime::Backend {
     // giving up Kiln's kernel for the mask and softmax: a check of the rewrite where there is no GPU.
     fe.attention = fuse_ && (options.attention == "fused" || (on_gpu && options.attention == "auto"));
     fe.attention_float32 = options.attention == "fused";
+    // Default mode calls each attention every call (no CUDA graph replays it): where PyTorch picks cuDNN's attention
+    // for a small problem the memory-efficient kernel is called instead, its host cost a fraction of cuDNN's
+    // (runtime/direct_extern.h).
+    fe.attention_host_bound = on_gpu && options.mode == "default";
     // On the GPU a depthwise convolution is a generated kernel with its batch norm and activation inside. In
     // default mode a launch replaces a cuDNN call through LibTorch (~20 us of host each; default mode is host-bound:
     // efficientnet_b0 1.64 against 1.87 ms per call, H200); in the CUDA-graph modes the kernel, taking neighbouring

@@ -3,7 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "engine/lowering/lower_graph.h"
+#include "engine/pipeline/front_end.h"
 
 #include "tests/support/compile_support.h"
 #include "tests/support/scripted_models.h"
@@ -216,4 +219,49 @@ def forward(self, x):
   EXPECT_EQ(cm.kernels, 2u) << after;
   EXPECT_EQ(kernels_computing(cm, "m"), 1) << after;
   EXPECT_NE(after.find("rows 16,16, computes h y_sum y_sum_4 out\n"), std::string::npos) << after;
+}
+
+// ConvNeXt's depthwise convolution read only through permute(0, 2, 3, 1) by its layer norm's three row computations,
+// through the GPU's front end (channels-last: the convolution stored NHWC, so the permute is its own bytes in its own
+// order). The convolution is the stored one, in a pointwise kernel of its own (on the GPU a window's kernel, taps shared
+// along rows), and the permute is read through, not copied; the decision says why. Against eager on the CPU.
+TEST(Schedule, AWindowReadThroughAPermuteInItsStorageOrderIsStoredAndThePermuteReadThrough) {
+  const std::string path = test::convnext_blocks_model();
+  auto c = test::compile_example(path, "2x3x32x32", "kiln", "channels-last", "generated");
+  pipeline::FrontEndOptions fe;
+  fe.channels_last = true;
+  fe.recompute = true;
+  fe.depthwise = true;
+  fe.conv_weights = pipeline::FrontEndOptions::ConvWeights::PerCall;
+  runtime::RegionArtifacts art;
+  auto out = pipeline::run_front_end(c.rt->regions().at(0).entries.at(0).graph, fe, art);
+  const auto& comps = out.fused.program.comps;
+  const std::string decisions = fusion::decisions_text(out.fused);
+  int windows = 0;
+  for (size_t i = 0; i < comps.size(); ++i) {
+    if (comps[i].kind != lowering::Comp::Kind::Pointwise || comps[i].target != "aten::conv2d") continue;
+    ++windows;
+    EXPECT_TRUE(out.fused.realized[i]) << comps[i].name << "\n" << decisions;
+    EXPECT_EQ(comps[i].layout, (std::vector<int>{0, 2, 3, 1})) << comps[i].name;
+    // Its one reader, the permute, is a view no kernel stores.
+    for (size_t j = i + 1; j < comps.size(); ++j)
+      if (comps[j].is_view && std::find(comps[j].deps.begin(), comps[j].deps.end(), static_cast<int>(i)) != comps[j].deps.end())
+        EXPECT_FALSE(out.fused.realized[j]) << comps[j].name << "\n" << decisions;
+    const fusion::FusedKernel* in = nullptr;
+    for (const auto& k : out.fused.kernels)
+      if (std::find(k.comps.begin(), k.comps.end(), static_cast<int>(i)) != k.comps.end()) in = &k;
+    ASSERT_NE(in, nullptr) << comps[i].name;
+    EXPECT_EQ(in->kind, fusion::FusedKernel::Kind::Pointwise) << in->name;
+  }
+  EXPECT_EQ(windows, 2);
+  EXPECT_NE(decisions.find("only reorders it in its storage order for 3 kernels: stored here, the view read through"),
+            std::string::npos)
+      << decisions;
+  // Without channels-last (the CPU's default) the convolution is row-major and the permute is no reordering in its
+  // storage order: the permute stays the stored one, as before.
+  runtime::RegionArtifacts plain_art;
+  fe.channels_last = false;
+  auto plain = pipeline::run_front_end(c.rt->regions().at(0).entries.at(0).graph, fe, plain_art);
+  EXPECT_EQ(fusion::decisions_text(plain.fused).find("only reorders it"), std::string::npos);
+  EXPECT_LT(test::relative_error(c, "2x3x32x32"), 1e-4);
 }
