@@ -135,6 +135,15 @@ at::Tensor embedding_rows(const at::Tensor& weight, const at::Tensor& indices) {
 
 std::atomic<uint64_t> efficient_calls{0};
 
+// An operator of this LibTorch by name, or nothing where it has none (LibTorch 1.x has no fused attention ops).
+std::optional<c10::OperatorHandle> registered_op(const char* name) {
+  try {
+    return c10::Dispatcher::singleton().findSchemaOrThrow(name, "");
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
 // Whether a problem PyTorch gives cuDNN's attention runs on the memory-efficient kernel: KILN_ATTENTION_EFFICIENT=1
 // always, =0 never; otherwise where the call is host-bound (made on every region call, no CUDA graph: default mode)
 // and small, at most 2^31 multiply-adds and exponentials' worth of work (4·B·H·L·S·E; GPT-2's and BERT-base's
@@ -172,14 +181,7 @@ at::Tensor efficient_attention(const at::Tensor& q, const at::Tensor& k, const a
     std::lock_guard<std::mutex> lock(mu);
     if (refused.count(key)) return {};
   }
-  static const auto op = [] {
-    try {
-      return std::optional<c10::OperatorHandle>(
-          c10::Dispatcher::singleton().findSchemaOrThrow("aten::_scaled_dot_product_efficient_attention", ""));
-    } catch (const std::exception&) {
-      return std::optional<c10::OperatorHandle>();
-    }
-  }();
+  static const auto op = registered_op("aten::_scaled_dot_product_efficient_attention");
   if (!op) return {};
   try {
     torch::jit::Stack stack{q, k, v, bias.defined() ? c10::IValue(bias) : c10::IValue(), false, 0.0, false, scale};
@@ -246,14 +248,7 @@ at::Tensor attention_chosen_once(const at::Tensor& q, const at::Tensor& k, const
     at::Tensor out = efficient_attention(q, k, v, mask, scale, key);
     if (out.defined()) return out;
   }
-  static const auto cudnn = [] {
-    try {
-      return std::optional<c10::OperatorHandle>(
-          c10::Dispatcher::singleton().findSchemaOrThrow("aten::_scaled_dot_product_cudnn_attention", ""));
-    } catch (const std::exception&) {
-      return std::optional<c10::OperatorHandle>();
-    }
-  }();
+  static const auto cudnn = registered_op("aten::_scaled_dot_product_cudnn_attention");
   if (!cudnn) return {};
   torch::jit::Stack stack{q, k, v, mask_arg, false, 0.0, false, false, scale};
   cudnn->callBoxed(&stack);

@@ -91,6 +91,23 @@ TEST(GpuDepthwise, EfficientNetMiniatureMatchesEagerInEveryMode) {
   ctx.setAllowTF32CuDNN(tf32);
 }
 
+// ConvNeXt: blocks with no convolution extern, their depthwise 7x7 convolutions read by their layer norms through
+// permute(0, 2, 3, 1), stored channels-last through those permutes (lowering/channels_last.cpp) and kept as windows'
+// kernels of their own with the permute read through (fusion/schedule.cpp): the blocks in miniature (16 channels,
+// 8x8 and 16x16 maps) and the corpus's ConvNeXt-T miniature, against eager in every mode. Float32: 49-tap sums and
+// products over 16-64 features in another order, 1e-4 of the largest value.
+TEST(GpuDepthwise, ConvNextBlocksMatchEagerInEveryMode) {
+  REQUIRE_GPU();
+  auto& ctx = at::globalContext();
+  const bool tf32 = ctx.allowTF32CuDNN();
+  ctx.setAllowTF32CuDNN(false);
+  const std::string blocks = test::convnext_blocks_model();
+  expect_matches_eager(blocks, "2x3x32x32", 1e-4, "convnext blocks");
+  expect_matches_eager(blocks, "3x3x64x64", 1e-4, "convnext blocks");
+  expect_matches_eager(test::data("corpus/convnext_tiny.pt"), "2x3x64x64", 1e-4, "convnext_tiny");
+  ctx.setAllowTF32CuDNN(tf32);
+}
+
 TEST(GpuDepthwise, FourChannelsPerThreadRunOnlyOnAlignedBuffers) {
   // max-autotune races forms of a window's kernel that move 4 channels per thread as float4s; they may run only when
   // every buffer of the kernel is 16-byte aligned. Here the batch norm's running mean is a view one float into a

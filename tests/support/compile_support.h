@@ -7,6 +7,7 @@
 
 #include <torch/csrc/jit/runtime/print_handler.h>
 
+#include "engine/pipeline/front_end.h"
 #include "engine/runtime/captured_runtime.h"
 #include "engine/runtime/example_inputs.h"
 #include "tests/support/paths.h"
@@ -41,6 +42,20 @@ inline CompiledModel compile_example(const std::string& name, const std::string&
     for (const auto& s : cm.artifacts.stages) cm.stages[s.file] = s.text;
   }
   return cm;
+}
+
+// The first region's first entry through the front end as the GPU's default mode runs it, on the CPU: channels-last
+// with conv weights converted per call, producers recomputed in their readers, depthwise convolutions and max_pool2d
+// as windows.
+inline pipeline::FrontEnd gpu_front_end(CompiledModel& c) {
+  pipeline::FrontEndOptions fe;
+  fe.channels_last = true;
+  fe.recompute = true;
+  fe.depthwise = true;
+  fe.pool_windows = true;
+  fe.conv_weights = pipeline::FrontEndOptions::ConvWeights::PerCall;
+  runtime::RegionArtifacts art;
+  return pipeline::run_front_end(c.rt->regions().at(0).entries.at(0).graph, fe, art);
 }
 
 // max |compiled - eager| / max |eager| over fresh random inputs.

@@ -427,3 +427,27 @@ TEST(EmitCudaLayout, WeightCopiesTakeAWindowRowPerThread) {
   auto bin = codegen::compile_cuda(src, "sm_90");
   EXPECT_GT(bin.cubin.size(), 0u);
 }
+
+// ConvNeXt's depthwise convolutions, read by their layer norms through permute(0, 2, 3, 1), through the GPU's front
+// end: each is a window's kernel of its own (neighbouring outputs along the width per thread, the taps they share
+// loaded once), not computed inside a copy of the permute, and the layer norms read the permute in place; NVRTC
+// compiles the region.
+TEST(EmitCudaLayout, ConvNextDepthwiseConvolutionsAreWindowKernelsThroughTheirPermutes) {
+  auto c = test::compile_example(test::convnext_blocks_model(), "2x3x32x32", "kiln", "channels-last", "generated");
+  auto out = test::gpu_front_end(c);
+  std::vector<codegen::CudaKernelInfo> info;
+  const std::string src = codegen::emit_cuda(out.fused, {}, &info, /*variants=*/true);
+  ASSERT_EQ(info.size(), out.fused.kernels.size());
+  int windows = 0;
+  for (size_t k = 0; k < info.size(); ++k) {
+    bool window = false;
+    for (int comp : out.fused.kernels[k].comps) window |= fusion::reads_a_window(out.fused.program.comps[comp].body);
+    if (!window) continue;
+    ++windows;
+    EXPECT_TRUE(info[k].variants.at(0).window_rows) << info[k].name;  // the map is 8 wide: 4 outputs per thread
+    EXPECT_EQ(info[k].vector_width, 4) << info[k].name;
+    EXPECT_EQ(info[k].name.find("permute"), std::string::npos) << info[k].name;
+  }
+  EXPECT_EQ(windows, 2);
+  EXPECT_GT(codegen::compile_cuda(src, "sm_90").cubin.size(), 0u);
+}

@@ -228,13 +228,7 @@ def forward(self, x):
 TEST(Schedule, AWindowReadThroughAPermuteInItsStorageOrderIsStoredAndThePermuteReadThrough) {
   const std::string path = test::convnext_blocks_model();
   auto c = test::compile_example(path, "2x3x32x32", "kiln", "channels-last", "generated");
-  pipeline::FrontEndOptions fe;
-  fe.channels_last = true;
-  fe.recompute = true;
-  fe.depthwise = true;
-  fe.conv_weights = pipeline::FrontEndOptions::ConvWeights::PerCall;
-  runtime::RegionArtifacts art;
-  auto out = pipeline::run_front_end(c.rt->regions().at(0).entries.at(0).graph, fe, art);
+  auto out = test::gpu_front_end(c);
   const auto& comps = out.fused.program.comps;
   const std::string decisions = fusion::decisions_text(out.fused);
   int windows = 0;
@@ -259,8 +253,10 @@ TEST(Schedule, AWindowReadThroughAPermuteInItsStorageOrderIsStoredAndThePermuteR
       << decisions;
   // Without channels-last (the CPU's default) the convolution is row-major and the permute is no reordering in its
   // storage order: the permute stays the stored one, as before.
+  pipeline::FrontEndOptions fe;
+  fe.recompute = true;
+  fe.depthwise = true;
   runtime::RegionArtifacts plain_art;
-  fe.channels_last = false;
   auto plain = pipeline::run_front_end(c.rt->regions().at(0).entries.at(0).graph, fe, plain_art);
   EXPECT_EQ(fusion::decisions_text(plain.fused).find("only reorders it"), std::string::npos);
   EXPECT_LT(test::relative_error(c, "2x3x32x32"), 1e-4);

@@ -161,13 +161,7 @@ TEST(Depthwise, AWindowIsSummedOnceInAPointwiseKernelWithItsBatchNormAndActivati
   // goes into one pointwise kernel with its batch norm and SiLU; never into a reader's kernel again, and never into
   // the pooling's row kernel (whose walk along the rows reads each tap strided: 7-15x slower on the H200).
   auto c = compile(test::data("corpus/efficientnet_b0.pt"), "2x3x32x32", "generated");
-  pipeline::FrontEndOptions fe;
-  fe.channels_last = true;
-  fe.recompute = true;
-  fe.depthwise = true;
-  fe.conv_weights = pipeline::FrontEndOptions::ConvWeights::PerCall;
-  runtime::RegionArtifacts art;
-  auto out = pipeline::run_front_end(c.rt->regions().at(0).entries.at(0).graph, fe, art);
+  auto out = test::gpu_front_end(c);
   int windows = 0;
   for (const auto& comp : out.lowered.program.comps) {
     if (comp.kind != lowering::Comp::Kind::Pointwise || comp.target != "aten::conv2d") continue;

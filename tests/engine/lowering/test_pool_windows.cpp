@@ -61,16 +61,6 @@ void expect_same_values(const at::Tensor& out, const at::Tensor& ref, const std:
 
 // The first region's graph through the GPU's front end (channels-last, recomputation, depthwise and pool windows,
 // conv weights copied per call), wherever the test runs.
-pipeline::FrontEnd gpu_front_end(Compiled& c) {
-  pipeline::FrontEndOptions fe;
-  fe.channels_last = true;
-  fe.recompute = true;
-  fe.depthwise = true;
-  fe.pool_windows = true;
-  fe.conv_weights = pipeline::FrontEndOptions::ConvWeights::PerCall;
-  runtime::RegionArtifacts art;
-  return pipeline::run_front_end(c.rt->regions().at(0).entries.at(0).graph, fe, art);
-}
 
 }  // namespace
 
@@ -146,7 +136,7 @@ TEST(PoolWindows, ResNetsStemIsOneWindowKernelWithItsBatchNormAndRelu) {
   const std::string path = test::data("corpus/resnet18.pt");
   auto c = compile(path, "2x3x32x32", "on");
   EXPECT_LT(test::relative_error(c, "2x3x32x32"), 1e-4);
-  auto out = gpu_front_end(c);
+  auto out = test::gpu_front_end(c);
   const fusion::FusedKernel* pool = nullptr;
   size_t pool_index = 0;
   for (size_t k = 0; k < out.fused.kernels.size(); ++k)
@@ -192,7 +182,7 @@ def forward(self, x):
   m.save(path);
   auto c = compile(path, "2x4x12x12", "on");
   EXPECT_LT(test::relative_error(c, "2x4x12x12"), 1e-5);
-  auto out = gpu_front_end(c);
+  auto out = test::gpu_front_end(c);
   bool stored = false;
   for (const auto& d : out.fused.decisions)
     stored |= !d.fused && d.reason.find("positions by a window's taps: stored once") != std::string::npos;
