@@ -168,12 +168,10 @@ bool prefer_efficient(const at::Tensor& q, const at::Tensor& k, bool host_bound)
 at::Tensor efficient_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
                                double scale, const std::vector<int64_t>& key) {
   if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4) return {};
-  at::Tensor bias;
   if (mask.defined()) {
     if (mask.dim() > 4 || mask.dim() < 1 || mask.stride(-1) != 1) return {};
     for (int64_t d = 0; d + 1 < mask.dim(); ++d)
       if (mask.size(d) > 1 && mask.stride(d) % 8 != 0) return {};
-    bias = mask.expand({q.size(0), q.size(1), q.size(2), k.size(2)});
   }
   static std::mutex mu;
   static std::set<std::vector<int64_t>> refused;
@@ -184,6 +182,8 @@ at::Tensor efficient_attention(const at::Tensor& q, const at::Tensor& k, const a
   static const auto op = registered_op("aten::_scaled_dot_product_efficient_attention");
   if (!op) return {};
   try {
+    // A mask that does not broadcast to the scores' sizes throws here and is left to cuDNN's call, which says so.
+    const at::Tensor bias = mask.defined() ? mask.expand({q.size(0), q.size(1), q.size(2), k.size(2)}) : at::Tensor();
     torch::jit::Stack stack{q, k, v, bias.defined() ? c10::IValue(bias) : c10::IValue(), false, 0.0, false, scale};
     op->callBoxed(&stack);
     efficient_calls.fetch_add(1, std::memory_order_relaxed);
