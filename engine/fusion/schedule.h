@@ -5,7 +5,9 @@
 //   post: every computation is realized (has a buffer) or inlined into all its consumers;
 //         realized pointwise/reduction computations are grouped into kernels: vertical fusion of
 //         pointwise chains (inlining; a producer whose few consumers each read every element once
-//         is recomputed in each when that moves fewer bytes than a buffer), pointwise prologues
+//         is recomputed in each when that moves fewer bytes than a buffer; one whose only reader is a
+//         view reordering it in its own storage order for several kernels is stored itself and the
+//         view read through), pointwise prologues
 //         inlined into reductions, reductions
 //         over the same rows and their pointwise epilogue in one row kernel (softmax, layer_norm),
 //         with the pointwise kernel just before them as the row kernel's first stage when the

@@ -83,18 +83,18 @@ int innermost_var(const LoopProgram& p, const VExprNode& load) {
   return ix->op == IExprNode::Op::Var ? ix->var : -1;
 }
 
-// A 4-d [N, C, H, W] computation's reads, counted by the variable their memory walks fastest: the channel (var 1:
-// they read an NHWC buffer, or a row-major [N, H, W, C] one through a permute, as ConvNeXt's blocks and every
-// LayerNorm2d do) against the width (var 3: a row-major NCHW buffer). Storing the computation channels-last where the
-// channel wins makes its writes and those reads walk memory in the same order (contiguous on both sides), where
-// row-major storage would make each warp's loads 32 channels apart (ConvNeXt-T's first-stage depthwise kernels,
-// b8 on the H200: 0.50 ms each).
 // A [N, C, 1, 1] computation: either order is the same bytes.
 bool one_pixel(const Comp& c) {
   auto one = [&](size_t d) { return capture::sym_is_const(c.sizes[d]) && c.sizes[d]->value == 1; };
   return c.sizes.size() == 4 && one(2) && one(3);
 }
 
+// A 4-d [N, C, H, W] computation's reads, counted by the variable their memory walks fastest: the channel (var 1:
+// they read an NHWC buffer, or a row-major [N, H, W, C] one through a permute, as ConvNeXt's blocks and every
+// LayerNorm2d do) against the width (var 3: a row-major NCHW buffer). Storing the computation channels-last where the
+// channel wins makes its writes and those reads walk memory in the same order (contiguous on both sides), where
+// row-major storage would make each warp's loads 32 channels apart (ConvNeXt-T's first-stage depthwise kernels,
+// b8 on the H200: 0.50 ms each).
 bool channel_reads_win(const LoopProgram& p, const VExpr& body) {
   int channel = 0, width = 0;
   std::function<void(const VExpr&)> walk = [&](const VExpr& e) {

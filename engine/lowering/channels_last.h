@@ -12,7 +12,11 @@
 //         4-d pointwise computations that read a channels-last buffer of their own shape at their
 //         own position follow it (so conv → batch_norm → relu → add stays NHWC end to end and
 //         every kernel reads and writes contiguously), as do max-pool reductions and pooling
-//         fallbacks of a channels-last input. Region outputs keep the row-major layout callers get from eager.
+//         fallbacks of a channels-last input; so does a 4-d pointwise computation (not a view, not [N, C, 1, 1])
+//         more of whose reads, followed through views to the buffer they land in, walk the channel innermost than
+//         the width (ConvNeXt's blocks: the add after permute(0, 3, 1, 2) of a linear's [N, H, W, C] rows, and a
+//         depthwise convolution reading a layer norm's rows through a permute, its filters then [KH, KW, 1, C]).
+//         Region outputs keep the row-major layout callers get from eager.
 //   returns the number of computations given a layout.
 #pragma once
 
