@@ -97,6 +97,11 @@ if(KILN_CUDA_FOUND AND NOT KILN_WITH_CUDA STREQUAL "OFF")
 else()
   set(KILN_WITH_CUDA OFF)
 endif()
+# kiln_build_config.h (KILN_WITH_CUDA 0 or 1) rather than a definition on every compile line: only the
+# files that branch on it differ between a CUDA and a CPU-only build (tests/architecture checks that
+# each of them includes the header).
+set(KILN_GENERATED_INCLUDE_DIR ${PROJECT_BINARY_DIR}/generated/include)
+configure_file(${CMAKE_CURRENT_LIST_DIR}/kiln_build_config.h.in ${KILN_GENERATED_INCLUDE_DIR}/kiln_build_config.h)
 
 function(kiln_print_summary)
   message(STATUS "")

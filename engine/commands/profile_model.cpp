@@ -1,4 +1,5 @@
 #include "engine/commands/profile_model.h"
+#include "kiln_build_config.h"
 
 #if KILN_TORCH_CUDA
 #include <ATen/cuda/CUDAContext.h>

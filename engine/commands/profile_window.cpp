@@ -1,5 +1,6 @@
 // kiln profile's traced window on a GPU; see profile_window.h.
 #include "engine/commands/profile_window.h"
+#include "kiln_build_config.h"
 
 #if KILN_TORCH_CUDA
 #include <c10/cuda/CUDAFunctions.h>

@@ -22,6 +22,8 @@
 //   allocations are booked to it (memory_tracker.h); the window's op lane, and what the benchmark times alone.
 #pragma once
 
+#include "kiln_build_config.h"
+
 #include <ATen/core/Tensor.h>
 
 #include <chrono>

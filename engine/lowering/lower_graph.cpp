@@ -1,5 +1,6 @@
 #include "engine/lowering/lower_graph.h"
 
+#include <cmath>
 #include <functional>
 #include <set>
 

@@ -1,4 +1,5 @@
 #include "engine/profile/host_trace.h"
+#include "kiln_build_config.h"
 
 #include <atomic>
 #include <functional>

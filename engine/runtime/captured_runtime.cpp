@@ -1,4 +1,5 @@
 #include "engine/runtime/captured_runtime.h"
+#include "kiln_build_config.h"
 
 #include <filesystem>
 #include <optional>

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <regex>
 #include <set>
@@ -131,4 +132,84 @@ TEST(SourceRules, NoFilesystemRemoveAll) {
   std::ostringstream list;
   for (const auto& f : found) list << "  " << f << "\n";
   EXPECT_TRUE(found.empty()) << "use kiln::remove_tree (engine/base/output_file.h):\n" << list.str();
+}
+
+// KILN_WITH_CUDA comes from the generated kiln_build_config.h (cmake/kiln_build_config.h.in), not from a
+// definition on every compile line: a file that tests it without including the header would silently
+// compile its CPU-only branch in a CUDA build.
+TEST(SourceRules, FilesTestingTheCudaBuildIncludeTheConfigHeader) {
+  std::vector<std::string> missing;
+  for (const auto& rel : source_files({"engine", "plugins", "app", "viewers", "tests", "bench", "fuzz"})) {
+    if (rel == "tests/architecture/test_layers.cpp") continue;
+    std::ifstream in(fs::path(KILN_SOURCE_DIR) / rel);
+    bool uses = false, includes = false;
+    for (std::string line; std::getline(in, line);) {
+      if (line.find("#include \"kiln_build_config.h\"") != std::string::npos) includes = true;
+      if (line.find("KILN_WITH_CUDA") != std::string::npos && line.find('#') != std::string::npos) uses = true;
+    }
+    if (uses && !includes) missing.push_back(rel);
+  }
+  std::ostringstream list;
+  for (const auto& f : missing) list << "  " << f << "\n";
+  EXPECT_TRUE(missing.empty()) << "these test KILN_WITH_CUDA without #include \"kiln_build_config.h\":\n" << list.str();
+}
+
+// ...and no CMake file puts the definition on compile lines again.
+TEST(SourceRules, NoCompileLineDefinesTheCudaBuild) {
+  std::vector<std::string> found;
+  fs::path root(KILN_SOURCE_DIR);
+  std::vector<fs::path> files = {root / "CMakeLists.txt"};
+  for (const char* top : {"cmake", "engine", "app", "tests", "bench", "viewers", "plugins", "fuzz"}) {
+    if (!fs::exists(root / top)) continue;
+    for (const auto& e : fs::recursive_directory_iterator(root / top)) {
+      const std::string name = e.path().filename().string();
+      if (e.is_regular_file() && (name == "CMakeLists.txt" || e.path().extension() == ".cmake")) files.push_back(e.path());
+    }
+  }
+  for (const auto& file : files) {
+    std::ifstream in(file);
+    int n = 0;
+    for (std::string line; std::getline(in, line);) {
+      ++n;
+      if (line.find("KILN_WITH_CUDA") != std::string::npos &&
+          (line.find("compile_definitions") != std::string::npos || line.find("add_definitions") != std::string::npos))
+        found.push_back(fs::relative(file, root).string() + ":" + std::to_string(n));
+    }
+  }
+  EXPECT_TRUE(found.empty()) << "KILN_WITH_CUDA is defined on compile lines at " << (found.empty() ? "" : found[0]);
+}
+
+// Lowering, fusion and code generation never include LibTorch, directly or through the project's headers:
+// they compile without LibTorch's precompiled header (engine/CMakeLists.txt), and the compiler's passes stay
+// testable on hand-built programs.
+TEST(SourceRules, LoweringFusionAndCodegenIncludeNoLibTorch) {
+  const std::regex include_re(R"(^\s*#\s*include\s*[<"]([^">]+)[">])");
+  std::map<std::string, std::string> memo;  // file -> the LibTorch header it reaches ("" when none)
+  std::function<std::string(const std::string&, std::set<std::string>&)> reaches =
+      [&](const std::string& rel, std::set<std::string>& seen) -> std::string {
+    if (auto it = memo.find(rel); it != memo.end()) return it->second;
+    if (!seen.insert(rel).second) return "";
+    std::ifstream in(fs::path(KILN_SOURCE_DIR) / rel);
+    std::string found;
+    for (std::string line; found.empty() && std::getline(in, line);) {
+      std::smatch m;
+      if (!std::regex_search(line, m, include_re)) continue;
+      const std::string h = m[1];
+      if (h.rfind("torch/", 0) == 0 || h.rfind("ATen/", 0) == 0 || h.rfind("c10/", 0) == 0) found = h;
+      else if (fs::exists(fs::path(KILN_SOURCE_DIR) / h)) {
+        const std::string via = reaches(h, seen);
+        if (!via.empty()) found = h + " -> " + via;
+      }
+    }
+    return memo[rel] = found;
+  };
+  std::vector<std::string> found;
+  for (const auto& rel : source_files({"engine/lowering", "engine/fusion", "engine/codegen"})) {
+    std::set<std::string> seen;
+    const std::string via = reaches(rel, seen);
+    if (!via.empty()) found.push_back(rel + " -> " + via);
+  }
+  std::ostringstream list;
+  for (const auto& f : found) list << "  " << f << "\n";
+  EXPECT_TRUE(found.empty()) << "LibTorch reached from lowering, fusion or codegen:\n" << list.str();
 }

@@ -2,6 +2,7 @@
 // max-autotune, and the cudagraphs peer, against LibTorch eager on the same device. Without a GPU
 // each test skips and says why.
 #include <gtest/gtest.h>
+#include "kiln_build_config.h"
 
 #include <ATen/Context.h>
 #include <torch/csrc/jit/runtime/print_handler.h>

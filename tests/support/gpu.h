@@ -2,6 +2,8 @@
 // Kiln's own kernels, or a build without the CUDA toolkit.
 #pragma once
 
+#include "kiln_build_config.h"
+
 #include <string>
 
 #include "engine/model/model.h"

@@ -1,6 +1,7 @@
 // The eager backend: the captured region's ops one by one through LibTorch (the trace capture
 // recorded), and cudagraphs (the same ops replayed from a CUDA graph).
 #include "engine/backends/eager/eager_backend.h"
+#include "kiln_build_config.h"
 
 #include "engine/runtime/backend.h"
 #include "engine/ir/print_text.h"

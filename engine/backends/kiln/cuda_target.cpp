@@ -1,4 +1,5 @@
 #include "engine/backends/kiln/cuda_target.h"
+#include "kiln_build_config.h"
 
 #if KILN_WITH_CUDA
 #include <ATen/Context.h>

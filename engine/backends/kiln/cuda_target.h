@@ -4,6 +4,8 @@
 // mode under max-autotune, CUDA-graph replay under reduce-overhead and max-autotune.
 #pragma once
 
+#include "kiln_build_config.h"
+
 #if KILN_WITH_CUDA
 #include <memory>
 

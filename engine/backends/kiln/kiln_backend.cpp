@@ -1,4 +1,5 @@
 #include "engine/backends/kiln/kiln_backend.h"
+#include "kiln_build_config.h"
 
 #include <optional>
 

@@ -4,6 +4,7 @@
 // C++ (and CUDA) emitters. The generated source must compile, must be byte-for-byte the source of the
 // same graph with plain names once comments are removed, and its kernels must compute the right values.
 #include <gtest/gtest.h>
+#include "kiln_build_config.h"
 
 #include <cmath>
 #include <fstream>

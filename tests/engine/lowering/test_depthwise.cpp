@@ -2,6 +2,7 @@
 // convolutions take it, the loop IR and fusion around it, the layout it keeps, and compiled results against LibTorch
 // eager on the CPU (depthwise "generated"; on the GPU auto's choice) for every padding, stride and dilation case.
 #include <gtest/gtest.h>
+#include "kiln_build_config.h"
 
 #include <regex>
 

@@ -3,6 +3,7 @@
 // NaN included), the layout it keeps, and ResNet's stem through the GPU's front end as one window kernel with its
 // batch norm and ReLU, its CUDA form taking neighbouring outputs along the width.
 #include <gtest/gtest.h>
+#include "kiln_build_config.h"
 
 #include <torch/script.h>
 

@@ -1,6 +1,7 @@
 // Long reductions over few channels-last rows split in two (lowering/split_reduction.h): the IR before and after,
 // which reductions are left alone, and the compiled result against eager on the CPU ("on" splits there too).
 #include <gtest/gtest.h>
+#include "kiln_build_config.h"
 
 #include <torch/script.h>
 
