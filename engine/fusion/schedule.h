@@ -6,7 +6,8 @@
 //         realized pointwise/reduction computations are grouped into kernels: vertical fusion of
 //         pointwise chains (inlining; a producer whose few consumers each read every element once
 //         is recomputed in each when that moves fewer bytes than a buffer; one whose only reader is a
-//         view reordering it in its own storage order for several kernels is stored itself and the
+//         view reordering it in its own storage order for several kernels, or permuting it for several
+//         pointwise kernels that each walk its memory in order through the view, is stored itself and the
 //         view read through), pointwise prologues
 //         inlined into reductions, reductions
 //         over the same rows and their pointwise epilogue in one row kernel (softmax, layer_norm),
