@@ -219,7 +219,7 @@ bool view_in_storage_order(const Comp& v, int p, const Comp& producer) {
   return true;
 }
 
-// Whether view `v` is a pure permutation of computation `p` (its body one load of p, each index one of the view's
+// Whether view `v` (computation `vi` of prog) is a pure permutation of computation `p` (its body one load of p, each index one of the view's
 // variables, none twice) that every one of its readers (pointwise kernels) reads walking p's memory in order: the
 // reader's innermost variable (its storage order's last dim, the one its threads step through) indexes the view's dim
 // that lands on p's innermost stored dim, at every load of the view. Such readers read p through the view as
@@ -227,7 +227,8 @@ bool view_in_storage_order(const Comp& v, int p, const Comp& producer) {
 // LayerNorm2d: layer_norm over [N, H, W, C] rows, permute(0, 3, 1, 2), then a channels-last depthwise convolution and
 // residual add reading it channel innermost; computed inside the permute, stored row-major [N, C, H, W], the first
 // stage's depthwise kernel read it 56·56 floats apart: 0.175 ms at batch 8 on the H200, the other blocks' 0.023).
-bool permute_read_in_order(const LoopProgram& prog, const Comp& v, int p, const std::vector<int>& readers) {
+bool permute_read_in_order(const LoopProgram& prog, int vi, int p, const std::vector<int>& readers) {
+  const Comp& v = prog.comps[static_cast<size_t>(vi)];
   if (!v.is_view || !v.body || v.body->op != VExprNode::Op::Load || v.body->comp != p || readers.empty()) return false;
   const auto& idx = v.body->index;
   const Comp& producer = prog.comps[static_cast<size_t>(p)];
@@ -243,7 +244,7 @@ bool permute_read_in_order(const LoopProgram& prog, const Comp& v, int p, const 
     if (r.kind != Kind::Pointwise || r.sizes.size() != v.sizes.size()) return false;
     const int own = lowering::storage_order(r).back();
     std::vector<const VExprNode*> ls;
-    loads_of(r.body, static_cast<int>(&v - prog.comps.data()), ls);
+    loads_of(r.body, vi, ls);
     if (ls.empty()) return false;
     for (const auto* l : ls) {
       if (l->index.size() != idx.size()) return false;
@@ -390,7 +391,7 @@ FusedProgram schedule(const LoopProgram& input, const FusionOptions& options) {
       for (int w : users[static_cast<size_t>(v)]) kernels_only = kernels_only && computes(comps[static_cast<size_t>(w)]);
       feeds_free_view = kernels_only && view_in_storage_order(view, static_cast<int>(i), c);
       feeds_permute = kernels_only && !feeds_free_view &&
-                      permute_read_in_order(fp.program, view, static_cast<int>(i), users[static_cast<size_t>(v)]);
+                      permute_read_in_order(fp.program, v, static_cast<int>(i), users[static_cast<size_t>(v)]);
     }
     std::string why;
     if (!options.fuse) why = "fusion disabled";

@@ -221,17 +221,40 @@ def forward(self, x):
   EXPECT_NE(after.find("rows 16,16, computes h y_sum y_sum_4 out\n"), std::string::npos) << after;
 }
 
+namespace {
+
+// The miniature ConvNeXt (stem and blocks) channels-last, with generated depthwise convolutions, through the GPU's
+// front end: what the two ConvNeXt tests below look at.
+struct ConvNextFused {
+  ConvNextFused()
+      : compiled(test::compile_example(test::convnext_blocks_model(), "2x3x32x32", "kiln", "channels-last", "generated")),
+        out(test::gpu_front_end(compiled)),
+        decisions(fusion::decisions_text(out.fused)) {}
+  test::CompiledModel compiled;
+  pipeline::FrontEnd out;
+  std::string decisions;
+};
+
+// The fused kernel computing computation `c`, or null.
+const fusion::FusedKernel* kernel_computing(const fusion::FusedProgram& fused, int c) {
+  for (const auto& k : fused.kernels)
+    if (std::find(k.comps.begin(), k.comps.end(), c) != k.comps.end()) return &k;
+  return nullptr;
+}
+
+}  // namespace
+
 // ConvNeXt's stem: LayerNorm2d's layer_norm over [N, H, W, C] rows, then permute(0, 3, 1, 2), read by the first block's
 // channels-last depthwise convolution and by its residual add, both channel innermost. The normalized rows are the
 // stored ones (the layer norm's row kernel writes them: no kernel of its own for the permute) and the permute is read
 // through; computed inside the permute instead, it was stored [N, C, H, W] and the depthwise kernel read it 56·56 floats
 // apart (ConvNeXt-T, batch 8 on the H200: 0.175 ms against the other blocks' 0.023). Against eager on the CPU.
 TEST(Schedule, ALayerNormPermutedForChannelsLastReadersIsStoredInItsRowKernel) {
-  const std::string path = test::convnext_blocks_model();
-  auto c = test::compile_example(path, "2x3x32x32", "kiln", "channels-last", "generated");
-  auto out = test::gpu_front_end(c);
+  ConvNextFused cn;
+  auto& c = cn.compiled;
+  const auto& out = cn.out;
   const auto& comps = out.fused.program.comps;
-  const std::string decisions = fusion::decisions_text(out.fused);
+  const std::string& decisions = cn.decisions;
   std::vector<std::vector<int>> users(comps.size());
   for (size_t i = 0; i < comps.size(); ++i)
     for (int d : comps[i].deps) users[static_cast<size_t>(d)].push_back(static_cast<int>(i));
@@ -248,9 +271,7 @@ TEST(Schedule, ALayerNormPermutedForChannelsLastReadersIsStoredInItsRowKernel) {
     ++permuted;
     EXPECT_TRUE(out.fused.realized[static_cast<size_t>(p)]) << producer.name << "\n" << decisions;
     EXPECT_FALSE(out.fused.realized[v]) << comps[v].name << "\n" << decisions;
-    const fusion::FusedKernel* in = nullptr;
-    for (const auto& k : out.fused.kernels)
-      if (std::find(k.comps.begin(), k.comps.end(), p) != k.comps.end()) in = &k;
+    const fusion::FusedKernel* in = kernel_computing(out.fused, p);
     ASSERT_NE(in, nullptr) << producer.name;
     EXPECT_EQ(in->kind, fusion::FusedKernel::Kind::Row) << in->name << "\n" << decisions;
     for (int w : users[v]) EXPECT_EQ(comps[static_cast<size_t>(w)].layout, (std::vector<int>{0, 2, 3, 1})) << comps[w].name;
@@ -266,11 +287,11 @@ TEST(Schedule, ALayerNormPermutedForChannelsLastReadersIsStoredInItsRowKernel) {
 // order). The convolution is the stored one, in a pointwise kernel of its own (on the GPU a window's kernel, taps shared
 // along rows), and the permute is read through, not copied; the decision says why. Against eager on the CPU.
 TEST(Schedule, AWindowReadThroughAPermuteInItsStorageOrderIsStoredAndThePermuteReadThrough) {
-  const std::string path = test::convnext_blocks_model();
-  auto c = test::compile_example(path, "2x3x32x32", "kiln", "channels-last", "generated");
-  auto out = test::gpu_front_end(c);
+  ConvNextFused cn;
+  auto& c = cn.compiled;
+  const auto& out = cn.out;
   const auto& comps = out.fused.program.comps;
-  const std::string decisions = fusion::decisions_text(out.fused);
+  const std::string& decisions = cn.decisions;
   int windows = 0;
   for (size_t i = 0; i < comps.size(); ++i) {
     if (comps[i].kind != lowering::Comp::Kind::Pointwise || comps[i].target != "aten::conv2d") continue;
@@ -281,9 +302,7 @@ TEST(Schedule, AWindowReadThroughAPermuteInItsStorageOrderIsStoredAndThePermuteR
     for (size_t j = i + 1; j < comps.size(); ++j)
       if (comps[j].is_view && std::find(comps[j].deps.begin(), comps[j].deps.end(), static_cast<int>(i)) != comps[j].deps.end())
         EXPECT_FALSE(out.fused.realized[j]) << comps[j].name << "\n" << decisions;
-    const fusion::FusedKernel* in = nullptr;
-    for (const auto& k : out.fused.kernels)
-      if (std::find(k.comps.begin(), k.comps.end(), static_cast<int>(i)) != k.comps.end()) in = &k;
+    const fusion::FusedKernel* in = kernel_computing(out.fused, static_cast<int>(i));
     ASSERT_NE(in, nullptr) << comps[i].name;
     EXPECT_EQ(in->kind, fusion::FusedKernel::Kind::Pointwise) << in->name;
   }
