@@ -60,6 +60,11 @@ class LoweredRegionFn : public CompiledFn {
   using ExternHook = std::function<bool(size_t comp, const torch::jit::Node* node, capture::Interpreter::Env& env,
                                         capture::Interpreter& interp, at::Tensor& out, ExternContext& cx)>;
   void set_extern_hook(ExternHook hook) { extern_hook_ = std::move(hook); }
+  // max-autotune: cuDNN times its algorithms for each of the region's convolutions (benchmark mode, per shape, on
+  // the first call), the flag on around those calls only and put back after each. The convolutions are called as in
+  // the other modes (their prepared calls, on the region's buffers and its weight copies), not through the
+  // interpreter, which would read the weights as loaded and return outputs in ATen's layout to be copied.
+  void set_cudnn_benchmark(bool on) { cudnn_benchmark_ = on; }
   // max-autotune: the region's prepared products time cuBLASLt's candidate algorithms per problem
   // (lt_gemm.h) instead of taking its heuristic's first (batched matmuls are not among them: LibTorch's bmm).
   // Returns each such product's computation and its
@@ -115,6 +120,7 @@ class LoweredRegionFn : public CompiledFn {
   std::string compile_id_;
   bool poison_ = false;
   ExternHook extern_hook_;
+  bool cudnn_benchmark_ = false;
 };
 
 }  // namespace kiln::runtime

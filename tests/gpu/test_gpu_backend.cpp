@@ -10,6 +10,7 @@
 #include "engine/base/error.h"
 #include "engine/model/model_impl.h"
 #include "engine/runtime/captured_runtime.h"
+#include "engine/runtime/direct_extern.h"
 #include "engine/runtime/example_inputs.h"
 #include "engine/runtime/float_precision.h"
 #include "engine/runtime/tuning_progress.h"
@@ -371,6 +372,44 @@ TEST(GpuBackend, MaxAutotuneMatchesEagerAndStoresCandidates) {
     EXPECT_EQ(chosen, 1) << k.name;
   }
   EXPECT_GT(with_variants, 0);  // block.pt has pointwise kernels over a 64-wide innermost dimension
+}
+
+// max-autotune calls its convolutions as reduce-overhead does, from the region's buffers (direct_extern.h), with
+// cuDNN's benchmark mode on around each call only: interpreted instead (ResNet-18 b1 on the H200), each output was
+// copied into the region's layout by ATen, 17 copies per call, and the stem ran on an NCHW algorithm.
+TEST(GpuBackend, MaxAutotuneCallsItsConvolutionsFromTheRegionsBuffers) {
+  REQUIRE_GPU();
+  torch::jit::Module net("Convs");
+  net.register_parameter("w1", torch::randn({16, 3, 3, 3}), false);
+  net.register_parameter("b1", torch::randn({16}), false);
+  net.register_parameter("w2", torch::randn({16, 16, 3, 3}), false);
+  net.define(R"JIT(
+def forward(self, x):
+    y = torch.relu(torch.conv2d(x, self.w1, self.b1, [2, 2], [1, 1]))
+    return torch.relu(torch.conv2d(y, self.w2, None, [1, 1], [1, 1])) + y
+)JIT");
+  const std::string path = test::temp_dir() + "/convs.pt";
+  net.save(path);
+  auto m = model::load_model(path, "cuda");
+  const bool benchmark_before = at::globalContext().benchmarkCuDNN();
+  auto first_call = [&](const char* mode, const at::Tensor& x, at::Tensor& out) {
+    runtime::CapturedRuntime rt(m, kiln_options(mode));
+    const uint64_t before = runtime::direct_extern_calls();
+    out = rt.run({x})[0].toTensor().clone();
+    return runtime::direct_extern_calls() - before;
+  };
+  auto x = cuda_input("2x3x32x32");
+  at::Tensor ro, ma;
+  const uint64_t ro_calls = first_call("reduce-overhead", x, ro);
+  const uint64_t ma_calls = first_call("max-autotune", x, ma);
+  EXPECT_GT(ro_calls, 0u);
+  EXPECT_EQ(ma_calls, ro_calls) << "max-autotune's convolutions went through the interpreter";
+  EXPECT_EQ(at::globalContext().benchmarkCuDNN(), benchmark_before) << "benchmark mode left on after the call";
+  torch::NoGradGuard g;
+  auto ref = const_cast<torch::jit::Module&>(m.impl->module).forward({x}).toTensor();
+  const double tol = runtime::tf32_in_effect(m) ? 2e-3 : 1e-4;
+  EXPECT_LE(rel_error(ma, ref), tol);
+  EXPECT_LE(rel_error(ro, ref), tol);
 }
 
 // max-autotune races cuBLAS against Kiln's TF32 GEMM template for every linear: with TF32 allowed
