@@ -89,8 +89,8 @@ Command add_compile(CLI::App& app) {
                  "Storage of convolution chains: auto (channels-last on cuda), channels-last or contiguous")
       ->capture_default_str();
   cmd.add_option("--conv-weights", args.conv_weights,
-                 "Constant weights of channels-last convolutions: auto (per-call in default mode on cuda, "
-                 "otherwise kept while the copies are no larger than the activations eager would hold), kept (converted once and held: more memory) or per-call (converted "
+                 "Constant weights of channels-last convolutions: auto (per-call in default mode on cuda, kept in "
+                 "max-autotune, otherwise kept while the copies are no larger than the activations eager would hold), kept (converted once and held: more memory) or per-call (converted "
                  "by each call: more device time)")
       ->capture_default_str();
   cmd.add_option("--linear-bias", args.linear_bias,

@@ -115,6 +115,26 @@ TEST(GpuBackend, DefaultModeCopiesConvWeightsInItsOwnKernelsAndMatchesEager) {
   EXPECT_EQ(layout.find("constant [8, 8, 3, 3] channels-last"), std::string::npos) << "no copy kept";
 }
 
+// Where the conv weights outweigh the activations (ResNet-18's miniature at batch 1), reduce-overhead converts them
+// in every call and max-autotune keeps the channels-last copies (speed over memory); both match eager.
+TEST(GpuBackend, MaxAutotuneKeepsConvWeightCopiesThatOutweighTheActivations) {
+  REQUIRE_GPU();
+  check_all("kiln", "max-autotune", {{"corpus/resnet18.pt", {"1x3x32x32"}}});
+  auto m = model::load_model(test::data("corpus/resnet18.pt"), "cuda");
+  auto layout_of = [&](const char* mode) {
+    runtime::CapturedRuntime rt(m, kiln_options(mode));
+    rt.run({cuda_input("1x3x32x32")});
+    std::string layout;
+    for (const auto& a : rt.artifacts(0))
+      for (const auto& st : a.stages)
+        if (st.file == "20_loops_before_fusion.txt") layout += st.text.substr(0, st.text.find("\n\n"));
+    return layout;
+  };
+  const std::string ro = layout_of("reduce-overhead"), ma = layout_of("max-autotune");
+  EXPECT_NE(ro.find("# conv weights: converted by each call"), std::string::npos) << ro.substr(0, 400);
+  EXPECT_NE(ma.find("# conv weights: channels-last copies kept"), std::string::npos) << ma.substr(0, 400);
+}
+
 // Squeeze-excitation blocks (torchvision's mobilenet_v3_small, random weights): each pooling and its
 // [N, C, 1, 1] view, in every mode (max-autotune races the row tiles, partial ones for 3 images,
 // against the other row forms).
