@@ -47,9 +47,7 @@ ConvWarmup warm_convolutions(const ir::Graph& graph, const lowering::LoopProgram
                              bool benchmark) {
   ConvWarmup w;
   const at::Device dev(device);
-  auto& ctx = at::globalContext();
-  const bool before = ctx.benchmarkCuDNN();
-  ctx.setBenchmarkCuDNN(benchmark);
+  const CudnnBenchmarkScope scope(benchmark);
   for (const auto& c : program.comps) {
     if (c.kind != lowering::Comp::Kind::Extern || c.target != "aten::conv2d") continue;
     if (c.ir_node < 0 || static_cast<size_t>(c.ir_node) >= graph.nodes.size() || c.operands.size() < 2) {
@@ -92,9 +90,14 @@ ConvWarmup warm_convolutions(const ir::Graph& graph, const lowering::LoopProgram
       ++w.failed;
     }
   }
-  ctx.setBenchmarkCuDNN(before);
   return w;
 }
+
+CudnnBenchmarkScope::CudnnBenchmarkScope(bool on) : before_(at::globalContext().benchmarkCuDNN()) {
+  at::globalContext().setBenchmarkCuDNN(on);
+}
+
+CudnnBenchmarkScope::~CudnnBenchmarkScope() { at::globalContext().setBenchmarkCuDNN(before_); }
 
 ConvWarmup warm_attention(const lowering::LoopProgram& program, const std::string& device) {
   ConvWarmup w;

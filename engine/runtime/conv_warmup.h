@@ -30,6 +30,19 @@ struct ConvWarmup {
 ConvWarmup warm_convolutions(const ir::Graph& graph, const lowering::LoopProgram& program, const std::string& device,
                              bool benchmark = false);
 
+// cuDNN's benchmark mode (LibTorch's process-wide flag) set to `on` for the scope's life and put back as it was after
+// it: warm_convolutions's runs, and max-autotune's convolutions in a region (LoweredRegionFn::set_cudnn_benchmark).
+class CudnnBenchmarkScope {
+ public:
+  explicit CudnnBenchmarkScope(bool on);
+  ~CudnnBenchmarkScope();
+  CudnnBenchmarkScope(const CudnnBenchmarkScope&) = delete;
+  CudnnBenchmarkScope& operator=(const CudnnBenchmarkScope&) = delete;
+
+ private:
+  bool before_;
+};
+
 // The region's attention calls (lowering/attention.h's kiln::scaled_dot_product_attention externs) run once the
 // same way, through the call the region makes (direct_extern.h's call_attention), on uninitialised operands of their
 // sizes, dtypes and layouts: the first fused attention call of a process loads and builds the library's kernels

@@ -1,12 +1,12 @@
 #include "engine/runtime/lowered_region.h"
 
-#include <ATen/Context.h>
 #include <ATen/EmptyTensor.h>
 #if KILN_TORCH_CUDA
 #include <ATen/cuda/EmptyTensor.h>
 #endif
 
 #include <functional>
+#include <optional>
 
 #include <algorithm>
 #include <cmath>
@@ -17,6 +17,7 @@
 #include "engine/profile/host_trace.h"
 #include "engine/lowering/attention.h"
 #include "engine/lowering/channels_last.h"
+#include "engine/runtime/conv_warmup.h"
 #include "engine/runtime/direct_extern.h"
 #include "engine/runtime/memory_tracker.h"
 
@@ -77,21 +78,6 @@ at::Tensor conv2d_without_bias(const torch::jit::Node* n, capture::Interpreter::
   if (padding.isString()) return at::conv2d(x, w, c10::nullopt, stride, padding.toStringRef(), dilation, groups);
   return at::conv2d(x, w, c10::nullopt, stride, padding.toIntVector(), dilation, groups);
 }
-
-// cuDNN's benchmark mode on for one call (LoweredRegionFn::set_cudnn_benchmark), as it was after it.
-struct BenchmarkCudnn {
-  explicit BenchmarkCudnn(bool on) : on_(on), before_(on && at::globalContext().benchmarkCuDNN()) {
-    if (on_) at::globalContext().setBenchmarkCuDNN(true);
-  }
-  ~BenchmarkCudnn() {
-    if (on_) at::globalContext().setBenchmarkCuDNN(before_);
-  }
-  BenchmarkCudnn(const BenchmarkCudnn&) = delete;
-  BenchmarkCudnn& operator=(const BenchmarkCudnn&) = delete;
-
- private:
-  bool on_, before_;
-};
 
 }  // namespace
 
@@ -437,7 +423,8 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
     {
       profile::Span span("extern", comp.target, compile_id_);
       MemoryOwner owner("extern", &comp.name);  // its result and workspace belong to its node
-      const BenchmarkCudnn benchmark(cudnn_benchmark_ && lowering::is_conv2d_target(comp.target));
+      std::optional<CudnnBenchmarkScope> benchmark;
+      if (cudnn_benchmark_ && lowering::is_conv2d_target(comp.target)) benchmark.emplace(true);
       // An attention chain has no TorchScript node of its own to interpret (its node is the chain's last product).
       if (comp.target == lowering::kAttentionTarget) out = call_attention(comp, bufs);
       else if (by_direct) out = call_direct_extern(*direct, bufs, lt_on);

@@ -224,13 +224,12 @@ std::unique_ptr<runtime::CompiledFn> CudaTarget::make_region_fn(const capture::S
   }
   // max-autotune also lets cuDNN time its algorithms for every convolution (benchmark mode,
   // per shape, on the first call: the warm-up before a CUDA graph records).
-  std::set<size_t> convs;
-  if (autotune)
-    for (const auto& step : fused.steps)
-      if (step.kind == fusion::Step::Kind::Extern && lowering::is_conv2d_target(fused.program.comps[step.index].target))
-        convs.insert(static_cast<size_t>(step.index));
+  const bool benchmark_convs =
+      autotune && std::any_of(fused.steps.begin(), fused.steps.end(), [&](const fusion::Step& step) {
+        return step.kind == fusion::Step::Kind::Extern && lowering::is_conv2d_target(fused.program.comps[step.index].target);
+      });
   for (auto& e : art.externs) {
-    if (!convs.empty() && e.rfind("aten::conv", 0) == 0) e += " (cuDNN benchmark mode: algorithm chosen by timing)";
+    if (benchmark_convs && e.rfind("aten::conv", 0) == 0) e += " (cuDNN benchmark mode: algorithm chosen by timing)";
     if (autotune && (e.rfind("aten::mm", 0) == 0 || e.rfind("aten::matmul", 0) == 0 || e.rfind("aten::linear", 0) == 0))
       e += " (matrix products: cuBLASLt's candidates and LibTorch's own timed, the fastest kept)";
   }
@@ -256,7 +255,7 @@ std::unique_ptr<runtime::CompiledFn> CudaTarget::make_region_fn(const capture::S
   // The convolutions stay the prepared calls on the region's buffers, as in the other modes. Interpreted instead (the
   // node's own arguments, its outputs copied into the region's layout), ResNet-18 b1 ran 17 more ATen copy kernels
   // per call, 0.064 ms of its 0.336 on the H200, and its stem on an NCHW algorithm.
-  region_fn->set_cudnn_benchmark(!convs.empty());
+  region_fn->set_cudnn_benchmark(benchmark_convs);
   std::unique_ptr<runtime::CompiledFn> fn = std::move(region_fn);
   if (options_.mode == "reduce-overhead" || autotune)
     fn = runtime::make_cuda_graph_fn(std::move(fn), region.inputs, region.outputs, &region);

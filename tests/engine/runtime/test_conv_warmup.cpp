@@ -114,3 +114,28 @@ TEST(ConvWarmup, RunsEveryAttentionCallOfARegionOnce) {
   EXPECT_EQ(w.failed, 1);
   EXPECT_EQ(w.warmed, static_cast<int>(calls.size()) - 2);
 }
+
+// cuDNN's benchmark flag is LibTorch's, process-wide: a scope sets it and puts back what it found, nested or left
+// by an exception (warm_convolutions's runs, max-autotune's convolutions in a region).
+TEST(ConvWarmup, BenchmarkModeIsPutBackAfterItsScope) {
+  auto& ctx = at::globalContext();
+  const bool outside = ctx.benchmarkCuDNN();
+  ctx.setBenchmarkCuDNN(false);
+  {
+    const runtime::CudnnBenchmarkScope on(true);
+    EXPECT_TRUE(ctx.benchmarkCuDNN());
+    {
+      const runtime::CudnnBenchmarkScope off(false);
+      EXPECT_FALSE(ctx.benchmarkCuDNN());
+    }
+    EXPECT_TRUE(ctx.benchmarkCuDNN());
+  }
+  EXPECT_FALSE(ctx.benchmarkCuDNN());
+  try {
+    const runtime::CudnnBenchmarkScope on(true);
+    throw std::runtime_error("a convolution refused");
+  } catch (const std::runtime_error&) {
+  }
+  EXPECT_FALSE(ctx.benchmarkCuDNN());
+  ctx.setBenchmarkCuDNN(outside);
+}
