@@ -7,8 +7,8 @@
 
 namespace kiln::runtime {
 
-ValueDiff compare_tensors(const std::string& what, const at::Tensor& actual, const at::Tensor& expected, double rtol,
-                          double atol, bool scale_atol) {
+ValueDiff compare_tensors_as(const std::string& what, const at::Tensor& actual, const at::Tensor& expected, double rtol,
+                             double atol, bool scale_atol, at::ScalarType work) {
   ValueDiff d;
   d.what = what;
   if (!actual.defined() || !expected.defined()) {
@@ -24,7 +24,11 @@ ValueDiff compare_tensors(const std::string& what, const at::Tensor& actual, con
   }
   d.elements = expected.numel();
   if (d.elements == 0) return d;
-  at::Tensor a = actual.detach().cpu(), b = expected.detach().cpu();
+  at::NoGradGuard no_grad;
+  // Where both already are (a GPU's result is not copied to the host and widened there: the GEMM races
+  // compare every candidate's output, tens of MB each), else on the host.
+  const bool together = actual.device() == expected.device();
+  at::Tensor a = together ? actual.detach() : actual.detach().cpu(), b = together ? expected.detach() : expected.detach().cpu();
   if (!b.is_floating_point() && !a.is_floating_point()) {
     auto ne = a.to(at::kLong) != b.to(at::kLong);
     d.mismatched = ne.sum().item<int64_t>();
@@ -37,24 +41,31 @@ ValueDiff compare_tensors(const std::string& what, const at::Tensor& actual, con
     return d;
   }
   if (b.scalar_type() == at::kHalf || b.scalar_type() == at::kBFloat16) scale_atol = true;
-  a = a.to(at::kDouble);
-  b = b.to(at::kDouble);
-  if (scale_atol) {
-    auto finite = at::where(b.isfinite(), b.abs(), at::zeros_like(b));
-    atol *= std::max(1.0, finite.max().item<double>());
-  }
-  auto equal = (a == b).logical_or(a.isnan().logical_and(b.isnan()));
-  auto nonfinite = a.isfinite().logical_not().logical_or(b.isfinite().logical_not());
-  auto diff = (a - b).abs();
-  diff = at::where(equal, at::zeros_like(diff), at::where(nonfinite, at::full_like(diff, INFINITY), diff));
-  auto bad = equal.logical_not().logical_and(nonfinite.logical_or(diff > atol + rtol * b.abs()));
+  if (a.scalar_type() == at::kDouble || b.scalar_type() == at::kDouble) work = at::kDouble;
+  a = a.to(work);
+  b = b.to(work);
+  at::Tensor finite_b = b.abs().masked_fill_(b.isfinite().logical_not_(), 0);
+  const double scale = finite_b.max().item<double>();
+  if (scale_atol) atol *= std::max(1.0, scale);
+  // Equal elements (NaN with NaN, an infinity with the same one) differ by 0; any other pair with a
+  // non-finite side by infinity.
+  at::Tensor equal = a.eq(b).logical_or_(a.isnan().logical_and_(b.isnan()));
+  at::Tensor nonfinite = a.isfinite().logical_and_(b.isfinite()).logical_not_();
+  at::Tensor diff = (a - b).abs_();
+  diff.masked_fill_(nonfinite, INFINITY).masked_fill_(equal, 0);
+  at::Tensor bad = diff.gt(finite_b.mul_(rtol).add_(atol)).logical_or_(nonfinite).logical_and_(equal.logical_not_());
   d.mismatched = bad.sum().item<int64_t>();
   d.ok = d.mismatched == 0;
   d.max_abs = diff.max().item<double>();
-  auto finite_b = at::where(b.isfinite(), b.abs(), at::zeros_like(b));
-  double scale = finite_b.max().item<double>();
   d.max_rel = d.max_abs == 0 ? 0 : d.max_abs / std::max(scale, 1e-12);
   return d;
+}
+
+ValueDiff compare_tensors(const std::string& what, const at::Tensor& actual, const at::Tensor& expected, double rtol,
+                          double atol, bool scale_atol) {
+  const bool on_host = !actual.defined() || !expected.defined() || actual.device().is_cpu() ||
+                       actual.device() != expected.device();
+  return compare_tensors_as(what, actual, expected, rtol, atol, scale_atol, on_host ? at::kDouble : at::kFloat);
 }
 
 namespace {

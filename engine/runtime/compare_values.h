@@ -36,8 +36,14 @@ struct ValueDiff {
 // the error of its scale.
 std::vector<ValueDiff> compare_values(const std::string& what, const c10::IValue& actual, const c10::IValue& expected,
                                       double rtol, double atol, bool scale_atol = false);
+// Tensors on one GPU are compared there, in float32 (float64 when either is float64): no copy to the host;
+// elsewhere on the host in float64.
 ValueDiff compare_tensors(const std::string& what, const at::Tensor& actual, const at::Tensor& expected, double rtol,
                           double atol, bool scale_atol = false);
+// The same comparison, floating-point leaves computed in `work` (float64 whenever either side is float64), where the
+// two tensors are when they share a device, else on the host.
+ValueDiff compare_tensors_as(const std::string& what, const at::Tensor& actual, const at::Tensor& expected, double rtol,
+                             double atol, bool scale_atol, at::ScalarType work);
 bool all_ok(const std::vector<ValueDiff>& diffs);
 
 // The one tolerance rule every command applies (kiln compile, check, profile, the GEMM race): the

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -286,6 +287,33 @@ int fastest(const Lib& L, Plan& p, const std::vector<cublasLtMatmulHeuristicResu
   return best;
 }
 
+// The outcome of a timed race, per problem, for the process.
+struct TimedChoice {
+  bool lt = false;  // a cuBLASLt algorithm won (else LibTorch's product)
+  cublasLtMatmulAlgo_t algo{};
+  size_t workspace = 0;
+  std::string choice;
+  std::vector<LtGemm::Race::Row> race;
+};
+
+std::mutex timed_mu;
+std::vector<std::pair<Key, TimedChoice>>& timed_choices() {
+  static std::vector<std::pair<Key, TimedChoice>> v;
+  return v;
+}
+
+std::optional<TimedChoice> timed_before(const Key& k) {
+  std::lock_guard<std::mutex> g(timed_mu);
+  for (const auto& [key, choice] : timed_choices())
+    if (key == k) return choice;
+  return std::nullopt;
+}
+
+void remember_timed(const Key& k, TimedChoice c) {
+  std::lock_guard<std::mutex> g(timed_mu);
+  if (timed_choices().size() < 256) timed_choices().emplace_back(k, std::move(c));
+}
+
 bool make_plan(const Lib& L, Plan& p, bool tune, const at::Tensor& a, const at::Tensor& b, const at::Tensor& c,
                cudaStream_t stream) {
   const Key& k = p.key;
@@ -339,13 +367,30 @@ bool make_plan(const Lib& L, Plan& p, bool tune, const at::Tensor& a, const at::
     return false;
   }
   if (tune && !capturing) {  // a single candidate is timed too: LibTorch's product may be faster
-    pick = fastest(L, p, found, a, b, c, stream);
-    if (pick < 0) {
-      if (p.choice.empty()) p.choice = "LibTorch's product (no cuBLASLt candidate agreed with it)";
-      return false;
+    // A problem timed before in this process (another product of the same sizes, layouts, precision and
+    // alignment: ConvNeXt's 18 third-stage linears are two problems) takes that race's outcome.
+    if (auto seen = timed_before(k)) {
+      p.race = seen->race;
+      p.choice = seen->choice + ", timed for an earlier product of this problem";
+      if (!seen->lt) return false;
+      p.algo = seen->algo;
+      p.workspace = seen->workspace;
+      return true;
     }
-    p.choice = "cuBLASLt algorithm " + std::to_string(pick + 1) + " of " + std::to_string(found.size()) +
-               " (timed)";
+    pick = fastest(L, p, found, a, b, c, stream);
+    TimedChoice outcome;
+    outcome.lt = pick >= 0;
+    if (pick >= 0) {
+      outcome.algo = found[static_cast<size_t>(pick)].algo;
+      outcome.workspace = found[static_cast<size_t>(pick)].workspaceSize;
+      p.choice = "cuBLASLt algorithm " + std::to_string(pick + 1) + " of " + std::to_string(found.size()) + " (timed)";
+    } else if (p.choice.empty()) {
+      p.choice = "LibTorch's product (no cuBLASLt candidate agreed with it)";
+    }
+    outcome.choice = p.choice;
+    outcome.race = p.race;
+    remember_timed(k, std::move(outcome));
+    if (pick < 0) return false;
   } else {
     p.choice = "cuBLASLt heuristic's first algorithm";
   }

@@ -13,7 +13,9 @@
 // (CUBLAS_COMPUTE_32F), at `high`/`medium` TF32; bfloat16 and float16 accumulate in float32, with
 // reduced-precision split-K reductions only where LibTorch allows them. With `tune` (max-autotune), the first
 // call of each problem times the heuristic's candidates (up to 8) and LibTorch's own product, float32 included,
-// and keeps the fastest whose result agrees with LibTorch's; LibTorch's product when it wins.
+// and keeps the fastest whose result agrees with LibTorch's (compared on the device); LibTorch's product when it
+// wins. A problem is timed once per process: later products of the same problem (a model's repeated blocks; the
+// key above) take that race's outcome and its rows, their choice saying so.
 //
 // lt_problem(a sizes/strides, b sizes/strides)
 //   pre:  a is [M, K], b is [K, N] (row-major sizes, element strides).
@@ -77,7 +79,7 @@ class LtGemm {
   };
   std::vector<Race> races() const;
   // What the last new problem chose ("cuBLASLt algorithm 3 of 8 (timed)", "cuBLASLt heuristic's first
-  // algorithm", "LibTorch's product (...)"); empty before any.
+  // algorithm", "LibTorch's product (...)", "..., timed for an earlier product of this problem"); empty before any.
   std::string last_choice() const;
 
  private:

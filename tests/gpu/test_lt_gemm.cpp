@@ -12,6 +12,7 @@
 
 #include "engine/model/model.h"
 #include "engine/runtime/captured_runtime.h"
+#include "engine/runtime/compare_values.h"
 #include "engine/runtime/example_inputs.h"
 #include "engine/runtime/lt_gemm.h"
 #include "tests/support/gpu_checks.h"
@@ -130,6 +131,61 @@ TEST(GpuLtGemm, MaxAutotuneTimesTheCandidatesAndKeepsACorrectOne) {
     poison_allocator(y.numel() * y.element_size());
     EXPECT_LE(rel_error(lt.mm(a, w.t()), at::mm(a, w.t())), dtype == at::kFloat ? 1e-5 : 2e-2) << "the kept plan";
   }
+}
+
+// A problem is timed once per process: another tuned product of the same problem (a model's repeated blocks)
+// takes that race's outcome and rows instead of timing the candidates again; a new problem is timed.
+TEST(GpuLtGemm, AProblemIsTimedOncePerProcess) {
+  REQUIRE_GPU();
+  auto opts = at::TensorOptions().device(at::kCUDA).dtype(at::kFloat);
+  at::Tensor a = at::randn({768, 384}, opts), w = at::randn({1536, 384}, opts);
+  runtime::LtGemm first(/*tune=*/true), second(/*tune=*/true), other(/*tune=*/true);
+  at::Tensor y1 = first.mm(a, w.t());
+  const std::string chose = first.last_choice();
+  EXPECT_EQ(chose.find("earlier product"), std::string::npos) << chose;
+  at::Tensor y2 = second.mm(a, w.t());
+  EXPECT_EQ(second.last_choice(), chose + ", timed for an earlier product of this problem");
+  ASSERT_EQ(first.races().size(), 1u);
+  ASSERT_EQ(second.races().size(), 1u);
+  const auto r1 = first.races()[0], r2 = second.races()[0];
+  EXPECT_EQ(r2.problem, r1.problem);
+  ASSERT_EQ(r2.rows.size(), r1.rows.size());
+  for (size_t i = 0; i < r1.rows.size(); ++i) {
+    EXPECT_EQ(r2.rows[i].what, r1.rows[i].what);
+    EXPECT_EQ(r2.rows[i].ms, r1.rows[i].ms);
+    EXPECT_EQ(r2.rows[i].chosen, r1.rows[i].chosen);
+  }
+  EXPECT_EQ(y2.defined(), y1.defined()) << "the same decision";
+  if (y2.defined()) EXPECT_LE(rel_error(y2, at::mm(a, w.t())), 1e-5);
+  at::Tensor b = at::randn({768, 320}, opts), v = at::randn({1536, 320}, opts);
+  other.mm(b, v.t());
+  EXPECT_EQ(other.last_choice().find("earlier product"), std::string::npos) << "a new problem is timed";
+}
+
+// The races check every candidate's output against LibTorch's product on the device (compare_values.h): the same
+// verdict, counts and error as the host's comparison, non-finite elements included.
+TEST(GpuLtGemm, ResultsAreComparedOnTheDeviceAsOnTheHost) {
+  REQUIRE_GPU();
+  auto opts = at::TensorOptions().device(at::kCUDA);
+  at::Tensor want = at::randn({512, 768}, opts);
+  at::Tensor got = want + at::randn({512, 768}, opts) * 1e-6;
+  got.index_put_({7, 9}, NAN);
+  got.index_put_({100, 3}, INFINITY);
+  got.index_put_({200, 5}, want.index({200, 5}) + 1.0);
+  for (double tol : {0.0, 1e-4, 1.0}) {
+    auto there = runtime::compare_tensors("t", got, want, tol, tol);
+    auto here = runtime::compare_tensors("t", got.cpu(), want.cpu(), tol, tol);
+    EXPECT_EQ(there.mismatched, here.mismatched) << tol;
+    EXPECT_EQ(there.ok, here.ok) << tol;
+    EXPECT_TRUE(std::isinf(there.max_rel) && std::isinf(here.max_rel)) << tol;
+  }
+  got.index_put_({7, 9}, want.index({7, 9}));
+  got.index_put_({100, 3}, want.index({100, 3}));
+  auto there = runtime::compare_tensors("t", got, want, 1e-4, 1e-5);
+  auto here = runtime::compare_tensors("t", got.cpu(), want.cpu(), 1e-4, 1e-5);
+  EXPECT_EQ(there.mismatched, 1);
+  EXPECT_EQ(here.mismatched, 1);
+  EXPECT_NEAR(there.max_rel, here.max_rel, 1e-6 * here.max_rel);
 }
 
 TEST(GpuLtGemm, LeavesToLibTorchWhatItDoesNotTake) {

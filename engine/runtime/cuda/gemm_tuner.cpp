@@ -136,6 +136,9 @@ void launch_template(cuda::Function f, int config, const at::Tensor& x, const at
 }  // namespace
 
 void GemmTuner::precompile() {
+  // The TF32 templates are candidates only while LibTorch allows TF32 for matmul (run() says "not tried"
+  // otherwise); should the policy change before the first call, run() compiles the tiles it races then.
+  if (!at::globalContext().allowTF32CuBLAS()) return;
   std::vector<std::string> names, sources;
   for (const auto& g : impl_->gemms)
     for (const auto& cfg : kConfigs) {

@@ -47,7 +47,7 @@ class GemmTuner {
   bool run(size_t comp, const torch::jit::Node* n, capture::Interpreter::Env& env, capture::Interpreter& interp,
            at::Tensor& out, LoweredRegionFn::ExternContext& cx);
   // Compiles every tile of every GEMM (each with its epilogue) at once, in parallel; run() would
-  // otherwise compile them one by one on the first call.
+  // otherwise compile them one by one on the first call. Nothing while TF32 is off for matmul.
   void precompile();
   // One candidate table per GEMM, in the order of `sites`.
   std::vector<std::vector<records::AutotuneCandidate>> tables() const;

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
+#include <tuple>
 
 using namespace kiln;
 using runtime::compare_tensors;
@@ -26,6 +28,35 @@ TEST(CompareValues, NanMatchesOnlyNanAndInfinityOnlyItself) {
   EXPECT_TRUE(std::isinf(d.max_abs));
   EXPECT_FALSE(compare_tensors("t", at::tensor({NAN, -INFINITY, 1.0f}), b, 1, 1).ok);
   EXPECT_FALSE(compare_tensors("t", at::tensor({NAN, INFINITY, NAN}), b, 1, 1).ok);
+}
+
+// A GPU's tensors are compared where they are, in float32 (compare_tensors_as): the same verdicts as the
+// host's float64, the same counts, errors within float32's rounding of them.
+TEST(CompareValues, Float32WorkingPrecisionGivesTheHostsVerdicts) {
+  at::manual_seed(static_cast<uint64_t>(std::random_device{}()));
+  at::Tensor b = at::randn({4096});
+  at::Tensor a = b + at::randn({4096}) * 1e-6;  // well inside the tolerances, far from their edges
+  for (int i : {3, 70, 900}) a[i] = b[i] + 1.0;  // three outside every tolerance below
+  b[11] = NAN, a[11] = NAN;                      // equal: 0
+  b[12] = INFINITY, a[12] = INFINITY;            // equal: 0
+  a[13] = NAN;                                   // one side only: infinite
+  b[14] = -INFINITY, a[14] = INFINITY;           // different infinities
+  for (auto [rtol, atol, scaled] : {std::tuple{1e-4, 1e-5, false}, {0.0, 0.0, false}, {2e-3, 2e-3, true}, {1.0, 1.0, false}}) {
+    auto wide = runtime::compare_tensors_as("t", a, b, rtol, atol, scaled, at::kDouble);
+    auto narrow = runtime::compare_tensors_as("t", a, b, rtol, atol, scaled, at::kFloat);
+    EXPECT_EQ(narrow.mismatched, wide.mismatched) << rtol;
+    EXPECT_EQ(narrow.ok, wide.ok) << rtol;
+    EXPECT_TRUE(std::isinf(narrow.max_abs) && std::isinf(wide.max_abs));
+    EXPECT_EQ(narrow.max_rel, wide.max_rel);
+  }
+  for (int i : {11, 12, 13, 14}) a[i] = b[i] = 0;  // finite again: the errors are numbers
+  auto wide = runtime::compare_tensors_as("t", a, b, 1e-4, 1e-5, false, at::kDouble);
+  auto narrow = runtime::compare_tensors_as("t", a, b, 1e-4, 1e-5, false, at::kFloat);
+  EXPECT_EQ(narrow.mismatched, 3);
+  EXPECT_EQ(wide.mismatched, 3);
+  EXPECT_NEAR(narrow.max_abs, wide.max_abs, 1e-6 * wide.max_abs);
+  EXPECT_NEAR(narrow.max_rel, wide.max_rel, 1e-6 * wide.max_rel);
+  EXPECT_GT(wide.max_rel, 0);
 }
 
 TEST(CompareValues, SizesAndIntegersAndContainers) {
