@@ -225,9 +225,22 @@ json run_kiln(const model::Model& m, const std::vector<at::Tensor>& x, const c10
       if (!variant && !env_set("KILN_BENCH_NO_CUPTI_WAYS")) r["window_parts"] = window_parts(call);
       r["host"] = host_breakdown(call);
     }
+    // max-autotune: each tuned kernel's race (config, device ms on its first call; the kept one first), to set
+    // beside the same kernel's device time inside the timed calls.
+    json tuned;
     for (const auto& info : warm.regions())
-      for (const auto& a : warm.artifacts(info.index))
+      for (const auto& a : warm.artifacts(info.index)) {
         if (!a.note.empty()) r["note"] = a.note;
+        for (const auto& k : a.kernels) {
+          if (k.autotune.empty()) continue;
+          json rows = json::array();
+          for (const auto& c : k.autotune)
+            if (c.chosen) rows.insert(rows.begin(), json::array({c.config, c.ms}));
+            else rows.push_back(json::array({c.config, c.ms}));
+          tuned[k.name] = rows;
+        }
+      }
+    if (!tuned.empty()) r["tuned"] = tuned;
   } catch (const std::exception& e) {
     r["error"] = std::string(e.what()).substr(0, 400);
   }
