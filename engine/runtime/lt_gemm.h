@@ -12,7 +12,7 @@
 // workspace and current stream, with the precision LibTorch would use: float32 at `highest` in float32
 // (CUBLAS_COMPUTE_32F), at `high`/`medium` TF32; bfloat16 and float16 accumulate in float32, with
 // reduced-precision split-K reductions only where LibTorch allows them. With `tune` (max-autotune), the first
-// call of each problem times the heuristic's candidates (up to 32) and LibTorch's own product, float32 included,
+// call of each problem times the heuristic's candidates (up to 8) and LibTorch's own product, float32 included,
 // and keeps the fastest whose result agrees with LibTorch's (compared on the device); LibTorch's product when it
 // wins. A problem is timed once per process: later products of the same problem (a model's repeated blocks; the
 // key above) take that race's outcome and its rows, their choice saying so.

@@ -390,6 +390,21 @@ TEST(GpuBackend, MaxAutotuneMatchesEagerAndStoresCandidates) {
     int chosen = 0;
     for (const auto& c : k.autotune) chosen += c.chosen;
     EXPECT_EQ(chosen, 1) << k.name;
+    if (gemm) continue;
+    // A generated kernel keeps its own launch (the first form, its block size: the table's first timed row at
+    // that size) unless a candidate beats it by 3 %; else the fastest.
+    const records::AutotuneCandidate* kept = nullptr;
+    const records::AutotuneCandidate* fastest = nullptr;
+    for (const auto& c : k.autotune) {
+      if (c.chosen) kept = &c;
+      if (c.ms > 0 && (!fastest || c.ms < fastest->ms)) fastest = &c;
+    }
+    ASSERT_TRUE(kept && fastest) << k.name;
+    if (kept != fastest) {
+      EXPECT_GT(fastest->ms, kept->ms * 0.97f) << k.name << ": " << kept->config << " kept over " << fastest->config;
+      const bool own = kept->config.find("threads=256") == 0 || kept->config.find("rows in tiles of") != std::string::npos;
+      EXPECT_TRUE(own) << k.name << ": " << kept->config << " is not the kernel's own launch";
+    }
   }
   EXPECT_GT(with_variants, 0);  // block.pt has pointwise kernels over a 64-wide innermost dimension
 }

@@ -1,7 +1,8 @@
 // Launching generated CUDA kernels from a lowered region: one KernelCall per kernel that packs the
 // region's buffers, scalars and size symbols into the kernel's by-value argument block, sizes the
 // grid from the (possibly symbolic) range and launches on LibTorch's current stream. In
-// max-autotune mode the first call times every candidate block size and keeps the fastest.
+// max-autotune mode the first call times every candidate block size and form and keeps the fastest, unless the
+// kernel's own launch (its first form at its block size) is within 3 % of it: then its own.
 #pragma once
 
 #include <cstring>
