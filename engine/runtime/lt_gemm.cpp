@@ -291,7 +291,7 @@ int fastest(const Lib& L, Plan& p, const std::vector<cublasLtMatmulHeuristicResu
 // float32 (H200): the same SIMT kernels won as with 8, GEMM device time 2.064 against 2.055 ms per call.
 constexpr int kTunedCandidates = 8;
 
-// The outcome of a timed race, per problem, for the process.
+// The outcome of a timed race, per problem, for the process (the first 256 problems; later ones are timed each time).
 struct TimedChoice {
   bool lt = false;  // a cuBLASLt algorithm won (else LibTorch's product)
   cublasLtMatmulAlgo_t algo{};
@@ -334,6 +334,18 @@ bool make_plan(const Lib& L, Plan& p, bool tune, const at::Tensor& a, const at::
       L.layout_create(&p.lc, dt, static_cast<uint64_t>(k.p.m), static_cast<uint64_t>(k.p.n), k.p.ldc) !=
           CUBLAS_STATUS_SUCCESS)
     return false;
+  const bool capturing = c10::cuda::currentStreamCaptureStatusMayInitCtx() != c10::cuda::CaptureStatus::None;
+  // A problem timed before in this process (another product of the same sizes, layouts, precision and alignment:
+  // ConvNeXt's 18 third-stage linears are two problems) takes that race's outcome: no heuristic asked, nothing timed.
+  if (tune && !capturing)
+    if (auto seen = timed_before(k)) {
+      p.race = seen->race;
+      p.choice = seen->choice + ", timed for an earlier product of this problem";
+      if (!seen->lt) return false;
+      p.algo = seen->algo;
+      p.workspace = seen->workspace;
+      return true;
+    }
   cublasLtMatmulPreference_t pref = nullptr;
   if (L.pref_create(&pref) != CUBLAS_STATUS_SUCCESS) return false;
   const uint64_t ws = at::cuda::getCUDABlasLtWorkspaceSize();
@@ -365,22 +377,11 @@ bool make_plan(const Lib& L, Plan& p, bool tune, const at::Tensor& a, const at::
               found.end());
   if (found.empty()) return false;
   int pick = 0;
-  const bool capturing = c10::cuda::currentStreamCaptureStatusMayInitCtx() != c10::cuda::CaptureStatus::None;
   if (tune && capturing && k.dtype == at::kFloat) {  // float32 takes cuBLASLt only where timed faster (header)
     p.choice = "LibTorch's product (a new problem during CUDA graph capture: not timed)";
     return false;
   }
   if (tune && !capturing) {  // a single candidate is timed too: LibTorch's product may be faster
-    // A problem timed before in this process (another product of the same sizes, layouts, precision and
-    // alignment: ConvNeXt's 18 third-stage linears are two problems) takes that race's outcome.
-    if (auto seen = timed_before(k)) {
-      p.race = seen->race;
-      p.choice = seen->choice + ", timed for an earlier product of this problem";
-      if (!seen->lt) return false;
-      p.algo = seen->algo;
-      p.workspace = seen->workspace;
-      return true;
-    }
     pick = fastest(L, p, found, a, b, c, stream);
     TimedChoice outcome;
     outcome.lt = pick >= 0;
