@@ -225,24 +225,6 @@ int choose_channels_last(LoopProgram& p, bool weight_copies) {
     // not at it: it keeps the layout of an NHWC input, so neighbouring threads read neighbouring channels.
     if (is_conv2d_target(comp.target) && (reads_nhwc(p, comp.body) || channel_reads_win(p, comp.body))) {
       set_nhwc(static_cast<int>(c));
-      // Its filters [C, 1, KH, KW] (a constant) are then read with the channel varying fastest across threads:
-      // stored [KH, KW, 1, C] (converted once, as convolutions' NHWC weights are), each tap's loads are
-      // neighbours instead of KH*KW floats apart (uncoalesced, they made the kernel 5-10x slower than cuDNN's).
-      std::function<void(const VExpr&)> filters = [&](const VExpr& e) {
-        if (!e) return;
-        if (e->op == VExprNode::Op::Load && e->index.size() == 4 && e->index[0]->op == IExprNode::Op::Var &&
-            e->index[0]->var == 1) {
-          Comp& w = p.comps[e->comp];
-          if (w.kind == Comp::Kind::Constant && w.sizes.size() == 4 && w.layout.empty()) {
-            w.layout = {2, 3, 1, 0};
-            ++changed;
-          }
-        }
-        filters(e->a);
-        filters(e->b);
-        filters(e->c);
-      };
-      filters(comp.body);
       continue;
     }
     bool follows = false;
@@ -258,6 +240,28 @@ int choose_channels_last(LoopProgram& p, bool weight_copies) {
     };
     walk(comp.body);
     if (follows || (!comp.is_view && !one_pixel(comp) && channel_reads_win(p, comp.body))) set_nhwc(static_cast<int>(c));
+  }
+  // A channels-last depthwise window (whether it took the layout from its input or, read by a convolution, as
+  // that convolution's input) reads its filters [C, 1, KH, KW] (a constant) with the channel varying fastest
+  // across threads: stored [KH, KW, 1, C] (converted once, as convolutions' NHWC weights are), each tap's loads
+  // are neighbours instead of KH*KW floats apart (uncoalesced, they made the kernel 5-10x slower than cuDNN's).
+  for (const Comp& comp : p.comps) {
+    if (comp.kind != Comp::Kind::Pointwise || !is_conv2d_target(comp.target) || comp.layout != kNhwc) continue;
+    std::function<void(const VExpr&)> filters = [&](const VExpr& e) {
+      if (!e) return;
+      if (e->op == VExprNode::Op::Load && e->index.size() == 4 && e->index[0]->op == IExprNode::Op::Var &&
+          e->index[0]->var == 1) {
+        Comp& w = p.comps[e->comp];
+        if (w.kind == Comp::Kind::Constant && w.sizes.size() == 4 && w.layout.empty()) {
+          w.layout = {2, 3, 1, 0};
+          ++changed;
+        }
+      }
+      filters(e->a);
+      filters(e->b);
+      filters(e->c);
+    };
+    filters(comp.body);
   }
   return changed;
 }

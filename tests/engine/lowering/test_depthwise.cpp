@@ -138,6 +138,32 @@ def forward(self, x):
   EXPECT_LT(test::relative_error(c, "2x4x10x10"), 1e-5);
 }
 
+TEST(Depthwise, AWindowReadByAConvolutionReadsItsFiltersChannelsLast) {
+  // pointwise conv → depthwise (no activation) → pointwise conv: the depthwise takes the layout as the second
+  // convolution's input, not from the one before it; its filters are stored channels-last all the same, or each
+  // warp's loads of a tap would be 49 floats apart.
+  const std::string path = model_with("depthwise_into_conv", {{"a", {8, 4, 1, 1}}, {"d", {8, 1, 7, 7}}, {"p", {4, 8, 1, 1}}}, R"JIT(
+def forward(self, x):
+    y = torch.conv2d(x, self.a)
+    y = torch.conv2d(y, self.d, None, [1, 1], [3, 3], [1, 1], 8)
+    return torch.conv2d(y, self.p)
+)JIT");
+  for (bool kept : {true, false}) {
+    SCOPED_TRACE(kept ? "weights kept" : "weights per call");
+    auto c = compile(path, "2x4x14x14", "generated", "channels-last");
+    auto low = lowered(c, true);
+    lowering::choose_channels_last(low.program, kept);
+    int filters = 0;
+    for (const auto& comp : low.program.comps)
+      if (comp.kind == lowering::Comp::Kind::Constant && comp.name == "d") {
+        EXPECT_EQ(comp.layout, (std::vector<int>{2, 3, 1, 0}));
+        ++filters;
+      }
+    EXPECT_EQ(filters, 1);
+    EXPECT_LT(test::relative_error(c, "2x4x14x14"), 1e-5);
+  }
+}
+
 TEST(Depthwise, MobileNetAndEfficientNetMiniaturesMatchEager) {
   // The corpus miniatures (random weights, 2x3x32x32): their depthwise convolutions generated on the CPU, the rest
   // as Kiln compiles them there. Float32 through a dozen blocks with batch norms: 1e-4 of the largest value.
