@@ -3,14 +3,19 @@
 // device, in float32 and bfloat16, alone and between channels-last convolutions (EfficientNet in miniature).
 // Without a GPU each test skips and says why.
 #include <gtest/gtest.h>
+#include "kiln_build_config.h"
 
 #include <functional>
+#include <map>
 
 #include <ATen/Context.h>
 
 #include "engine/model/model_impl.h"
 #include "engine/runtime/captured_runtime.h"
 #include "engine/runtime/example_inputs.h"
+#if KILN_WITH_CUDA
+#include "engine/runtime/cuda/gpu_kernels.h"
+#endif
 #include "tests/support/gpu_checks.h"
 #include "tests/support/paths.h"
 #include "tests/support/scripted_models.h"
@@ -106,6 +111,62 @@ TEST(GpuDepthwise, ConvNextBlocksMatchEagerInEveryMode) {
   expect_matches_eager(blocks, "3x3x64x64", 1e-4, "convnext blocks");
   expect_matches_eager(test::data("corpus/convnext_tiny.pt"), "2x3x64x64", 1e-4, "convnext_tiny");
   ctx.setAllowTF32CuDNN(tf32);
+}
+
+// Every form max-autotune races for a window's kernel, each forced in turn whatever the timings (one output per
+// thread; 2, the width's largest divisor up to 8 and the kernel's own along the width, each alone or for 2 outputs
+// along the height; 4 channels per thread as float4s): results match eager's in every form, on the ConvNeXt blocks
+// (7x7 windows 32, 16, 8 wide), the ConvNeXt-T miniature (28 and 14 wide) and the six-case window model (strided,
+// dilated, padded; 20 and 10 wide), float32 to 1e-4, bfloat16 to 3e-2.
+TEST(GpuDepthwise, EveryFormOfAWindowsKernelMatchesEager) {
+  REQUIRE_GPU();
+#if KILN_WITH_CUDA
+  auto& ctx = at::globalContext();
+  const bool tf32 = ctx.allowTF32CuDNN();
+  ctx.setAllowTF32CuDNN(false);
+  struct Case {
+    std::string path, spec;
+    double tol;
+  };
+  const std::vector<Case> cases = {{test::convnext_blocks_model(), "2x3x128x128", 1e-4},
+                                   {test::data("corpus/convnext_tiny.pt"), "2x3x112x112", 1e-4},
+                                   {test::depthwise_cases_model("dw_forms"), "3x8x32x20", 1e-4},
+                                   {test::depthwise_cases_model("dw_forms_bf16", at::kBFloat16), "2x8x32x20:bfloat16", 3e-2}};
+  std::map<std::string, int> chosen;  // form suffix -> kernels that ran it
+  for (const std::string suffix : {"_w1", "_r2", "_r5", "_r7", "_r8", "_h2", "_r5h2", "_r7h2", "_r8h2", "_c4", "_c4r2", "_c4r1"}) {
+    SCOPED_TRACE(suffix);
+    runtime::force_kernel_form_for_testing(suffix);
+    for (const auto& c : cases) {
+      auto m = model::load_model(c.path, "cuda");
+      capture::CompileOptions o;
+      o.backend = "kiln";
+      o.mode = "max-autotune";
+      o.depthwise = "generated";
+      runtime::CapturedRuntime rt(m, o);
+      for (int rep = 0; rep < 2; ++rep) {
+        const auto [out, ref] = test::call_against_eager(rt, m, c.spec.c_str());
+        EXPECT_LE(rel_error(out, ref), c.tol) << c.path << " " << c.spec;
+      }
+      // Each kernel that has the form (and could launch it) ran it.
+      for (const auto& r : rt.regions())
+        for (const auto& a : rt.artifacts(r.index))
+          for (const auto& k : a.kernels) {
+            bool has = false, ran = false;
+            for (const auto& cand : k.autotune) {
+              const bool form = cand.config.find(k.name + suffix + ")") != std::string::npos;
+              has |= form && cand.ms > 0;
+              ran |= form && cand.chosen;
+            }
+            if (has) EXPECT_TRUE(ran) << k.name << suffix << " in " << c.path;
+            chosen[suffix] += ran;
+          }
+    }
+  }
+  runtime::force_kernel_form_for_testing("");
+  for (const char* suffix : {"_w1", "_r2", "_r5", "_r7", "_r8", "_h2", "_r7h2", "_r8h2", "_c4", "_c4r2", "_c4r1"})
+    EXPECT_GT(chosen[suffix], 0) << suffix << ": no kernel of these models has that form";
+  ctx.setAllowTF32CuDNN(tf32);
+#endif
 }
 
 TEST(GpuDepthwise, FourChannelsPerThreadRunOnlyOnAlignedBuffers) {

@@ -208,10 +208,11 @@ struct CudaEmitter : RowKernelEmitter {
   // in bounds) are loaded once, then stored output by output. With 4 lanes, a load whose innermost stored index is
   // the channel itself moves as one float4 and each output's 4 channels are stored as one: such a form
   // (CudaKernelVariant::aligned16) is launched only when every buffer of the kernel is 16-byte aligned.
-  void window_rows(std::ostringstream& os, const FusedKernel& k, int rows, int lanes) {
+  void window_rows(std::ostringstream& os, const FusedKernel& k, int rows, int lanes, int height = 1) {
     const Comp& first = p.program.comps[k.comps[0]];
     std::vector<Sym> groups = first.sizes;
     groups[3] = capture::sym_const(first.sizes[3]->value / rows);
+    groups[2] = capture::sym_const(first.sizes[2]->value / height);
     if (lanes > 1) groups[1] = capture::sym_const(first.sizes[1]->value / lanes);
     std::ostringstream loop;
     std::vector<std::string> vars;
@@ -222,10 +223,15 @@ struct CudaEmitter : RowKernelEmitter {
         lane_vars[l][1] = "(" + vars[1] + " * " + std::to_string(lanes) + (l ? " + " + std::to_string(l) : "") + ")";
         set_extent(lane_vars[l][1], first.sizes[1]);
       }
-    std::vector<std::vector<lowering::IExpr>> at(static_cast<size_t>(rows));
-    for (int t = 0; t < rows; ++t) {
+    // The thread's outputs, `rows` along the width for each of `height` along the height.
+    const int outputs = rows * height;
+    std::vector<std::vector<lowering::IExpr>> at(static_cast<size_t>(outputs));
+    for (int t = 0; t < outputs; ++t) {
       for (int d = 0; d < 4; ++d) at[t].push_back(lowering::ie_var(d));
-      at[t][3] = lowering::ie_add(lowering::ie_mul(lowering::ie_var(3), lowering::ie_const(rows)), lowering::ie_const(t));
+      at[t][3] = lowering::ie_add(lowering::ie_mul(lowering::ie_var(3), lowering::ie_const(rows)), lowering::ie_const(t % rows));
+      if (height > 1)
+        at[t][2] =
+            lowering::ie_add(lowering::ie_mul(lowering::ie_var(2), lowering::ie_const(height)), lowering::ie_const(t / rows));
     }
     // Four lanes: loads whose innermost stored index is the channel itself, as float4s at lane 0's offset.
     int lane = 0;
@@ -247,6 +253,7 @@ struct CudaEmitter : RowKernelEmitter {
                        offset(e->comp, e->index, lane_vars[0]) + ")") + "." + "xyzw"[lane];
       };
     os << "  // " << rows << " neighbouring output" << (rows == 1 ? "" : "s") << " along the width";
+    if (height > 1) os << " for each of " << height << " along the height";
     if (lanes > 1) os << " x " << lanes << " neighbouring channels (float4s: launched on 16-byte aligned buffers only)";
     os << " per thread, the taps they share loaded once\n";
     os << "  const kiln_i total = " << size_product(groups) << ";\n";
@@ -257,16 +264,16 @@ struct CudaEmitter : RowKernelEmitter {
       const Comp& comp = p.program.comps[c];
       std::map<std::string, std::string> table;
       std::vector<std::string> lines;
-      std::vector<std::vector<std::string>> v(static_cast<size_t>(rows));
+      std::vector<std::vector<std::string>> v(static_cast<size_t>(outputs));
       begin_statement(table, lines);
       hoist_loads = true;
-      for (int t = 0; t < rows; ++t)
+      for (int t = 0; t < outputs; ++t)
         for (lane = 0; lane < lanes; ++lane)
           v[t].push_back(store_value(comp, lowering::ve_subst(comp.body, at[t]), lane_vars[lane], {}, 0));
       hoist_loads = false;
       end_statement();
       for (const auto& l : lines) os << "    " << l << "\n";
-      for (int t = 0; t < rows; ++t) {
+      for (int t = 0; t < outputs; ++t) {
         if (lanes == 4) {
           os << "    *reinterpret_cast<float4*>(b" << c << " + " << offset(c, at[t], lane_vars[0]) << ") = make_float4("
              << v[t][0] << ", " << v[t][1] << ", " << v[t][2] << ", " << v[t][3] << ");  // " << cpp_comment(comp.name) << "\n";
@@ -487,6 +494,20 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
       if (variants) forms.push_back({k.name + "_w1", 1, false});
       if (variants && rows == 4) forms.push_back({k.name + "_r2", 2, false, false, 0, 0, true});
       const int64_t width = p.program.comps[k.comps[0]].sizes[3]->value;
+      const int64_t tall = p.program.comps[k.comps[0]].sizes[2]->value;
+      // A window's kernel (not a layout copy) also races wider and taller groups of outputs: the largest divisor of
+      // the width up to 8 along it, and 2 outputs along the height, each loading the rows of taps they share once.
+      if (variants && !layout_copy(p, k)) {
+        int wide = 1;
+        for (int d = 8; d > 1 && wide == 1; --d)
+          if (width % d == 0) wide = d;
+        if (wide > rows) forms.push_back({k.name + "_r" + std::to_string(wide), wide, false, false, 0, 0, true});
+        if (tall % 2 == 0) {
+          forms.push_back({k.name + "_h2", 2 * rows, false, false, 0, 0, true, 1, false, 2});
+          if (wide > rows)
+            forms.push_back({k.name + "_r" + std::to_string(wide) + "h2", 2 * wide, false, false, 0, 0, true, 1, false, 2});
+        }
+      }
       if (variants && lanes > 1) {
         if (rows > 2) forms.push_back({k.name + "_c4", rows * lanes, false, false, 0, 0, true, lanes, true});
         if (width % 2 == 0) forms.push_back({k.name + "_c4r2", 2 * lanes, false, false, 0, 0, true, lanes, true});
@@ -521,9 +542,12 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
       else if (row && f.row_tile) os << "// " << k.name << " in tiles of " << f.row_tile << " rows (an autotuning candidate)\n";
       else if (row) os << "// " << k.name << " with " << (f.thread_per_row ? "one thread" : f.warp_per_row ? "one warp" : "one block")
                        << " per row (an autotuning candidate)\n";
-      else if (f.window_rows) os << "// " << k.name << " with " << f.vector_width / f.window_lanes << " output"
-                                 << (f.vector_width == f.window_lanes ? "" : "s") << " along the width x " << f.window_lanes
-                                 << " channel" << (f.window_lanes == 1 ? "" : "s") << " per thread (an autotuning candidate)\n";
+      else if (f.window_rows) {
+        const int along = f.vector_width / (f.window_lanes * f.window_height);
+        os << "// " << k.name << " with " << along << " output" << (along == 1 ? "" : "s") << " along the width x ";
+        if (f.window_height > 1) os << f.window_height << " along the height x ";
+        os << f.window_lanes << " channel" << (f.window_lanes == 1 ? "" : "s") << " per thread (an autotuning candidate)\n";
+      }
       else os << "// " << k.name << " with " << f.vector_width << " element" << (f.vector_width == 1 ? "" : "s")
               << " per thread (an autotuning candidate)\n";
       em.extent_of.clear();  // no loop variable of another kernel
@@ -536,7 +560,8 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
       else if (row && f.thread_per_row) emit_column(em, os, k);
       else if (row) em.row(os, k, f.warp_per_row);
       else if (tiled && f.function == k.name) em.transpose(os, k, *tiled);
-      else if (f.window_rows) em.window_rows(os, k, f.vector_width / f.window_lanes, f.window_lanes);
+      else if (f.window_rows)
+        em.window_rows(os, k, f.vector_width / (f.window_lanes * f.window_height), f.window_lanes, f.window_height);
       else em.pointwise(os, k, f.vector_width);
       os << "}\n";
       if (f.function == k.name) function_end = static_cast<size_t>(os.tellp());

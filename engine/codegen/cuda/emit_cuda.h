@@ -34,13 +34,16 @@ struct CudaKernelVariant {
   int row_tile = 0;
   int threads = 0;
   // Pointwise windows (kernel_mapping.h's window_rows and window_lanes): vector_width outputs per thread,
-  // vector_width / window_lanes neighbours along the width for each of window_lanes neighbouring channels (float4s
+  // vector_width / (window_lanes * window_height) neighbours along the width for each of window_lanes neighbouring channels (float4s
   // along the channels when window_lanes is 4), their shared taps loaded once.
   bool window_rows = false;
   int window_lanes = 1;
   // Moves its buffers as 16-byte vectors at offsets that are multiples of 4 elements: launched only when every
   // buffer of the kernel is 16-byte aligned (another form runs otherwise).
   bool aligned16 = false;
+  // Pointwise windows: outputs along the height per thread (each of them window_rows' outputs along the width), so
+  // that a tall window's rows of taps are loaded once for both; vector_width counts them too.
+  int window_height = 1;
 };
 
 struct CudaKernelInfo {

@@ -15,6 +15,15 @@
 
 namespace kiln::runtime {
 
+namespace {
+std::string& forced_form() {
+  static std::string suffix;
+  return suffix;
+}
+}  // namespace
+
+void force_kernel_form_for_testing(const std::string& suffix) { forced_form() = suffix; }
+
 #if KILN_TORCH_CUDA
 
 namespace {
@@ -127,6 +136,11 @@ std::vector<KernelCall> make_gpu_calls(const std::shared_ptr<GpuKernelSet>& set)
         float own_ms = -1;
         size_t own_index = 0;
         const int total = static_cast<int>(forms * std::size(options));
+        // Tests only (force_kernel_form_for_testing): the form to keep, if this kernel has it.
+        size_t forced = forms;
+        if (!forced_form().empty())
+          for (size_t v = 1; v < forms; ++v)
+            if (variant_of(info, v).function == info.name + forced_form()) forced = v;
         for (size_t v = 0; v < forms; ++v) {
           auto form = variant_of(info, v);
           const unsigned limit = thread_limit(*set, k, form.function);
@@ -161,15 +175,19 @@ std::vector<KernelCall> make_gpu_calls(const std::shared_ptr<GpuKernelSet>& set)
                                               : form.warp_per_row ? ", one warp per row (" + std::to_string(t / 32) +
                                                                       " rows per block)"
                                                                   : std::string(", one block per row"))
-                                           : form.window_rows ? " (" + std::to_string(form.vector_width / form.window_lanes) +
-                                                                    " along the width x " + std::to_string(form.window_lanes) +
-                                                                    " channels, " + form.function + ")"
+                                           : form.window_rows
+                                               ? " (" + std::to_string(form.vector_width / (form.window_lanes * form.window_height)) +
+                                                     " along the width x " +
+                                                     (form.window_height > 1 ? std::to_string(form.window_height) + " along the height x "
+                                                                             : std::string()) +
+                                                     std::to_string(form.window_lanes) + " channels, " + form.function + ")"
                                            : form.vector_width == 4 ? std::string(" (float4 when aligned)") : std::string(""));
             set->candidates[k].push_back({config, ms, false});
             if (v == 0 && t == own_threads) {
               own_ms = ms;
               own_index = set->candidates[k].size() - 1;
             }
+            if (forced < forms && v != forced) continue;
             if (ms < best) {
               best = ms;
               best_index = set->candidates[k].size() - 1;
@@ -178,7 +196,7 @@ std::vector<KernelCall> make_gpu_calls(const std::shared_ptr<GpuKernelSet>& set)
             }
           }
         }
-        if (own_ms > 0 && best > own_ms * (1 - kMargin)) {
+        if (forced == forms && own_ms > 0 && best > own_ms * (1 - kMargin)) {
           best_index = own_index;
           set->threads[k] = own_threads;
           set->variant[k] = 0;

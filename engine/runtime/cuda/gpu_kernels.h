@@ -70,4 +70,9 @@ struct GpuKernelSet {
 // Available only when LibTorch has CUDA (KILN_TORCH_CUDA); throws kiln::Error otherwise.
 std::vector<KernelCall> make_gpu_calls(const std::shared_ptr<GpuKernelSet>& set);
 
+// Tests only: while set (non-empty), max-autotune keeps the form of each kernel whose function is its name and
+// `suffix` (at its fastest block size) whatever the timings say, so every form's results can be checked; a kernel
+// without such a form keeps its timed choice. "" restores timing.
+void force_kernel_form_for_testing(const std::string& suffix);
+
 }  // namespace kiln::runtime
