@@ -265,6 +265,14 @@ bool reads_a_window(const VExpr& e) {
   return false;
 }
 
+bool reads_a_convolution_window(const VExpr& e) {
+  std::set<int> read;
+  all_loads(e, read);
+  int windows = 0;
+  for (int c : read) windows += positions_of(e, c) >= 4;
+  return windows >= 2;
+}
+
 FusedProgram schedule(const LoopProgram& input, const FusionOptions& options) {
   FusedProgram fp;
   fp.program = input;

@@ -69,6 +69,9 @@ bool row_prologue(const LoopProgram& program, const FusedKernel& k, int comp);
 // Whether e reads some computation at four or more positions: a window's taps (a generated depthwise convolution's,
 // lowering::LowerOptions::depthwise); two or three, as a rotation's halves or a difference of neighbours, are not one.
 bool reads_a_window(const lowering::VExpr& e);
+// Whether e reads a convolution's window: two computations each at four or more positions (the input's taps and the
+// filter's), where a pooling's window reads only its input at its taps.
+bool reads_a_convolution_window(const lowering::VExpr& e);
 
 struct Step {
   enum class Kind { Kernel, Extern };

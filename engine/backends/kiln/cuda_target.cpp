@@ -195,8 +195,12 @@ void CudaTarget::describe(const fusion::FusedKernel& k, records::Kernel& record)
                                        : "one block per row, 256 threads")
                              : "grid-stride, 256 threads, " +
                                    (ki && !ki->variants.empty() && ki->variants[0].window_rows
-                                        ? std::to_string(ki->vector_width / ki->variants[0].window_lanes) +
+                                        ? std::to_string(ki->vector_width / (ki->variants[0].window_lanes *
+                                                                             ki->variants[0].window_height)) +
                                               " outputs along the width x " +
+                                              (ki->variants[0].window_height > 1
+                                                   ? std::to_string(ki->variants[0].window_height) + " along the height x "
+                                                   : std::string()) +
                                               std::to_string(ki->variants[0].window_lanes) + " channels per thread"
                                         : std::to_string(ki ? ki->vector_width : 1) + " elements per thread");
   for (size_t u = 0; u < info_.size() && !set_->modules.empty(); ++u)

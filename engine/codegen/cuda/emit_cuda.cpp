@@ -474,6 +474,7 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
     const bool column = row && !tiles && column_reduction(p, k);
     const bool warp = row && !tiles && !column && warp_per_row(p, k);
     const int rows = row || tiled ? 1 : window_rows(p, k), lanes = row || tiled ? 1 : window_lanes(p, k);
+    const int height = row || tiled ? 1 : window_height(p, k);
     const bool window = rows > 1;
     head << "// " << k.name << ": "
          << (tiles ? "row kernel (rows in tiles of " + std::to_string(tile.width) + ", threads splitting each row)"
@@ -481,35 +482,39 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
              : row    ? (warp ? "row kernel (one warp per row)" : "row kernel (one block per row)")
              : tiled  ? "pointwise kernel (transposing, in 32x32 tiles)"
              : window ? "pointwise kernel (" + std::string(layout_copy(p, k) ? "a copy into another order, " : "a window, ") +
-                            std::to_string(rows) + " outputs along the width per thread)"
+                            std::to_string(rows) + " outputs along the width" +
+                            (height > 1 ? " for each of " + std::to_string(height) + " along the height" : std::string()) +
+                            " per thread)"
                       : "pointwise kernel")
          << " fusing " << k.nodes.size() << " graph node" << (k.nodes.size() == 1 ? "" : "s") << "\n";
     head << node_comment_lines(k.nodes, notes);
     std::vector<CudaKernelVariant> forms = {{k.name, tiled ? 4 : width, warp, column, tiles ? tile.width : 0,
                                              tiles ? tile.threads : 0}};
     if (window) {
-      forms[0] = {k.name, rows, false, false, 0, 0, true};
-      // Autotuning candidates: one output per thread; two per thread where four is the default; and where the
-      // channels allow, 4 channels per thread as float4s with the default's outputs along the width, 2 and 1.
-      if (variants) forms.push_back({k.name + "_w1", 1, false});
-      if (variants && rows == 4) forms.push_back({k.name + "_r2", 2, false, false, 0, 0, true});
+      forms[0] = {k.name, rows * height, false, false, 0, 0, true, 1, false, height};
+      // Autotuning candidates: one output per thread; the default's outputs along the width alone (where it takes 2
+      // along the height) or with 2 along the height (a pooling's window, where it takes 1); its height with the other widths that divide the map (4, and the largest divisor up to 8);
+      // and where the channels allow, 4 channels per thread as float4s with the default's outputs along the width,
+      // 2 and 1.
       const int64_t width = p.program.comps[k.comps[0]].sizes[3]->value;
-      const int64_t tall = p.program.comps[k.comps[0]].sizes[2]->value;
-      // A window's kernel (not a layout copy) also races wider and taller groups of outputs: the largest divisor of
-      // the width up to 8 along it, and 2 outputs along the height, each loading the rows of taps they share once.
+      auto along = [&](int w, int h) {
+        forms.push_back({k.name + "_r" + std::to_string(w) + "h" + std::to_string(h), w * h, false, false, 0, 0, true, 1,
+                         false, h});
+      };
+      if (variants) forms.push_back({k.name + "_w1", 1, false});
       if (variants && !layout_copy(p, k)) {
+        if (height > 1) along(rows, 1);
+        if (height == 1 && p.program.comps[k.comps[0]].sizes[2]->value % 2 == 0) along(rows, 2);  // a pooling's
         int wide = 1;
         for (int d = 8; d > 1 && wide == 1; --d)
           if (width % d == 0) wide = d;
-        if (wide > rows) forms.push_back({k.name + "_r" + std::to_string(wide), wide, false, false, 0, 0, true});
-        if (tall % 2 == 0) {
-          forms.push_back({k.name + "_h2", 2 * rows, false, false, 0, 0, true, 1, false, 2});
-          if (wide > rows)
-            forms.push_back({k.name + "_r" + std::to_string(wide) + "h2", 2 * wide, false, false, 0, 0, true, 1, false, 2});
-        }
+        if (wide != rows && wide > 1) along(wide, height);
+        if (width % 4 == 0 && rows != 4 && wide != 4) along(4, height);
       }
       if (variants && lanes > 1) {
-        if (rows > 2) forms.push_back({k.name + "_c4", rows * lanes, false, false, 0, 0, true, lanes, true});
+        // (at most 4 along the width: 8 x 4 channels would hold 32 sums per thread)
+        const int c4_rows = width % 4 == 0 ? 4 : rows;
+        if (c4_rows > 2) forms.push_back({k.name + "_c4", c4_rows * lanes, false, false, 0, 0, true, lanes, true});
         if (width % 2 == 0) forms.push_back({k.name + "_c4r2", 2 * lanes, false, false, 0, 0, true, lanes, true});
         forms.push_back({k.name + "_c4r1", lanes, false, false, 0, 0, true, lanes, true});
       }
@@ -572,7 +577,7 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
       ki.name = k.name;
       ki.row = k.kind == FusedKernel::Kind::Row;
       ki.range = ki.row ? k.outer : p.program.comps[k.comps[0]].sizes;
-      ki.vector_width = tiled ? 4 : window ? rows : width;
+      ki.vector_width = tiled ? 4 : window ? rows * height : width;
       ki.variants = forms;
       ki.buffers = buffers;
       ki.prelude_end = prelude_end;

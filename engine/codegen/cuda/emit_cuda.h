@@ -50,7 +50,7 @@ struct CudaKernelInfo {
   std::string name;
   bool row = false;
   std::vector<lowering::Sym> range;  // pointwise: the sizes; row: the rows (outer sizes)
-  int vector_width = 1;              // pointwise elements per thread (along the innermost dim; a window's along its width)
+  int vector_width = 1;              // pointwise elements per thread (along the innermost dim; a window's outputs)
   // variants[0] is the kernel itself; with `variants` requested, pointwise kernels with 4 elements
   // per thread also come with 2 and 1 (functions "<name>_w2", "<name>_w1"), and row kernels with
   // the other row mapping ("<name>_block" or "<name>_warp"; row tiles with one thread, one warp and

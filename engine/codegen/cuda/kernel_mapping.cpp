@@ -283,6 +283,14 @@ bool window_kernel(const fusion::FusedProgram& p, const FusedKernel& k) {
   return window || layout_copy(p, k);
 }
 
+// Whether one of k's computations reads a convolution's window (a depthwise convolution lowered to loops), rather
+// than a pooling's.
+bool convolution_window(const fusion::FusedProgram& p, const FusedKernel& k) {
+  for (int c : k.comps)
+    if (fusion::reads_a_convolution_window(p.program.comps[c].body)) return true;
+  return false;
+}
+
 }  // namespace
 
 int window_lanes(const fusion::FusedProgram& p, const FusedKernel& k) {
@@ -298,9 +306,19 @@ int window_lanes(const fusion::FusedProgram& p, const FusedKernel& k) {
 int window_rows(const fusion::FusedProgram& p, const FusedKernel& k) {
   if (!window_kernel(p, k)) return 1;
   const int64_t width = p.program.comps[k.comps[0]].sizes[3]->value;
-  if (width % 4 == 0) return 4;
-  if (width % 2 == 0) return 2;
+  if (!convolution_window(p, k)) {
+    if (width % 4 == 0) return 4;
+    if (width % 2 == 0) return 2;
+    return width <= 8 ? static_cast<int>(width) : 1;
+  }
+  for (int d : {8, 4, 7, 6, 5, 2})
+    if (width % d == 0) return d;
   return width <= 8 ? static_cast<int>(width) : 1;
+}
+
+int window_height(const fusion::FusedProgram& p, const FusedKernel& k) {
+  if (!window_kernel(p, k) || !convolution_window(p, k)) return 1;
+  return p.program.comps[k.comps[0]].sizes[2]->value % 2 == 0 ? 2 : 1;
 }
 
 int vector_width(const fusion::FusedProgram& p, const FusedKernel& k) {

@@ -14,12 +14,20 @@ namespace kiln::codegen {
 // Elements per thread of a pointwise kernel: 4 when the innermost stored size is a multiple of 4.
 int vector_width(const fusion::FusedProgram& p, const fusion::FusedKernel& k);
 // Outputs per thread of a window's pointwise kernel (a depthwise convolution, fusion::reads_a_window; or a
-// layout_copy) taken along
-// its width: 4 or 2 when the width (dim 3 of a constant 4-d iteration space stored with another dim innermost,
-// channels-last) is a multiple of it, the whole width when it is at most 8 (7x7 maps), else 1. The outputs of one
-// thread read mostly the same taps, loaded once: on the H200, EfficientNet-B0's windows with their batch norm and
-// SiLU ran 1.5-3x faster than one output per thread (bench/gpu/probes/window_kernels.cu). 1 for every other kernel.
+// layout_copy) taken along its width (dim 3 of a constant 4-d iteration space stored with another dim innermost,
+// channels-last): for a depthwise convolution's window the first of 8, 4, 7, 6, 5 and 2 that divides the width, else
+// the whole width when it is at most 8, else 1; for a pooling's window or a layout copy 4 or 2 when the width is a
+// multiple of it, else the whole width up to 8, else 1 (a pooling's kernel already streams near the memory's bandwidth:
+// ResNet's stem pooling read its map at 3.9 TB/s on the H200). The outputs of one thread read mostly the same taps, loaded once: on the H200, EfficientNet-B0's windows
+// with their batch norm and SiLU ran 1.5-3x faster than one output per thread (bench/gpu/probes/window_kernels.cu),
+// and with 2 outputs along the height as well (window_height) ConvNeXt-T's 7x7 windows at batch 8 ran 1.3-1.7x
+// faster than 4 or 2 along the width alone (14x14 maps: 7x2 outputs 7.5 µs against 2x1's 12.9; 28x28: 4x2 10.7 µs
+// against 7x2's 12.0 and 4x1's 14.1; 56x56: 8x2 17.3 against 4x2's 18.5 and 4x1's 23.6). 1 for every other kernel.
 int window_rows(const fusion::FusedProgram& p, const fusion::FusedKernel& k);
+// Outputs per thread of a depthwise convolution's window kernel along its height, each of them window_rows along the
+// width: 2 when the height is even, else 1 (and 1 for a pooling's window, a layout copy or any other kernel;
+// max-autotune races 2 for a pooling's window).
+int window_height(const fusion::FusedProgram& p, const fusion::FusedKernel& k);
 // A copy into another storage order: one 4-d computation whose body is a load, at its own position, of a realized
 // buffer stored with dim 3 innermost (a conv weight copied channels-last, lowering::copy_conv_weights_per_call). Such
 // a kernel takes window_rows outputs per thread too: each thread reads its neighbouring values of dim 3 (one sector)

@@ -181,7 +181,8 @@ std::vector<KernelCall> make_gpu_calls(const std::shared_ptr<GpuKernelSet>& set)
                                                      (form.window_height > 1 ? std::to_string(form.window_height) + " along the height x "
                                                                              : std::string()) +
                                                      std::to_string(form.window_lanes) + " channels, " + form.function + ")"
-                                           : form.vector_width == 4 ? std::string(" (float4 when aligned)") : std::string(""));
+                                           : form.vector_width == 4 ? " (" + form.function + ", float4 when aligned)"
+                                                                    : " (" + form.function + ")");
             set->candidates[k].push_back({config, ms, false});
             if (v == 0 && t == own_threads) {
               own_ms = ms;

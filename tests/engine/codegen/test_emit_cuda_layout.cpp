@@ -444,8 +444,10 @@ TEST(EmitCudaLayout, ConvNextDepthwiseConvolutionsAreWindowKernelsThroughTheirPe
     for (int comp : out.fused.kernels[k].comps) window |= fusion::reads_a_window(out.fused.program.comps[comp].body);
     if (!window) continue;
     ++windows;
-    EXPECT_TRUE(info[k].variants.at(0).window_rows) << info[k].name;  // the map is 8 wide: 4 outputs per thread
-    EXPECT_EQ(info[k].vector_width, 4) << info[k].name;
+    // The map is 8x8: 8 outputs along the width for each of 2 along the height per thread.
+    EXPECT_TRUE(info[k].variants.at(0).window_rows) << info[k].name;
+    EXPECT_EQ(info[k].variants.at(0).window_height, 2) << info[k].name;
+    EXPECT_EQ(info[k].vector_width, 16) << info[k].name;
     EXPECT_EQ(info[k].name.find("permute"), std::string::npos) << info[k].name;
   }
   EXPECT_EQ(windows, 2);

@@ -202,8 +202,9 @@ TEST(Depthwise, AWindowIsSummedOnceInAPointwiseKernelWithItsBatchNormAndActivati
   }
   EXPECT_GE(windows, 3);
 #if KILN_WITH_CUDA  // the CUDA code generator is built with the CUDA toolkit only
-  // Each window's CUDA kernel takes neighbouring outputs along the width per thread (4 on widths that are multiples
-  // of 4, 2 on the 2-wide map, the whole width up to 8), loading the taps they share once, and NVRTC compiles it.
+  // Each window's CUDA kernel takes neighbouring outputs along the width per thread (the first of 8, 4, 7, 6, 5 and 2
+  // that divides the width, else the whole width up to 8), for each of 2 along the height where the height is even,
+  // loading the taps they share once, and NVRTC compiles it.
   // max-autotune's candidates (its channels multiples of 4) also take 4 channels per thread as float4s, each tap
   // loaded once as one float4 (launched on 16-byte aligned buffers only).
   std::vector<codegen::CudaKernelInfo> info;
@@ -219,11 +220,24 @@ TEST(Depthwise, AWindowIsSummedOnceInAPointwiseKernelWithItsBatchNormAndActivati
   };
   for (size_t k = 0; k < info.size(); ++k) {
     bool window = false;
-    for (int comp : out.fused.kernels[k].comps) window |= fusion::reads_a_window(out.fused.program.comps[comp].body);
+    bool convolution = false;  // the input's taps and the filter's: not a pooling's window
+    for (int comp : out.fused.kernels[k].comps) {
+      window |= fusion::reads_a_window(out.fused.program.comps[comp].body);
+      convolution |= fusion::reads_a_convolution_window(out.fused.program.comps[comp].body);
+    }
     if (!window) continue;
+    EXPECT_TRUE(convolution) << info[k].name;
     const auto& first = out.fused.program.comps[out.fused.kernels[k].comps[0]];
     const int width = first.sizes[3]->value;
-    EXPECT_EQ(info[k].vector_width, width % 4 == 0 ? 4 : width % 2 == 0 ? 2 : width) << info[k].name;
+    int along = width <= 8 ? width : 1;
+    for (int d : {8, 4, 7, 6, 5, 2})
+      if (width % d == 0) {
+        along = d;
+        break;
+      }
+    const int height = first.sizes[2]->value % 2 == 0 ? 2 : 1;
+    EXPECT_EQ(info[k].vector_width, along * height) << info[k].name;
+    EXPECT_EQ(info[k].variants.at(0).window_height, height) << info[k].name;
     EXPECT_EQ(info[k].variants.at(0).window_rows, width > 1) << info[k].name;  // a 1-wide map: one per thread
     EXPECT_EQ(info[k].variants.at(0).window_lanes, 1) << info[k].name;
     along_width += info[k].variants.at(0).window_rows;
@@ -256,19 +270,19 @@ TEST(Depthwise, AWindowIsSummedOnceInAPointwiseKernelWithItsBatchNormAndActivati
 
 TEST(Depthwise, TheCudaKernelsOutputsPerThreadFollowTheWindowsWidth) {
   // Channels-last windows (between 1x1 convolutions): a 3x3 stride-1 window 14 or 11 wide, then a 5x5 stride-2 one 7
-  // or 6 wide: 2 outputs per thread along the 14-wide, a whole 7-wide row, one output per thread on 11 (odd and above
-  // 8), 2 on 6. With 8 channels max-autotune's candidates can take 4 channels per thread as float4s, with 6 they
-  // cannot. Every form, max-autotune's candidates included, compiles with NVRTC.
+  // or 6 wide: 7 outputs per thread along the 14-wide (its largest divisor up to 8), a whole 7-wide or 6-wide row,
+  // one output per thread on 11 (odd and above 8). With 8 channels max-autotune's candidates can take 4 channels per
+  // thread as float4s, with 6 they cannot. Every form, max-autotune's candidates included, compiles with NVRTC.
   struct Case {
     int channels;
     std::string shape;
     std::vector<int> widths, rows;
     int lanes;
   };
-  for (const auto& t : std::vector<Case>{{8, "2x8x14x14", {14, 7}, {2, 7}, 4},
-                                         {8, "2x8x11x11", {11, 6}, {1, 2}, 4},
-                                         {6, "2x6x14x14", {14, 7}, {2, 7}, 1},
-                                         {6, "2x6x11x11", {11, 6}, {1, 2}, 1}}) {
+  for (const auto& t : std::vector<Case>{{8, "2x8x14x14", {14, 7}, {7, 7}, 4},
+                                         {8, "2x8x11x11", {11, 6}, {1, 6}, 4},
+                                         {6, "2x6x14x14", {14, 7}, {7, 7}, 1},
+                                         {6, "2x6x11x11", {11, 6}, {1, 6}, 1}}) {
     SCOPED_TRACE(t.shape);
     const int64_t ch = t.channels;
     const std::string path = model_with("dw_widths" + std::to_string(ch),

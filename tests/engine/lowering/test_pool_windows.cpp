@@ -150,18 +150,24 @@ TEST(PoolWindows, ResNetsStemIsOneWindowKernelWithItsBatchNormAndRelu) {
   EXPECT_EQ(pool->kind, fusion::FusedKernel::Kind::Pointwise) << pool->name;
   ASSERT_EQ(pool->comps.size(), 1u) << pool->name;
   EXPECT_TRUE(fusion::reads_a_window(out.fused.program.comps[pool->comps[0]].body));
+  EXPECT_FALSE(fusion::reads_a_convolution_window(out.fused.program.comps[pool->comps[0]].body));  // no filter's taps
   // The graph nodes in the kernel: the pooling, its batch norm and its ReLU (the stem's convolution is cuDNN's).
   std::string nodes;
   for (const auto& name : pool->nodes) nodes += name + " ";
   EXPECT_EQ(pool->nodes.size(), 3u) << nodes;
 #if KILN_WITH_CUDA  // the CUDA code generator is built with the CUDA toolkit only
   // 4 outputs per thread along the 8-wide pooled map (16x16 after the stem, 8x8 pooled), the taps they share loaded
-  // once, and NVRTC compiles every form.
+  // once, 1 along the height (a pooling's window: 2 only among max-autotune's candidates), and NVRTC compiles every
+  // form.
   std::vector<codegen::CudaKernelInfo> info;
   const std::string src = codegen::emit_cuda(out.fused, {}, &info, true);
   ASSERT_LT(pool_index, info.size());
   EXPECT_EQ(info[pool_index].vector_width, 4) << info[pool_index].name;
   EXPECT_TRUE(info[pool_index].variants.at(0).window_rows) << info[pool_index].name;
+  EXPECT_EQ(info[pool_index].variants.at(0).window_height, 1) << info[pool_index].name;
+  bool taller = false;
+  for (const auto& form : info[pool_index].variants) taller |= form.window_height == 2 && form.vector_width == 8;
+  EXPECT_TRUE(taller) << info[pool_index].name << ": max-autotune races 4x2 outputs per thread";
   EXPECT_GT(codegen::compile_cuda(src, "sm_90").cubin.size(), 0u);
 #else
   (void)pool_index;
