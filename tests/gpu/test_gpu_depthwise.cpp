@@ -118,7 +118,8 @@ TEST(GpuDepthwise, ConvNextBlocksMatchEagerInEveryMode) {
 // up to 8 along the width with its height; 4 channels per thread as float4s), and the kernels' own forms in the
 // other modes: results match eager's in every form, on the ConvNeXt blocks
 // (7x7 windows 32, 16, 8 wide), the ConvNeXt-T miniature (28 and 14 wide) and the six-case window model (strided,
-// dilated, padded; 20 and 10 wide), float32 to 1e-4, bfloat16 to 3e-2.
+// dilated, padded; 20 and 10 wide), and the ResNet-18 miniature's stem pooling (8 wide: 4 along the width by default,
+// 4x2 and 8 among the candidates), float32 to 1e-4, bfloat16 to 3e-2.
 TEST(GpuDepthwise, EveryFormOfAWindowsKernelMatchesEager) {
   REQUIRE_GPU();
 #if KILN_WITH_CUDA
@@ -132,7 +133,8 @@ TEST(GpuDepthwise, EveryFormOfAWindowsKernelMatchesEager) {
   const std::vector<Case> cases = {{test::convnext_blocks_model(), "2x3x128x128", 1e-4},
                                    {test::data("corpus/convnext_tiny.pt"), "2x3x112x112", 1e-4},
                                    {test::depthwise_cases_model("dw_forms"), "3x8x32x20", 1e-4},
-                                   {test::depthwise_cases_model("dw_forms_bf16", at::kBFloat16), "2x8x32x20:bfloat16", 3e-2}};
+                                   {test::depthwise_cases_model("dw_forms_bf16", at::kBFloat16), "2x8x32x20:bfloat16", 3e-2},
+                                   {test::data("corpus/resnet18.pt"), "2x3x32x32", 1e-4}};
   std::map<std::string, int> chosen;  // form suffix -> kernels that ran it
   const std::vector<std::string> suffixes = {"_w1",   "_r4h1", "_r7h1", "_r8h1", "_r5h2",
                                              "_r4h2", "_r7h2", "_c4",   "_c4r2", "_c4r1"};
