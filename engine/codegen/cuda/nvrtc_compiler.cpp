@@ -97,9 +97,12 @@ int compile_in_workers(const fs::path& worker, const std::vector<std::string>& u
   };
   std::vector<Worker> workers;
   const std::string path = worker.string();
+  std::vector<size_t> sizes;
+  for (size_t i : misses) sizes.push_back(units[i].size());
+  const std::vector<std::vector<size_t>> shares = share_units(sizes, n);
   for (unsigned w = 0; w < n; ++w) {
     std::vector<UnitSource> mine;
-    for (size_t i = w; i < misses.size(); i += n) mine.push_back({misses[i], &units[misses[i]]});
+    for (size_t i : shares[w]) mine.push_back({misses[i], &units[misses[i]]});
     Worker wk;
     wk.in = anonymous_file();
     wk.out = anonymous_file();
@@ -169,6 +172,20 @@ int compile_in_workers(const fs::path& worker, const std::vector<std::string>& u
 }
 
 }  // namespace
+
+std::vector<std::vector<size_t>> share_units(const std::vector<size_t>& sizes, unsigned n) {
+  std::vector<std::vector<size_t>> shares(std::max(1u, n));
+  std::vector<size_t> order(sizes.size()), load(shares.size(), 0);
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return sizes[a] > sizes[b]; });
+  for (size_t i : order) {
+    const size_t w = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    shares[w].push_back(i);
+    load[w] += sizes[i];
+  }
+  for (auto& s : shares) std::sort(s.begin(), s.end());
+  return shares;
+}
 
 CubinResult compile_cuda(const std::string& source, const std::string& arch) {
   return compile_cuda_units({source}, arch, 1).units.at(0);  // one unit: compiled here

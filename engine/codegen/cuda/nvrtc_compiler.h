@@ -35,4 +35,10 @@ struct CubinSet {
 // its time) compile here, in order, so the error thrown is the first failing unit's.
 CubinSet compile_cuda_units(const std::vector<std::string>& units, const std::string& arch, unsigned workers = 0);
 
+// Units (by their sources' sizes, which NVRTC's time follows: a window's kernel with max-autotune's eleven forms
+// takes seconds where a one-form pointwise kernel takes tens of milliseconds) shared among n workers, the largest first
+// to whichever has least so far: each worker's positions in `sizes`, ascending. Dealt round-robin, a worker could get
+// several of the largest while another got only small ones.
+std::vector<std::vector<size_t>> share_units(const std::vector<size_t>& sizes, unsigned n);
+
 }  // namespace kiln::codegen
