@@ -117,8 +117,9 @@ TEST(GpuDepthwise, ConvNextBlocksMatchEagerInEveryMode) {
 // thread; the kernel's own outputs along the width without its 2 along the height; 4 and the width's largest divisor
 // up to 8 along the width with its height; 4 channels per thread as float4s), and the kernels' own forms in the
 // other modes: results match eager's in every form, on the ConvNeXt blocks
-// (7x7 windows 32, 16, 8 wide), the ConvNeXt-T miniature (28 and 14 wide) and the six-case window model (strided,
-// dilated, padded; 20 and 10 wide), and the ResNet-18 miniature's stem pooling (8 wide: 4 along the width by default,
+// (7x7 windows 32 and 20 wide: 5 is 20's largest divisor up to 8, the one case of _r5h2), the ConvNeXt-T
+// miniature (28 and 14 wide), the six-case window model (strided, dilated, padded; row-major, so its kernels are
+// not windows' kernels and keep their one form whatever is forced), and the ResNet-18 miniature's stem pooling (8 wide: 4 along the width by default,
 // 4x2 and 8 among the candidates), float32 to 1e-4, bfloat16 to 3e-2.
 TEST(GpuDepthwise, EveryFormOfAWindowsKernelMatchesEager) {
   REQUIRE_GPU();
@@ -131,6 +132,7 @@ TEST(GpuDepthwise, EveryFormOfAWindowsKernelMatchesEager) {
     double tol;
   };
   const std::vector<Case> cases = {{test::convnext_blocks_model(), "2x3x128x128", 1e-4},
+                                   {test::convnext_blocks_model(), "2x3x80x80", 1e-4},
                                    {test::data("corpus/convnext_tiny.pt"), "2x3x112x112", 1e-4},
                                    {test::depthwise_cases_model("dw_forms"), "3x8x32x20", 1e-4},
                                    {test::depthwise_cases_model("dw_forms_bf16", at::kBFloat16), "2x8x32x20:bfloat16", 3e-2},
