@@ -255,6 +255,28 @@ bool permute_read_in_order(const LoopProgram& prog, int vi, int p, const std::ve
   return true;
 }
 
+// Whether view `v` of computation `p` (its body one load of p, each index a different one of its variables, the same
+// dtype) keeps each element where p's buffer keeps it: p's k-th stored dim is the view's k-th stored dim, for every k.
+// p's buffer permuted into the view's dims is then the view's buffer, byte for byte (ConvNeXt's downsampling
+// LayerNorm2d: layer_norm over [N, H, W, C] rows, permute(0, 3, 1, 2) stored channels-last for the convolution).
+bool same_storage_view(const Comp& v, int p, const Comp& producer) {
+  if (!v.is_view || !v.body || v.body->op != VExprNode::Op::Load || v.body->comp != p || v.dtype != producer.dtype) return false;
+  const auto& idx = v.body->index;
+  const size_t rank = v.sizes.size();
+  if (idx.size() != rank || producer.sizes.size() != rank || rank == 0) return false;
+  std::set<int> seen;
+  for (const auto& i : idx)
+    if (!i || i->op != IExprNode::Op::Var || i->var < 0 || i->var >= static_cast<int>(rank) || !seen.insert(i->var).second)
+      return false;
+  const std::vector<int> ov = lowering::storage_order(v), op = lowering::storage_order(producer);
+  for (size_t k = 0; k < rank; ++k) {
+    const int pd = op[k], vd = ov[k];
+    if (idx[static_cast<size_t>(pd)]->var != vd) return false;
+    if (capture::sym_str(v.sizes[static_cast<size_t>(vd)]) != capture::sym_str(producer.sizes[static_cast<size_t>(pd)])) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 bool reads_a_window(const VExpr& e) {
@@ -285,6 +307,7 @@ FusedProgram schedule(const LoopProgram& input, const FusionOptions& options) {
 
   // 1. Which computations get a buffer.
   fp.realized.assign(n, false);
+  fp.view_of.assign(n, -1);
   std::vector<VExpr> inlined(n);  // bodies with non-realized loads substituted
   std::set<std::pair<int, int>> decided;  // the first reason for a pair is the one that holds
   auto decide = [&](int p, int c, bool fused, const std::string& why) {
@@ -328,8 +351,21 @@ FusedProgram schedule(const LoopProgram& input, const FusionOptions& options) {
       continue;
     }
     if (users[i].empty()) continue;  // dead
-    bool extern_user = false;
-    for (int u : users[i]) extern_user |= !computes(comps[u]);
+    bool extern_user = false, externs_only = true;
+    for (int u : users[i]) {
+      extern_user |= !computes(comps[u]);
+      externs_only = externs_only && !computes(comps[u]);
+    }
+    // A view only extern calls read, of a stored computation whose buffer holds its elements where the view's own
+    // would: the view is that buffer, permuted (fp.view_of), and no kernel copies it.
+    if (externs_only && c.body && c.body->op == VExprNode::Op::Load && c.body->comp >= 0 &&
+        static_cast<size_t>(c.body->comp) < i && fp.realized[static_cast<size_t>(c.body->comp)] &&
+        computes(comps[static_cast<size_t>(c.body->comp)]) &&
+        same_storage_view(c, c.body->comp, comps[static_cast<size_t>(c.body->comp)])) {
+      fp.realized[i] = true;
+      fp.view_of[i] = c.body->comp;
+      continue;
+    }
     // Cheap to recompute in each consumer: judged on what inlining would copy there (its own body
     // with every input it inlines substituted), not on its own body alone: a residual stream of
     // adds, each cheap by itself, would otherwise be recomputed from its start in every layer.
@@ -401,9 +437,22 @@ FusedProgram schedule(const LoopProgram& input, const FusionOptions& options) {
       feeds_permute = kernels_only && !feeds_free_view &&
                       permute_read_in_order(fp.program, v, static_cast<int>(i), users[static_cast<size_t>(v)]);
     }
+    // Its one reader a view that extern calls alone read, keeping each element where this computation's buffer would:
+    // stored here (in its own kernel's form: a layer norm's rows write it as their last stage), and the view is this
+    // buffer, permuted, rather than a kernel computing it again into a buffer of the same bytes.
+    bool feeds_extern_view = false;
+    if (options.fuse && users[i].size() == 1 && c.kind == Kind::Pointwise) {
+      const int v = users[i][0];
+      bool only_externs = !users[static_cast<size_t>(v)].empty() && !outputs.count(v);
+      for (int w : users[static_cast<size_t>(v)]) only_externs = only_externs && !computes(comps[static_cast<size_t>(w)]);
+      feeds_extern_view = only_externs && same_storage_view(comps[static_cast<size_t>(v)], static_cast<int>(i), c);
+    }
     std::string why;
     if (!options.fuse) why = "fusion disabled";
     else if (extern_user) why = "extern boundary: an extern call reads it, so it is written to a buffer";
+    else if (feeds_extern_view)
+      why = "its one reader, view " + comps[static_cast<size_t>(users[i][0])].name +
+            ", keeps its elements where its buffer does for extern calls: stored here, the view that buffer permuted";
     else if (feeds_free_view)
       why = "its one reader, view " + comps[static_cast<size_t>(users[i][0])].name +
             ", only reorders it in its storage order for " + std::to_string(users[static_cast<size_t>(users[i][0])].size()) +
@@ -439,11 +488,15 @@ FusedProgram schedule(const LoopProgram& input, const FusionOptions& options) {
   int last_pointwise = -1; // the pointwise kernel that may absorb an independent neighbour
   for (size_t i = 0; i < n; ++i) {
     const Comp& c = comps[i];
-    if (!fp.realized[i] || c.kind == Kind::Input || c.kind == Kind::Constant) continue;
+    if (!fp.realized[i] || c.kind == Kind::Input || c.kind == Kind::Constant || fp.view_of[i] >= 0) continue;
     if (!computes(c)) {
       fp.steps.push_back(Step{Step::Kind::Extern, static_cast<int>(i)});
       for (int d : c.deps)
-        if (computes(comps[d])) decide(d, static_cast<int>(i), false, "extern boundary: the extern call needs a buffer");
+        if (fp.view_of[static_cast<size_t>(d)] >= 0)
+          decide(d, static_cast<int>(i), false,
+                 "extern boundary: the extern call reads it as " + comps[static_cast<size_t>(fp.view_of[d])].name +
+                     "'s buffer, permuted (no copy)");
+        else if (computes(comps[d])) decide(d, static_cast<int>(i), false, "extern boundary: the extern call needs a buffer");
       open_row = last_pointwise = -1;
       continue;
     }
@@ -569,11 +622,18 @@ FusedProgram schedule(const LoopProgram& input, const FusionOptions& options) {
   return fp;
 }
 
+int view_source(const FusedProgram& p, int c) {
+  return c >= 0 && static_cast<size_t>(c) < p.view_of.size() ? p.view_of[static_cast<size_t>(c)] : -1;
+}
+
 std::string fused_program_text(const FusedProgram& p) {
   std::ostringstream os;
   for (const auto& s : p.steps) {
     if (s.kind == Step::Kind::Extern) {
       const Comp& c = p.program.comps[s.index];
+      for (int o : c.operands)
+        if (const int src = view_source(p, o); src >= 0)
+          os << "view " << p.program.comps[o].name << " = " << p.program.comps[src].name << "'s buffer, permuted\n";
       os << (c.kind == Kind::Fallback ? "fallback " : "extern ") << c.target << " -> " << c.name << "\n";
       continue;
     }

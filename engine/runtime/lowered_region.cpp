@@ -122,6 +122,25 @@ LoweredRegionFn::LoweredRegionFn(const capture::SpecializedRegion& entry, const 
   }
   const auto& comps = fused_.program.comps;
   constant_value_.assign(comps.size(), nullptr);
+  // Views that are another computation's buffer permuted: view dim k is that buffer's dim view_dims_[v][k].
+  views_of_.assign(comps.size(), {});
+  view_dims_.assign(comps.size(), {});
+  for (size_t v = 0; v < comps.size(); ++v) {
+    const int src = fusion::view_source(fused_, static_cast<int>(v));
+    if (src < 0) continue;
+    const auto& body = comps[v].body;
+    if (!body || body->op != lowering::VExprNode::Op::Load || body->comp != src || body->index.size() != comps[v].sizes.size())
+      throw Error("kiln backend: view " + comps[v].name + " is not a permutation of " + comps[static_cast<size_t>(src)].name);
+    std::vector<int64_t> dims(body->index.size(), -1);
+    for (size_t d = 0; d < body->index.size(); ++d) {
+      const auto& at = body->index[d];
+      if (!at || at->op != lowering::IExprNode::Op::Var || at->var < 0 || static_cast<size_t>(at->var) >= dims.size())
+        throw Error("kiln backend: view " + comps[v].name + " is not a permutation of " + comps[static_cast<size_t>(src)].name);
+      dims[static_cast<size_t>(at->var)] = static_cast<int64_t>(d);
+    }
+    view_dims_[v] = std::move(dims);
+    views_of_[static_cast<size_t>(src)].push_back(static_cast<int>(v));
+  }
   planned_.assign(comps.size(), -1);
   fixed_.resize(comps.size());
   for (size_t c = 0; c < comps.size(); ++c) {
@@ -314,10 +333,28 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
   auto refresh = [&](size_t c) { ptrs[c] = bufs[c].defined() ? bufs[c].data_ptr() : nullptr; };
   for (size_t c = 0; c < prog.comps.size(); ++c) refresh(c);
   std::vector<at::Tensor> free_slot(static_cast<size_t>(plan_.slots));
-  auto make_buffer = [&](int c) {
+  // A view extern calls read as another computation's buffer permuted (fusion::FusedProgram::view_of): made with
+  // that buffer, dropped with it.
+  auto make_views = [&](int c) {
+    for (int v : views_of_[static_cast<size_t>(c)]) {
+      const Comp& view = prog.comps[static_cast<size_t>(v)];
+      at::Tensor t = bufs[static_cast<size_t>(c)].permute(view_dims_[static_cast<size_t>(v)]);
+      const auto& fixed = fixed_[static_cast<size_t>(v)];
+      const std::vector<int64_t> sizes = fixed ? fixed->sizes : eval_sizes(view.sizes);
+      const std::vector<int64_t> strides = fixed ? fixed->strides : layout_strides(sizes, view.layout);
+      if (t.sizes() != at::IntArrayRef(sizes) || t.strides() != at::IntArrayRef(strides))
+        throw Error("kiln backend: view " + view.name + " of " + prog.comps[static_cast<size_t>(c)].name + "'s buffer has sizes " +
+                    c10::str(t.sizes()) + " and strides " + c10::str(t.strides()) + ", its layout needs " +
+                    c10::str(at::IntArrayRef(sizes)) + " and " + c10::str(at::IntArrayRef(strides)));
+      bufs[static_cast<size_t>(v)] = std::move(t);
+      refresh(static_cast<size_t>(v));
+    }
+  };
+  auto make_own_buffer = [&](int c) {
     const Comp& comp = prog.comps[static_cast<size_t>(c)];
-    if (!fused_.realized[static_cast<size_t>(c)] || (comp.kind != Comp::Kind::Pointwise && comp.kind != Comp::Kind::Reduction))
-      return;  // an extern's result comes from the extern
+    if (!fused_.realized[static_cast<size_t>(c)] || (comp.kind != Comp::Kind::Pointwise && comp.kind != Comp::Kind::Reduction) ||
+        fusion::view_source(fused_, c) >= 0)
+      return;  // an extern's result comes from the extern; a view of a buffer comes with that buffer
     auto st = comp.dtype == ir::DType::Unknown ? at::kFloat : capture::to_scalar_type(comp.dtype);
     const auto& fixed = fixed_[static_cast<size_t>(c)];
     FixedShape evaluated;
@@ -369,7 +406,15 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
     bufs[static_cast<size_t>(c)] = std::move(t);
     refresh(static_cast<size_t>(c));
   };
+  auto make_buffer = [&](int c) {
+    make_own_buffer(c);
+    if (bufs[static_cast<size_t>(c)].defined()) make_views(c);
+  };
   auto give_back = [&](int c) {
+    for (int v : views_of_[static_cast<size_t>(c)]) {
+      bufs[static_cast<size_t>(v)] = at::Tensor();
+      refresh(static_cast<size_t>(v));
+    }
     at::Tensor t = std::move(bufs[static_cast<size_t>(c)]);
     bufs[static_cast<size_t>(c)] = at::Tensor();
     refresh(static_cast<size_t>(c));

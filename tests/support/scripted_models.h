@@ -70,6 +70,27 @@ def forward(self, x):
   return path;
 }
 
+// ConvNeXt's downsampling in miniature, random weights: a stem conv 2x2 stride 2 (3 -> 8), LayerNorm2d (permute(0, 2, 3,
+// 1), layer_norm over the 8 channels, permute(0, 3, 1, 2)), then the downsampling conv 2x2 stride 2 (8 -> 16) with its
+// bias, as torchvision's ConvNeXt stages begin. Returns the archive's path.
+inline std::string convnext_downsample_model() {
+  torch::jit::Module m("convnext_downsample");
+  m.register_parameter("stem", torch::randn({8, 3, 2, 2}) * 0.3, false);
+  m.register_parameter("ln_w", torch::rand({8}) + 0.5, false);
+  m.register_parameter("ln_b", torch::randn({8}) * 0.1, false);
+  m.register_parameter("down", torch::randn({16, 8, 2, 2}) * 0.3, false);
+  m.register_parameter("down_b", torch::randn({16}) * 0.1, false);
+  m.define(R"JIT(
+def forward(self, x):
+    s = torch.conv2d(x, self.stem, None, [2, 2])
+    s = torch.layer_norm(s.permute(0, 2, 3, 1), [8], self.ln_w, self.ln_b, 1e-6).permute(0, 3, 1, 2)
+    return torch.conv2d(s, self.down, self.down_b, [2, 2])
+)JIT");
+  std::string path = temp_dir() + "/convnext_downsample.pt";
+  m.save(path);
+  return path;
+}
+
 // ResNet's stem in miniature: conv(3→8) → relu → max_pool2d(3, stride 2, padding 1) → conv(8→8),
 // random weights. Returns the archive's path.
 inline std::string stem_model() {

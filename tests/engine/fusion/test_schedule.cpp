@@ -320,3 +320,57 @@ TEST(Schedule, AWindowReadThroughAPermuteInItsStorageOrderIsStoredAndThePermuteR
   EXPECT_EQ(fusion::decisions_text(plain.fused).find("only reorders it"), std::string::npos);
   EXPECT_LT(test::relative_error(c, "2x3x32x32"), 1e-4);
 }
+
+// ConvNeXt's downsampling: LayerNorm2d's layer_norm over [N, H, W, C] rows, then permute(0, 3, 1, 2) read only by the
+// downsampling convolution (an extern), stored channels-last for it. The permute keeps every element where the
+// normalized rows are stored, so the layer norm's row kernel writes its rows as its last stage and the convolution is
+// called on that buffer permuted: no kernel recomputes the normalization into a copy of the same bytes (ConvNeXt-T:
+// three such kernels per call). The buffer lives until the convolution has run. Against eager on the CPU, which runs
+// the same view (conv layout channels-last). Row-major (the CPU's default) the permute is a reordering and stays a
+// kernel of its own.
+TEST(Schedule, AViewOnlyAnExternReadsInItsProducersStorageIsThatBufferPermuted) {
+  auto c = test::compile_example(test::convnext_downsample_model(), "2x3x32x32", "kiln", "channels-last");
+  const auto out = test::gpu_front_end(c);
+  const auto& comps = out.fused.program.comps;
+  const std::string decisions = fusion::decisions_text(out.fused), text = fusion::fused_program_text(out.fused);
+  int views = 0;
+  for (size_t v = 0; v < comps.size(); ++v) {
+    const int src = fusion::view_source(out.fused, static_cast<int>(v));
+    if (src < 0) continue;
+    ++views;
+    EXPECT_TRUE(comps[v].is_view) << comps[v].name;
+    EXPECT_EQ(comps[v].layout, (std::vector<int>{0, 2, 3, 1})) << comps[v].name;
+    EXPECT_EQ(kernel_computing(out.fused, static_cast<int>(v)), nullptr) << comps[v].name << "\n" << text;
+    const fusion::FusedKernel* in = kernel_computing(out.fused, src);
+    ASSERT_NE(in, nullptr) << comps[static_cast<size_t>(src)].name << "\n" << text;
+    EXPECT_EQ(in->kind, fusion::FusedKernel::Kind::Row) << in->name << "\n" << text;
+    EXPECT_NE(text.find("view " + comps[v].name + " = " + comps[static_cast<size_t>(src)].name + "'s buffer, permuted"),
+              std::string::npos)
+        << text;
+    // The buffer outlives the convolution reading the view; the view has none of its own.
+    const auto* b = out.plan.buffer_of(src);
+    ASSERT_NE(b, nullptr);
+    int conv_step = -1;
+    for (size_t s = 0; s < out.fused.steps.size(); ++s) {
+      const auto& st = out.fused.steps[s];
+      if (st.kind != fusion::Step::Kind::Extern) continue;
+      const auto& ops = comps[static_cast<size_t>(st.index)].operands;
+      if (std::find(ops.begin(), ops.end(), static_cast<int>(v)) != ops.end()) conv_step = static_cast<int>(s);
+    }
+    EXPECT_GE(conv_step, 0) << text;
+    EXPECT_GE(b->last, conv_step);
+    EXPECT_EQ(out.plan.buffer_of(static_cast<int>(v)), nullptr);
+  }
+  EXPECT_EQ(views, 1) << text << decisions;
+  EXPECT_NE(decisions.find("keeps its elements where its buffer does for extern calls"), std::string::npos) << decisions;
+  EXPECT_NE(decisions.find("permuted (no copy)"), std::string::npos) << decisions;
+  EXPECT_NE(c.stages.at("21_loops_after_fusion.txt").find("'s buffer, permuted"), std::string::npos)
+      << c.stages.at("21_loops_after_fusion.txt");
+  EXPECT_LT(test::relative_error(c, "2x3x32x32"), 1e-4);
+  EXPECT_LT(test::relative_error(c, "1x3x20x12"), 1e-4);
+
+  auto plain = test::compile_example(test::convnext_downsample_model(), "2x3x32x32", "kiln", "contiguous");
+  EXPECT_EQ(plain.stages.at("21_loops_after_fusion.txt").find("'s buffer, permuted"), std::string::npos)
+      << plain.stages.at("21_loops_after_fusion.txt");
+  EXPECT_LT(test::relative_error(plain, "2x3x32x32"), 1e-4);
+}
