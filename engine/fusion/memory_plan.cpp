@@ -95,7 +95,7 @@ MemoryPlan plan_memory(const FusedProgram& p, bool gemm_epilogues) {
       for (int o : c.operands)
         if (o >= 0) reads.insert(o);
     }
-    // A view that is another computation's buffer permuted (view_of) keeps that buffer alive.
+    // A view that is another computation's buffer permuted (buffer_views) keeps that buffer alive.
     for (int c : std::set<int>(reads))
       if (const int src = view_source(p, c); src >= 0) reads.insert(src);
     for (int c : reads)

@@ -6,7 +6,7 @@
 //   post: one PlannedBuffer per computation a step writes (a kernel's realized computations, an
 //         extern's result), first = the step that writes it (for a kernel launched right after an
 //         extern — a GEMM epilogue — the extern's step: the extern may launch it), last = the last
-//         step that reads it (or reads a view that is its buffer permuted, FusedProgram::view_of; such a
+//         step that reads it (or reads a view that is its buffer permuted, FusedProgram::buffer_views; such a
 //         view has no buffer of its own), or steps.size() for a region output (it outlives the region).
 //         Two buffers share a slot only if their sizes (symbolically), dtypes and layouts are equal
 //         and [first, last] intervals are disjoint, never a region output with anything after it —

@@ -219,6 +219,23 @@ bool view_in_storage_order(const Comp& v, int p, const Comp& producer) {
   return true;
 }
 
+// When view `v` is a pure permutation of computation `p` (its body one load of p, each index a different one of its
+// variables, as many as p has dims): per view dim, p's dim behind it; nothing otherwise.
+std::optional<std::vector<int64_t>> permutation_of(const Comp& v, int p, const Comp& producer) {
+  if (!v.is_view || !v.body || v.body->op != VExprNode::Op::Load || v.body->comp != p) return std::nullopt;
+  const auto& idx = v.body->index;
+  const size_t rank = v.sizes.size();
+  if (idx.size() != rank || producer.sizes.size() != rank || rank == 0) return std::nullopt;
+  std::vector<int64_t> dims(rank, -1);
+  for (size_t d = 0; d < rank; ++d) {
+    const auto& i = idx[d];
+    if (!i || i->op != IExprNode::Op::Var || i->var < 0 || i->var >= static_cast<int>(rank) || dims[static_cast<size_t>(i->var)] >= 0)
+      return std::nullopt;
+    dims[static_cast<size_t>(i->var)] = static_cast<int64_t>(d);
+  }
+  return dims;
+}
+
 // Whether view `v` (computation `vi` of prog) is a pure permutation of computation `p` (its body one load of p, each index one of the view's
 // variables, none twice) that every one of its readers (pointwise kernels) reads walking p's memory in order: the
 // reader's innermost variable (its storage order's last dim, the one its threads step through) indexes the view's dim
@@ -229,14 +246,9 @@ bool view_in_storage_order(const Comp& v, int p, const Comp& producer) {
 // stage's depthwise kernel read it 56·56 floats apart: 0.175 ms at batch 8 on the H200, the other blocks' 0.023).
 bool permute_read_in_order(const LoopProgram& prog, int vi, int p, const std::vector<int>& readers) {
   const Comp& v = prog.comps[static_cast<size_t>(vi)];
-  if (!v.is_view || !v.body || v.body->op != VExprNode::Op::Load || v.body->comp != p || readers.empty()) return false;
-  const auto& idx = v.body->index;
   const Comp& producer = prog.comps[static_cast<size_t>(p)];
-  if (idx.size() != v.sizes.size() || idx.size() != producer.sizes.size() || idx.empty()) return false;
-  std::set<int> seen;
-  for (const auto& i : idx)
-    if (i->op != IExprNode::Op::Var || i->var < 0 || i->var >= static_cast<int>(idx.size()) || !seen.insert(i->var).second)
-      return false;
+  if (readers.empty() || !permutation_of(v, p, producer)) return false;
+  const auto& idx = v.body->index;
   const int inner = lowering::storage_order(producer).back();
   const int j = idx[static_cast<size_t>(inner)]->var;  // the view's dim walking p's memory innermost
   for (int w : readers) {
@@ -255,26 +267,20 @@ bool permute_read_in_order(const LoopProgram& prog, int vi, int p, const std::ve
   return true;
 }
 
-// Whether view `v` of computation `p` (its body one load of p, each index a different one of its variables, the same
-// dtype) keeps each element where p's buffer keeps it: p's k-th stored dim is the view's k-th stored dim, for every k.
-// p's buffer permuted into the view's dims is then the view's buffer, byte for byte (ConvNeXt's downsampling
-// LayerNorm2d: layer_norm over [N, H, W, C] rows, permute(0, 3, 1, 2) stored channels-last for the convolution).
-bool same_storage_view(const Comp& v, int p, const Comp& producer) {
-  if (!v.is_view || !v.body || v.body->op != VExprNode::Op::Load || v.body->comp != p || v.dtype != producer.dtype) return false;
-  const auto& idx = v.body->index;
-  const size_t rank = v.sizes.size();
-  if (idx.size() != rank || producer.sizes.size() != rank || rank == 0) return false;
-  std::set<int> seen;
-  for (const auto& i : idx)
-    if (!i || i->op != IExprNode::Op::Var || i->var < 0 || i->var >= static_cast<int>(rank) || !seen.insert(i->var).second)
-      return false;
+// Whether view `v`, a pure permutation of computation `p` of the same dtype, keeps each element where p's buffer keeps
+// it: p's k-th stored dim is the view's k-th stored dim, for every k. p's buffer permuted into the view's dims is then
+// the view's buffer, byte for byte (ConvNeXt's downsampling LayerNorm2d: layer_norm over [N, H, W, C] rows,
+// permute(0, 3, 1, 2) stored channels-last for the convolution). The permutation, when so.
+std::optional<std::vector<int64_t>> same_storage_view(const Comp& v, int p, const Comp& producer) {
+  auto dims = permutation_of(v, p, producer);
+  if (!dims || v.dtype != producer.dtype) return std::nullopt;
   const std::vector<int> ov = lowering::storage_order(v), op = lowering::storage_order(producer);
-  for (size_t k = 0; k < rank; ++k) {
-    const int pd = op[k], vd = ov[k];
-    if (idx[static_cast<size_t>(pd)]->var != vd) return false;
-    if (capture::sym_str(v.sizes[static_cast<size_t>(vd)]) != capture::sym_str(producer.sizes[static_cast<size_t>(pd)])) return false;
+  for (size_t k = 0; k < ov.size(); ++k) {
+    const auto vd = static_cast<size_t>(ov[k]);
+    if ((*dims)[vd] != op[k] || capture::sym_str(v.sizes[vd]) != capture::sym_str(producer.sizes[static_cast<size_t>(op[k])]))
+      return std::nullopt;
   }
-  return true;
+  return dims;
 }
 
 }  // namespace
@@ -307,7 +313,6 @@ FusedProgram schedule(const LoopProgram& input, const FusionOptions& options) {
 
   // 1. Which computations get a buffer.
   fp.realized.assign(n, false);
-  fp.view_of.assign(n, -1);
   std::vector<VExpr> inlined(n);  // bodies with non-realized loads substituted
   std::set<std::pair<int, int>> decided;  // the first reason for a pair is the one that holds
   auto decide = [&](int p, int c, bool fused, const std::string& why) {
@@ -357,14 +362,15 @@ FusedProgram schedule(const LoopProgram& input, const FusionOptions& options) {
       externs_only = externs_only && !computes(comps[u]);
     }
     // A view only extern calls read, of a stored computation whose buffer holds its elements where the view's own
-    // would: the view is that buffer, permuted (fp.view_of), and no kernel copies it.
-    if (externs_only && c.body && c.body->op == VExprNode::Op::Load && c.body->comp >= 0 &&
-        static_cast<size_t>(c.body->comp) < i && fp.realized[static_cast<size_t>(c.body->comp)] &&
-        computes(comps[static_cast<size_t>(c.body->comp)]) &&
-        same_storage_view(c, c.body->comp, comps[static_cast<size_t>(c.body->comp)])) {
-      fp.realized[i] = true;
-      fp.view_of[i] = c.body->comp;
-      continue;
+    // would: the view is that buffer, permuted (fp.buffer_views), and no kernel copies it.
+    if (externs_only && c.is_view && c.body && c.body->op == VExprNode::Op::Load) {
+      const int p = c.body->comp;  // an earlier computation (loads point backwards)
+      const Comp& producer = comps[static_cast<size_t>(p)];
+      if (auto dims = fp.realized[static_cast<size_t>(p)] && computes(producer) ? same_storage_view(c, p, producer) : std::nullopt) {
+        fp.realized[i] = true;
+        fp.buffer_views[static_cast<int>(i)] = {p, std::move(*dims)};
+        continue;
+      }
     }
     // Cheap to recompute in each consumer: judged on what inlining would copy there (its own body
     // with every input it inlines substituted), not on its own body alone: a residual stream of
@@ -445,7 +451,7 @@ FusedProgram schedule(const LoopProgram& input, const FusionOptions& options) {
       const int v = users[i][0];
       bool only_externs = !users[static_cast<size_t>(v)].empty() && !outputs.count(v);
       for (int w : users[static_cast<size_t>(v)]) only_externs = only_externs && !computes(comps[static_cast<size_t>(w)]);
-      feeds_extern_view = only_externs && same_storage_view(comps[static_cast<size_t>(v)], static_cast<int>(i), c);
+      feeds_extern_view = only_externs && same_storage_view(comps[static_cast<size_t>(v)], static_cast<int>(i), c).has_value();
     }
     std::string why;
     if (!options.fuse) why = "fusion disabled";
@@ -488,13 +494,14 @@ FusedProgram schedule(const LoopProgram& input, const FusionOptions& options) {
   int last_pointwise = -1; // the pointwise kernel that may absorb an independent neighbour
   for (size_t i = 0; i < n; ++i) {
     const Comp& c = comps[i];
-    if (!fp.realized[i] || c.kind == Kind::Input || c.kind == Kind::Constant || fp.view_of[i] >= 0) continue;
+    if (!fp.realized[i] || c.kind == Kind::Input || c.kind == Kind::Constant || fp.buffer_views.count(static_cast<int>(i)))
+      continue;
     if (!computes(c)) {
       fp.steps.push_back(Step{Step::Kind::Extern, static_cast<int>(i)});
       for (int d : c.deps)
-        if (fp.view_of[static_cast<size_t>(d)] >= 0)
+        if (const int src = view_source(fp, d); src >= 0)
           decide(d, static_cast<int>(i), false,
-                 "extern boundary: the extern call reads it as " + comps[static_cast<size_t>(fp.view_of[d])].name +
+                 "extern boundary: the extern call reads it as " + comps[static_cast<size_t>(src)].name +
                      "'s buffer, permuted (no copy)");
         else if (computes(comps[d])) decide(d, static_cast<int>(i), false, "extern boundary: the extern call needs a buffer");
       open_row = last_pointwise = -1;
@@ -623,7 +630,8 @@ FusedProgram schedule(const LoopProgram& input, const FusionOptions& options) {
 }
 
 int view_source(const FusedProgram& p, int c) {
-  return c >= 0 && static_cast<size_t>(c) < p.view_of.size() ? p.view_of[static_cast<size_t>(c)] : -1;
+  const auto it = p.buffer_views.find(c);
+  return it == p.buffer_views.end() ? -1 : it->second.source;
 }
 
 std::string fused_program_text(const FusedProgram& p) {

@@ -9,7 +9,7 @@
 //         view reordering it in its own storage order for several kernels, or permuting it for several
 //         pointwise kernels that each walk its memory in order through the view, is stored itself and the
 //         view read through; one whose only reader is a view that extern calls alone read, keeping each
-//         element where its buffer does, is stored and the view is that buffer permuted, view_of), pointwise prologues
+//         element where its buffer does, is stored and the view is that buffer permuted, buffer_views), pointwise prologues
 //         inlined into reductions, reductions
 //         over the same rows and their pointwise epilogue in one row kernel (softmax, layer_norm),
 //         with the pointwise kernel just before them as the row kernel's first stage when the
@@ -89,9 +89,13 @@ struct Decision {
 struct FusedProgram {
   LoopProgram program;            // bodies of realized computations with inlined loads substituted
   std::vector<bool> realized;     // per computation
-  // Per computation: -1, or the stored computation whose buffer, permuted, is this view's (a view only extern calls
-  // read, keeping each element where that buffer does; no kernel computes it). Empty counts as all -1.
-  std::vector<int> view_of;
+  // Views only extern calls read that keep each element where a stored computation's buffer does: no kernel computes
+  // them, each is that buffer permuted (view dim k is the source's dim dims[k]). By view computation.
+  struct BufferView {
+    int source = -1;
+    std::vector<int64_t> dims;
+  };
+  std::map<int, BufferView> buffer_views;
   std::vector<FusedKernel> kernels;
   std::vector<Step> steps;
   std::vector<Decision> decisions;
@@ -99,7 +103,7 @@ struct FusedProgram {
 
 FusedProgram schedule(const LoopProgram& program, const FusionOptions& options = {});
 
-// The computation whose buffer is view c's (FusedProgram::view_of), or -1.
+// The computation whose buffer is view c's (FusedProgram::buffer_views), or -1.
 int view_source(const FusedProgram& p, int c);
 
 std::string fused_program_text(const FusedProgram& p);  // kernels and steps, for dumps and tests

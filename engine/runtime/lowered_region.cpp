@@ -122,25 +122,9 @@ LoweredRegionFn::LoweredRegionFn(const capture::SpecializedRegion& entry, const 
   }
   const auto& comps = fused_.program.comps;
   constant_value_.assign(comps.size(), nullptr);
-  // Views that are another computation's buffer permuted: view dim k is that buffer's dim view_dims_[v][k].
+  // Views that are another computation's buffer permuted (fusion::FusedProgram::buffer_views), by that computation.
   views_of_.assign(comps.size(), {});
-  view_dims_.assign(comps.size(), {});
-  for (size_t v = 0; v < comps.size(); ++v) {
-    const int src = fusion::view_source(fused_, static_cast<int>(v));
-    if (src < 0) continue;
-    const auto& body = comps[v].body;
-    if (!body || body->op != lowering::VExprNode::Op::Load || body->comp != src || body->index.size() != comps[v].sizes.size())
-      throw Error("kiln backend: view " + comps[v].name + " is not a permutation of " + comps[static_cast<size_t>(src)].name);
-    std::vector<int64_t> dims(body->index.size(), -1);
-    for (size_t d = 0; d < body->index.size(); ++d) {
-      const auto& at = body->index[d];
-      if (!at || at->op != lowering::IExprNode::Op::Var || at->var < 0 || static_cast<size_t>(at->var) >= dims.size())
-        throw Error("kiln backend: view " + comps[v].name + " is not a permutation of " + comps[static_cast<size_t>(src)].name);
-      dims[static_cast<size_t>(at->var)] = static_cast<int64_t>(d);
-    }
-    view_dims_[v] = std::move(dims);
-    views_of_[static_cast<size_t>(src)].push_back(static_cast<int>(v));
-  }
+  for (const auto& [v, view] : fused_.buffer_views) views_of_[static_cast<size_t>(view.source)].push_back(v);
   planned_.assign(comps.size(), -1);
   fixed_.resize(comps.size());
   for (size_t c = 0; c < comps.size(); ++c) {
@@ -333,12 +317,12 @@ void LoweredRegionFn::run_steps(capture::Interpreter& interp, capture::Interpret
   auto refresh = [&](size_t c) { ptrs[c] = bufs[c].defined() ? bufs[c].data_ptr() : nullptr; };
   for (size_t c = 0; c < prog.comps.size(); ++c) refresh(c);
   std::vector<at::Tensor> free_slot(static_cast<size_t>(plan_.slots));
-  // A view extern calls read as another computation's buffer permuted (fusion::FusedProgram::view_of): made with
+  // A view extern calls read as another computation's buffer permuted (fusion::FusedProgram::buffer_views): made with
   // that buffer, dropped with it.
   auto make_views = [&](int c) {
     for (int v : views_of_[static_cast<size_t>(c)]) {
       const Comp& view = prog.comps[static_cast<size_t>(v)];
-      at::Tensor t = bufs[static_cast<size_t>(c)].permute(view_dims_[static_cast<size_t>(v)]);
+      at::Tensor t = bufs[static_cast<size_t>(c)].permute(fused_.buffer_views.at(v).dims);
       const auto& fixed = fixed_[static_cast<size_t>(v)];
       const std::vector<int64_t> sizes = fixed ? fixed->sizes : eval_sizes(view.sizes);
       const std::vector<int64_t> strides = fixed ? fixed->strides : layout_strides(sizes, view.layout);

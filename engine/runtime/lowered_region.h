@@ -105,10 +105,8 @@ class LoweredRegionFn : public CompiledFn {
   std::unordered_map<const torch::jit::Value*, size_t> comp_of_;
   std::vector<const torch::jit::Value*> constant_value_;
   std::vector<int> planned_;
-  // Per computation: the views that are its buffer permuted (fusion::FusedProgram::view_of), and per such view the
-  // buffer's dim behind each of its dims.
+  // Per computation: the views that are its buffer permuted (fusion::FusedProgram::buffer_views).
   std::vector<std::vector<int>> views_of_;
-  std::vector<std::vector<int64_t>> view_dims_;
   struct FixedShape {
     std::vector<int64_t> sizes, strides;
   };
