@@ -120,7 +120,7 @@ json cold_compile(const model::Model& m, const std::vector<at::Tensor>& x, const
   // units, load), the kernels and compiler runs; what no stage holds is the first call itself (cuDNN's and
   // cuBLAS's first calls, conv weight copies, tuning in max-autotune).
   std::map<std::string, double> stages;
-  int cold_kernels = 0, invocations = 0;
+  int cold_kernels = 0, invocations = 0, assembled = 0;
   std::vector<double> unit_ms;
   for (const auto& info : cold->regions()) {
     const auto& arts = cold->artifacts(info.index);
@@ -129,12 +129,14 @@ json cold_compile(const model::Model& m, const std::vector<at::Tensor>& x, const
       for (const auto& [stage, ms] : arts[k].stage_ms) stages[stage] += ms;
       cold_kernels += static_cast<int>(arts[k].kernels.size());
       invocations += arts[k].compiler_invocations;
+      assembled += arts[k].compile_assembled;
       unit_ms.insert(unit_ms.end(), arts[k].compile_unit_ms.begin(), arts[k].compile_unit_ms.end());
     }
   }
   c["cold_stages_ms"] = stages;
   c["cold_kernels"] = cold_kernels;
   c["cold_compiler_runs"] = invocations;
+  c["cold_units_assembled"] = assembled;  // of those runs, units assembled from a same-code unit's PTX
   std::sort(unit_ms.rbegin(), unit_ms.rend());
   double unit_sum = 0;
   for (double v : unit_ms) unit_sum += v;

@@ -149,10 +149,13 @@ std::string compile_text(const CompileResult& r) {
       double sum = 0, slowest = 0;
       for (double ms : a.compile_unit_ms) sum += ms, slowest = std::max(slowest, ms);
       char line[200];
-      std::snprintf(line, sizeof line, "  compiler: %zu unit%s in %d process%s, %.1f ms of compiler time, slowest unit %.1f ms\n",
+      std::snprintf(line, sizeof line, "  compiler: %zu unit%s in %d process%s, %.1f ms of compiler time, slowest unit %.1f ms",
                     a.compile_unit_ms.size(), a.compile_unit_ms.size() == 1 ? "" : "s", a.compile_workers,
                     a.compile_workers == 1 ? "" : "es", sum, slowest);
       os << line;
+      if (a.compile_assembled > 0)
+        os << "; " << a.compile_assembled << " of them only assembled (the same code as another kernel, its PTX renamed)";
+      os << "\n";
     }
   }
   char line[256];
@@ -188,6 +191,7 @@ std::string compile_json(const CompileResult& r) {
     regs.push_back({{"compile_id", reg.compile_id}, {"graph_ops", reg.graph_ops}, {"kernels", kernels},
                     {"externs", reg.artifacts.externs}, {"fallbacks", reg.artifacts.fallbacks},
                     {"compile_ms", ms}, {"compiler_unit_ms", units}, {"compiler_processes", reg.artifacts.compile_workers},
+                    {"compiler_units_assembled", reg.artifacts.compile_assembled},
                     {"cache_hit", reg.artifacts.cache_hit}, {"note", reg.artifacts.note},
                     {"fusion_decisions", decisions}});
   }

@@ -57,6 +57,7 @@ CompiledCode compile_region(const ir::Graph& graph, const std::string& compile_i
   art.cache_hit = out.loaded.cache_hit;
   art.compiler_invocations = out.loaded.compiler_invocations;
   art.compile_unit_ms = out.loaded.unit_ms;
+  art.compile_assembled = out.loaded.assembled;
   art.compile_workers = out.loaded.workers;
 
   // One kernel record per generated kernel, in the fused program's order, for every target.

@@ -42,6 +42,7 @@ struct Loaded {
   int compiler_invocations = 0;    // compilers actually run (cache misses)
   std::vector<double> unit_ms;     // each compiler run's own time (units compiled side by side: their sum exceeds the wall)
   int workers = 1;                 // processes the compiler runs were shared among
+  int assembled = 0;               // of the compiler runs, those that only assembled another unit's PTX (same code)
 };
 
 // A code generation target: C++ for the CPU, CUDA for NVIDIA GPUs.

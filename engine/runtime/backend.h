@@ -70,6 +70,7 @@ struct RegionArtifacts {
   int compiler_invocations = 0;
   std::vector<double> compile_unit_ms;  // each compiler run's time (cache misses; runs side by side sum past the wall)
   int compile_workers = 1;              // processes those runs were shared among
+  int compile_assembled = 0;            // of those runs, the ones that only assembled the PTX of a kernel of the same code
   std::string note;                    // e.g. why the region runs eagerly
 };
 

@@ -37,18 +37,21 @@ inline std::string attention_block_model(const std::string& name, int heads, int
                                             : tail));
 }
 
-// ConvNeXt's stem and two of its blocks in miniature, 16 channels, random weights: conv 4x4 stride 4, LayerNorm2d
-// (permute(0, 2, 3, 1), layer_norm, permute(0, 3, 1, 2)); per block a depthwise 7x7 convolution, permute(0, 2, 3, 1),
-// layer_norm, a product 16 -> 64, GELU, a product 64 -> 16, a per-channel scale, permute(0, 3, 1, 2), the residual add; then
-// the mean over the map. Returns the archive's path.
-inline std::string convnext_blocks_model() {
-  torch::jit::Module m("convnext_blocks");
+// ConvNeXt's stem and `blocks` of its blocks (two unless named) in miniature, 16 channels, random weights: conv 4x4
+// stride 4, LayerNorm2d (permute(0, 2, 3, 1), layer_norm, permute(0, 3, 1, 2)); per block a depthwise 7x7 convolution,
+// permute(0, 2, 3, 1), layer_norm, a product 16 -> 64, GELU, a product 64 -> 16, a per-channel scale, permute(0, 3, 1,
+// 2), the residual add; then the mean over the map. Returns the archive's path.
+inline std::string convnext_blocks_model(int blocks = 2) {
+  const std::string name = blocks == 2 ? "convnext_blocks" : "convnext_blocks_" + std::to_string(blocks);
+  torch::jit::Module m(name);
   m.register_parameter("stem", torch::randn({16, 3, 4, 4}) * 0.2, false);
-  m.register_parameter("dw1", torch::randn({16, 1, 7, 7}) * 0.2, false);
-  m.register_parameter("dw2", torch::randn({16, 1, 7, 7}) * 0.2, false);
+  for (int b = 1; b <= blocks; ++b)
+    m.register_parameter("dw" + std::to_string(b), torch::randn({16, 1, 7, 7}) * 0.2, false);
   m.register_parameter("up", torch::randn({16, 64}) * 0.2, false);
   m.register_parameter("down", torch::randn({64, 16}) * 0.2, false);
   m.register_parameter("gamma", torch::rand({16}) + 0.5, false);
+  std::string calls;
+  for (int b = 1; b <= blocks; ++b) calls += "    s = self.block(s, self.dw" + std::to_string(b) + ")\n";
   m.define(R"JIT(
 def block(self, x, dw):
     y = torch.conv2d(x, dw, None, [1, 1], [3, 3], [1, 1], 16)
@@ -61,11 +64,8 @@ def block(self, x, dw):
 def forward(self, x):
     s = torch.conv2d(x, self.stem, None, [4, 4])
     s = torch.layer_norm(s.permute(0, 2, 3, 1), [16]).permute(0, 3, 1, 2)
-    s = self.block(s, self.dw1)
-    s = self.block(s, self.dw2)
-    return s.mean([2, 3])
-)JIT");
-  std::string path = temp_dir() + "/convnext_blocks.pt";
+)JIT" + calls + "    return s.mean([2, 3])\n");
+  std::string path = temp_dir() + "/" + name + ".pt";
   m.save(path);
   return path;
 }

@@ -13,6 +13,7 @@
 #include "engine/codegen/cuda/gemm_epilogue.h"
 #include "engine/lowering/channels_last.h"
 #include "engine/codegen/cuda/gemm_template.h"
+#include "engine/codegen/cuda/kernel_units.h"
 #include "engine/codegen/cuda/nvrtc_compiler.h"
 #include "engine/runtime/conv_warmup.h"
 #include "engine/runtime/cuda/cuda_driver.h"
@@ -146,10 +147,13 @@ pipeline::Loaded CudaTarget::compile(const std::string& source, const fusion::Fu
     for (size_t v = 1; v < k.variants.size(); ++v) names.push_back(k.variants[v].function);
   }
   if (names.empty()) return out;
-  // One translation unit per kernel, compiled in parallel and cached one by one.
-  auto units = codegen::cuda_units(source, info_);
+  // One translation unit per kernel, compiled in parallel and cached one by one; kernels of the same code (a
+  // model's repeated blocks) run the front end once (kernel_units.h).
+  auto units = codegen::kernel_units(source, info_);
   const std::string arch = cuda::device_arch();
-  auto compiling = std::async(std::launch::async, [&units, &arch] { return codegen::compile_cuda_units(units, arch); });
+  auto compiling = std::async(std::launch::async, [&units, &arch] {
+    return codegen::compile_cuda_units(units.sources, arch, 0, &units.groups);
+  });
   // Meanwhile, on this thread (LibTorch's cuDNN plan cache is per thread, and the first call runs here):
   // under max-autotune with cuDNN benchmark mode, as make_region_fn's first call will run them.
   // The attention calls too (their library's kernels loaded and built). KILN_CONV_WARMUP=0 leaves both to the first
@@ -162,6 +166,7 @@ pipeline::Loaded CudaTarget::compile(const std::string& source, const fusion::Fu
   auto bins = compiling.get();
   out.cache_hit = bins.all_cached;
   out.workers = bins.workers;
+  out.assembled = bins.assembled;
   for (const auto& b : bins.units) {
     out.compiler_invocations += b.cache_hit ? 0 : 1;
     if (!b.cache_hit) out.unit_ms.push_back(b.compile_ms);
@@ -169,7 +174,7 @@ pipeline::Loaded CudaTarget::compile(const std::string& source, const fusion::Fu
   auto t0 = Clock::now();
   for (size_t u = 0; u < bins.units.size(); ++u) {
     std::vector<std::string> fns;
-    if (units.size() == 1) fns = names;
+    if (units.sources.size() == 1) fns = names;
     else
       for (const auto& v : info_[u].variants) fns.push_back(v.function);
     set.modules.push_back(std::make_shared<cuda::Module>(bins.units[u].cubin, fns));

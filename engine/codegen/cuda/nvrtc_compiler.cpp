@@ -13,7 +13,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "engine/base/error.h"
@@ -86,10 +88,10 @@ fs::path worker_path() {
 // An anonymous file for a worker, not inherited by anything this process starts.
 int anonymous_file() { return static_cast<int>(syscall(SYS_memfd_create, "kiln-nvrtc", 1u /* MFD_CLOEXEC */)); }
 
-// The units in `misses` shared among `n` spawned workers; fills what they compiled into out/done.
+// The chunks (unit_chunks) shared among `n` spawned workers; fills what they compiled into out/done.
 // Returns the number of workers that ran. Any failure (no worker binary, no anonymous file, a spawn
 // refused, a worker that dies or outlives its time) only leaves units undone.
-int compile_in_workers(const fs::path& worker, const std::vector<std::string>& units, const std::vector<size_t>& misses,
+int compile_in_workers(const fs::path& worker, const std::vector<UnitChunk>& chunks, const std::vector<size_t>& costs,
                        unsigned n, const std::string& arch, std::vector<CubinResult>& out, std::vector<bool>& done) {
   struct Worker {
     pid_t pid = -1;
@@ -97,12 +99,12 @@ int compile_in_workers(const fs::path& worker, const std::vector<std::string>& u
   };
   std::vector<Worker> workers;
   const std::string path = worker.string();
-  std::vector<size_t> sizes;
-  for (size_t i : misses) sizes.push_back(units[i].size());
-  const std::vector<std::vector<size_t>> shares = share_units(sizes, n);
+  const std::vector<std::vector<size_t>> shares = share_units(costs, n);
+  size_t unit_count = 0;
+  for (const auto& c : chunks) unit_count += 1 + c.members.size();
   for (unsigned w = 0; w < n; ++w) {
-    std::vector<UnitSource> mine;
-    for (size_t i : shares[w]) mine.push_back({misses[i], &units[misses[i]]});
+    std::vector<UnitChunk> mine;
+    for (size_t i : shares[w]) mine.push_back(chunks[i]);
     Worker wk;
     wk.in = anonymous_file();
     wk.out = anonymous_file();
@@ -138,7 +140,7 @@ int compile_in_workers(const fs::path& worker, const std::vector<std::string>& u
   }
   // A worker is given what one process would need for every unit, with room: past that it is stopped
   // and its units compile here.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120 + 10 * misses.size());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120 + 10 * unit_count);
   std::vector<bool> finished(workers.size(), false);
   size_t running = workers.size();
   while (running > 0) {
@@ -191,7 +193,36 @@ CubinResult compile_cuda(const std::string& source, const std::string& arch) {
   return compile_cuda_units({source}, arch, 1).units.at(0);  // one unit: compiled here
 }
 
-CubinSet compile_cuda_units(const std::vector<std::string>& units, const std::string& arch, unsigned workers) {
+std::vector<std::vector<size_t>> unit_chunks(const std::vector<size_t>& misses, const std::vector<size_t>& sizes,
+                                             const UnitGroups* groups, double bound) {
+  std::vector<std::vector<size_t>> chunks;
+  std::map<int, std::vector<size_t>> by_group;  // group -> its missing units, in order
+  std::vector<int> order;                       // groups in the order of their first missing unit
+  for (size_t i : misses) {
+    int g = groups && i < groups->group.size() ? groups->group[i] : -1 - static_cast<int>(i);
+    if (!by_group.count(g)) order.push_back(g);
+    by_group[g].push_back(i);
+  }
+  for (int g : order) {
+    const auto& units = by_group[g];
+    std::vector<size_t> chunk;
+    double cost = 0;
+    for (size_t i : units) {
+      const double whole = static_cast<double>(sizes[i]);
+      if (!chunk.empty() && cost + kAssemblyShare * whole > bound) {
+        chunks.push_back(std::move(chunk));
+        chunk.clear();
+      }
+      cost = chunk.empty() ? whole : cost + kAssemblyShare * whole;
+      chunk.push_back(i);
+    }
+    if (!chunk.empty()) chunks.push_back(std::move(chunk));
+  }
+  return chunks;
+}
+
+CubinSet compile_cuda_units(const std::vector<std::string>& units, const std::string& arch, unsigned workers,
+                            const UnitGroups* groups) {
   CubinSet out;
   out.units.resize(units.size());
   auto t0 = std::chrono::steady_clock::now();
@@ -211,27 +242,74 @@ CubinSet compile_cuda_units(const std::vector<std::string>& units, const std::st
       misses.push_back(i);
     }
   }
-  // Workers pay a process start and NVRTC's own start-up each: worth it from a few units on.
+  if (groups && (groups->group.size() != units.size() || groups->functions.size() != units.size())) groups = nullptr;
+  std::vector<size_t> sizes(units.size());
+  for (size_t i = 0; i < units.size(); ++i) sizes[i] = units[i].size();
+  // Chunks no costlier than the largest unit compiled whole and one assembled beside it, or than an even share
+  // of everything with each group's front end run once, whichever is more: sharing never lengthens the
+  // slowest worker's work by more than an assembly.
   unsigned n = std::min<size_t>(worker_count(workers), misses.size());
+  double largest = 0, shared_total = 0;
+  {
+    std::set<int> seen;
+    for (size_t i : misses) {
+      largest = std::max(largest, static_cast<double>(sizes[i]));
+      int g = groups ? groups->group[i] : -1 - static_cast<int>(i);
+      shared_total += (seen.insert(g).second ? 1.0 : kAssemblyShare) * static_cast<double>(sizes[i]);
+    }
+  }
+  const double bound = std::max(largest * (1 + kAssemblyShare), shared_total / std::max(1u, n));
+  const auto chunk_units = unit_chunks(misses, sizes, groups, bound);
+  std::vector<UnitChunk> chunks;
+  std::vector<size_t> costs;
+  for (const auto& c : chunk_units) {
+    UnitChunk chunk;
+    double cost = 0;
+    for (size_t k = 0; k < c.size(); ++k) {
+      UnitSource u{c[k], &units[c[k]], groups ? groups->functions[c[k]] : std::vector<std::string>{}};
+      cost += (k == 0 ? 1.0 : kAssemblyShare) * static_cast<double>(sizes[c[k]]);
+      if (k == 0) chunk.first = std::move(u);
+      else chunk.members.push_back(std::move(u));
+    }
+    chunks.push_back(std::move(chunk));
+    costs.push_back(static_cast<size_t>(cost));
+  }
+  // Workers pay a process start and NVRTC's own start-up each: worth it from a few units on.
+  n = std::min<size_t>(n, chunks.size());
   if (n >= 2 && misses.size() >= 3) {
     fs::path worker = worker_path();
     if (!worker.empty()) {
-      out.workers = compile_in_workers(worker, units, misses, n, arch, out.units, done);
+      out.workers = compile_in_workers(worker, chunks, costs, n, arch, out.units, done);
       for (size_t i : misses)
         if (done[i]) cache_store(entries[i], out.units[i].cubin);
     }
   }
-  // What no worker compiled (few units, no worker binary, a worker's failure): here, in order, so the
-  // error thrown is the first failing unit's.
-  for (size_t i : misses)
-    if (!done[i]) {
-      {
-        std::lock_guard<std::mutex> lock(nvrtc_mutex());
-        out.units[i] = nvrtc_compile(units[i], arch);
-      }
-      cache_store(entries[i], out.units[i].cubin);  // temporaries are unique per process and call
+  // What no worker compiled (few units, no worker binary, a worker's failure): here, chunk by chunk in order, so
+  // the error thrown is the first failing unit's.
+  for (const auto& chunk : chunks) {
+    UnitChunk left;
+    bool first = true;
+    std::vector<const UnitSource*> todo;
+    if (!done[chunk.first.index]) todo.push_back(&chunk.first);
+    for (const auto& m : chunk.members)
+      if (!done[m.index]) todo.push_back(&m);
+    if (todo.empty()) continue;
+    for (const UnitSource* u : todo) {
+      if (first) left.first = *u;
+      else left.members.push_back(*u);
+      first = false;
     }
-  for (const auto& u : out.units) out.all_cached = out.all_cached && u.cache_hit;
+    std::lock_guard<std::mutex> lock(nvrtc_mutex());
+    compile_chunk(left, arch, [&](uint64_t index, CubinResult&& r) {
+      out.units[index] = std::move(r);
+      done[index] = true;
+      cache_store(entries[index], out.units[index].cubin);  // temporaries are unique per process and call
+    });
+  }
+  for (const auto& u : out.units) {
+    out.all_cached = out.all_cached && u.cache_hit;
+    out.assembled += u.assembled ? 1 : 0;
+  }
   out.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return out;
 }

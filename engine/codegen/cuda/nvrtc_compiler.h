@@ -13,6 +13,7 @@ struct CubinResult {
   std::string log;        // NVRTC's log (warnings)
   bool cache_hit = false;
   double compile_ms = 0;
+  bool assembled = false;  // only assembled, from the PTX of a unit of the same code (UnitGroups)
 };
 
 // arch: "sm_90". Throws kiln::Error with NVRTC's first log lines on a compile error.
@@ -24,6 +25,16 @@ struct CubinSet {
   double wall_ms = 0;              // the whole compile
   bool all_cached = true;
   int workers = 1;                 // processes that compiled (1: this process alone)
+  int assembled = 0;               // units only assembled from another's PTX
+};
+
+// Which units are the same code but for their functions' names (kernel_units.h): group[u] is the same for
+// them; functions[u] names unit u's functions in corresponding order. A unit of a group compiles the
+// front end once: each other one of the group assembles that unit's PTX with the functions renamed
+// (nvJitLink, loaded at run time; where it is missing or fails, the unit compiles whole).
+struct UnitGroups {
+  std::vector<int> group;
+  std::vector<std::vector<std::string>> functions;
 };
 // Compiles independent translation units (one per kernel: cuda_units), each cached on its own. NVRTC
 // runs one compile at a time inside a process (H200 host, 64 units: 1.0 s on one thread, 1.3 s on 16
@@ -33,7 +44,17 @@ struct CubinSet {
 // none), each reading its units from an anonymous file and writing its CUBINs to another that this
 // process reads back. Units a worker did not compile (no worker binary, a compile error, a crash, past
 // its time) compile here, in order, so the error thrown is the first failing unit's.
-CubinSet compile_cuda_units(const std::vector<std::string>& units, const std::string& arch, unsigned workers = 0);
+CubinSet compile_cuda_units(const std::vector<std::string>& units, const std::string& arch, unsigned workers = 0,
+                            const UnitGroups* groups = nullptr);
+
+// The missing units of groups in chunks, each compiled by one process: a chunk is one unit compiled whole
+// and others of its group assembled from its PTX. A group is split where one chunk would cost more than
+// `bound` (in source bytes; an assembly counted as kAssemblyShare of a whole compile), so a large kernel
+// repeated many times still spreads over the workers. Each chunk: its units' positions in `misses`, the
+// one compiled whole first.
+constexpr double kAssemblyShare = 0.4;
+std::vector<std::vector<size_t>> unit_chunks(const std::vector<size_t>& misses, const std::vector<size_t>& sizes,
+                                             const UnitGroups* groups, double bound);
 
 // Units (by their sources' sizes, which NVRTC's time follows: a window's kernel with max-autotune's eleven forms
 // takes seconds where a one-form pointwise kernel takes tens of milliseconds) shared among n workers, the largest first

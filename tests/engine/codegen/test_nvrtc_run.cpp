@@ -36,10 +36,11 @@ void put_blob(std::string& s, const std::string& b) {
   put_u64(s, b.size());
   s += b;
 }
-std::string record(uint64_t index, double ms, const std::string& cubin, const std::string& log) {
+std::string record(uint64_t index, double ms, const std::string& cubin, const std::string& log, bool assembled = false) {
   std::string s;
   put_u64(s, index);
   s.append(reinterpret_cast<const char*>(&ms), sizeof ms);
+  s += static_cast<char>(assembled ? 1 : 0);
   put_blob(s, cubin);
   put_blob(s, log);
   return s;
@@ -51,7 +52,7 @@ const char* kUnit = "extern \"C\" __global__ void k0_add(float* x) { x[threadIdx
 
 TEST(NvrtcRun, ResultsCutAnywhereGiveTheCompleteRecordsBeforeTheCut) {
   const std::string first = record(2, 12.5, "CUBIN-two", "");
-  const std::string all = first + record(0, 3.0, "CUBIN-zero", "a warning");
+  const std::string all = first + record(0, 3.0, "CUBIN-zero", "a warning", /*assembled=*/true);
   for (size_t cut = 0; cut <= all.size(); ++cut) {
     int fd = file_with(all.substr(0, cut));
     std::vector<codegen::CubinResult> out(3);
@@ -66,6 +67,8 @@ TEST(NvrtcRun, ResultsCutAnywhereGiveTheCompleteRecordsBeforeTheCut) {
       EXPECT_EQ(out[2].compile_ms, 12.5);
     }
     if (done[0]) EXPECT_EQ(out[0].log, "a warning");
+    if (done[0]) EXPECT_TRUE(out[0].assembled);
+    if (done[2]) EXPECT_FALSE(out[2].assembled);
   }
 }
 
@@ -74,6 +77,7 @@ TEST(NvrtcRun, ResultsWithAnIndexOutOfRangeOrAnEmptyCubinOrAHugeSizeStopTheReadi
   put_u64(huge, 1);
   double ms = 1;
   huge.append(reinterpret_cast<const char*>(&ms), sizeof ms);
+  huge += '\0';
   put_u64(huge, ~0ull);  // a cubin "of 2^64 - 1 bytes"
   for (const std::string& bad : {record(7, 1, "x", ""), record(1, 1, "", ""), huge}) {
     int fd = file_with(record(0, 1, "ok", "") + bad + record(2, 1, "after", ""));
@@ -120,6 +124,28 @@ TEST(NvrtcRun, TheWorkerCompilesWhatItReadsSkipsWhatFailsAndStopsAtACut) {
   EXPECT_FALSE(done2[1]);
   EXPECT_FALSE(done2[0]);
   ::close(cut);
+  ::close(out);
+  // A chunk: a unit and one of the same code but for its function's name, assembled from the first one's PTX under
+  // its own name; a member whose renaming cannot apply (its name list longer) compiles whole.
+  std::string renamed = good;
+  renamed.replace(renamed.find("k0_add"), 6, "k9_add");
+  codegen::UnitChunk chunk{{5, &good, {"k0_add"}}, {{6, &renamed, {"k9_add"}}, {7, &renamed, {"k9_add", "k9_add_w2"}}}};
+  int in2 = memfd();
+  ASSERT_TRUE(codegen::write_unit_sources(in2, "sm_90", {chunk}));
+  out = memfd();
+  EXPECT_EQ(codegen::nvrtc_worker_main(in2, out), 0);
+  std::vector<codegen::CubinResult> r3(8);
+  std::vector<bool> done3(8, false);
+  codegen::read_unit_results(out, r3, done3);
+  ASSERT_TRUE(done3[5] && done3[6] && done3[7]);
+  EXPECT_FALSE(r3[5].assembled);
+  EXPECT_TRUE(r3[6].assembled);
+  EXPECT_FALSE(r3[7].assembled);
+  for (int i : {6, 7}) {
+    EXPECT_NE(r3[i].cubin.find(std::string("k9_add") + '\0'), std::string::npos) << i;
+    EXPECT_EQ(r3[i].cubin.find(std::string("k0_add") + '\0'), std::string::npos) << i;
+  }
+  ::close(in2);
   ::close(out);
   // No architecture at all: nothing to do, a non-zero exit.
   int none = memfd();
