@@ -31,6 +31,7 @@ struct CompileArgs {
   std::string pool_windows = "auto";
   std::string attention = "auto";
   std::string depthwise = "auto";
+  std::string cuda_arch;  // --cuda-arch: build the CUDA kernels only
   int checks = 3;
   bool json = false;
 };
@@ -57,6 +58,12 @@ int run(const CompileArgs& a) {
   api::check_depthwise(a.depthwise);
   o.attention = a.attention;
   o.depthwise = a.depthwise;
+  if (!a.cuda_arch.empty()) {
+    api::check_cuda_arch(a.cuda_arch);
+    if (o.backend != "kiln") throw Error("--cuda-arch builds Kiln's CUDA kernels: it needs --backend kiln");
+    if (a.device != "cpu") throw Error("--cuda-arch builds the kernels where no GPU runs them: it needs --device cpu");
+    o.cuda_build_arch = a.cuda_arch;
+  }
   std::string dump = a.dump;
   if (dump.empty())
     if (const char* d = std::getenv("KILN_DUMP_DIR"); d && *d) dump = d;
@@ -108,6 +115,10 @@ Command add_compile(CLI::App& app) {
   add_pool_windows_option(cmd, args.pool_windows);
   add_attention_option(cmd, args.attention);
   add_depthwise_option(cmd, args.depthwise);
+  cmd.add_option("--cuda-arch", args.cuda_arch,
+                 "Build each region's CUDA kernels for this architecture (sm_90) as the GPU's mode would, without a "
+                 "GPU: NVRTC compiles them, nothing runs them (the model runs eagerly on the cpu); see the kernels, "
+                 "the compiler's runs and --dump's stages");
   cmd.add_option("--dump", args.dump,
                  "Write every stage (captured graph, loop IR, fusion, source) under DIR "
                  "(also KILN_DUMP_DIR)");

@@ -1,5 +1,6 @@
 #include "engine/api/options.h"
 
+#include <cctype>
 #include <sstream>
 
 #include "engine/capture/modes.h"
@@ -78,6 +79,16 @@ void check_depthwise(const std::string& depthwise) {
 void check_attention(const std::string& attention) {
   if (attention != "auto" && attention != "fused" && attention != "separate")
     throw Error("--attention '" + attention + "': use auto, fused or separate");
+}
+
+void check_cuda_arch(const std::string& arch) {
+  bool ok = arch.size() >= 5 && arch.size() <= 7 && arch.compare(0, 3, "sm_") == 0;
+  size_t digits = 0;
+  for (size_t i = 3; ok && i < arch.size(); ++i) {
+    if (std::isdigit(static_cast<unsigned char>(arch[i])) && digits == i - 3) ++digits;
+    else ok = i + 1 == arch.size() && (arch[i] == 'a' || arch[i] == 'f');
+  }
+  if (!ok || digits < 2 || digits > 3) throw Error("--cuda-arch '" + arch + "': use sm_ and the architecture's number, as sm_90");
 }
 
 void check_conv_layout(const std::string& layout) {

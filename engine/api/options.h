@@ -43,5 +43,8 @@ void check_pool_windows(const std::string& windows);  // auto, on, off
 void check_attention(const std::string& attention);   // auto, fused, separate
 void check_depthwise(const std::string& depthwise);   // auto, generated, extern
 void check_linear_bias(const std::string& where);  // auto, epilogue, readers
+// --cuda-arch: "sm_" and two or three digits, an "a" or "f" after them allowed (sm_90, sm_100a); nothing else reaches
+// NVRTC's options or the kernel cache's file names.
+void check_cuda_arch(const std::string& arch);
 
 }  // namespace kiln::api

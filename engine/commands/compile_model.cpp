@@ -51,6 +51,7 @@ CompileResult compile_model(const model::Model& model, const std::vector<InputSp
   r.model = model.path();
   r.backend = options.backend;
   r.mode = options.mode;
+  r.cuda_build_arch = options.cuda_build_arch;
   r.inputs = inputs;
   auto names = model.forward_arg_names();
   if (names.size() != inputs.size())
@@ -170,7 +171,14 @@ std::string compile_text(const CompileResult& r) {
   if (r.eager_constant)
     os << "  WARNING: eager's outputs are constant on every checked call (untrained zero weights?): this check "
           "cannot tell a right kernel from a wrong one; use weights that make the output depend on the input\n";
-  os << "C++ compiler invocations: " << r.compiler_invocations << ", disk cache hits: " << r.cache_hits << "\n";
+  if (!r.cuda_build_arch.empty())
+    os << "  the regions ran eagerly here: their CUDA kernels were built for " << r.cuda_build_arch
+       << ", not run, so this check says nothing of them\n";
+  bool cuda = false;
+  for (const auto& reg : r.regions)
+    for (const auto& k : reg.artifacts.kernels) cuda |= k.language == "cuda";
+  os << (cuda ? "CUDA" : "C++") << " compiler invocations: " << r.compiler_invocations << ", disk cache hits: " << r.cache_hits
+     << "\n";
   return os.str();
 }
 
@@ -201,6 +209,7 @@ std::string compile_json(const CompileResult& r) {
   if (!r.mismatch.empty()) j["check"]["mismatch"] = r.mismatch;
   if (r.eager_constant) j["check"]["eager_constant"] = true;
   j["compiler_invocations"] = r.compiler_invocations;
+  if (!r.cuda_build_arch.empty()) j["cuda_build_arch"] = r.cuda_build_arch;
   j["cache_hits"] = r.cache_hits;
   return safe_dump(j, 2);
 }

@@ -38,6 +38,7 @@ struct CompileResult {
   std::string precision;     // float32_precision_text() the check ran under
   int compiler_invocations = 0;
   int cache_hits = 0;
+  std::string cuda_build_arch;  // options.cuda_build_arch: CUDA kernels built, not run (the check ran eager's regions)
 };
 
 // Compiles with options.backend and runs `checks` calls on fresh random inputs, comparing each

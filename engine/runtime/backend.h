@@ -52,6 +52,10 @@ struct BackendOptions {
   // Whether max_pool2d windows are pointwise computations of their taps (lowering::LowerOptions::pool_windows):
   // "auto" (on the GPU), "on" (the CPU too) or "off" (a reduction over each window, for an A/B).
   std::string pool_windows = "auto";
+  // Not empty ("sm_90"): the kiln backend builds each region's CUDA kernels for that architecture as the GPU's
+  // default mode would (NVRTC needs no GPU), and the region runs eagerly where it was captured; its artifacts
+  // (kernels, stage dumps, the compiler's runs) say what the GPU would get.
+  std::string cuda_build_arch;
 };
 
 struct StageDump {

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kiln_build_config.h"
 #include "tests/support/paths.h"
 
 using namespace kiln;  // NOLINT
@@ -316,4 +317,37 @@ TEST(Cli, PoolWindowsMakeTheStemPoolingOneWindowKernel) {
   EXPECT_NE(bad.find("--pool-windows 'taps': use auto, on or off"), std::string::npos) << bad;
   EXPECT_EQ(run_kiln("check " + model + " --pool-windows taps", bad_check), 2) << bad_check;
   EXPECT_NE(bad_check.find("--pool-windows 'taps': use auto, on or off"), std::string::npos) << bad_check;
+}
+
+// --cuda-arch builds the CUDA kernels a GPU would get, here, without one: BERT's miniature (two layers) runs
+// eagerly on the cpu, its region's kernels compiled by NVRTC for sm_90, the second layer's assembled from the first
+// one's PTX; with KILN_SHARED_UNITS=0 none is. An architecture that is not one, or a GPU device, is refused.
+TEST(Cli, CompileBuildsCudaKernelsWithoutAGpu) {
+  std::string out;
+  const std::string bert = test::data("corpus/bert_ids.pt") + " --input '8x64:int64[0,100)' --checks 1";
+  EXPECT_EQ(run_kiln("compile " + bert + " --cuda-arch 'sm_90;touch x'", out), 1) << out;
+  EXPECT_NE(out.find("--cuda-arch 'sm_90;touch x': use sm_"), std::string::npos) << out;
+  EXPECT_EQ(run_kiln("compile " + bert + " --cuda-arch sm_90 --backend eager", out), 1) << out;
+  EXPECT_NE(out.find("it needs --backend kiln"), std::string::npos) << out;
+#if KILN_WITH_CUDA
+  const std::string dir = test::temp_dir();
+  ASSERT_EQ(run_kiln("compile " + bert + " --cuda-arch sm_90 --dump " + dir + "/dump", out), 0) << out;
+  EXPECT_NE(out.find("note: CUDA kernels built for sm_90, not run: the region runs eagerly here"), std::string::npos) << out;
+  EXPECT_NE(out.find("the regions ran eagerly here: their CUDA kernels were built for sm_90"), std::string::npos) << out;
+  EXPECT_NE(out.find("CUDA compiler invocations"), std::string::npos) << out;
+  EXPECT_NE(test::read_file(dir + "/dump/region_0_0/30_kernels.cu").find("__global__"), std::string::npos);
+  // From an empty kernel cache: the second layer's kernels only assembled; none with sharing off.
+  std::string shared, whole;
+  ASSERT_EQ(test::run_command("KILN_CACHE_DIR=" + dir + "/c1 " + kiln_cmd() + " compile " + bert + " --cuda-arch sm_90", shared), 0)
+      << shared;
+  EXPECT_NE(shared.find(" of them only assembled (the same code as another kernel"), std::string::npos) << shared;
+  ASSERT_EQ(test::run_command("KILN_CACHE_DIR=" + dir + "/c2 KILN_SHARED_UNITS=0 " + kiln_cmd() + " compile " + bert +
+                                  " --cuda-arch sm_90",
+                              whole),
+            0)
+      << whole;
+  EXPECT_NE(whole.find("compiler: "), std::string::npos) << whole;
+  EXPECT_EQ(whole.find("only assembled"), std::string::npos) << whole;
+  EXPECT_EQ(run_kiln("compile " + bert + " --cuda-arch sm_90 --device cuda", out), 1) << out;
+#endif
 }

@@ -150,7 +150,8 @@ pipeline::Loaded CudaTarget::compile(const std::string& source, const fusion::Fu
   // One translation unit per kernel, compiled in parallel and cached one by one; kernels of the same code (a
   // model's repeated blocks) run the front end once (kernel_units.h).
   auto units = codegen::kernel_units(source, info_);
-  const std::string arch = cuda::device_arch();
+  const bool build_only = !options_.cuda_build_arch.empty();
+  const std::string arch = build_only ? options_.cuda_build_arch : cuda::device_arch();
   auto compiling = std::async(std::launch::async, [&units, &arch] {
     return codegen::compile_cuda_units(units.sources, arch, 0, &units.groups);
   });
@@ -159,7 +160,7 @@ pipeline::Loaded CudaTarget::compile(const std::string& source, const fusion::Fu
   // The attention calls too (their library's kernels loaded and built). KILN_CONV_WARMUP=0 leaves both to the first
   // call (an A/B of the cold compile).
   const char* warm = std::getenv("KILN_CONV_WARMUP");
-  if (!(warm && std::string(warm) == "0")) {
+  if (!build_only && !(warm && std::string(warm) == "0")) {
     runtime::warm_convolutions(graph, fused.program, "cuda", options_.mode == "max-autotune");
     runtime::warm_attention(fused.program, "cuda");
   }
@@ -171,6 +172,7 @@ pipeline::Loaded CudaTarget::compile(const std::string& source, const fusion::Fu
     out.compiler_invocations += b.cache_hit ? 0 : 1;
     if (!b.cache_hit) out.unit_ms.push_back(b.compile_ms);
   }
+  if (build_only) return out;  // nothing loaded: no GPU here
   auto t0 = Clock::now();
   for (size_t u = 0; u < bins.units.size(); ++u) {
     std::vector<std::string> fns;
@@ -216,6 +218,10 @@ std::unique_ptr<runtime::CompiledFn> CudaTarget::make_region_fn(const capture::S
                                                                 const capture::RegionStatic& region,
                                                                 pipeline::CompiledCode code,
                                                                 runtime::RegionArtifacts& art) {
+  if (!options_.cuda_build_arch.empty()) {
+    art.note = "CUDA kernels built for " + options_.cuda_build_arch + ", not run: the region runs eagerly here";
+    return nullptr;
+  }
   const fusion::FusedProgram& fused = code.front.fused;
   const bool autotune = options_.mode == "max-autotune";
   std::shared_ptr<runtime::GemmTuner> gemms;

@@ -31,7 +31,7 @@ class KilnBackend : public runtime::Backend {
                                                const runtime::BackendOptions& options,
                                                runtime::RegionArtifacts& art) override {
     const ir::Graph& graph = entry.info.graph;
-    const bool on_gpu = runs_on_gpu(graph);
+    const bool on_gpu = runs_on_gpu(graph) || !options.cuda_build_arch.empty();
     pipeline::FrontEndOptions fe;
     fe.fuse = fuse_;
     fe.channels_last = options.conv_layout == "channels-last" || (options.conv_layout == "auto" && on_gpu);
@@ -97,7 +97,8 @@ class KilnBackend : public runtime::Backend {
     }
 #else
     if (on_gpu) {
-      art.note = "this Kiln was built without the CUDA toolkit; region runs eagerly";
+      art.note = options.cuda_build_arch.empty() ? "this Kiln was built without the CUDA toolkit; region runs eagerly"
+                                                 : "this Kiln was built without the CUDA toolkit: no CUDA kernels to build";
       return nullptr;
     }
 #endif
