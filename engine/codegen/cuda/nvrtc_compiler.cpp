@@ -15,7 +15,6 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
-#include <set>
 #include <thread>
 
 #include "engine/base/error.h"
@@ -193,27 +192,40 @@ CubinResult compile_cuda(const std::string& source, const std::string& arch) {
   return compile_cuda_units({source}, arch, 1).units.at(0);  // one unit: compiled here
 }
 
+namespace {
+
+// Unit i's group: its own (a negative number no group has) without groups.
+int group_of(const UnitGroups* groups, size_t i) {
+  return groups && i < groups->group.size() ? groups->group[i] : -1 - static_cast<int>(i);
+}
+
+// What a chunk costs one process: its first unit compiled whole, the others assembled.
+double chunk_cost(const std::vector<size_t>& chunk, const std::vector<size_t>& sizes) {
+  double cost = 0;
+  for (size_t k = 0; k < chunk.size(); ++k) cost += (k == 0 ? 1.0 : kAssemblyShare) * static_cast<double>(sizes[chunk[k]]);
+  return cost;
+}
+
+}  // namespace
+
 std::vector<std::vector<size_t>> unit_chunks(const std::vector<size_t>& misses, const std::vector<size_t>& sizes,
                                              const UnitGroups* groups, double bound) {
   std::vector<std::vector<size_t>> chunks;
   std::map<int, std::vector<size_t>> by_group;  // group -> its missing units, in order
   std::vector<int> order;                       // groups in the order of their first missing unit
   for (size_t i : misses) {
-    int g = groups && i < groups->group.size() ? groups->group[i] : -1 - static_cast<int>(i);
+    const int g = group_of(groups, i);
     if (!by_group.count(g)) order.push_back(g);
     by_group[g].push_back(i);
   }
   for (int g : order) {
     const auto& units = by_group[g];
     std::vector<size_t> chunk;
-    double cost = 0;
     for (size_t i : units) {
-      const double whole = static_cast<double>(sizes[i]);
-      if (!chunk.empty() && cost + kAssemblyShare * whole > bound) {
+      if (!chunk.empty() && chunk_cost(chunk, sizes) + kAssemblyShare * static_cast<double>(sizes[i]) > bound) {
         chunks.push_back(std::move(chunk));
         chunk.clear();
       }
-      cost = chunk.empty() ? whole : cost + kAssemblyShare * whole;
       chunk.push_back(i);
     }
     if (!chunk.empty()) chunks.push_back(std::move(chunk));
@@ -250,29 +262,20 @@ CubinSet compile_cuda_units(const std::vector<std::string>& units, const std::st
   // slowest worker's work by more than an assembly.
   unsigned n = std::min<size_t>(worker_count(workers), misses.size());
   double largest = 0, shared_total = 0;
-  {
-    std::set<int> seen;
-    for (size_t i : misses) {
-      largest = std::max(largest, static_cast<double>(sizes[i]));
-      int g = groups ? groups->group[i] : -1 - static_cast<int>(i);
-      shared_total += (seen.insert(g).second ? 1.0 : kAssemblyShare) * static_cast<double>(sizes[i]);
-    }
+  for (const auto& whole : unit_chunks(misses, sizes, groups, 1e300)) {  // each group one chunk: its front end once
+    for (size_t i : whole) largest = std::max(largest, static_cast<double>(sizes[i]));
+    shared_total += chunk_cost(whole, sizes);
   }
   const double bound = std::max(largest * (1 + kAssemblyShare), shared_total / std::max(1u, n));
-  const auto chunk_units = unit_chunks(misses, sizes, groups, bound);
   std::vector<UnitChunk> chunks;
   std::vector<size_t> costs;
-  for (const auto& c : chunk_units) {
+  for (const auto& c : unit_chunks(misses, sizes, groups, bound)) {
     UnitChunk chunk;
-    double cost = 0;
-    for (size_t k = 0; k < c.size(); ++k) {
-      UnitSource u{c[k], &units[c[k]], groups ? groups->functions[c[k]] : std::vector<std::string>{}};
-      cost += (k == 0 ? 1.0 : kAssemblyShare) * static_cast<double>(sizes[c[k]]);
-      if (k == 0) chunk.first = std::move(u);
-      else chunk.members.push_back(std::move(u));
-    }
+    auto unit = [&](size_t i) { return UnitSource{i, &units[i], groups ? groups->functions[i] : std::vector<std::string>{}}; };
+    chunk.first = unit(c[0]);
+    for (size_t k = 1; k < c.size(); ++k) chunk.members.push_back(unit(c[k]));
     chunks.push_back(std::move(chunk));
-    costs.push_back(static_cast<size_t>(cost));
+    costs.push_back(static_cast<size_t>(chunk_cost(c, sizes)));
   }
   // Workers pay a process start and NVRTC's own start-up each: worth it from a few units on.
   n = std::min<size_t>(n, chunks.size());
@@ -287,18 +290,14 @@ CubinSet compile_cuda_units(const std::vector<std::string>& units, const std::st
   // What no worker compiled (few units, no worker binary, a worker's failure): here, chunk by chunk in order, so
   // the error thrown is the first failing unit's.
   for (const auto& chunk : chunks) {
-    UnitChunk left;
-    bool first = true;
-    std::vector<const UnitSource*> todo;
+    std::vector<const UnitSource*> todo;  // the first of them compiles whole, the others assemble its PTX
     if (!done[chunk.first.index]) todo.push_back(&chunk.first);
     for (const auto& m : chunk.members)
       if (!done[m.index]) todo.push_back(&m);
     if (todo.empty()) continue;
-    for (const UnitSource* u : todo) {
-      if (first) left.first = *u;
-      else left.members.push_back(*u);
-      first = false;
-    }
+    UnitChunk left;
+    left.first = *todo[0];
+    for (size_t k = 1; k < todo.size(); ++k) left.members.push_back(*todo[k]);
     std::lock_guard<std::mutex> lock(nvrtc_mutex());
     compile_chunk(left, arch, [&](uint64_t index, CubinResult&& r) {
       out.units[index] = std::move(r);

@@ -335,9 +335,7 @@ int nvrtc_worker_main(int in_fd, int out_fd) {
   Reader in{all};
   std::string arch;
   if (!in.blob(arch) || arch.empty()) return 2;
-  // Sources and names stay in these lists while the chunk's units point at them.
   for (;;) {
-    std::vector<std::string> sources, names;
     auto read_unit = [&](UnitSource& u, std::string& src) {
       std::string fns;
       if (!in.take(&u.index, sizeof u.index) || !in.blob(src) || !in.blob(fns)) return false;
