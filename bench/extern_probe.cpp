@@ -1,7 +1,9 @@
 // Host cost of the pieces of a default-mode extern call on the GPU, one by one: each piece called ITERS times
 // while the stream is held by a sleeping kernel (the calls queue behind it, so the figure is host time only,
 // not the device's), median of 7 blocks, µs per call, under InferenceMode and under no-grad. Sizes: GPT-2's and
-// BERT-base's bfloat16 projections and attention at batch 8 × 128.
+// BERT-base's bfloat16 projections and attention at batch 8 × 128; and the float32 linears without their bias
+// (their readers add it) of ConvNeXt-T at batch 8 (an image's pixels, [8, 56, 56, 96] -> 384) and of BERT-base
+// at 8 × 128 tokens, by each way of calling the product.
 //
 //   kiln_extern_probe [ITERS=200]
 #include <torch/torch.h>
@@ -15,6 +17,7 @@
 #include <vector>
 
 #if KILN_TORCH_CUDA
+#include <ATen/cuda/CUDABlas.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/EmptyTensor.h>
 #include <ATen/cuda/Sleep.h>
@@ -91,6 +94,29 @@ void run(const char* guard, int iters) {
       {"cuDNN attention, CUDA kernel directly",
        [&] { at::cuda::_scaled_dot_product_cudnn_attention(q, k, v, mask, false, 0.0, false, false, 0.125); }},
   };
+  // float32, `highest` precision (the benchmark's): linears without their bias on 4-d and 3-d inputs.
+  auto f32 = at::TensorOptions().dtype(at::kFloat).device(at::kCUDA);
+  at::Tensor px = at::randn({8, 56, 56, 96}, f32), pw = at::randn({384, 96}, f32);
+  at::Tensor tx = at::randn({8, 128, 768}, f32), tw = at::randn({768, 768}, f32);
+  at::Tensor tout = at::empty({1024, 768}, f32);
+  kiln::runtime::LtGemm lt32(false, true);
+  auto f32_rows = std::vector<Row>{
+      {"f32 pixels: at::linear(x 4-d, w)", [&] { at::linear(px, pw); }},
+      {"f32 pixels: at::matmul(x 4-d, w^T)", [&] { at::matmul(px, pw.t()); }},
+      {"f32 pixels: view, at::cuda::mm, view", [&] { at::cuda::mm(px.view({-1, 96}), pw.t()).view({8, 56, 56, 384}); }},
+      {"f32 pixels: LtGemm::mm (float32 plan kept)", [&] { lt32.mm(px.view({-1, 96}), pw.t()); }},
+      {"f32 tokens: at::linear(x 3-d, w)", [&] { at::linear(tx, tw); }},
+      {"f32 tokens: view, at::cuda::mm, view", [&] { at::cuda::mm(tx.view({-1, 768}), tw.t()).view({8, 128, 768}); }},
+      {"f32 tokens: at::cuda::mm_out (no allocation)", [&] { at::cuda::mm_out(tout, tx.view({-1, 768}), tw.t()); }},
+      {"f32 tokens: at::cuda::blas::gemm<float> (LibTorch's cuBLAS call)",
+       [&] {
+         at::cuda::blas::gemm<float>('t', 'n', 768, 1024, 768, 1.0f, tw.data_ptr<float>(), 768, tx.data_ptr<float>(),
+                                     768, 0.0f, tout.data_ptr<float>(), 768);
+       }},
+      {"f32 tokens: getCurrentCUDABlasHandle", [&] { (void)at::cuda::getCurrentCUDABlasHandle(); }},
+      {"f32 tokens: LtGemm::mm (float32 plan kept)", [&] { lt32.mm(tx.view({-1, 768}), tw.t()); }},
+  };
+  rows.insert(rows.end(), f32_rows.begin(), f32_rows.end());
   std::printf("\n%s: host µs per call (median of 7 blocks of %d, queued behind a sleeping kernel)\n", guard, iters);
   for (auto& r : rows) {
     try {

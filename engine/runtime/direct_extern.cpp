@@ -104,11 +104,16 @@ at::Tensor matrix_product(const DirectExtern& d, const at::Tensor& a, const at::
 }
 
 // x[..., K] @ m[K, N] for a contiguous x of more than two dimensions, its leading dimensions as the rows of one
-// product (what matmul and linear do with such an x) through cuBLASLt; undefined when it does not take it.
+// product (what matmul and linear do with such an x: its view as a matrix, mm, the result viewed back) through
+// matrix_product: cuBLASLt where it takes it, else mm's own kernel, so a float32 linear on a batch of tokens or
+// on an image's pixels skips linear's and matmul's dispatch layers too (28-45 us of host each on the H100, more
+// than the product's launch). Undefined when the shapes need matmul itself (sizes that do not match, no
+// elements: its checks and messages).
 at::Tensor rows_product(const DirectExtern& d, const at::Tensor& x, const at::Tensor& m, bool lt) {
-  if (!lt || !d.lt || x.dim() <= 2 || !x.is_contiguous() || x.size(-1) != m.size(0)) return {};
-  at::Tensor y = d.lt->mm(x.view({-1, x.size(-1)}), m);
-  if (!y.defined()) return y;
+  if (x.dim() <= 2 || m.dim() != 2 || !x.is_contiguous() || x.size(-1) != m.size(0) || x.numel() == 0 ||
+      m.numel() == 0 || x.scalar_type() != m.scalar_type() || x.device() != m.device())
+    return {};
+  at::Tensor y = matrix_product(d, x.view({-1, x.size(-1)}), m, lt);
   std::vector<int64_t> sizes(x.sizes().begin(), x.sizes().end());
   sizes.back() = m.size(1);
   return y.view(sizes);

@@ -6,7 +6,10 @@
 #include <torch/csrc/jit/ir/irparser.h>
 #include <torch/script.h>
 
+#include <ATen/record_function.h>
+
 #include <cstdlib>
+#include <cstring>
 
 #include "engine/runtime/captured_runtime.h"
 #include "engine/runtime/example_inputs.h"
@@ -55,6 +58,21 @@ graph(%x : Tensor, %w : Tensor, %b : Tensor, %n : int):
   %same_text : str = prim::Constant[value="same"]()
   %same : Tensor = aten::conv2d(%x, %w, %none, %d, %same_text, %d, %one)
   return (%plain, %biased, %computed, %same))IR";
+
+// The linears and matmuls dispatched on this thread while a WrapperOpsSeen lives.
+thread_local int t_wrapper_ops = 0;
+std::unique_ptr<at::ObserverContext> count_wrapper_op(const at::RecordFunction& fn) {
+  if (std::strcmp(fn.name(), "aten::linear") == 0 || std::strcmp(fn.name(), "aten::matmul") == 0) ++t_wrapper_ops;
+  return nullptr;
+}
+struct WrapperOpsSeen {
+  WrapperOpsSeen() : handle(at::addThreadLocalCallback(at::RecordFunctionCallback(count_wrapper_op).scopes({at::RecordScope::FUNCTION}))) {
+    t_wrapper_ops = 0;
+  }
+  ~WrapperOpsSeen() { at::removeCallback(handle); }
+  int count() const { return t_wrapper_ops; }
+  at::CallbackHandle handle;
+};
 
 }  // namespace
 
@@ -139,6 +157,53 @@ graph(%a : Tensor, %b : Tensor, %bias : Tensor):
   auto product = runtime::prepare_direct_extern(addmm, g.node.at("addmm"));
   ASSERT_TRUE(product);
   EXPECT_EQ(product->tensors, (std::vector<int>{0, 1}));
+}
+
+// A linear without its bias and a matmul by a matrix, on inputs of three and four dimensions (tokens, an image's
+// pixels in channels-last order): the input viewed as a matrix and one product, bit for bit linear's and matmul's
+// result; inputs that are not contiguous, have no elements or do not match keep the op's own path and errors.
+TEST(DirectExtern, ProductsOfBatchedRowsEqualTheOps) {
+  auto g = parse(R"IR(
+graph(%a : Tensor, %b : Tensor):
+  %none : NoneType = prim::Constant()
+  %lin : Tensor = aten::linear(%a, %b, %none)
+  %mat : Tensor = aten::matmul(%a, %b)
+  return (%lin, %mat))IR");
+  auto lin = runtime::prepare_direct_extern(extern_comp("aten::linear", {0, 1, -1}), g.node.at("lin"));
+  auto mat = runtime::prepare_direct_extern(extern_comp("aten::matmul", {0, 1}), g.node.at("mat"));
+  ASSERT_TRUE(lin && mat);
+  EXPECT_FALSE(lin->bias);
+  at::Tensor w = torch::randn({12, 24});
+  std::vector<at::Tensor> inputs = {
+      torch::randn({3, 7, 24}),                                  // tokens
+      torch::randn({2, 5, 6, 24}),                               // pixels, channels last
+      torch::randn({2, 24, 5, 6}).permute({0, 2, 3, 1}),         // not contiguous: the op's own path
+      torch::randn({0, 7, 24}),                                  // no rows
+  };
+  const uint64_t before = runtime::direct_extern_calls();
+  for (const auto& x : inputs) {
+    const bool direct = x.is_contiguous() && x.numel() > 0;
+    for (bool lt : {false, true}) {
+      at::Tensor got;
+      {
+        WrapperOpsSeen seen;
+        got = runtime::call_direct_extern(*lin, {x, w}, lt);
+        runtime::call_direct_extern(*mat, {x, w.t()}, lt);
+        EXPECT_EQ(seen.count() == 0, direct) << x.sizes() << ": linear and matmul dispatched " << seen.count() << " times";
+      }
+      at::Tensor want = at::linear(x, w);
+      EXPECT_EQ(got.sizes(), want.sizes()) << x.sizes();
+      EXPECT_TRUE(torch::equal(got, want)) << x.sizes();
+      got = runtime::call_direct_extern(*mat, {x, w.t()}, lt);
+      want = at::matmul(x, w.t());
+      EXPECT_EQ(got.sizes(), want.sizes()) << x.sizes();
+      EXPECT_TRUE(torch::equal(got, want)) << x.sizes();
+    }
+  }
+  EXPECT_EQ(runtime::direct_extern_calls() - before, 24u);
+  // Sizes that do not match: linear's and matmul's own errors.
+  EXPECT_THROW(runtime::call_direct_extern(*lin, {torch::randn({3, 7, 23}), w}), c10::Error);
+  EXPECT_THROW(runtime::call_direct_extern(*mat, {torch::randn({3, 7, 23}), w.t()}), c10::Error);
 }
 
 // Attention's products: matmul of 4-d views (a transposed one among them) and bmm, called as one batched
