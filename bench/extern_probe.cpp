@@ -17,7 +17,6 @@
 #include <vector>
 
 #if KILN_TORCH_CUDA
-#include <ATen/cuda/CUDABlas.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/EmptyTensor.h>
 #include <ATen/cuda/Sleep.h>
@@ -108,11 +107,6 @@ void run(const char* guard, int iters) {
       {"f32 tokens: at::linear(x 3-d, w)", [&] { at::linear(tx, tw); }},
       {"f32 tokens: view, at::cuda::mm, view", [&] { at::cuda::mm(tx.view({-1, 768}), tw.t()).view({8, 128, 768}); }},
       {"f32 tokens: at::cuda::mm_out (no allocation)", [&] { at::cuda::mm_out(tout, tx.view({-1, 768}), tw.t()); }},
-      {"f32 tokens: at::cuda::blas::gemm<float> (LibTorch's cuBLAS call)",
-       [&] {
-         at::cuda::blas::gemm<float>('t', 'n', 768, 1024, 768, 1.0f, tw.data_ptr<float>(), 768, tx.data_ptr<float>(),
-                                     768, 0.0f, tout.data_ptr<float>(), 768);
-       }},
       {"f32 tokens: getCurrentCUDABlasHandle", [&] { (void)at::cuda::getCurrentCUDABlasHandle(); }},
       {"f32 tokens: LtGemm::mm (float32 plan kept)", [&] { lt32.mm(tx.view({-1, 768}), tw.t()); }},
   };
