@@ -1,11 +1,16 @@
 #include "engine/codegen/cuda/emit_cuda.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <exception>
 #include <functional>
 #include <map>
 #include <set>
 #include <sstream>
+#include <thread>
 
+#include "engine/base/cores.h"
 #include "engine/codegen/cuda/emit_rows.h"
 #include "engine/codegen/cuda/kernel_mapping.h"
 #include "engine/codegen/kernel_expr.h"
@@ -372,10 +377,164 @@ std::vector<std::string> cuda_units(const std::string& source, const std::vector
   return units;
 }
 
+namespace {
+
+// One kernel's functions (its forms) and argument block, in a text of its own with its own emitter (so its
+// temporaries are numbered from t0 whatever the kernels before it used); the offsets in its info are the
+// text's own (emit_cuda moves them to where the text lands).
+struct KernelPiece {
+  std::string text;
+  CudaKernelInfo info;
+};
+
+KernelPiece emit_kernel(const fusion::FusedProgram& p, const std::vector<NodeNote>& notes, const FusedKernel& k,
+                        bool variants, bool narrow, size_t nscalar, size_t nsym, size_t prelude_end) {
+  KernelPiece out;
+  CudaEmitter em(p, KernelExpr::Dialect::Cuda);
+  em.narrow = narrow;
+  std::ostringstream os;
+  int width = k.kind == FusedKernel::Kind::Row ? 1 : vector_width(p, k);
+  std::ostringstream head;
+  const bool row = k.kind == FusedKernel::Kind::Row;
+  // A transposing kernel's tiles: 1024 elements per 256-thread block, launched as 4 per thread.
+  const auto tiled = row ? std::nullopt : transpose_vars(p, k);
+  const RowTile tile = row ? row_tile(p, k) : RowTile{};
+  const bool tiles = tile.width && tile.preferred;
+  const bool column = row && !tiles && column_reduction(p, k);
+  const bool warp = row && !tiles && !column && warp_per_row(p, k);
+  const int rows = row || tiled ? 1 : window_rows(p, k), lanes = row || tiled ? 1 : window_lanes(p, k);
+  const int height = row || tiled ? 1 : window_height(p, k);
+  const bool window = rows > 1;
+  head << "// " << k.name << ": "
+       << (tiles ? "row kernel (rows in tiles of " + std::to_string(tile.width) + ", threads splitting each row)"
+           : column ? "row kernel (one thread per row)"
+           : row    ? (warp ? "row kernel (one warp per row)" : "row kernel (one block per row)")
+           : tiled  ? "pointwise kernel (transposing, in 32x32 tiles)"
+           : window ? "pointwise kernel (" + std::string(layout_copy(p, k) ? "a copy into another order, " : "a window, ") +
+                          std::to_string(rows) + " outputs along the width" +
+                          (height > 1 ? " for each of " + std::to_string(height) + " along the height" : std::string()) +
+                          " per thread)"
+                    : "pointwise kernel")
+       << " fusing " << k.nodes.size() << " graph node" << (k.nodes.size() == 1 ? "" : "s") << "\n";
+  head << node_comment_lines(k.nodes, notes);
+  std::vector<CudaKernelVariant> forms = {{k.name, tiled ? 4 : width, warp, column, tiles ? tile.width : 0,
+                                           tiles ? tile.threads : 0}};
+  if (window) {
+    forms[0] = {k.name, rows * height, false, false, 0, 0, true, 1, false, height};
+    // Autotuning candidates: one output per thread; the default's outputs along the width alone (where it takes 2
+    // along the height) or with 2 along the height (a pooling's window, where it takes 1); its height with the other widths that divide the map (4, and the largest divisor up to 8);
+    // and where the channels allow, 4 channels per thread as float4s with the default's outputs along the width,
+    // 2 and 1.
+    const int64_t width = p.program.comps[k.comps[0]].sizes[3]->value;
+    auto along = [&](int w, int h) {
+      forms.push_back({k.name + "_r" + std::to_string(w) + "h" + std::to_string(h), w * h, false, false, 0, 0, true, 1,
+                       false, h});
+    };
+    if (variants) forms.push_back({k.name + "_w1", 1, false});
+    if (variants && !layout_copy(p, k)) {
+      if (height > 1) along(rows, 1);
+      if (height == 1 && p.program.comps[k.comps[0]].sizes[2]->value % 2 == 0) along(rows, 2);  // a pooling's
+      int wide = 1;
+      for (int d = 8; d > 1 && wide == 1; --d)
+        if (width % d == 0) wide = d;
+      if (wide != rows && wide > 1) along(wide, height);
+      if (width % 4 == 0 && rows != 4 && wide != 4) along(4, height);
+    }
+    if (variants && lanes > 1) {
+      // (at most 4 along the width: 8 x 4 channels would hold 32 sums per thread)
+      const int c4_rows = width % 4 == 0 ? 4 : rows;
+      if (c4_rows > 2) forms.push_back({k.name + "_c4", c4_rows * lanes, false, false, 0, 0, true, lanes, true});
+      if (width % 2 == 0) forms.push_back({k.name + "_c4r2", 2 * lanes, false, false, 0, 0, true, lanes, true});
+      forms.push_back({k.name + "_c4r1", lanes, false, false, 0, 0, true, lanes, true});
+    }
+  } else if (variants && width == 4) {
+    forms.push_back({k.name + "_w2", 2, false});
+    forms.push_back({k.name + "_w1", 1, false});
+  }
+  // Every other row form the kernel can take races its own: one warp and one block per row (not for
+  // tiny rows, which run one thread each), and where the rows are column-like the tiles and, with
+  // no per-row epilogue, one thread per row.
+  if (variants && row && !column) {
+    if (!warp) forms.push_back({k.name + "_warp", 1, true});
+    if (warp || tiles) forms.push_back({k.name + "_block", 1, false});
+    if (tile.width && !tiles) forms.push_back({k.name + "_tiles", 1, false, false, tile.width, tile.threads});
+    if (tile.reductions_only) forms.push_back({k.name + "_thread", 1, false, true});
+  }
+  const size_t begin = 0;  // the kernel's text starts its piece
+  // Its own argument block: only the buffers it reads or writes (a launch copies the whole block,
+  // and a region's every buffer would make each launch carry kilobytes), then scalars and sizes.
+  std::ostringstream decl;
+  em.declare_buffers(decl, k, ctype, "args.buf");
+  std::vector<int> buffers;
+  const std::string declared = own_buffer_indices(decl.str(), buffers);
+  std::ostringstream block;
+  block << "struct KilnArgs_" << k.name << " {\n  void* buf[" << std::max<size_t>(1, buffers.size())
+        << "];\n  double scalar[" << nscalar << "];\n  long long sym[" << nsym << "];\n};\n";
+  size_t function_end = 0;
+  for (const auto& f : forms) {
+    if (f.function == k.name) os << head.str() << block.str();  // forms[0]: before every form
+    else if (row && f.row_tile) os << "// " << k.name << " in tiles of " << f.row_tile << " rows (an autotuning candidate)\n";
+    else if (row) os << "// " << k.name << " with " << (f.thread_per_row ? "one thread" : f.warp_per_row ? "one warp" : "one block")
+                     << " per row (an autotuning candidate)\n";
+    else if (f.window_rows) {
+      const int along = f.vector_width / (f.window_lanes * f.window_height);
+      os << "// " << k.name << " with " << along << " output" << (along == 1 ? "" : "s") << " along the width x ";
+      if (f.window_height > 1) os << f.window_height << " along the height x ";
+      os << f.window_lanes << " channel" << (f.window_lanes == 1 ? "" : "s") << " per thread (an autotuning candidate)\n";
+    }
+    else os << "// " << k.name << " with " << f.vector_width << " element" << (f.vector_width == 1 ? "" : "s")
+            << " per thread (an autotuning candidate)\n";
+    em.extent_of.clear();  // no loop variable of another kernel
+    os << "extern \"C\" __global__ void " << f.function << "(const KilnArgs_" << k.name << " args) {\n";
+    os << "  const double* scalar = args.scalar; const long long* sym = args.sym; (void)scalar; (void)sym;\n";
+    os << (em.narrow ? "  typedef int kiln_i;  // index arithmetic: every extent of the region fits 32 bits\n"
+                     : "  typedef long long kiln_i;  // index arithmetic\n");
+    os << declared;
+    if (row && f.row_tile) emit_row_tiles(em, os, k, f.row_tile);
+    else if (row && f.thread_per_row) emit_column(em, os, k);
+    else if (row) em.row(os, k, f.warp_per_row);
+    else if (tiled && f.function == k.name) em.transpose(os, k, *tiled);
+    else if (f.window_rows)
+      em.window_rows(os, k, f.vector_width / (f.window_lanes * f.window_height), f.window_lanes, f.window_height);
+    else em.pointwise(os, k, f.vector_width);
+    os << "}\n";
+    if (f.function == k.name) function_end = static_cast<size_t>(os.tellp());
+    os << "\n";
+  }
+  {
+    CudaKernelInfo& ki = out.info;
+    ki.name = k.name;
+    ki.row = k.kind == FusedKernel::Kind::Row;
+    ki.range = ki.row ? k.outer : p.program.comps[k.comps[0]].sizes;
+    ki.vector_width = tiled ? 4 : window ? rows * height : width;
+    ki.variants = forms;
+    ki.buffers = buffers;
+    ki.prelude_end = prelude_end;
+    ki.source_begin = begin;
+    ki.source_end = static_cast<size_t>(os.tellp());
+    ki.function_end = function_end;
+  }
+  out.text = os.str();
+  return out;
+}
+
+// How many threads write a program's kernels: KILN_EMIT_THREADS when set (1: one after another), else the
+// usable cores, at most one per kernel.
+unsigned emit_threads(size_t kernels) {
+  unsigned n = usable_cores();
+  if (const char* v = std::getenv("KILN_EMIT_THREADS")) {
+    char* end = nullptr;
+    const long want = std::strtol(v, &end, 10);
+    if (end != v && *end == '\0' && want >= 1 && want <= 1024) n = static_cast<unsigned>(want);
+  }
+  return static_cast<unsigned>(std::max<size_t>(1, std::min<size_t>(n, kernels)));
+}
+
+}  // namespace
+
 std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>& notes,
                       std::vector<CudaKernelInfo>* info, bool variants) {
-  CudaEmitter em(p, KernelExpr::Dialect::Cuda);
-  em.narrow = KernelExpr::index_fits_32(p);
+  const bool narrow = KernelExpr::index_fits_32(p);
   std::ostringstream os;
   bool uses_half = false;
   for (const auto& c : p.program.comps) uses_half |= c.dtype == ir::DType::Float16 || c.dtype == ir::DType::BFloat16;
@@ -463,129 +622,40 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
      << "  __syncthreads();\n  mean = smem[32];\n  m2 = smem[65];\n  n = __float_as_int(smem[98]);\n}\n";
   os << "\n";
   const size_t prelude_end = static_cast<size_t>(os.tellp());
-  for (const auto& k : p.kernels) {
-    int width = k.kind == FusedKernel::Kind::Row ? 1 : vector_width(p, k);
-    std::ostringstream head;
-    const bool row = k.kind == FusedKernel::Kind::Row;
-    // A transposing kernel's tiles: 1024 elements per 256-thread block, launched as 4 per thread.
-    const auto tiled = row ? std::nullopt : transpose_vars(p, k);
-    const RowTile tile = row ? row_tile(p, k) : RowTile{};
-    const bool tiles = tile.width && tile.preferred;
-    const bool column = row && !tiles && column_reduction(p, k);
-    const bool warp = row && !tiles && !column && warp_per_row(p, k);
-    const int rows = row || tiled ? 1 : window_rows(p, k), lanes = row || tiled ? 1 : window_lanes(p, k);
-    const int height = row || tiled ? 1 : window_height(p, k);
-    const bool window = rows > 1;
-    head << "// " << k.name << ": "
-         << (tiles ? "row kernel (rows in tiles of " + std::to_string(tile.width) + ", threads splitting each row)"
-             : column ? "row kernel (one thread per row)"
-             : row    ? (warp ? "row kernel (one warp per row)" : "row kernel (one block per row)")
-             : tiled  ? "pointwise kernel (transposing, in 32x32 tiles)"
-             : window ? "pointwise kernel (" + std::string(layout_copy(p, k) ? "a copy into another order, " : "a window, ") +
-                            std::to_string(rows) + " outputs along the width" +
-                            (height > 1 ? " for each of " + std::to_string(height) + " along the height" : std::string()) +
-                            " per thread)"
-                      : "pointwise kernel")
-         << " fusing " << k.nodes.size() << " graph node" << (k.nodes.size() == 1 ? "" : "s") << "\n";
-    head << node_comment_lines(k.nodes, notes);
-    std::vector<CudaKernelVariant> forms = {{k.name, tiled ? 4 : width, warp, column, tiles ? tile.width : 0,
-                                             tiles ? tile.threads : 0}};
-    if (window) {
-      forms[0] = {k.name, rows * height, false, false, 0, 0, true, 1, false, height};
-      // Autotuning candidates: one output per thread; the default's outputs along the width alone (where it takes 2
-      // along the height) or with 2 along the height (a pooling's window, where it takes 1); its height with the other widths that divide the map (4, and the largest divisor up to 8);
-      // and where the channels allow, 4 channels per thread as float4s with the default's outputs along the width,
-      // 2 and 1.
-      const int64_t width = p.program.comps[k.comps[0]].sizes[3]->value;
-      auto along = [&](int w, int h) {
-        forms.push_back({k.name + "_r" + std::to_string(w) + "h" + std::to_string(h), w * h, false, false, 0, 0, true, 1,
-                         false, h});
-      };
-      if (variants) forms.push_back({k.name + "_w1", 1, false});
-      if (variants && !layout_copy(p, k)) {
-        if (height > 1) along(rows, 1);
-        if (height == 1 && p.program.comps[k.comps[0]].sizes[2]->value % 2 == 0) along(rows, 2);  // a pooling's
-        int wide = 1;
-        for (int d = 8; d > 1 && wide == 1; --d)
-          if (width % d == 0) wide = d;
-        if (wide != rows && wide > 1) along(wide, height);
-        if (width % 4 == 0 && rows != 4 && wide != 4) along(4, height);
-      }
-      if (variants && lanes > 1) {
-        // (at most 4 along the width: 8 x 4 channels would hold 32 sums per thread)
-        const int c4_rows = width % 4 == 0 ? 4 : rows;
-        if (c4_rows > 2) forms.push_back({k.name + "_c4", c4_rows * lanes, false, false, 0, 0, true, lanes, true});
-        if (width % 2 == 0) forms.push_back({k.name + "_c4r2", 2 * lanes, false, false, 0, 0, true, lanes, true});
-        forms.push_back({k.name + "_c4r1", lanes, false, false, 0, 0, true, lanes, true});
-      }
-    } else if (variants && width == 4) {
-      forms.push_back({k.name + "_w2", 2, false});
-      forms.push_back({k.name + "_w1", 1, false});
+  // Each kernel's text is written apart (emit_kernel: a pure function of the program), on as many threads as
+  // there are cores, then joined in the program's order: the source is the same whatever the number of threads.
+  std::vector<KernelPiece> pieces(p.kernels.size());
+  std::vector<std::exception_ptr> failed(p.kernels.size());
+  auto write = [&](size_t i) {
+    try {
+      pieces[i] = emit_kernel(p, notes, p.kernels[i], variants, narrow, nscalar, nsym, prelude_end);
+    } catch (...) {
+      failed[i] = std::current_exception();
     }
-    // Every other row form the kernel can take races its own: one warp and one block per row (not for
-    // tiny rows, which run one thread each), and where the rows are column-like the tiles and, with
-    // no per-row epilogue, one thread per row.
-    if (variants && row && !column) {
-      if (!warp) forms.push_back({k.name + "_warp", 1, true});
-      if (warp || tiles) forms.push_back({k.name + "_block", 1, false});
-      if (tile.width && !tiles) forms.push_back({k.name + "_tiles", 1, false, false, tile.width, tile.threads});
-      if (tile.reductions_only) forms.push_back({k.name + "_thread", 1, false, true});
-    }
-    const size_t begin = static_cast<size_t>(os.tellp());
-    // Its own argument block: only the buffers it reads or writes (a launch copies the whole block,
-    // and a region's every buffer would make each launch carry kilobytes), then scalars and sizes.
-    std::ostringstream decl;
-    em.declare_buffers(decl, k, ctype, "args.buf");
-    std::vector<int> buffers;
-    const std::string declared = own_buffer_indices(decl.str(), buffers);
-    std::ostringstream block;
-    block << "struct KilnArgs_" << k.name << " {\n  void* buf[" << std::max<size_t>(1, buffers.size())
-          << "];\n  double scalar[" << nscalar << "];\n  long long sym[" << nsym << "];\n};\n";
-    size_t function_end = 0;
-    for (const auto& f : forms) {
-      if (f.function == k.name) os << head.str() << block.str();  // forms[0]: before every form
-      else if (row && f.row_tile) os << "// " << k.name << " in tiles of " << f.row_tile << " rows (an autotuning candidate)\n";
-      else if (row) os << "// " << k.name << " with " << (f.thread_per_row ? "one thread" : f.warp_per_row ? "one warp" : "one block")
-                       << " per row (an autotuning candidate)\n";
-      else if (f.window_rows) {
-        const int along = f.vector_width / (f.window_lanes * f.window_height);
-        os << "// " << k.name << " with " << along << " output" << (along == 1 ? "" : "s") << " along the width x ";
-        if (f.window_height > 1) os << f.window_height << " along the height x ";
-        os << f.window_lanes << " channel" << (f.window_lanes == 1 ? "" : "s") << " per thread (an autotuning candidate)\n";
-      }
-      else os << "// " << k.name << " with " << f.vector_width << " element" << (f.vector_width == 1 ? "" : "s")
-              << " per thread (an autotuning candidate)\n";
-      em.extent_of.clear();  // no loop variable of another kernel
-      os << "extern \"C\" __global__ void " << f.function << "(const KilnArgs_" << k.name << " args) {\n";
-      os << "  const double* scalar = args.scalar; const long long* sym = args.sym; (void)scalar; (void)sym;\n";
-      os << (em.narrow ? "  typedef int kiln_i;  // index arithmetic: every extent of the region fits 32 bits\n"
-                       : "  typedef long long kiln_i;  // index arithmetic\n");
-      os << declared;
-      if (row && f.row_tile) emit_row_tiles(em, os, k, f.row_tile);
-      else if (row && f.thread_per_row) emit_column(em, os, k);
-      else if (row) em.row(os, k, f.warp_per_row);
-      else if (tiled && f.function == k.name) em.transpose(os, k, *tiled);
-      else if (f.window_rows)
-        em.window_rows(os, k, f.vector_width / (f.window_lanes * f.window_height), f.window_lanes, f.window_height);
-      else em.pointwise(os, k, f.vector_width);
-      os << "}\n";
-      if (f.function == k.name) function_end = static_cast<size_t>(os.tellp());
-      os << "\n";
-    }
-    if (info) {
-      CudaKernelInfo ki;
-      ki.name = k.name;
-      ki.row = k.kind == FusedKernel::Kind::Row;
-      ki.range = ki.row ? k.outer : p.program.comps[k.comps[0]].sizes;
-      ki.vector_width = tiled ? 4 : window ? rows * height : width;
-      ki.variants = forms;
-      ki.buffers = buffers;
-      ki.prelude_end = prelude_end;
-      ki.source_begin = begin;
-      ki.source_end = static_cast<size_t>(os.tellp());
-      ki.function_end = function_end;
-      info->push_back(ki);
-    }
+  };
+  const unsigned threads = emit_threads(p.kernels.size());
+  if (threads <= 1) {
+    for (size_t i = 0; i < p.kernels.size(); ++i) write(i);
+  } else {
+    std::atomic<size_t> next{0};
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t)
+      pool.emplace_back([&] {
+        for (size_t i = next.fetch_add(1); i < p.kernels.size(); i = next.fetch_add(1)) write(i);
+      });
+    for (auto& t : pool) t.join();
+  }
+  for (const auto& e : failed)
+    if (e) std::rethrow_exception(e);
+  for (auto& piece : pieces) {
+    const size_t base = static_cast<size_t>(os.tellp());
+    os << piece.text;
+    if (!info) continue;
+    CudaKernelInfo ki = std::move(piece.info);
+    ki.source_begin += base;
+    ki.source_end += base;
+    ki.function_end += base;
+    info->push_back(std::move(ki));
   }
   return os.str();
 }

@@ -59,6 +59,58 @@ TEST(EmitCuda, GoldenSources) {
   }
 }
 
+// Each kernel's text is written on a thread of its own (emit_kernel) and the texts joined in the program's order:
+// the source, every kernel's place in it and its units are the same on one thread as on several, with the
+// autotuning forms too, and a kernel's text does not depend on the kernels before it (its temporaries are its own).
+TEST(EmitCuda, KernelsWrittenOnSeveralThreadsGiveTheSameSource) {
+  auto cm = test::compile_example("block.pt", "2x16x64", "eager");
+  ASSERT_FALSE(cm.rt->regions().empty());
+  auto fused = fusion::schedule(lowering::lower_graph(cm.rt->regions()[0].entries.at(0).graph).program);
+  ASSERT_GE(fused.kernels.size(), 4u);
+  auto emit = [&](const char* threads, bool variants, std::vector<codegen::CudaKernelInfo>& info) {
+    setenv("KILN_EMIT_THREADS", threads, 1);
+    std::string src = codegen::emit_cuda(fused, {}, &info, variants);
+    unsetenv("KILN_EMIT_THREADS");
+    return src;
+  };
+  for (bool variants : {false, true}) {
+    std::vector<codegen::CudaKernelInfo> one, many;
+    const std::string serial = emit("1", variants, one), parallel = emit("4", variants, many);
+    EXPECT_EQ(serial, parallel);
+    ASSERT_EQ(one.size(), fused.kernels.size());
+    ASSERT_EQ(many.size(), one.size());
+    for (size_t i = 0; i < one.size(); ++i) {
+      EXPECT_EQ(many[i].name, fused.kernels[i].name);
+      EXPECT_EQ(many[i].source_begin, one[i].source_begin) << one[i].name;
+      EXPECT_EQ(many[i].source_end, one[i].source_end) << one[i].name;
+      EXPECT_EQ(many[i].function_end, one[i].function_end) << one[i].name;
+      EXPECT_EQ(many[i].prelude_end, one[i].prelude_end) << one[i].name;
+      EXPECT_EQ(many[i].variants.size(), one[i].variants.size()) << one[i].name;
+      if (i > 0) EXPECT_EQ(one[i].source_begin, one[i - 1].source_end) << "kernels follow one another";
+      // The kernel's text starts with its own comment and holds its function.
+      const std::string text = serial.substr(one[i].source_begin, one[i].source_end - one[i].source_begin);
+      EXPECT_EQ(text.rfind("// " + fused.kernels[i].name + ":", 0), 0u) << text.substr(0, 80);
+      EXPECT_NE(text.find("void " + fused.kernels[i].name + "("), std::string::npos);
+    }
+    EXPECT_EQ(codegen::cuda_units(serial, one), codegen::cuda_units(parallel, many));
+  }
+  // A kernel's temporaries are numbered from t0 in each kernel: the last kernel's text alone names no temporary
+  // beyond those it declares.
+  std::vector<codegen::CudaKernelInfo> info;
+  const std::string src = emit("3", false, info);
+  for (const auto& k : info) {
+    const std::string text = src.substr(k.source_begin, k.source_end - k.source_begin);
+    std::set<int> declared, used;
+    const std::regex decl("const auto t([0-9]+) = "), any("\\bt([0-9]+)\\b");
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), decl); it != std::sregex_iterator(); ++it)
+      declared.insert(std::stoi((*it)[1]));
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), any); it != std::sregex_iterator(); ++it)
+      used.insert(std::stoi((*it)[1]));
+    EXPECT_EQ(used, declared) << k.name;
+    if (!declared.empty()) EXPECT_EQ(*declared.begin(), 0) << k.name << ": its first temporary is t0";
+  }
+}
+
 TEST(EmitCuda, RowKernelsUseBlockReductionsAndPointwiseKernelsVectorize) {
   std::vector<codegen::CudaKernelInfo> info;
   auto src = cuda_source("block.pt", "2x16x64", &info);
