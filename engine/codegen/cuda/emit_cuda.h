@@ -8,7 +8,10 @@
 //         grid-stride loops, 4 elements per thread when the innermost size allows 16-byte vector
 //         accesses; row kernels run one warp per row when every loop of the row is at most 1024
 //         long (warp shuffles), else one block per row with warp-shuffle + shared-memory block
-//         reductions (softmax and layer_norm stay one kernel). A pure function (golden-tested).
+//         reductions (softmax and layer_norm stay one kernel). A pure function (golden-tested): each
+//         kernel's text is written apart (its temporaries numbered from t0) on up to the usable cores'
+//         threads (KILN_EMIT_THREADS=N sets the number) and joined in the program's order, the same source
+//         whatever the number.
 //         With `variants` (max-autotune), pointwise kernels also get 2- and 1-element forms.
 #pragma once
 
