@@ -9,8 +9,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "engine/base/in_parts.h"
 #include "engine/importers/common/id_index.h"
-#include "engine/importers/common/in_parts.h"
 
 namespace kiln::importers {
 

@@ -1,16 +1,14 @@
 #include "engine/codegen/cuda/emit_cuda.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
-#include <exception>
 #include <functional>
 #include <map>
 #include <set>
 #include <sstream>
-#include <thread>
 
 #include "engine/base/cores.h"
+#include "engine/base/in_parts.h"
 #include "engine/codegen/cuda/emit_rows.h"
 #include "engine/codegen/cuda/kernel_mapping.h"
 #include "engine/codegen/kernel_expr.h"
@@ -460,7 +458,6 @@ KernelPiece emit_kernel(const fusion::FusedProgram& p, const std::vector<NodeNot
     if (tile.width && !tiles) forms.push_back({k.name + "_tiles", 1, false, false, tile.width, tile.threads});
     if (tile.reductions_only) forms.push_back({k.name + "_thread", 1, false, true});
   }
-  const size_t begin = 0;  // the kernel's text starts its piece
   // Its own argument block: only the buffers it reads or writes (a launch copies the whole block,
   // and a region's every buffer would make each launch carry kilobytes), then scalars and sizes.
   std::ostringstream decl;
@@ -510,7 +507,7 @@ KernelPiece emit_kernel(const fusion::FusedProgram& p, const std::vector<NodeNot
     ki.variants = forms;
     ki.buffers = buffers;
     ki.prelude_end = prelude_end;
-    ki.source_begin = begin;
+    ki.source_begin = 0;  // the kernel's text starts its piece
     ki.source_end = static_cast<size_t>(os.tellp());
     ki.function_end = function_end;
   }
@@ -622,31 +619,17 @@ std::string emit_cuda(const fusion::FusedProgram& p, const std::vector<NodeNote>
      << "  __syncthreads();\n  mean = smem[32];\n  m2 = smem[65];\n  n = __float_as_int(smem[98]);\n}\n";
   os << "\n";
   const size_t prelude_end = static_cast<size_t>(os.tellp());
-  // Each kernel's text is written apart (emit_kernel: a pure function of the program), on as many threads as
-  // there are cores, then joined in the program's order: the source is the same whatever the number of threads.
+  // Each kernel's text is written apart (emit_kernel: a pure function of the program), the kernels in parts on as
+  // many threads as there are cores (in_parts: a part's exception rethrown here), then joined in the program's order:
+  // the source is the same whatever the number of threads.
   std::vector<KernelPiece> pieces(p.kernels.size());
-  std::vector<std::exception_ptr> failed(p.kernels.size());
-  auto write = [&](size_t i) {
-    try {
-      pieces[i] = emit_kernel(p, notes, p.kernels[i], variants, narrow, nscalar, nsym, prelude_end);
-    } catch (...) {
-      failed[i] = std::current_exception();
-    }
-  };
-  const unsigned threads = emit_threads(p.kernels.size());
-  if (threads <= 1) {
-    for (size_t i = 0; i < p.kernels.size(); ++i) write(i);
-  } else {
-    std::atomic<size_t> next{0};
-    std::vector<std::thread> pool;
-    for (unsigned t = 0; t < threads; ++t)
-      pool.emplace_back([&] {
-        for (size_t i = next.fetch_add(1); i < p.kernels.size(); i = next.fetch_add(1)) write(i);
-      });
-    for (auto& t : pool) t.join();
-  }
-  for (const auto& e : failed)
-    if (e) std::rethrow_exception(e);
+  in_parts(
+      p.kernels.size(),
+      [&](size_t begin, size_t end) {
+        for (size_t i = begin; i < end; ++i)
+          pieces[i] = emit_kernel(p, notes, p.kernels[i], variants, narrow, nscalar, nsym, prelude_end);
+      },
+      2, emit_threads(p.kernels.size()));
   for (auto& piece : pieces) {
     const size_t base = static_cast<size_t>(os.tellp());
     os << piece.text;

@@ -23,8 +23,8 @@
 
 #include "engine/base/cores.h"
 #include "engine/base/error.h"
+#include "engine/base/in_parts.h"
 #include "engine/importers/common/byte_source.h"
-#include "engine/importers/common/in_parts.h"
 #include "engine/importers/kineto/chrome_event.h"
 #include "engine/importers/kineto/chrome_trace_scanner.h"
 #include "engine/importers/kineto/event_fields.h"

@@ -5,8 +5,8 @@
 #include <iterator>
 #include <map>
 
+#include "engine/base/in_parts.h"
 #include "engine/importers/common/id_index.h"
-#include "engine/importers/common/in_parts.h"
 #include "engine/importers/common/json_doc.h"
 #include "engine/importers/kineto/kineto_trace.h"
 

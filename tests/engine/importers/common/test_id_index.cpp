@@ -9,11 +9,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/base/in_parts.h"
 #include "engine/importers/common/id_index.h"
-#include "engine/importers/common/in_parts.h"
 
 using kiln::importers::IdIndex;
-using kiln::importers::in_parts;
+using kiln::in_parts;
 
 TEST(IdIndex, AnswersAsAnUnorderedMapKeepingTheFirstIndex) {
   std::mt19937_64 rng(std::random_device{}());

@@ -1,7 +1,8 @@
 // in_parts(n, f): f(begin, end) over [0, n) in parts that run at the same time, one per usable core
-// (at most kMaxParts; the last part on this thread), for the per-event passes over the timeline of a large
-// import (each event's work independent of the others'). Below min_n, or on one core, f(0, n) on this
-// thread. parts > 0 asks for that many parts whatever the cores (tests).
+// (at most kMaxParts; the last part on this thread): the per-event passes over the timeline of a large
+// import (each event's work independent of the others'), a program's CUDA kernels written apart
+// (codegen::emit_cuda). Below min_n, or on one core, f(0, n) on this thread. parts > 0 asks for that many
+// parts whatever the cores (tests, a count the caller was given).
 //
 //   pre:  f(a, b) and f(b, c) may run at the same time (they touch disjoint events, or only read
 //         what both share).
@@ -23,7 +24,7 @@
 
 #include "engine/base/cores.h"
 
-namespace kiln::importers {
+namespace kiln {
 
 template <typename F>
 void in_parts(size_t n, F&& f, size_t min_n = 100000, unsigned parts = 0) {
@@ -78,4 +79,4 @@ auto in_parts_map(size_t n, F&& f, size_t min_n = 100000, unsigned parts = 0) {
   return out;
 }
 
-}  // namespace kiln::importers
+}  // namespace kiln
