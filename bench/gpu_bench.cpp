@@ -152,13 +152,13 @@ json cold_compile(const model::Model& m, const std::vector<at::Tensor>& x, const
 // long reductions over few rows are split ("reduce-overhead@split=off"), max_pool2d is a window of taps
 // ("reduce-overhead@pool=off"), attention's kernel is the memory-efficient one where PyTorch would pick cuDNN's
 // ("reduce-overhead@sdpa=efficient": KILN_ATTENTION_EFFICIENT=1 while the variant runs) or PyTorch's pick in every
-// mode ("default@sdpa=cudnn": =0):
+// mode ("default@sdpa=cudnn": =0), who computes 16-bit products ("default@products=library", runtime/cuda/half_gemm.h):
 // A/B runs.
 json run_kiln(const model::Model& m, const std::vector<at::Tensor>& x, const c10::IValue& ref, bool tf32,
               std::string mode, const std::string& cache_root, const std::function<void()>& eager) {
   json r;
   std::string layout = "auto", linear_bias = "auto", conv_weights = "auto", row_stages = "auto", attention = "auto",
-              depthwise = "auto", split_reductions = "auto", pool_windows = "auto";
+              depthwise = "auto", split_reductions = "auto", pool_windows = "auto", products = "auto";
   const char* sdpa = nullptr;  // KILN_ATTENTION_EFFICIENT while the variant runs
   const bool variant = mode.find('@') != std::string::npos;
   if (auto at = mode.find('@'); at != std::string::npos) {
@@ -171,6 +171,7 @@ json run_kiln(const model::Model& m, const std::vector<at::Tensor>& x, const c10
       else if (c.rfind("depthwise=", 0) == 0) depthwise = c.substr(10);
       else if (c.rfind("split=", 0) == 0) split_reductions = c.substr(6);
       else if (c.rfind("pool=", 0) == 0) pool_windows = c.substr(5);
+      else if (c.rfind("products=", 0) == 0) products = c.substr(9);
       else if (c == "sdpa=efficient" || c == "sdpa=cudnn") sdpa = c == "sdpa=efficient" ? "1" : "0";
       else layout = c;
     mode = mode.substr(0, at);
@@ -200,6 +201,7 @@ json run_kiln(const model::Model& m, const std::vector<at::Tensor>& x, const c10
     o.depthwise = depthwise;
     o.split_reductions = split_reductions;
     o.pool_windows = pool_windows;
+    o.products = products;
     std::ostringstream printed;
     r.update(cold_compile(m, x, o));
     step("kiln " + mode + ": warm compile");

@@ -21,6 +21,7 @@ struct CheckArgs {
   std::string attention = "auto";
   std::string depthwise = "auto";
   std::string pool_windows = "auto";
+  std::string products = "auto";
   std::optional<double> rtol;  // unset: by dtype and precision
   std::optional<double> atol;
   uint64_t seed = 0;
@@ -38,6 +39,8 @@ int run(const CheckArgs& a) {
   o.capture.depthwise = a.depthwise;
   api::check_pool_windows(a.pool_windows);
   o.capture.pool_windows = a.pool_windows;
+  api::check_products(a.products);
+  o.capture.products = a.products;
   o.rtol = a.rtol;
   o.atol = a.atol;
   o.seed = a.seed;
@@ -56,6 +59,7 @@ Command add_check(CLI::App& app) {
   add_attention_option(cmd, args.attention);
   add_depthwise_option(cmd, args.depthwise);
   add_pool_windows_option(cmd, args.pool_windows);
+  add_products_option(cmd, args.products);
   cmd.add_option("--rtol", args.rtol,
                  "Relative tolerance: |compiled - eager| <= atol + rtol |eager| (default: by the outputs' dtype: "
                  "float32 1e-4, float32 through TF32 2e-3, float16 1e-2, bfloat16 2e-2; integers exact)");

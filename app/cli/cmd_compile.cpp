@@ -29,6 +29,7 @@ struct CompileArgs {
   std::string row_stages = "auto";
   std::string split_reductions = "auto";
   std::string pool_windows = "auto";
+  std::string products = "auto";
   std::string attention = "auto";
   std::string depthwise = "auto";
   std::string cuda_arch;  // --cuda-arch: build the CUDA kernels only
@@ -54,6 +55,8 @@ int run(const CompileArgs& a) {
   o.split_reductions = a.split_reductions;
   api::check_pool_windows(a.pool_windows);
   o.pool_windows = a.pool_windows;
+  api::check_products(a.products);
+  o.products = a.products;
   api::check_attention(a.attention);
   api::check_depthwise(a.depthwise);
   o.attention = a.attention;
@@ -113,6 +116,7 @@ Command add_compile(CLI::App& app) {
                  "parts of each row first, so that it fills the GPU: auto (on cuda), on (the cpu too) or off")
       ->capture_default_str();
   add_pool_windows_option(cmd, args.pool_windows);
+  add_products_option(cmd, args.products);
   add_attention_option(cmd, args.attention);
   add_depthwise_option(cmd, args.depthwise);
   cmd.add_option("--cuda-arch", args.cuda_arch,

@@ -106,6 +106,14 @@ void add_pool_windows_option(CLI::App& cmd, std::string& windows) {
       ->capture_default_str();
 }
 
+void add_products_option(CLI::App& cmd, std::string& products) {
+  cmd.add_option("--products", products,
+                 "Who computes the matrix products of 16-bit matrices on cuda: auto (Kiln's own tensor-core kernel for "
+                 "default mode's small ones, one launch instead of a cuBLAS call), library (cuBLAS always) or kiln "
+                 "(Kiln's kernel wherever it takes the product, every mode)")
+      ->capture_default_str();
+}
+
 CLI::Option* add_output_option(CLI::App& cmd, std::string& path, const std::string& help) {
   return cmd.add_option("-o,--output", path, help);
 }

@@ -124,6 +124,8 @@ void add_attention_option(CLI::App& cmd, std::string& attention);
 void add_depthwise_option(CLI::App& cmd, std::string& depthwise);
 // --pool-windows auto|on|off (lowering::LowerOptions::pool_windows), checked by api::check_pool_windows.
 void add_pool_windows_option(CLI::App& cmd, std::string& windows);
+// --products auto|library|kiln (runtime/cuda/half_gemm.h), checked by api::check_products.
+void add_products_option(CLI::App& cmd, std::string& products);
 
 // -o/--output; the caller says what is written and whether it is required.
 CLI::Option* add_output_option(CLI::App& cmd, std::string& path, const std::string& help);

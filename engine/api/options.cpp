@@ -71,6 +71,11 @@ void check_pool_windows(const std::string& windows) {
     throw Error("--pool-windows '" + windows + "': use auto, on or off");
 }
 
+void check_products(const std::string& products) {
+  if (products != "auto" && products != "library" && products != "kiln")
+    throw Error("--products '" + products + "': use auto, library or kiln");
+}
+
 void check_depthwise(const std::string& depthwise) {
   if (depthwise != "auto" && depthwise != "generated" && depthwise != "extern")
     throw Error("--depthwise '" + depthwise + "': use auto, generated or extern");

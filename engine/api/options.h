@@ -40,6 +40,7 @@ void check_conv_weights(const std::string& weights);  // auto, kept, per-call
 void check_row_stages(const std::string& stages);     // auto, separate
 void check_split_reductions(const std::string& split);  // auto, on, off
 void check_pool_windows(const std::string& windows);  // auto, on, off
+void check_products(const std::string& products);    // auto, library, kiln
 void check_attention(const std::string& attention);   // auto, fused, separate
 void check_depthwise(const std::string& depthwise);   // auto, generated, extern
 void check_linear_bias(const std::string& where);  // auto, epilogue, readers

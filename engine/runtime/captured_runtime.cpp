@@ -345,6 +345,7 @@ void CapturedRuntime::run_region(int r, Env& env) {
     bo.depthwise = options_.depthwise;
     bo.split_reductions = options_.split_reductions;
     bo.pool_windows = options_.pool_windows;
+    bo.products = options_.products;
     bo.cuda_build_arch = options_.cuda_build_arch;
     {
       profile::Span compile_span("compile", "compile " + id + " (" + backend_->name() + ")", id);

@@ -96,6 +96,10 @@ at::Tensor batch_product(const at::Tensor& a, const at::Tensor& b) {
 
 // A product of two matrices: cuBLASLt directly where it takes it (lt_gemm.h), else product().
 at::Tensor matrix_product(const DirectExtern& d, const at::Tensor& a, const at::Tensor& b, bool lt) {
+  if (d.own) {
+    at::Tensor y = d.own->mm(a, b);
+    if (y.defined()) return y;
+  }
   if (lt && d.lt) {
     at::Tensor y = d.lt->mm(a, b);
     if (y.defined()) return y;

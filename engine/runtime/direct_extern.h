@@ -24,7 +24,8 @@
 //   the op's result, or an undefined tensor when a tensor argument's buffer is not there (the caller then
 //   goes through the interpreter). With `lt`, a product of matrices on the GPU (mm, matmul of two matrices,
 //   a linear without its bias, its input's leading dimensions flattened when contiguous) goes to cuBLASLt
-//   directly (lt_gemm.h) where it takes the product; LibTorch's call otherwise. A matmul of two tensors of
+//   directly (lt_gemm.h) where it takes the product; LibTorch's call otherwise. A product whose call has `own`
+//   goes there first (with or without `lt`). A matmul of two tensors of
 //   three or more dimensions with the same batch sizes (attention's) is matmul's own batched product, its batch
 //   folded by a view or a copy as matmul folds it, without matmul's broadcasting steps: bit for bit its result.
 //
@@ -46,6 +47,15 @@ struct Node;
 
 namespace kiln::runtime {
 
+// A matrix product Kiln computes with a kernel of its own (runtime/cuda/half_gemm.h: 16-bit products, one launch
+// where cuBLAS's call costs tens of microseconds of host time): its result, or undefined where it does not take
+// the problem (then cuBLASLt's or LibTorch's call runs).
+class OwnProduct {
+ public:
+  virtual ~OwnProduct() = default;
+  virtual at::Tensor mm(const at::Tensor& a, const at::Tensor& b) = 0;
+};
+
 struct DirectExtern {
   enum class Op { Conv2d, Linear, Mm, Bmm, Matmul, Embedding, Gather };
   Op op = Op::Mm;
@@ -55,6 +65,7 @@ struct DirectExtern {
   int64_t groups = 1;        // a convolution's groups
   int64_t dim = 0;           // a gather's dim
   std::shared_ptr<LtGemm> lt;  // products (Mm, Matmul, Linear): cuBLASLt's plans per problem (lt_gemm.h)
+  std::shared_ptr<OwnProduct> own;  // products: tried first when set (LoweredRegionFn::use_own_products)
 };
 
 // A product's `lt` takes cuBLASLt's heuristic's first algorithm; max-autotune swaps in a timing one

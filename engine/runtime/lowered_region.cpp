@@ -203,6 +203,17 @@ void LoweredRegionFn::bind_value(const torch::jit::Value* v, const std::vector<a
   }
 }
 
+int LoweredRegionFn::use_own_products(const std::function<std::shared_ptr<OwnProduct>(const lowering::Comp&)>& own_for) {
+  int n = 0;
+  for (size_t c = 0; c < direct_.size(); ++c)
+    if (auto& d = direct_[c]; d && d->lt)
+      if (auto own = own_for(fused_.program.comps[c])) {
+        d->own = std::move(own);
+        ++n;
+      }
+  return n;
+}
+
 std::vector<std::pair<size_t, std::shared_ptr<LtGemm>>> LoweredRegionFn::tune_products() {
   std::vector<std::pair<size_t, std::shared_ptr<LtGemm>>> out;
   for (size_t c = 0; c < direct_.size(); ++c)

@@ -19,6 +19,7 @@
 #include "engine/runtime/cuda/cuda_driver.h"
 #include "engine/runtime/cuda/cuda_graph_fn.h"
 #include "engine/runtime/cuda/gemm_tuner.h"
+#include "engine/runtime/cuda/half_gemm.h"
 #include "engine/runtime/cuda/gpu_kernels.h"
 
 namespace kiln::backends {
@@ -252,6 +253,31 @@ std::unique_ptr<runtime::CompiledFn> CudaTarget::make_region_fn(const capture::S
                                                               std::move(code.front.fused),
                                                               std::move(code.loaded.calls), code.loaded.keep,
                                                               std::move(code.front.plan));
+  // The 16-bit products Kiln computes with its own kernel (runtime/cuda/half_gemm.h): default mode's small ones,
+  // or every one with --products kiln. The kernels compile here (cold compile), once per process and type.
+  const bool own_all = options_.products == "kiln";
+  if (own_all || (options_.products == "auto" && options_.mode == "default")) {
+    auto t0 = Clock::now();
+    const double bound = own_all ? 0 : runtime::own_product_max_flop();
+    std::shared_ptr<runtime::OwnProduct> per_type[2];
+    const int taken = region_fn->use_own_products([&](const lowering::Comp& c) -> std::shared_ptr<runtime::OwnProduct> {
+      if (c.dtype != ir::DType::BFloat16 && c.dtype != ir::DType::Float16) return nullptr;
+      const bool bf16 = c.dtype == ir::DType::BFloat16;
+      auto& own = per_type[bf16 ? 1 : 0];
+      if (!own) own = runtime::half_gemms(bound, bf16);
+      return own;
+    });
+    if (taken > 0) {
+      art.stage_ms.push_back({"own products", ms_since(t0)});
+      const std::string what = bound > 0 ? " (16-bit products of at most " + std::to_string(bound / 1e9).substr(0, 4) +
+                                               " Gflop: Kiln's tensor-core kernel, one launch; larger ones cuBLAS)"
+                                         : " (16-bit products: Kiln's tensor-core kernel where it takes the problem)";
+      for (auto& e : art.externs)
+        if (e.rfind("aten::mm", 0) == 0 || e.rfind("aten::matmul", 0) == 0 || e.rfind("aten::linear", 0) == 0 ||
+            e.rfind("aten::addmm", 0) == 0)
+          e += what;
+    }
+  }
   AutotuneReport::Products products;
   if (autotune) {
     products = region_fn->tune_products();

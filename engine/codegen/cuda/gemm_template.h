@@ -11,6 +11,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace kiln::codegen {
 
@@ -32,5 +33,23 @@ std::string gemm_name(const GemmConfig& c, const GemmEpilogue* epi = nullptr);  
 // runs the epilogue code after storing C.
 std::string gemm_tf32_source(const GemmConfig& c, const GemmEpilogue* epi = nullptr);
 std::string gemm_config_text(const GemmConfig& c);  // "Kiln TF32 template, tile 64x64x32, 4 warps"
+
+// Kiln's own product of 16-bit matrices, C = A·B, for default mode's small products (runtime/cuda/half_gemm.h):
+// one launch where cuBLAS's call costs tens of microseconds of host time. A is m×k row-major; B is either a
+// weight's rows (W n×k row-major, B = Wᵀ: a linear's product) or a k×n row-major matrix (mm(a, b): GPT-2's
+// Conv1D); C m×n row-major, of A's type. Tensor cores: mma.sync m16n8k16 on bfloat16 or float16 operands,
+// float32 accumulation over the whole of k (no split, no reduced-precision reduction), rounded once to C's
+// type (to nearest even). Tiles of bm×bn×32 staged in shared memory by 16-byte asynchronous copies, two
+// stages (the next tile loads while the current one multiplies), 128 threads as 2×2 warps; edges zero-filled.
+// pre: k % 8 == 0, n % 8 == 0, every operand 16-byte aligned: the caller checks.
+struct HalfGemmKernel {
+  GemmConfig tile;
+  bool bf16 = true;           // else float16
+  bool weight_rows = true;    // B given as W's rows (n×k); else as k×n rows
+};
+std::string half_gemm_name(const HalfGemmKernel& k);  // "kiln_gemm_bf16_wt_64x64"
+// One translation unit holding each kernel's `extern "C" __global__` function, each taking one
+// KilnHalfGemmArgs {a, b, c, m, n, k} by value; a 1-D grid of ceil(m/bm)·ceil(n/bn) blocks of 128 threads.
+std::string half_gemm_source(const std::vector<HalfGemmKernel>& kernels);
 
 }  // namespace kiln::codegen

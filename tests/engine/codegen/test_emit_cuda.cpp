@@ -465,6 +465,29 @@ TEST(GemmTemplate, EveryTileConfigCompilesForSm90WithTensorCoreInstructions) {
 }
 
 
+// The 16-bit products (default mode's own GEMMs): every tile, type and operand layout compiles for the H100,
+// with the tensor-core instruction of its type, the asynchronous two-stage copies and one function each.
+TEST(GemmTemplate, HalfProductsCompileForSm90WithTensorCoreInstructions) {
+  std::vector<codegen::HalfGemmKernel> all;
+  for (bool bf16 : {true, false})
+    for (bool weight_rows : {true, false})
+      for (auto tile : {codegen::GemmConfig{64, 64}, codegen::GemmConfig{128, 128}})
+        all.push_back({tile, bf16, weight_rows});
+  const auto src = codegen::half_gemm_source(all);
+  for (const auto& k : all) {
+    const std::string name = codegen::half_gemm_name(k);
+    EXPECT_NE(src.find("void __launch_bounds__(128) " + name + "(const KilnHalfGemmArgs g)"), std::string::npos) << name;
+  }
+  EXPECT_EQ(codegen::half_gemm_name(all[0]), "kiln_gemm_bf16_wt_64x64");
+  EXPECT_NE(src.find("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"), std::string::npos);
+  EXPECT_NE(src.find("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"), std::string::npos);
+  EXPECT_NE(src.find("cp.async.cg.shared.global"), std::string::npos);
+  EXPECT_NE(src.find("cvt.rn.bf16x2.f32"), std::string::npos);
+  auto bin = codegen::compile_cuda(src, "sm_90");
+  EXPECT_GT(bin.cubin.size(), 0u);
+}
+
+
 // Each kernel's argument block carries only the buffers it reads or writes (a launch copies the
 // whole block: a region's every pointer in each would make launches of large regions carry
 // kilobytes), in the order CudaKernelInfo::buffers gives the runtime.

@@ -1,0 +1,126 @@
+// Kiln's own 16-bit products (runtime/cuda/half_gemm.h) against cuBLAS, per problem: host µs per call (the calls
+// queued behind a sleeping kernel: host time only) and device µs per product (20 calls captured in a CUDA graph,
+// the graph replayed: no host in it), for LibTorch's mm and for Kiln's kernel, and their agreement. Problems:
+// BERT-base's and GPT-2's projections at 8 × 128 and 1 × 128 tokens, both layouts of the second operand (a
+// linear's w.t(), GPT-2's Conv1D [k, n]), bfloat16 and float16. What default mode's bound
+// (own_product_max_flop) is read from.
+//
+//   kiln_product_probe [ITERS=200]
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kiln_build_config.h"
+
+#if KILN_TORCH_CUDA && KILN_WITH_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#include <ATen/cuda/CUDAGraph.h>
+#include <ATen/cuda/Sleep.h>
+#include <c10/cuda/CUDAGuard.h>
+
+#include "engine/runtime/cuda/half_gemm.h"
+
+namespace {
+
+double host_us(const std::function<void()>& fn, int iters) {
+  fn();
+  at::cuda::device_synchronize();
+  std::vector<double> blocks;
+  for (int b = 0; b < 7; ++b) {
+    at::cuda::sleep(static_cast<int64_t>(2e8));
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < iters; ++i) fn();
+    auto t1 = std::chrono::steady_clock::now();
+    blocks.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / iters);
+    at::cuda::device_synchronize();
+  }
+  std::sort(blocks.begin(), blocks.end());
+  return blocks[blocks.size() / 2];
+}
+
+// Device µs per call: 20 calls in one CUDA graph, replayed 10 times per block, median of 5 blocks.
+double device_us(const std::function<void()>& fn) {
+  fn();
+  at::cuda::device_synchronize();
+  at::cuda::CUDAStream side = at::cuda::getStreamFromPool();
+  at::cuda::CUDAStreamGuard guard(side);
+  at::cuda::CUDAGraph graph;
+  graph.capture_begin();
+  for (int i = 0; i < 20; ++i) fn();
+  graph.capture_end();
+  std::vector<double> blocks;
+  for (int b = 0; b < 5; ++b) {
+    graph.replay();
+    at::cuda::CUDAEvent start(cudaEventDefault), end(cudaEventDefault);
+    start.record(side);
+    for (int r = 0; r < 10; ++r) graph.replay();
+    end.record(side);
+    end.synchronize();
+    blocks.push_back(start.elapsed_time(end) * 1000.0 / 200);
+  }
+  std::sort(blocks.begin(), blocks.end());
+  return blocks[blocks.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int iters = argc > 1 ? std::max(1, std::atoi(argv[1])) : 200;
+  if (!torch::cuda::is_available()) {
+    std::fprintf(stderr, "kiln_product_probe: no CUDA device\n");
+    return 1;
+  }
+  c10::InferenceMode im;
+  struct Problem {
+    const char* what;
+    int64_t m, n, k;
+  };
+  const std::vector<Problem> problems = {
+      {"768x768 (attention projections)", 1024, 768, 768},  {"2304x768 (GPT-2 c_attn)", 1024, 2304, 768},
+      {"3072x768 (feed-forward up)", 1024, 3072, 768},      {"768x3072 (feed-forward down)", 1024, 768, 3072},
+      {"768x768, batch 1", 128, 768, 768},                  {"3072x768, batch 1", 128, 3072, 768},
+      {"768x3072, batch 1", 128, 768, 3072},
+  };
+  std::printf("16-bit products, cuBLAS (LibTorch's mm) against Kiln's kernel; µs per call\n");
+  std::printf("%-34s %-6s %-6s %7s | %9s %9s | %9s %9s | %9s\n", "problem (n x k, m rows)", "type", "b", "Gflop",
+              "host lib", "host own", "dev lib", "dev own", "max diff");
+  for (bool bf16 : {true, false}) {
+    const auto type = bf16 ? at::kBFloat16 : at::kHalf;
+    auto own = kiln::runtime::half_gemms(0, bf16);
+    for (const auto& p : problems)
+      for (bool weight_rows : {true, false}) {
+        auto opt = at::TensorOptions().dtype(type).device(at::kCUDA);
+        at::Tensor a = at::randn({p.m, p.k}, opt);
+        at::Tensor b = weight_rows ? at::randn({p.n, p.k}, opt).t() : at::randn({p.k, p.n}, opt);
+        at::Tensor mine = own->mm(a, b), lib = at::mm(a, b);
+        if (!mine.defined()) {
+          std::printf("%-34s not taken\n", p.what);
+          continue;
+        }
+        const double diff = (mine.to(at::kFloat) - lib.to(at::kFloat)).abs().max().item<double>() /
+                            lib.to(at::kFloat).abs().max().item<double>();
+        const double gflop = 2.0 * p.m * p.n * p.k / 1e9;
+        const double hl = host_us([&] { at::mm(a, b); }, iters), ho = host_us([&] { own->mm(a, b); }, iters);
+        const double dl = device_us([&] { at::mm(a, b); }), d_own = device_us([&] { own->mm(a, b); });
+        std::printf("%-34s %-6s %-6s %7.2f | %9.2f %9.2f | %9.2f %9.2f | %9.2e\n", p.what, bf16 ? "bf16" : "f16",
+                    weight_rows ? "w.t()" : "[k,n]", gflop, hl, ho, dl, d_own, diff);
+        std::fflush(stdout);
+      }
+  }
+  return 0;
+}
+
+#else
+
+int main() {
+  std::fprintf(stderr, "kiln_product_probe: built without CUDA\n");
+  return 1;
+}
+
+#endif

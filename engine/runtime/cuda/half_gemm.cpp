@@ -1,0 +1,122 @@
+#include "engine/runtime/cuda/half_gemm.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "engine/base/error.h"
+#include "engine/codegen/cuda/gemm_template.h"
+#include "engine/codegen/cuda/nvrtc_compiler.h"
+#include "engine/runtime/cuda/cuda_driver.h"
+
+#if KILN_TORCH_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#endif
+
+namespace kiln::runtime {
+
+namespace {
+
+std::atomic<uint64_t> calls{0};
+
+struct KilnHalfGemmArgs {  // the kernels' by-value argument (gemm_template.cpp)
+  const void* a;
+  const void* b;
+  void* c;
+  long long m, n, k;
+};
+
+const codegen::GemmConfig kSmall{64, 64}, kLarge{128, 128};
+
+// One type's four kernels (two tiles, two layouts of b), compiled once per process.
+std::shared_ptr<cuda::Module> kernels_for(bool bf16) {
+  static std::mutex mu;
+  static std::map<bool, std::shared_ptr<cuda::Module>> loaded;
+  std::lock_guard<std::mutex> lock(mu);
+  auto& m = loaded[bf16];
+  if (!m) {
+    std::vector<codegen::HalfGemmKernel> ks;
+    std::vector<std::string> names;
+    for (bool weight_rows : {true, false})
+      for (const auto& tile : {kSmall, kLarge}) {
+        ks.push_back({tile, bf16, weight_rows});
+        names.push_back(codegen::half_gemm_name(ks.back()));
+      }
+    auto bin = codegen::compile_cuda(codegen::half_gemm_source(ks), cuda::device_arch());
+    m = std::make_shared<cuda::Module>(bin.cubin, names);
+  }
+  return m;
+}
+
+class HalfGemms : public OwnProduct {
+ public:
+  HalfGemms(double max_flop, bool bf16) : max_flop_(max_flop), bf16_(bf16), module_(kernels_for(bf16)) {}
+
+  at::Tensor mm(const at::Tensor& a, const at::Tensor& b) override {
+#if KILN_TORCH_CUDA
+    const auto type = bf16_ ? at::kBFloat16 : at::kHalf;
+    if (!a.is_cuda() || a.scalar_type() != type || b.scalar_type() != type || a.dim() != 2 || b.dim() != 2 ||
+        a.device() != b.device() || !a.is_contiguous())
+      return {};
+    const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
+    if (b.size(0) != k || m == 0 || k == 0 || n == 0 || k % 8 != 0 || n % 8 != 0) return {};
+    if (max_flop_ > 0 && 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) > max_flop_)
+      return {};
+    bool weight_rows;
+    if (b.stride(0) == 1 && b.stride(1) == k) weight_rows = true;         // w.t() of a row-major [n, k]
+    else if (b.stride(1) == 1 && b.stride(0) == n) weight_rows = false;   // a row-major [k, n]
+    else return {};
+    auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+    if (!aligned(a.data_ptr()) || !aligned(b.data_ptr())) return {};
+    at::Tensor c = at::empty({m, n}, a.options());
+    if (!aligned(c.data_ptr())) return {};
+    // The large tile only where it still gives every multiprocessor a block.
+    const int sms = at::cuda::getDeviceProperties(a.device().index())->multiProcessorCount;
+    const auto blocks = [&](const codegen::GemmConfig& t) { return ((m + t.bm - 1) / t.bm) * ((n + t.bn - 1) / t.bn); };
+    const codegen::GemmConfig& tile = blocks(kLarge) >= sms ? kLarge : kSmall;
+    KilnHalfGemmArgs args{a.data_ptr(), b.data_ptr(), c.data_ptr(), m, n, k};
+    const int64_t grid = blocks(tile);
+    if (grid > 0x7fffffff) return {};
+    auto f = module_->function(codegen::half_gemm_name({tile, bf16_, weight_rows}));
+    cuda::launch(f, static_cast<unsigned>(grid), 128, 0,
+                 static_cast<cuda::Stream>(at::cuda::getCurrentCUDAStream().stream()), &args, sizeof args);
+    calls.fetch_add(1, std::memory_order_relaxed);
+    return c;
+#else
+    (void)a;
+    (void)b;
+    return {};
+#endif
+  }
+
+ private:
+  double max_flop_;
+  bool bf16_;
+  std::shared_ptr<cuda::Module> module_;
+};
+
+}  // namespace
+
+std::shared_ptr<OwnProduct> half_gemms(double max_flop, bool bf16) {
+  return std::make_shared<HalfGemms>(max_flop, bf16);
+}
+
+uint64_t half_gemm_calls() { return calls.load(std::memory_order_relaxed); }
+
+double own_product_max_flop() {
+  // 2^31 flop: BERT-base's and GPT-2's 768-by-768 projections at 1024 tokens (1.2 Gflop) and smaller.
+  double bound = 2147483648.0;
+  if (const char* v = std::getenv("KILN_OWN_PRODUCT_MAX_GFLOP")) {
+    char* end = nullptr;
+    const double g = std::strtod(v, &end);
+    if (end == v || *end != '\0' || !(g >= 0))
+      throw Error("KILN_OWN_PRODUCT_MAX_GFLOP='" + std::string(v) + "': a number of Gflop, 0 for no bound");
+    bound = g * 1e9;
+  }
+  return bound;
+}
+
+}  // namespace kiln::runtime
