@@ -319,6 +319,40 @@ TEST(Cli, PoolWindowsMakeTheStemPoolingOneWindowKernel) {
   EXPECT_NE(bad_check.find("--pool-windows 'taps': use auto, on or off"), std::string::npos) << bad_check;
 }
 
+// Who computes each 16-bit product on the GPU, said on its extern line (runtime/cuda/half_gemm.h): BERT bfloat16's
+// miniature built for sm_90 gives every linear to Kiln's kernel in default mode (each 2·1024·32·32 flop, far below
+// the bound), none with --products library, a bound below them (KILN_OWN_PRODUCT_MAX_GFLOP) or in reduce-overhead,
+// all with --products kiln in any mode; a value that is not one is refused.
+TEST(Cli, CompileSaysWhoComputesEachSixteenBitProduct) {
+  std::string out;
+  const std::string bert = test::data("corpus/bert_embeds_bf16.pt") + " --input 8x128x32:bfloat16 --checks 1";
+  EXPECT_EQ(run_kiln("compile " + bert + " --products cublas", out), 2) << out;
+  EXPECT_NE(out.find("--products 'cublas': use auto, library or kiln"), std::string::npos) << out;
+#if KILN_WITH_CUDA
+  auto count = [](const std::string& text, const std::string& what) {
+    int n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  ASSERT_EQ(run_kiln("compile " + bert + " --cuda-arch sm_90", out), 0) << out;
+  EXPECT_EQ(count(out, "extern aten::linear"), 12) << out;  // two layers, six linears each
+  EXPECT_EQ(count(out, "(Kiln's tensor-core product, 0.0021 Gflop)"), 12) << out;
+  EXPECT_NE(out.find("own products"), std::string::npos) << out;  // the kernels built for sm_90 too: a stage of its own
+  ASSERT_EQ(run_kiln("compile " + bert + " --cuda-arch sm_90 --products library", out), 0) << out;
+  EXPECT_EQ(count(out, "tensor-core product"), 0) << out;
+  ASSERT_EQ(run_kiln("compile " + bert + " --cuda-arch sm_90 --mode reduce-overhead", out), 0) << out;
+  EXPECT_EQ(count(out, "tensor-core product"), 0) << out;
+  ASSERT_EQ(run_kiln("compile " + bert + " --cuda-arch sm_90 --mode reduce-overhead --products kiln", out), 0) << out;
+  EXPECT_EQ(count(out, "(Kiln's tensor-core product, "), 12) << out;
+  std::string bounded;
+  ASSERT_EQ(test::run_command("KILN_OWN_PRODUCT_MAX_GFLOP=0.001 " + kiln_cmd() + " compile " + bert + " --cuda-arch sm_90",
+                              bounded),
+            0)
+      << bounded;
+  EXPECT_EQ(count(bounded, "(cuBLAS: 0.0021 Gflop, above Kiln's products' bound)"), 12) << bounded;
+#endif
+}
+
 // --cuda-arch builds the CUDA kernels a GPU would get, here, without one: BERT's miniature (two layers) runs
 // eagerly on the cpu, its region's kernels compiled by NVRTC for sm_90, the second layer's assembled from the first
 // one's PTX; with KILN_SHARED_UNITS=0 none is. An architecture that is not one, or a GPU device, is refused.

@@ -230,6 +230,7 @@ def forward(self, x):
       capture::CompileOptions o;
       o.backend = "kiln";
       o.mode = mode;
+      o.products = "library";  // not Kiln's own 16-bit products (half_gemm.h), which default mode's small ones are
       runtime::CapturedRuntime rt(model, o);
       const uint64_t before = runtime::lt_gemm_calls();
       at::Tensor out;

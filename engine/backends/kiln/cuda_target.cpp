@@ -8,7 +8,10 @@
 #include <chrono>
 #include <cstdlib>
 #include <future>
+#include <map>
+#include <optional>
 #include <set>
+#include <sstream>
 
 #include "engine/codegen/cuda/gemm_epilogue.h"
 #include "engine/lowering/channels_last.h"
@@ -116,6 +119,77 @@ std::vector<runtime::GemmSite> gemm_sites(const std::string& compile_id, const f
   return sites;
 }
 
+// Which 16-bit products Kiln computes with its own kernel (runtime/cuda/half_gemm.h) in this mode: default mode's
+// up to own_product_max_flop, every one with --products kiln; none otherwise (bound < 0).
+double own_product_bound(const runtime::BackendOptions& o) {
+  if (o.products == "kiln") return 0;
+  if (o.products == "auto" && o.mode == "default") return runtime::own_product_max_flop();
+  return -1;
+}
+
+bool is_matrix_product(const std::string& target) {
+  return target == "aten::linear" || target == "aten::mm" || target == "aten::matmul" || target == "aten::addmm";
+}
+
+// A product's work, 2·m·n·k, where its sizes are constants (0 otherwise): m·n from its result, k from its first
+// matrix operand's last size (addmm's second argument).
+double product_flop(const lowering::LoopProgram& p, const lowering::Comp& c) {
+  const size_t a = c.target == "aten::addmm" ? 1 : 0;
+  if (c.operands.size() <= a || c.operands[a] < 0) return 0;
+  const auto& x = p.comps[static_cast<size_t>(c.operands[a])];
+  if (x.sizes.empty()) return 0;
+  double flop = 2;
+  std::map<std::string, int64_t> none;
+  auto k = capture::sym_eval(x.sizes.back(), none);
+  if (!k) return 0;
+  flop *= static_cast<double>(*k);
+  for (const auto& s : c.sizes) {
+    auto v = capture::sym_eval(s, none);
+    if (!v) return 0;
+    flop *= static_cast<double>(*v);
+  }
+  return flop;
+}
+
+// Says on each 16-bit product's extern line who computes it on the GPU: Kiln's kernel where its shape is within the
+// bound (and its sizes the kernel's: k and n multiples of 8), cuBLAS otherwise. Returns how many are Kiln's.
+int note_own_products(const fusion::FusedProgram& fused, double bound, runtime::RegionArtifacts& art) {
+  if (bound < 0) return 0;
+  int own = 0;
+  const auto& p = fused.program;
+  for (const auto& c : p.comps) {
+    if (c.kind != lowering::Comp::Kind::Extern || !is_matrix_product(c.target) ||
+        (c.dtype != ir::DType::BFloat16 && c.dtype != ir::DType::Float16))
+      continue;
+    const double flop = product_flop(p, c);
+    std::map<std::string, int64_t> none;
+    const size_t a = c.target == "aten::addmm" ? 1 : 0;
+    int64_t n = 0, k = 0;  // 0: not a constant
+    if (!c.sizes.empty())
+      if (auto v = capture::sym_eval(c.sizes.back(), none)) n = *v;
+    if (c.operands.size() > a && c.operands[a] >= 0 && !p.comps[static_cast<size_t>(c.operands[a])].sizes.empty())
+      if (auto v = capture::sym_eval(p.comps[static_cast<size_t>(c.operands[a])].sizes.back(), none)) k = *v;
+    std::ostringstream what;
+    what.precision(3);
+    if (flop > 0 && n > 0 && k > 0 && n % 8 == 0 && k % 8 == 0 && (bound == 0 || flop <= bound)) {
+      what << " (Kiln's tensor-core product, " << flop / 1e9 << " Gflop)";
+      ++own;
+    } else if (flop > 0) {
+      what << " (cuBLAS: " << flop / 1e9 << " Gflop" << (bound > 0 && flop > bound ? ", above Kiln's products' bound" : "")
+           << (n % 8 != 0 || k % 8 != 0 ? ", sizes not multiples of 8" : "") << ")";
+    } else {
+      what << " (Kiln's tensor-core product where a call's shapes allow)";
+    }
+    const std::string head = c.target + " -> " + c.name;
+    for (auto& e : art.externs)
+      if (e.rfind(head, 0) == 0 && (e.size() == head.size() || e[head.size()] == ' ')) {
+        e += what.str();
+        break;
+      }
+  }
+  return own;
+}
+
 }  // namespace
 
 CudaTarget::CudaTarget(const runtime::BackendOptions& options)
@@ -221,6 +295,18 @@ std::unique_ptr<runtime::CompiledFn> CudaTarget::make_region_fn(const capture::S
                                                                 runtime::RegionArtifacts& art) {
   if (!options_.cuda_build_arch.empty()) {
     art.note = "CUDA kernels built for " + options_.cuda_build_arch + ", not run: the region runs eagerly here";
+    if (note_own_products(code.front.fused, own_product_bound(options_), art) > 0) {
+      // Kiln's product kernels of the region's 16-bit type, built for that architecture too.
+      auto t0 = Clock::now();
+      for (bool bf16 : {true, false}) {
+        const auto type = bf16 ? ir::DType::BFloat16 : ir::DType::Float16;
+        if (std::none_of(code.front.fused.program.comps.begin(), code.front.fused.program.comps.end(),
+                         [&](const lowering::Comp& c) { return c.kind == lowering::Comp::Kind::Extern && is_matrix_product(c.target) && c.dtype == type; }))
+          continue;
+        codegen::compile_cuda(codegen::half_gemm_source(codegen::half_gemm_kernels(bf16)), options_.cuda_build_arch);
+      }
+      art.stage_ms.push_back({"own products", ms_since(t0)});
+    }
     return nullptr;
   }
   const fusion::FusedProgram& fused = code.front.fused;
@@ -255,10 +341,8 @@ std::unique_ptr<runtime::CompiledFn> CudaTarget::make_region_fn(const capture::S
                                                               std::move(code.front.plan));
   // The 16-bit products Kiln computes with its own kernel (runtime/cuda/half_gemm.h): default mode's small ones,
   // or every one with --products kiln. The kernels compile here (cold compile), once per process and type.
-  const bool own_all = options_.products == "kiln";
-  if (own_all || (options_.products == "auto" && options_.mode == "default")) {
+  if (const double bound = own_product_bound(options_); bound >= 0) {
     auto t0 = Clock::now();
-    const double bound = own_all ? 0 : runtime::own_product_max_flop();
     std::shared_ptr<runtime::OwnProduct> per_type[2];
     const int taken = region_fn->use_own_products([&](const lowering::Comp& c) -> std::shared_ptr<runtime::OwnProduct> {
       if (c.dtype != ir::DType::BFloat16 && c.dtype != ir::DType::Float16) return nullptr;
@@ -269,13 +353,7 @@ std::unique_ptr<runtime::CompiledFn> CudaTarget::make_region_fn(const capture::S
     });
     if (taken > 0) {
       art.stage_ms.push_back({"own products", ms_since(t0)});
-      const std::string what = bound > 0 ? " (16-bit products of at most " + std::to_string(bound / 1e9).substr(0, 4) +
-                                               " Gflop: Kiln's tensor-core kernel, one launch; larger ones cuBLAS)"
-                                         : " (16-bit products: Kiln's tensor-core kernel where it takes the problem)";
-      for (auto& e : art.externs)
-        if (e.rfind("aten::mm", 0) == 0 || e.rfind("aten::matmul", 0) == 0 || e.rfind("aten::linear", 0) == 0 ||
-            e.rfind("aten::addmm", 0) == 0)
-          e += what;
+      note_own_products(fused, bound, art);
     }
   }
   AutotuneReport::Products products;

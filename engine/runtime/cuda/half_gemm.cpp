@@ -14,6 +14,7 @@
 
 #if KILN_TORCH_CUDA
 #include <ATen/cuda/CUDAContext.h>
+#include <cuda_runtime_api.h>
 #endif
 
 namespace kiln::runtime {
@@ -29,7 +30,7 @@ struct KilnHalfGemmArgs {  // the kernels' by-value argument (gemm_template.cpp)
   long long m, n, k;
 };
 
-const codegen::GemmConfig kSmall{64, 64}, kLarge{128, 128};
+const codegen::GemmConfig kSmall{64, 64}, kLarge{128, 64};
 
 // One type's four kernels (two tiles, two layouts of b), compiled once per process.
 std::shared_ptr<cuda::Module> kernels_for(bool bf16) {
@@ -38,13 +39,12 @@ std::shared_ptr<cuda::Module> kernels_for(bool bf16) {
   std::lock_guard<std::mutex> lock(mu);
   auto& m = loaded[bf16];
   if (!m) {
-    std::vector<codegen::HalfGemmKernel> ks;
+#if KILN_TORCH_CUDA
+    cudaFree(nullptr);  // the device's primary context current (the runtime makes it), for the driver's module load
+#endif
+    const auto ks = codegen::half_gemm_kernels(bf16);
     std::vector<std::string> names;
-    for (bool weight_rows : {true, false})
-      for (const auto& tile : {kSmall, kLarge}) {
-        ks.push_back({tile, bf16, weight_rows});
-        names.push_back(codegen::half_gemm_name(ks.back()));
-      }
+    for (const auto& k : ks) names.push_back(codegen::half_gemm_name(k));
     auto bin = codegen::compile_cuda(codegen::half_gemm_source(ks), cuda::device_arch());
     m = std::make_shared<cuda::Module>(bin.cubin, names);
   }

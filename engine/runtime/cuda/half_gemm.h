@@ -13,7 +13,7 @@
 //         matrix (a linear's weight, w.t()), k and n multiples of 8, every data pointer 16-byte aligned, m·n·k > 0
 //         and 2·m·n·k <= max_flop (0: no bound); its result a new row-major [m, n] tensor. Undefined for anything
 //         else (the caller's cuBLAS path runs). The kernels compile once per process (NVRTC, the kernel cache on
-//         disk), here, not on the first product; tile 128×128 where that still gives every multiprocessor a
+//         disk), here, not on the first product; tile 128×64 where that still gives every multiprocessor a
 //         block, else 64×64.
 // half_gemm_calls()  how many products this process computed with these kernels.
 //

@@ -81,6 +81,11 @@ TEST(ApiOptions, RowStages) {
   EXPECT_EQ(error_of([] { api::check_depthwise("cudnn"); }), "--depthwise 'cudnn': use auto, generated or extern");
 }
 
+TEST(ApiOptions, Products) {
+  for (const char* ok : {"auto", "library", "kiln"}) EXPECT_NO_THROW(api::check_products(ok));
+  EXPECT_EQ(error_of([] { api::check_products("cublas"); }), "--products 'cublas': use auto, library or kiln");
+}
+
 TEST(ApiOptions, ConvWeights) {
   for (const char* ok : {"auto", "kept", "per-call"}) EXPECT_NO_THROW(api::check_conv_weights(ok));
   EXPECT_EQ(error_of([] { api::check_conv_weights("copy"); }), "--conv-weights 'copy': use auto, kept or per-call");

@@ -471,7 +471,7 @@ TEST(GemmTemplate, HalfProductsCompileForSm90WithTensorCoreInstructions) {
   std::vector<codegen::HalfGemmKernel> all;
   for (bool bf16 : {true, false})
     for (bool weight_rows : {true, false})
-      for (auto tile : {codegen::GemmConfig{64, 64}, codegen::GemmConfig{128, 128}})
+      for (auto tile : {codegen::GemmConfig{64, 64}, codegen::GemmConfig{128, 64}, codegen::GemmConfig{128, 128}})
         all.push_back({tile, bf16, weight_rows});
   const auto src = codegen::half_gemm_source(all);
   for (const auto& k : all) {
@@ -483,6 +483,10 @@ TEST(GemmTemplate, HalfProductsCompileForSm90WithTensorCoreInstructions) {
   EXPECT_NE(src.find("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"), std::string::npos);
   EXPECT_NE(src.find("cp.async.cg.shared.global"), std::string::npos);
   EXPECT_NE(src.find("cvt.rn.bf16x2.f32"), std::string::npos);
+  EXPECT_NE(src.find("STAGES = 4"), std::string::npos);  // 64x64: four stages in 48 KiB
+  EXPECT_NE(src.find("cp.async.wait_group 2;"), std::string::npos);
+  EXPECT_EQ(codegen::half_gemm_stages({128, 64}), 3);
+  EXPECT_EQ(codegen::half_gemm_stages({128, 128}), 2);
   auto bin = codegen::compile_cuda(src, "sm_90");
   EXPECT_GT(bin.cubin.size(), 0u);
 }
