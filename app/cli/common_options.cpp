@@ -108,9 +108,9 @@ void add_pool_windows_option(CLI::App& cmd, std::string& windows) {
 
 void add_products_option(CLI::App& cmd, std::string& products) {
   cmd.add_option("--products", products,
-                 "Who computes the matrix products of 16-bit matrices on cuda: auto (Kiln's own tensor-core kernel for "
-                 "default mode's small ones, one launch instead of a cuBLAS call), library (cuBLAS always) or kiln "
-                 "(Kiln's kernel wherever it takes the product, every mode)")
+                 "Who computes the matrix products of 16-bit matrices on cuda: auto (cuBLAS; in default mode Kiln's own "
+                 "tensor-core kernel for those up to KILN_OWN_PRODUCT_MAX_GFLOP where that is set), library (cuBLAS "
+                 "always) or kiln (Kiln's kernel wherever it takes the product, every mode)")
       ->capture_default_str();
 }
 

@@ -99,7 +99,7 @@ struct CompileOptions {
   std::string depthwise = "auto";     // auto (generated on the GPU), generated (always), extern (cuDNN's)
   std::string split_reductions = "auto";  // auto (long reductions over few rows in two steps on the GPU), on, off
   std::string pool_windows = "auto";  // auto (max_pool2d as a window of taps on the GPU), on, off (a reduction)
-  std::string products = "auto";      // auto (default mode's small 16-bit products Kiln's kernels on the GPU), library, kiln
+  std::string products = "auto";      // 16-bit products on the GPU: auto (cuBLAS, runtime/cuda/half_gemm.h), library, kiln
   std::string cuda_build_arch;        // "sm_90": regions built as for the GPU, for that architecture, not run (kiln backend)
   std::optional<bool> dynamic;  // unset: automatic after the first size change; true: symbolic; false: static
   int cache_limit = 8;          // entries per region before falling back to eager

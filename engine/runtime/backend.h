@@ -52,10 +52,9 @@ struct BackendOptions {
   // Whether max_pool2d windows are pointwise computations of their taps (lowering::LowerOptions::pool_windows):
   // "auto" (on the GPU), "on" (the CPU too) or "off" (a reduction over each window, for an A/B).
   std::string pool_windows = "auto";
-  // Who computes a region's matrix products of 16-bit matrices on the GPU (runtime/cuda/half_gemm.h): "auto" (in
-  // default mode, Kiln's own tensor-core kernel for the small ones, where cuBLAS's call costs more host time than
-  // the product takes on the device), "library" (cuBLAS always, an A/B) or "kiln" (Kiln's kernel for every product
-  // it takes, in every mode).
+  // Who computes a region's matrix products of 16-bit matrices on the GPU (runtime/cuda/half_gemm.h): "auto"
+  // (cuBLAS; in default mode Kiln's own tensor-core kernel for products up to KILN_OWN_PRODUCT_MAX_GFLOP where that
+  // is set), "library" (cuBLAS always) or "kiln" (Kiln's kernel for every product it takes, in every mode).
   std::string products = "auto";
   // Not empty ("sm_90"): the kiln backend builds each region's CUDA kernels for that architecture as the GPU's
   // default mode would (NVRTC needs no GPU), and the region runs eagerly where it was captured; its artifacts

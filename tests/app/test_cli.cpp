@@ -320,13 +320,14 @@ TEST(Cli, PoolWindowsMakeTheStemPoolingOneWindowKernel) {
 }
 
 // Who computes each 16-bit product on the GPU, said on its extern line (runtime/cuda/half_gemm.h): BERT bfloat16's
-// miniature built for sm_90 gives every linear to Kiln's kernel in default mode (each 2·1024·32·32 flop, far below
-// the bound), none with --products library, a bound below them (KILN_OWN_PRODUCT_MAX_GFLOP) or in reduce-overhead,
-// all with --products kiln in any mode; a value that is not one is refused.
+// miniature built for sm_90 (two layers, six linears each, 2·1024·32·32 flop apiece) leaves them to cuBLAS by
+// default (no line says so: nothing changed), gives all to Kiln's kernel with --products kiln in any mode, and in
+// default mode with KILN_OWN_PRODUCT_MAX_GFLOP those within it (a bound below them: each line says why cuBLAS);
+// --products library overrides the bound; values that are not ones are refused.
 TEST(Cli, CompileSaysWhoComputesEachSixteenBitProduct) {
   std::string out;
-  const std::string bert = test::data("corpus/bert_embeds_bf16.pt") + " --input 8x128x32:bfloat16 --checks 1";
-  EXPECT_EQ(run_kiln("compile " + bert + " --products cublas", out), 2) << out;
+  const std::string bert = test::data("corpus/bert_embeds_bf16.pt") + " --input 16x64x32:bfloat16 --checks 1";
+  EXPECT_NE(run_kiln("compile " + bert + " --products cublas", out), 0) << out;
   EXPECT_NE(out.find("--products 'cublas': use auto, library or kiln"), std::string::npos) << out;
 #if KILN_WITH_CUDA
   auto count = [](const std::string& text, const std::string& what) {
@@ -334,22 +335,28 @@ TEST(Cli, CompileSaysWhoComputesEachSixteenBitProduct) {
     for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
     return n;
   };
-  ASSERT_EQ(run_kiln("compile " + bert + " --cuda-arch sm_90", out), 0) << out;
-  EXPECT_EQ(count(out, "extern aten::linear"), 12) << out;  // two layers, six linears each
+  auto compile = [&](const std::string& env, const std::string& args) {
+    std::string printed;
+    EXPECT_EQ(test::run_command(env + " " + kiln_cmd() + " compile " + bert + " --cuda-arch sm_90 " + args, printed), 0)
+        << printed;
+    return printed;
+  };
+  out = compile("", "");
+  EXPECT_EQ(count(out, "extern aten::linear"), 12) << out;
+  EXPECT_EQ(count(out, "tensor-core product"), 0) << out;
+  out = compile("", "--mode reduce-overhead --products kiln");
   EXPECT_EQ(count(out, "(Kiln's tensor-core product, 0.0021 Gflop)"), 12) << out;
   EXPECT_NE(out.find("own products"), std::string::npos) << out;  // the kernels built for sm_90 too: a stage of its own
-  ASSERT_EQ(run_kiln("compile " + bert + " --cuda-arch sm_90 --products library", out), 0) << out;
+  out = compile("KILN_OWN_PRODUCT_MAX_GFLOP=0.01", "");
+  EXPECT_EQ(count(out, "(Kiln's tensor-core product, 0.0021 Gflop)"), 12) << out;
+  out = compile("KILN_OWN_PRODUCT_MAX_GFLOP=0.001", "");
+  EXPECT_EQ(count(out, "(cuBLAS: 0.0021 Gflop, above Kiln's products' bound)"), 12) << out;
+  out = compile("KILN_OWN_PRODUCT_MAX_GFLOP=0.01", "--products library");
   EXPECT_EQ(count(out, "tensor-core product"), 0) << out;
-  ASSERT_EQ(run_kiln("compile " + bert + " --cuda-arch sm_90 --mode reduce-overhead", out), 0) << out;
-  EXPECT_EQ(count(out, "tensor-core product"), 0) << out;
-  ASSERT_EQ(run_kiln("compile " + bert + " --cuda-arch sm_90 --mode reduce-overhead --products kiln", out), 0) << out;
-  EXPECT_EQ(count(out, "(Kiln's tensor-core product, "), 12) << out;
-  std::string bounded;
-  ASSERT_EQ(test::run_command("KILN_OWN_PRODUCT_MAX_GFLOP=0.001 " + kiln_cmd() + " compile " + bert + " --cuda-arch sm_90",
-                              bounded),
-            0)
-      << bounded;
-  EXPECT_EQ(count(bounded, "(cuBLAS: 0.0021 Gflop, above Kiln's products' bound)"), 12) << bounded;
+  std::string bad;
+  EXPECT_NE(test::run_command("KILN_OWN_PRODUCT_MAX_GFLOP=lots " + kiln_cmd() + " compile " + bert + " --cuda-arch sm_90", bad), 0)
+      << bad;
+  EXPECT_NE(bad.find("KILN_OWN_PRODUCT_MAX_GFLOP='lots': a positive number of Gflop"), std::string::npos) << bad;
 #endif
 }
 

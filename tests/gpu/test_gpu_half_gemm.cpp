@@ -91,7 +91,7 @@ TEST(HalfGemm, RefusesWhatItCannotCompute) {
 }
 
 // The corpus's bfloat16 BERT (linears: w.t()) and GPT-2 (Conv1D: [k, n] weights) in default mode: their products go
-// to Kiln's kernels (--products auto) and with --products library to cuBLAS. The yardstick is eager's result: Kiln's
+// to Kiln's kernels with --products kiln and with --products library to cuBLAS. The yardstick is eager's result: Kiln's
 // with its own products is at most twice as far from it as Kiln's with cuBLAS's, plus one spacing of bfloat16 (the
 // form of test::sixteen_bit_bound: both round differently from eager, both are right).
 TEST(HalfGemm, DefaultModeComputesTheTransformersProductsAndMatchesEager) {
@@ -101,13 +101,14 @@ TEST(HalfGemm, DefaultModeComputesTheTransformersProductsAndMatchesEager) {
     auto& module = const_cast<torch::jit::Module&>(m.impl->module);
     capture::CompileOptions own_o, lib_o;
     own_o.backend = lib_o.backend = "kiln";
+    own_o.products = "kiln";
     lib_o.products = "library";
     runtime::CapturedRuntime own(m, own_o), lib(m, lib_o);
     for (int rep = 0; rep < 3; ++rep) {
       auto x = runtime::make_inputs({parse_input_spec("2x8x32:bfloat16")})[0].to(at::kCUDA);
       uint64_t before = runtime::half_gemm_calls();
       auto out = own.run({x})[0].toTensor().clone();
-      EXPECT_GT(runtime::half_gemm_calls() - before, 0u) << name << ": --products auto";
+      EXPECT_GT(runtime::half_gemm_calls() - before, 0u) << name << ": --products kiln";
       before = runtime::half_gemm_calls();
       auto lib_out = lib.run({x})[0].toTensor().clone();
       EXPECT_EQ(runtime::half_gemm_calls() - before, 0u) << name << ": --products library";

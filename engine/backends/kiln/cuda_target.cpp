@@ -119,8 +119,9 @@ std::vector<runtime::GemmSite> gemm_sites(const std::string& compile_id, const f
   return sites;
 }
 
-// Which 16-bit products Kiln computes with its own kernel (runtime/cuda/half_gemm.h) in this mode: default mode's
-// up to own_product_max_flop, every one with --products kiln; none otherwise (bound < 0).
+// Which 16-bit products Kiln computes with its own kernel (runtime/cuda/half_gemm.h) in this mode: every one with
+// --products kiln; with auto, default mode's up to KILN_OWN_PRODUCT_MAX_GFLOP where that is set (own_product_max_flop);
+// none otherwise (bound < 0).
 double own_product_bound(const runtime::BackendOptions& o) {
   if (o.products == "kiln") return 0;
   if (o.products == "auto" && o.mode == "default") return runtime::own_product_max_flop();

@@ -1,11 +1,14 @@
 // Kiln's own products of 16-bit matrices on the GPU (codegen::half_gemm_source), for default mode.
 //
-// In default mode a region is host-bound wherever its products are small: each cuBLAS call costs ~20 us of host
-// time on the H100's host (LibTorch's mm or cuBLASLt's matmul with its plan kept alike: bench/extern_probe.cpp),
-// while a product of BERT-base's 1024 tokens by 768 takes a few microseconds on the device. A generated kernel is
-// one cuLaunchKernel (~3-4 us). So for a bfloat16 or float16 product whose work is at most `max_flop` (2·m·n·k),
-// the region launches Kiln's tensor-core kernel instead (float32 accumulation over the whole of k, rounded once
-// to the output's type: no reduced-precision reduction, as cuBLAS is allowed by PyTorch's default).
+// In default mode a region is host-bound wherever its products are small: each cuBLAS call costs ~17 us of host
+// time on the H100's host (LibTorch's mm; cuBLASLt's matmul with its plan kept alike: bench/extern_probe.cpp), while
+// a product of BERT-base's 1024 tokens by 768 takes ~4 us on the device. A generated kernel's launch costs ~8 us
+// (bench/product_probe.cpp). Whether that wins depends on the kernel's device time: with two pipeline stages it did
+// not on any problem measured (19 against cuBLAS's 4.3 us at 1024x768x768, 68 against 12 at k = 3072, more than
+// the ~9 us of host it saves), so default mode uses these kernels only where asked: --products kiln (every 16-bit
+// product they take, every mode) or KILN_OWN_PRODUCT_MAX_GFLOP=x (default mode's products of at most x Gflop).
+// The results equal cuBLAS's bit for bit on every problem the probe ran (float32 accumulation over the whole of
+// k, rounded once to the output's type to nearest even).
 //
 // half_gemms(max_flop, bf16)
 //   post: an OwnProduct (direct_extern.h) whose mm(a, b) computes a [m, k] · b [k, n] for CUDA tensors of one
@@ -17,7 +20,6 @@
 //         block, else 64×64.
 // half_gemm_calls()  how many products this process computed with these kernels.
 //
-// KILN_OWN_PRODUCT_MAX_GFLOP=x overrides default mode's bound (own_product_max_flop), for an A/B.
 #pragma once
 
 #include <cstdint>
@@ -30,7 +32,8 @@ namespace kiln::runtime {
 std::shared_ptr<OwnProduct> half_gemms(double max_flop, bool bf16);  // bf16: bfloat16's kernels, else float16's
 uint64_t half_gemm_calls();
 
-// Default mode's bound on a product Kiln computes itself (2·m·n·k), KILN_OWN_PRODUCT_MAX_GFLOP if set.
+// Default mode's bound on a product Kiln computes itself (2·m·n·k): KILN_OWN_PRODUCT_MAX_GFLOP · 1e9 where it is set
+// (a positive number, else an error naming it), -1 (none) otherwise.
 double own_product_max_flop();
 
 }  // namespace kiln::runtime
