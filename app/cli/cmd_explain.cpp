@@ -33,6 +33,7 @@ struct ExplainArgs {
 
 int run(const ExplainArgs& a) {
   std::vector<std::vector<InputSpec>> calls;
+  api::check_product_bound();
   for (const auto& spec : a.model.specs()) calls.push_back({spec});
   for (const auto& c : a.calls) calls.push_back(api::parse_call(c, a.model.dtype));
   if (calls.empty()) throw Error("give at least one --input (or --call)");

@@ -37,6 +37,7 @@ std::vector<std::string> split(const std::string& s) {
 
 int run(const ProfileArgs& a) {
   a.precision.apply();
+  api::check_product_bound();
   auto specs = a.model.specs();
   check_count("--iters", a.iters, kMaxIters,
               " (the median settles within a few hundred; more only makes the run last hours)");

@@ -5,6 +5,7 @@ namespace kiln::cli {
 
 void BackendArgs::apply(api::CompileOptions& o) const {
   api::check_mode(mode);
+  api::check_product_bound();
   for (const auto& p : plugins) api::load_backend_plugin(p);
   o.backend = backend;
   o.mode = mode;

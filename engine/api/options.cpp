@@ -5,6 +5,7 @@
 
 #include "engine/capture/modes.h"
 #include "engine/ir/graph.h"
+#include "engine/runtime/own_products.h"
 
 namespace kiln::api {
 
@@ -75,6 +76,8 @@ void check_products(const std::string& products) {
   if (products != "auto" && products != "library" && products != "kiln")
     throw Error("--products '" + products + "': use auto, library or kiln");
 }
+
+void check_product_bound() { (void)runtime::own_product_max_flop(); }
 
 void check_depthwise(const std::string& depthwise) {
   if (depthwise != "auto" && depthwise != "generated" && depthwise != "extern")

@@ -41,6 +41,9 @@ void check_row_stages(const std::string& stages);     // auto, separate
 void check_split_reductions(const std::string& split);  // auto, on, off
 void check_pool_windows(const std::string& windows);  // auto, on, off
 void check_products(const std::string& products);    // auto, library, kiln
+// KILN_OWN_PRODUCT_MAX_GFLOP, where set, is a positive number (runtime/own_products.h): every command that compiles
+// a model refuses another value before it starts.
+void check_product_bound();
 void check_attention(const std::string& attention);   // auto, fused, separate
 void check_depthwise(const std::string& depthwise);   // auto, generated, extern
 void check_linear_bias(const std::string& where);  // auto, epilogue, readers

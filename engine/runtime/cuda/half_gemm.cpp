@@ -106,18 +106,4 @@ std::shared_ptr<OwnProduct> half_gemms(double max_flop, bool bf16) {
 
 uint64_t half_gemm_calls() { return calls.load(std::memory_order_relaxed); }
 
-double own_product_max_flop() {
-  // None by default: on the H100 the kernel's device time exceeded the host time it saves on every problem measured
-  // (bench/product_probe.cpp; half_gemm.h).
-  double bound = -1;
-  if (const char* v = std::getenv("KILN_OWN_PRODUCT_MAX_GFLOP")) {
-    char* end = nullptr;
-    const double g = std::strtod(v, &end);
-    if (end == v || *end != '\0' || !(g > 0))
-      throw Error("KILN_OWN_PRODUCT_MAX_GFLOP='" + std::string(v) + "': a positive number of Gflop");
-    bound = g * 1e9;
-  }
-  return bound;
-}
-
 }  // namespace kiln::runtime

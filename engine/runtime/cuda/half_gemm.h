@@ -3,10 +3,11 @@
 // In default mode a region is host-bound wherever its products are small: each cuBLAS call costs ~17 us of host
 // time on the H100's host (LibTorch's mm; cuBLASLt's matmul with its plan kept alike: bench/extern_probe.cpp), while
 // a product of BERT-base's 1024 tokens by 768 takes ~4 us on the device. A generated kernel's launch costs ~8 us
-// (bench/product_probe.cpp). Whether that wins depends on the kernel's device time: with two pipeline stages it did
-// not on any problem measured (19 against cuBLAS's 4.3 us at 1024x768x768, 68 against 12 at k = 3072, more than
-// the ~9 us of host it saves), so default mode uses these kernels only where asked: --products kiln (every 16-bit
-// product they take, every mode) or KILN_OWN_PRODUCT_MAX_GFLOP=x (default mode's products of at most x Gflop).
+// (bench/product_probe.cpp). Whether that wins depends on the kernel's device time: it did not on any problem
+// measured, with two pipeline stages (19 against cuBLAS's 4.3 us at 1024x768x768, 68 against 12 at k = 3072) nor
+// with four (16.3 against 4.35, 56.1 against 10.6): more than the ~9 us of host it saves. So default mode uses these
+// kernels only where asked: --products kiln (every 16-bit product they take, every mode) or
+// KILN_OWN_PRODUCT_MAX_GFLOP=x (default mode's products of at most x Gflop: own_products.h).
 // The results equal cuBLAS's bit for bit on every problem the probe ran (float32 accumulation over the whole of
 // k, rounded once to the output's type to nearest even).
 //
@@ -26,14 +27,11 @@
 #include <memory>
 
 #include "engine/runtime/direct_extern.h"
+#include "engine/runtime/own_products.h"  // default mode's bound
 
 namespace kiln::runtime {
 
 std::shared_ptr<OwnProduct> half_gemms(double max_flop, bool bf16);  // bf16: bfloat16's kernels, else float16's
 uint64_t half_gemm_calls();
-
-// Default mode's bound on a product Kiln computes itself (2·m·n·k): KILN_OWN_PRODUCT_MAX_GFLOP · 1e9 where it is set
-// (a positive number, else an error naming it), -1 (none) otherwise.
-double own_product_max_flop();
 
 }  // namespace kiln::runtime

@@ -4,8 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 
+#include "engine/runtime/own_products.h"
 #include "tests/support/paths.h"
 
 using namespace kiln;  // NOLINT
@@ -84,6 +86,24 @@ TEST(ApiOptions, RowStages) {
 TEST(ApiOptions, Products) {
   for (const char* ok : {"auto", "library", "kiln"}) EXPECT_NO_THROW(api::check_products(ok));
   EXPECT_EQ(error_of([] { api::check_products("cublas"); }), "--products 'cublas': use auto, library or kiln");
+}
+
+// Default mode's bound on Kiln's own 16-bit products: unset, none (-1); a positive number of Gflop; anything else
+// refused, naming the variable and its value.
+TEST(ApiOptions, ProductBound) {
+  ::unsetenv("KILN_OWN_PRODUCT_MAX_GFLOP");
+  EXPECT_NO_THROW(api::check_product_bound());
+  EXPECT_EQ(runtime::own_product_max_flop(), -1);
+  ::setenv("KILN_OWN_PRODUCT_MAX_GFLOP", "2.5", 1);
+  EXPECT_NO_THROW(api::check_product_bound());
+  EXPECT_DOUBLE_EQ(runtime::own_product_max_flop(), 2.5e9);
+  for (const char* bad : {"0", "-1", "nan", "lots", "", "1e", "3 "}) {
+    ::setenv("KILN_OWN_PRODUCT_MAX_GFLOP", bad, 1);
+    EXPECT_EQ(error_of([] { api::check_product_bound(); }),
+              "KILN_OWN_PRODUCT_MAX_GFLOP='" + std::string(bad) + "': a positive number of Gflop")
+        << bad;
+  }
+  ::unsetenv("KILN_OWN_PRODUCT_MAX_GFLOP");
 }
 
 TEST(ApiOptions, ConvWeights) {
