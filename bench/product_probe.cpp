@@ -2,8 +2,8 @@
 // queued behind a sleeping kernel: host time only) and device µs per product (20 calls captured in a CUDA graph,
 // the graph replayed: no host in it), for LibTorch's mm and for Kiln's kernel, and their agreement. Problems:
 // BERT-base's and GPT-2's projections at 8 × 128 and 1 × 128 tokens, both layouts of the second operand (a
-// linear's w.t(), GPT-2's Conv1D [k, n]), bfloat16 and float16. What default mode's bound
-// (own_product_max_flop) is read from.
+// linear's w.t(), GPT-2's Conv1D [k, n]), bfloat16 and float16, each beside its floor (measure_ceilings). What
+// default mode's bound (own_product_max_flop) is read from.
 //
 //   kiln_product_probe [ITERS=200]
 #include <torch/torch.h>
@@ -69,6 +69,42 @@ double device_us(const std::function<void()>& fn) {
   return blocks[blocks.size() / 2];
 }
 
+// The device's two ceilings, measured here (16-bit products' rate, memory bandwidth), for each problem's floor: the
+// larger of its work over the rate and its fewest bytes (each operand read once, the result written once) over the
+// bandwidth. Rate: cuBLAS's 8192^3 product in the type; bandwidth: a 1 GiB device-to-device copy, bytes read plus
+// written; each the median of 5 timings of 5 calls.
+struct Ceilings {
+  double flop_per_us = 0, bytes_per_us = 0;
+};
+
+double median_us(const std::function<void()>& fn, int calls) {
+  fn();
+  at::cuda::device_synchronize();
+  std::vector<double> t;
+  for (int b = 0; b < 5; ++b) {
+    at::cuda::CUDAEvent start(cudaEventDefault), end(cudaEventDefault);
+    start.record();
+    for (int i = 0; i < calls; ++i) fn();
+    end.record();
+    end.synchronize();
+    t.push_back(start.elapsed_time(end) * 1000.0 / calls);
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+Ceilings measure_ceilings(at::ScalarType type) {
+  Ceilings c;
+  auto opt = at::TensorOptions().dtype(type).device(at::kCUDA);
+  const int64_t s = 8192;
+  at::Tensor a = at::randn({s, s}, opt), b = at::randn({s, s}, opt), out = at::empty({s, s}, opt);
+  c.flop_per_us = 2.0 * s * s * s / median_us([&] { at::mm_out(out, a, b); }, 5);
+  const int64_t n = int64_t{1} << 29;  // 1 GiB of 16-bit elements
+  at::Tensor src = at::randn({n}, opt), dst = at::empty({n}, opt);
+  c.bytes_per_us = 2.0 * 2 * n / median_us([&] { dst.copy_(src); }, 5);
+  return c;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -88,11 +124,15 @@ int main(int argc, char** argv) {
       {"768x768, batch 1", 128, 768, 768},                  {"3072x768, batch 1", 128, 3072, 768},
       {"768x3072, batch 1", 128, 768, 3072},
   };
-  std::printf("16-bit products, cuBLAS (LibTorch's mm) against Kiln's kernel; µs per call\n");
-  std::printf("%-34s %-6s %-6s %7s | %9s %9s | %9s %9s | %9s\n", "problem (n x k, m rows)", "type", "b", "Gflop",
-              "host lib", "host own", "dev lib", "dev own", "max diff");
+  std::printf("16-bit products, cuBLAS (LibTorch's mm) against Kiln's kernel; µs per call; floor: the larger of the\n"
+              "work at the measured product rate and the fewest bytes at the measured bandwidth\n");
+  std::printf("%-34s %-6s %-6s %7s | %9s %9s | %9s %9s %9s | %9s\n", "problem (n x k, m rows)", "type", "b", "Gflop",
+              "host lib", "host own", "dev lib", "dev own", "floor", "max diff");
   for (bool bf16 : {true, false}) {
     const auto type = bf16 ? at::kBFloat16 : at::kHalf;
+    const Ceilings ceil = measure_ceilings(type);
+    std::printf("%s ceilings here: %.0f Tflop/s (cuBLAS, 8192^3), %.0f GB/s (1 GiB copy, read + written)\n",
+                bf16 ? "bfloat16" : "float16", ceil.flop_per_us / 1e6, ceil.bytes_per_us / 1e3);
     auto own = kiln::runtime::half_gemms(0, bf16);
     for (const auto& p : problems)
       for (bool weight_rows : {true, false}) {
@@ -109,8 +149,10 @@ int main(int argc, char** argv) {
         const double gflop = 2.0 * p.m * p.n * p.k / 1e9;
         const double hl = host_us([&] { at::mm(a, b); }, iters), ho = host_us([&] { own->mm(a, b); }, iters);
         const double dl = device_us([&] { at::mm(a, b); }), d_own = device_us([&] { own->mm(a, b); });
-        std::printf("%-34s %-6s %-6s %7.2f | %9.2f %9.2f | %9.2f %9.2f | %9.2e\n", p.what, bf16 ? "bf16" : "f16",
-                    weight_rows ? "w.t()" : "[k,n]", gflop, hl, ho, dl, d_own, diff);
+        const double floor_us = std::max(2.0 * p.m * p.n * p.k / ceil.flop_per_us,
+                                         2.0 * (p.m * p.k + p.k * p.n + p.m * p.n) / ceil.bytes_per_us);
+        std::printf("%-34s %-6s %-6s %7.2f | %9.2f %9.2f | %9.2f %9.2f %9.2f | %9.2e\n", p.what, bf16 ? "bf16" : "f16",
+                    weight_rows ? "w.t()" : "[k,n]", gflop, hl, ho, dl, d_own, floor_us, diff);
         std::fflush(stdout);
       }
   }
