@@ -382,6 +382,16 @@ std::optional<DirectExtern> prepare_direct_extern(const Comp& comp, const torch:
   return std::nullopt;
 }
 
+std::optional<DirectExtern> prepare_region_extern(const std::vector<Comp>& comps, size_t c, const torch::jit::Node* node) {
+  auto d = prepare_direct_extern(comps[c], node);
+  if (d && d->op == DirectExtern::Op::Matmul && d->tensors.size() == 2) {
+    const int second = d->tensors[1];
+    if (second < 0 || static_cast<size_t>(second) >= comps.size() || comps[static_cast<size_t>(second)].sizes.size() != 2)
+      d->lt.reset();
+  }
+  return d;
+}
+
 at::Tensor call_direct_extern(const DirectExtern& d, const std::vector<at::Tensor>& bufs, bool lt) {
   for (int c : d.tensors)
     if (c < 0 || static_cast<size_t>(c) >= bufs.size() || !bufs[static_cast<size_t>(c)].defined()) return {};

@@ -71,6 +71,11 @@ struct DirectExtern {
 // A product's `lt` takes cuBLASLt's heuristic's first algorithm; max-autotune swaps in a timing one
 // (LoweredRegionFn::tune_products).
 std::optional<DirectExtern> prepare_direct_extern(const lowering::Comp& comp, const torch::jit::Node* node);
+// prepare_direct_extern for a region's computation comps[c], whose operands the region knows: a matmul whose
+// second operand is not a matrix is a batched product (bmm's path), so never cuBLASLt's (no `lt`). The calls
+// with `lt` are the products of matrices that cuBLASLt, or Kiln's own kernel (OwnProduct), may take.
+std::optional<DirectExtern> prepare_region_extern(const std::vector<lowering::Comp>& comps, size_t c,
+                                                  const torch::jit::Node* node);
 
 at::Tensor call_direct_extern(const DirectExtern& call, const std::vector<at::Tensor>& bufs, bool lt = false);
 

@@ -164,14 +164,7 @@ LoweredRegionFn::LoweredRegionFn(const capture::SpecializedRegion& entry, const 
   for (size_t c = 0; c < comps.size(); ++c)
     if (comps[c].kind == Comp::Kind::Extern && comps[c].ir_node >= 0 &&
         static_cast<size_t>(comps[c].ir_node) < graph_nodes_.size())
-      direct_[c] = prepare_direct_extern(comps[c], graph_nodes_[static_cast<size_t>(comps[c].ir_node)]);
-  // A matmul whose second operand is not a matrix is a batched product (bmm, direct_extern.h): never cuBLASLt's.
-  for (size_t c = 0; c < comps.size(); ++c)
-    if (auto& d = direct_[c]; d && d->op == DirectExtern::Op::Matmul && d->tensors.size() == 2) {
-      const int second = d->tensors[1];
-      if (second < 0 || static_cast<size_t>(second) >= comps.size() || comps[static_cast<size_t>(second)].sizes.size() != 2)
-        d->lt.reset();
-    }
+      direct_[c] = prepare_region_extern(comps, c, graph_nodes_[static_cast<size_t>(comps[c].ir_node)]);
   for (size_t b = 0; b < plan_.buffers.size(); ++b) {
     const int c = plan_.buffers[b].comp;
     if (c >= 0 && static_cast<size_t>(c) < planned_.size() && planned_[static_cast<size_t>(c)] < 0)
@@ -203,15 +196,16 @@ void LoweredRegionFn::bind_value(const torch::jit::Value* v, const std::vector<a
   }
 }
 
-int LoweredRegionFn::use_own_products(const std::function<std::shared_ptr<OwnProduct>(const lowering::Comp&)>& own_for) {
-  int n = 0;
+std::vector<bool> LoweredRegionFn::use_own_products(
+    const std::function<std::shared_ptr<OwnProduct>(const lowering::Comp&)>& own_for) {
+  std::vector<bool> given(direct_.size(), false);
   for (size_t c = 0; c < direct_.size(); ++c)
     if (auto& d = direct_[c]; d && d->lt)
       if (auto own = own_for(fused_.program.comps[c])) {
         d->own = std::move(own);
-        ++n;
+        given[c] = true;
       }
-  return n;
+  return given;
 }
 
 std::vector<std::pair<size_t, std::shared_ptr<LtGemm>>> LoweredRegionFn::tune_products() {

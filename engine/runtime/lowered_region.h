@@ -71,8 +71,8 @@ class LoweredRegionFn : public CompiledFn {
   // tuner, whose races (LtGemm::races) the session's autotune tables show once the region has run.
   std::vector<std::pair<size_t, std::shared_ptr<LtGemm>>> tune_products();
   // The region's prepared products of matrices (those cuBLASLt may take) try `own_for(comp)` first
-  // (direct_extern.h) where it returns one. Returns how many products got one.
-  int use_own_products(const std::function<std::shared_ptr<OwnProduct>(const lowering::Comp&)>& own_for);
+  // (direct_extern.h) where it returns one. Returns, per computation, whether it got one.
+  std::vector<bool> use_own_products(const std::function<std::shared_ptr<OwnProduct>(const lowering::Comp&)>& own_for);
 
   const lowering::LoweredRegion& lowered() const { return lowered_; }
   const fusion::FusedProgram& fused() const { return fused_; }

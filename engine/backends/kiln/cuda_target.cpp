@@ -9,7 +9,6 @@
 #include <cstdlib>
 #include <future>
 #include <map>
-#include <optional>
 #include <set>
 #include <sstream>
 
@@ -128,56 +127,83 @@ double own_product_bound(const runtime::BackendOptions& o) {
   return -1;
 }
 
-bool is_matrix_product(const std::string& target) {
-  return target == "aten::linear" || target == "aten::mm" || target == "aten::matmul" || target == "aten::addmm";
-}
+bool is_half(ir::DType t) { return t == ir::DType::BFloat16 || t == ir::DType::Float16; }
 
-// A product's work, 2·m·n·k, where its sizes are constants (0 otherwise): m·n from its result, k from its first
-// matrix operand's last size (addmm's second argument).
-double product_flop(const lowering::LoopProgram& p, const lowering::Comp& c) {
-  const size_t a = c.target == "aten::addmm" ? 1 : 0;
-  if (c.operands.size() <= a || c.operands[a] < 0) return 0;
-  const auto& x = p.comps[static_cast<size_t>(c.operands[a])];
-  if (x.sizes.empty()) return 0;
-  double flop = 2;
+// A product's sizes where they are constants (0 where not): n from its result's last size, k from its first matrix
+// operand's (addmm's second argument), its work 2·m·n·k from all of its result's sizes and k.
+struct ProductSize {
+  double flop = 0;
+  int64_t n = 0, k = 0;
+};
+
+ProductSize product_size(const lowering::LoopProgram& p, const lowering::Comp& c) {
+  ProductSize out;
   std::map<std::string, int64_t> none;
-  auto k = capture::sym_eval(x.sizes.back(), none);
-  if (!k) return 0;
-  flop *= static_cast<double>(*k);
+  const size_t a = c.target == "aten::addmm" ? 1 : 0;
+  if (!c.sizes.empty())
+    if (auto v = capture::sym_eval(c.sizes.back(), none)) out.n = *v;
+  if (c.operands.size() > a && c.operands[a] >= 0 && !p.comps[static_cast<size_t>(c.operands[a])].sizes.empty())
+    if (auto v = capture::sym_eval(p.comps[static_cast<size_t>(c.operands[a])].sizes.back(), none)) out.k = *v;
+  if (out.k == 0) return out;
+  double flop = 2.0 * static_cast<double>(out.k);
   for (const auto& s : c.sizes) {
     auto v = capture::sym_eval(s, none);
-    if (!v) return 0;
+    if (!v) return out;
     flop *= static_cast<double>(*v);
   }
-  return flop;
+  out.flop = flop;
+  return out;
 }
 
-// Says on each 16-bit product's extern line who computes it on the GPU: Kiln's kernel where its shape is within the
-// bound (and its sizes the kernel's: k and n multiples of 8), cuBLAS otherwise. Returns how many are Kiln's.
-int note_own_products(const fusion::FusedProgram& fused, double bound, runtime::RegionArtifacts& art) {
+// The region's 16-bit products that Kiln's kernel may take: the products of matrices it calls directly, those
+// cuBLASLt may take too (runtime::prepare_region_extern gives them `lt`). What LoweredRegionFn::use_own_products
+// gives a kernel to, found without building the region (kiln compile --cuda-arch).
+std::vector<bool> own_product_calls(const lowering::LoopProgram& p, const std::vector<const torch::jit::Node*>& nodes) {
+  std::vector<bool> out(p.comps.size(), false);
+  for (size_t c = 0; c < p.comps.size(); ++c) {
+    const auto& comp = p.comps[c];
+    if (comp.kind != lowering::Comp::Kind::Extern || !is_half(comp.dtype) || comp.ir_node < 0 ||
+        static_cast<size_t>(comp.ir_node) >= nodes.size())
+      continue;
+    auto d = runtime::prepare_region_extern(p.comps, c, nodes[static_cast<size_t>(comp.ir_node)]);
+    out[c] = d && d->lt;
+  }
+  return out;
+}
+
+// Says on each 16-bit product's extern line who computes it on the GPU: Kiln's kernel where the region gives it
+// the call (`given`, per computation) and its shape is within the bound (and its sizes the kernel's: k and n
+// multiples of 8), cuBLAS otherwise. Returns how many are Kiln's.
+int note_own_products(const lowering::LoopProgram& p, double bound, const std::vector<bool>& given,
+                      runtime::RegionArtifacts& art) {
   if (bound < 0) return 0;
   int own = 0;
-  const auto& p = fused.program;
-  for (const auto& c : p.comps) {
-    if (c.kind != lowering::Comp::Kind::Extern || !is_matrix_product(c.target) ||
-        (c.dtype != ir::DType::BFloat16 && c.dtype != ir::DType::Float16))
-      continue;
-    const double flop = product_flop(p, c);
-    std::map<std::string, int64_t> none;
-    const size_t a = c.target == "aten::addmm" ? 1 : 0;
-    int64_t n = 0, k = 0;  // 0: not a constant
-    if (!c.sizes.empty())
-      if (auto v = capture::sym_eval(c.sizes.back(), none)) n = *v;
-    if (c.operands.size() > a && c.operands[a] >= 0 && !p.comps[static_cast<size_t>(c.operands[a])].sizes.empty())
-      if (auto v = capture::sym_eval(p.comps[static_cast<size_t>(c.operands[a])].sizes.back(), none)) k = *v;
+  for (size_t i = 0; i < p.comps.size(); ++i) {
+    const auto& c = p.comps[i];
+    const bool product = c.target == "aten::linear" || c.target == "aten::mm" || c.target == "aten::matmul" ||
+                         c.target == "aten::addmm";
+    if (c.kind != lowering::Comp::Kind::Extern || !product || !is_half(c.dtype)) continue;
+    const ProductSize size = product_size(p, c);
+    const bool multiples = size.n % 8 == 0 && size.k % 8 == 0;
     std::ostringstream what;
     what.precision(3);
-    if (flop > 0 && n > 0 && k > 0 && n % 8 == 0 && k % 8 == 0 && (bound == 0 || flop <= bound)) {
-      what << " (Kiln's tensor-core product, " << flop / 1e9 << " Gflop)";
+    if (i >= given.size() || !given[i]) {
+      // Kiln's kernel takes a product of two matrices alone: not one with its bias in the call (a linear or addmm
+      // whose readers cannot add it), nor a batched one.
+      const bool batched = c.target == "aten::matmul" && c.operands.size() == 2 && c.operands[1] >= 0 &&
+                           p.comps[static_cast<size_t>(c.operands[1])].sizes.size() != 2;
+      what << " (cuBLAS: "
+           << (batched ? "a batched product"
+               : c.bias_operand >= 0 && !c.drop_bias ? "its bias added in the same call"
+                                                     : "a call Kiln's kernel does not take")
+           << ")";
+    } else if (size.flop > 0 && size.n > 0 && multiples && (bound == 0 || size.flop <= bound)) {
+      what << " (Kiln's tensor-core product, " << size.flop / 1e9 << " Gflop)";
       ++own;
-    } else if (flop > 0) {
-      what << " (cuBLAS: " << flop / 1e9 << " Gflop" << (bound > 0 && flop > bound ? ", above Kiln's products' bound" : "")
-           << (n % 8 != 0 || k % 8 != 0 ? ", sizes not multiples of 8" : "") << ")";
+    } else if (size.flop > 0) {
+      what << " (cuBLAS: " << size.flop / 1e9 << " Gflop"
+           << (bound > 0 && size.flop > bound ? ", above Kiln's products' bound" : "")
+           << (multiples ? "" : ", sizes not multiples of 8") << ")";
     } else {
       what << " (Kiln's tensor-core product where a call's shapes allow)";
     }
@@ -296,15 +322,16 @@ std::unique_ptr<runtime::CompiledFn> CudaTarget::make_region_fn(const capture::S
                                                                 runtime::RegionArtifacts& art) {
   if (!options_.cuda_build_arch.empty()) {
     art.note = "CUDA kernels built for " + options_.cuda_build_arch + ", not run: the region runs eagerly here";
-    if (note_own_products(code.front.fused, own_product_bound(options_), art) > 0) {
-      // Kiln's product kernels of the region's 16-bit type, built for that architecture too.
+    const auto& program = code.front.fused.program;
+    const auto given = own_product_calls(program, entry.graph_nodes);
+    if (note_own_products(program, own_product_bound(options_), given, art) > 0) {
+      // Kiln's product kernels of the types its products have, built for that architecture too.
       auto t0 = Clock::now();
       for (bool bf16 : {true, false}) {
         const auto type = bf16 ? ir::DType::BFloat16 : ir::DType::Float16;
-        if (std::none_of(code.front.fused.program.comps.begin(), code.front.fused.program.comps.end(),
-                         [&](const lowering::Comp& c) { return c.kind == lowering::Comp::Kind::Extern && is_matrix_product(c.target) && c.dtype == type; }))
-          continue;
-        codegen::compile_cuda(codegen::half_gemm_source(codegen::half_gemm_kernels(bf16)), options_.cuda_build_arch);
+        bool used = false;
+        for (size_t c = 0; c < given.size(); ++c) used = used || (given[c] && program.comps[c].dtype == type);
+        if (used) codegen::compile_cuda(codegen::half_gemm_source(codegen::half_gemm_kernels(bf16)), options_.cuda_build_arch);
       }
       art.stage_ms.push_back({"own products", ms_since(t0)});
     }
@@ -345,16 +372,16 @@ std::unique_ptr<runtime::CompiledFn> CudaTarget::make_region_fn(const capture::S
   if (const double bound = own_product_bound(options_); bound >= 0) {
     auto t0 = Clock::now();
     std::shared_ptr<runtime::OwnProduct> per_type[2];
-    const int taken = region_fn->use_own_products([&](const lowering::Comp& c) -> std::shared_ptr<runtime::OwnProduct> {
-      if (c.dtype != ir::DType::BFloat16 && c.dtype != ir::DType::Float16) return nullptr;
+    const auto given = region_fn->use_own_products([&](const lowering::Comp& c) -> std::shared_ptr<runtime::OwnProduct> {
+      if (!is_half(c.dtype)) return nullptr;
       const bool bf16 = c.dtype == ir::DType::BFloat16;
       auto& own = per_type[bf16 ? 1 : 0];
       if (!own) own = runtime::half_gemms(bound, bf16);
       return own;
     });
-    if (taken > 0) {
+    if (std::find(given.begin(), given.end(), true) != given.end()) {
       art.stage_ms.push_back({"own products", ms_since(t0)});
-      note_own_products(fused, bound, art);
+      note_own_products(fused.program, bound, given, art);
     }
   }
   AutotuneReport::Products products;
