@@ -9,7 +9,6 @@
 #include <torch/torch.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -19,7 +18,6 @@
 #if KILN_TORCH_CUDA
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/EmptyTensor.h>
-#include <ATen/cuda/Sleep.h>
 #include <ATen/ops/mm_cuda_dispatch.h>
 #include <ATen/ops/_scaled_dot_product_cudnn_attention.h>
 #include <ATen/ops/_scaled_dot_product_cudnn_attention_cuda_dispatch.h>
@@ -27,25 +25,12 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <cuda_runtime_api.h>
 
+#include "bench/probe_timing.h"
 #include "engine/runtime/lt_gemm.h"
 
 namespace {
 
-double host_us(const std::function<void()>& fn, int iters) {
-  fn();
-  at::cuda::device_synchronize();
-  std::vector<double> blocks;
-  for (int b = 0; b < 7; ++b) {
-    at::cuda::sleep(static_cast<int64_t>(2e8));  // ~0.1 s of device time ahead of the calls
-    auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < iters; ++i) fn();
-    auto t1 = std::chrono::steady_clock::now();
-    blocks.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / iters);
-    at::cuda::device_synchronize();
-  }
-  std::sort(blocks.begin(), blocks.end());
-  return blocks[blocks.size() / 2];
-}
+using kiln::bench::host_us;
 
 void run(const char* guard, int iters) {
   auto bf = at::TensorOptions().dtype(at::kBFloat16).device(at::kCUDA);

@@ -9,7 +9,6 @@
 #include <torch/torch.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -22,28 +21,15 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAEvent.h>
 #include <ATen/cuda/CUDAGraph.h>
-#include <ATen/cuda/Sleep.h>
 #include <c10/cuda/CUDAGuard.h>
 
+#include "bench/gpu_bench_timing.h"
+#include "bench/probe_timing.h"
 #include "engine/runtime/cuda/half_gemm.h"
 
 namespace {
 
-double host_us(const std::function<void()>& fn, int iters) {
-  fn();
-  at::cuda::device_synchronize();
-  std::vector<double> blocks;
-  for (int b = 0; b < 7; ++b) {
-    at::cuda::sleep(static_cast<int64_t>(2e8));
-    auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < iters; ++i) fn();
-    auto t1 = std::chrono::steady_clock::now();
-    blocks.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / iters);
-    at::cuda::device_synchronize();
-  }
-  std::sort(blocks.begin(), blocks.end());
-  return blocks[blocks.size() / 2];
-}
+using kiln::bench::host_us;
 
 // Device µs per call: 20 calls in one CUDA graph, replayed 10 times per block, median of 5 blocks.
 double device_us(const std::function<void()>& fn) {
@@ -72,36 +58,24 @@ double device_us(const std::function<void()>& fn) {
 // The device's two ceilings, measured here (16-bit products' rate, memory bandwidth), for each problem's floor: the
 // larger of its work over the rate and its fewest bytes (each operand read once, the result written once) over the
 // bandwidth. Rate: cuBLAS's 8192^3 product in the type; bandwidth: a 1 GiB device-to-device copy, bytes read plus
-// written; each the median of 5 timings of 5 calls.
+// written; each the median of 5 calls timed one by one (gpu_bench_timing.h), after one not timed.
 struct Ceilings {
   double flop_per_us = 0, bytes_per_us = 0;
 };
-
-double median_us(const std::function<void()>& fn, int calls) {
-  fn();
-  at::cuda::device_synchronize();
-  std::vector<double> t;
-  for (int b = 0; b < 5; ++b) {
-    at::cuda::CUDAEvent start(cudaEventDefault), end(cudaEventDefault);
-    start.record();
-    for (int i = 0; i < calls; ++i) fn();
-    end.record();
-    end.synchronize();
-    t.push_back(start.elapsed_time(end) * 1000.0 / calls);
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
 
 Ceilings measure_ceilings(at::ScalarType type) {
   Ceilings c;
   auto opt = at::TensorOptions().dtype(type).device(at::kCUDA);
   const int64_t s = 8192;
   at::Tensor a = at::randn({s, s}, opt), b = at::randn({s, s}, opt), out = at::empty({s, s}, opt);
-  c.flop_per_us = 2.0 * s * s * s / median_us([&] { at::mm_out(out, a, b); }, 5);
+  auto us = [](const std::function<void()>& fn) {
+    fn();
+    return kiln::gpu_bench::block_median_ms(fn, 5) * 1000.0;
+  };
+  c.flop_per_us = 2.0 * s * s * s / us([&] { at::mm_out(out, a, b); });
   const int64_t n = int64_t{1} << 29;  // 1 GiB of 16-bit elements
   at::Tensor src = at::randn({n}, opt), dst = at::empty({n}, opt);
-  c.bytes_per_us = 2.0 * 2 * n / median_us([&] { dst.copy_(src); }, 5);
+  c.bytes_per_us = 2.0 * 2 * n / us([&] { dst.copy_(src); });
   return c;
 }
 

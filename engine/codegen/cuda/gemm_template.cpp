@@ -5,6 +5,33 @@
 
 namespace kiln::codegen {
 
+namespace {
+
+// The warp's accumulators, mt × nt tiles of m16n8 (four floats a thread each), zeroed.
+std::string accumulators(int mt, int nt) {
+  std::ostringstream os;
+  os << "  float acc[" << mt << "][" << nt << "][4];\n"
+     << "  #pragma unroll\n  for (int i = 0; i < " << mt << "; ++i)\n"
+     << "    #pragma unroll\n    for (int j = 0; j < " << nt << "; ++j)\n"
+     << "      #pragma unroll\n      for (int r = 0; r < 4; ++r) acc[i][j][r] = 0.0f;\n";
+  return os.str();
+}
+
+// One step of k for every tile of the warp: mma.sync `shape` ("m16n8k8.row.col.f32.tf32.tf32.f32") on the
+// fragments af[i] (four registers) and bf[j] (two), accumulated into acc[i][j].
+std::string mma_tiles(int mt, int nt, const std::string& shape) {
+  std::ostringstream os;
+  os << "      #pragma unroll\n      for (int i = 0; i < " << mt << "; ++i)\n"
+     << "        #pragma unroll\n        for (int j = 0; j < " << nt << "; ++j)\n"
+     << "          asm volatile(\"mma.sync.aligned." << shape << " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\"\n"
+     << "                       : \"+f\"(acc[i][j][0]), \"+f\"(acc[i][j][1]), \"+f\"(acc[i][j][2]), \"+f\"(acc[i][j][3])\n"
+     << "                       : \"r\"(af[i][0]), \"r\"(af[i][1]), \"r\"(af[i][2]), \"r\"(af[i][3]), \"r\"(bf[j][0]), "
+        "\"r\"(bf[j][1]));\n";
+  return os.str();
+}
+
+}  // namespace
+
 std::string gemm_name(const GemmConfig& c, const GemmEpilogue* epi) {
   return "kiln_gemm_tf32_" + std::to_string(c.bm) + "x" + std::to_string(c.bn) + (epi ? "_" + epi->kernel : "");
 }
@@ -35,10 +62,7 @@ std::string gemm_tf32_source(const GemmConfig& c, const GemmEpilogue* epi) {
      << "  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;\n"
      << "  const int group = lane >> 2, tig = lane & 3;\n"
      << "  const int wrow = (warp >> 1) * " << wm << ", wcol = (warp & 1) * " << wn << ";\n"
-     << "  float acc[" << mt << "][" << nt << "][4];\n"
-     << "  #pragma unroll\n  for (int i = 0; i < " << mt << "; ++i)\n"
-     << "    #pragma unroll\n    for (int j = 0; j < " << nt << "; ++j)\n"
-     << "      #pragma unroll\n      for (int r = 0; r < 4; ++r) acc[i][j][r] = 0.0f;\n"
+     << accumulators(mt, nt)
      << "  for (long long k0 = 0; k0 < g.k; k0 += BK) {\n"
      << "    // Stage the operand tiles (zeros past the edges).\n"
      << "    for (int e = tid; e < BM * BK; e += 128) {\n"
@@ -62,13 +86,7 @@ std::string gemm_tf32_source(const GemmConfig& c, const GemmEpilogue* epi) {
      << "        const int q = wcol + j * 8 + group;\n"
      << "        bf[j][0] = kiln_tf32(Bs[q][kk + tig]);\n"
      << "        bf[j][1] = kiln_tf32(Bs[q][kk + tig + 4]);\n      }\n"
-     << "      #pragma unroll\n      for (int i = 0; i < " << mt << "; ++i)\n"
-     << "        #pragma unroll\n        for (int j = 0; j < " << nt << "; ++j)\n"
-     << "          asm volatile(\"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};\"\n"
-     << "                       : \"+f\"(acc[i][j][0]), \"+f\"(acc[i][j][1]), \"+f\"(acc[i][j][2]), \"+f\"(acc[i][j][3])\n"
-     << "                       : \"r\"(af[i][0]), \"r\"(af[i][1]), \"r\"(af[i][2]), \"r\"(af[i][3]), \"r\"(bf[j][0]), "
-        "\"r\"(bf[j][1]));\n"
+     << mma_tiles(mt, nt, "m16n8k8.row.col.f32.tf32.tf32.f32")
      << "    }\n    __syncthreads();\n  }\n"
      << "  // Epilogue: bias, then store (edges guarded).\n"
      << "  #pragma unroll\n  for (int i = 0; i < " << mt << "; ++i)\n"
@@ -151,10 +169,7 @@ std::string half_gemm_source(const std::vector<HalfGemmKernel>& kernels) {
          << "      const bool in = gq < g.k && gn < g.n;\n"
          << "      kiln_copy16(&Bs[s][r][q], in ? B + gq * g.n + gn : B, in ? 16 : 0);\n    }\n";
     os << "    asm volatile(\"cp.async.commit_group;\" ::: \"memory\");\n  };\n"
-       << "  float acc[" << mt << "][" << nt << "][4];\n"
-       << "  #pragma unroll\n  for (int i = 0; i < " << mt << "; ++i)\n"
-       << "    #pragma unroll\n    for (int j = 0; j < " << nt << "; ++j)\n"
-       << "      #pragma unroll\n      for (int r = 0; r < 4; ++r) acc[i][j][r] = 0.0f;\n"
+       << accumulators(mt, nt)
        << "  const long long tiles_k = (g.k + BK - 1) / BK;\n"
        << "  // STAGES - 1 tiles in flight ahead of the one multiplied (an empty group past the last tile).\n"
        << "  #pragma unroll\n  for (int s = 0; s < STAGES - 1; ++s) {\n"
@@ -184,13 +199,7 @@ std::string half_gemm_source(const std::vector<HalfGemmKernel>& kernels) {
       os << "        bf[j][0] = kiln_pair(Bs[s][kk + 2 * tig][q], Bs[s][kk + 2 * tig + 1][q]);\n"
          << "        bf[j][1] = kiln_pair(Bs[s][kk + 2 * tig + 8][q], Bs[s][kk + 2 * tig + 9][q]);\n";
     os << "      }\n"
-       << "      #pragma unroll\n      for (int i = 0; i < " << mt << "; ++i)\n"
-       << "        #pragma unroll\n        for (int j = 0; j < " << nt << "; ++j)\n"
-       << "          asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32." << type << "." << type
-       << ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\"\n"
-       << "                       : \"+f\"(acc[i][j][0]), \"+f\"(acc[i][j][1]), \"+f\"(acc[i][j][2]), \"+f\"(acc[i][j][3])\n"
-       << "                       : \"r\"(af[i][0]), \"r\"(af[i][1]), \"r\"(af[i][2]), \"r\"(af[i][3]), \"r\"(bf[j][0]), "
-          "\"r\"(bf[j][1]));\n"
+       << mma_tiles(mt, nt, std::string("m16n8k16.row.col.f32.") + type + "." + type + ".f32")
        << "    }\n  }\n"
        << "  asm volatile(\"cp.async.wait_group 0;\" ::: \"memory\");\n"
        << "  // Two neighbouring columns per store, rounded to nearest even (n is even: the caller checks n % 8).\n"
