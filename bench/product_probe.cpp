@@ -3,7 +3,8 @@
 // the graph replayed: no host in it), for LibTorch's mm and for Kiln's kernel, and their agreement. Problems:
 // BERT-base's and GPT-2's projections at 8 × 128 and 1 × 128 tokens, both layouts of the second operand (a
 // linear's w.t(), GPT-2's Conv1D [k, n]), bfloat16 and float16, each beside its floor (measure_ceilings). What
-// default mode's bound (own_product_max_flop) is read from.
+// default mode's bound (own_product_max_flop) is read from. Below each problem, every candidate kernel's device µs
+// (codegen::half_gemm_candidates: tiles and fragment forms) and the fastest, for choosing the used set.
 //
 //   kiln_product_probe [ITERS=200]
 #include <torch/torch.h>
@@ -12,6 +13,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -98,6 +101,9 @@ int main(int argc, char** argv) {
       {"768x768, batch 1", 128, 768, 768},                  {"3072x768, batch 1", 128, 3072, 768},
       {"768x3072, batch 1", 128, 768, 3072},
   };
+  const std::vector<kiln::codegen::HalfGemmKernel> candidates[2] = {kiln::codegen::half_gemm_candidates(true),
+                                                                     kiln::codegen::half_gemm_candidates(false)};
+  std::map<std::string, std::shared_ptr<kiln::runtime::OwnProduct>> candidate_products;
   std::printf("16-bit products, cuBLAS (LibTorch's mm) against Kiln's kernel; µs per call; floor: the larger of the\n"
               "work at the measured product rate and the fewest bytes at the measured bandwidth\n");
   std::printf("%-34s %-6s %-6s %7s | %9s %9s | %9s %9s %9s | %9s\n", "problem (n x k, m rows)", "type", "b", "Gflop",
@@ -108,6 +114,8 @@ int main(int argc, char** argv) {
     std::printf("%s ceilings here: %.0f Tflop/s (cuBLAS, 8192^3), %.0f GB/s (1 GiB copy, read + written)\n",
                 bf16 ? "bfloat16" : "float16", ceil.flop_per_us / 1e6, ceil.bytes_per_us / 1e3);
     auto own = kiln::runtime::half_gemms(0, bf16);
+    for (const auto& k : candidates[bf16 ? 0 : 1])
+      candidate_products[kiln::codegen::half_gemm_name(k)] = kiln::runtime::half_gemm_kernel(k);
     for (const auto& p : problems)
       for (bool weight_rows : {true, false}) {
         auto opt = at::TensorOptions().dtype(type).device(at::kCUDA);
@@ -127,6 +135,31 @@ int main(int argc, char** argv) {
                                          2.0 * (p.m * p.k + p.k * p.n + p.m * p.n) / ceil.bytes_per_us);
         std::printf("%-34s %-6s %-6s %7.2f | %9.2f %9.2f | %9.2f %9.2f %9.2f | %9.2e\n", p.what, bf16 ? "bf16" : "f16",
                     weight_rows ? "w.t()" : "[k,n]", gflop, hl, ho, dl, d_own, floor_us, diff);
+        // Every candidate kernel of this layout (tile, fragment form), device µs each; the fastest named.
+        std::string line = "    candidates, device us:";
+        double best = 0, worst_diff = 0;
+        std::string best_name;
+        for (const auto& k : candidates[bf16 ? 0 : 1]) {
+          if (k.weight_rows != weight_rows) continue;
+          auto& one = *candidate_products[kiln::codegen::half_gemm_name(k)];
+          at::Tensor c = one.mm(a, b);
+          if (!c.defined()) continue;
+          worst_diff = std::max(worst_diff, (c.to(at::kFloat) - lib.to(at::kFloat)).abs().max().item<double>() /
+                                                lib.to(at::kFloat).abs().max().item<double>());
+          const double us = device_us([&] { one.mm(a, b); });
+          const std::string short_name = std::to_string(k.tile.bm) + "x" + std::to_string(k.tile.bn) +
+                                         (k.form == kiln::codegen::HalfGemmForm::Ldmatrix ? " ldsm" : "");
+          char cell[64];
+          std::snprintf(cell, sizeof cell, " %s %.2f,", short_name.c_str(), us);
+          line += cell;
+          if (best_name.empty() || us < best) {
+            best = us;
+            best_name = short_name;
+          }
+        }
+        if (!best_name.empty()) line.back() = ';';
+        std::printf("%s fastest %s %.2f (cuBLAS %.2f), max diff %.2e\n", line.c_str(), best_name.c_str(), best, dl,
+                    worst_diff);
         std::fflush(stdout);
       }
   }

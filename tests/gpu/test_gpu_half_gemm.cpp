@@ -30,45 +30,64 @@ void poison_next(at::IntArrayRef sizes, at::ScalarType type) {
   (void)p;
 }
 
-}  // namespace
+struct Problem {
+  int64_t m, n, k;
+};
+// Ragged edges, one tile, a row or column of tiles, the large tile (enough blocks for every multiprocessor),
+// BERT-base's projection at 1024 tokens, a long k.
+const std::vector<Problem> kProblems = {{1, 8, 8},       {37, 24, 40},    {64, 64, 32},  {130, 264, 72},
+                                        {1024, 768, 768}, {1000, 3072, 96}, {16, 64, 4096}};
 
 // The float32 product of the 16-bit operands, rounded once to their type, is what the kernel computes (float32
 // accumulation, one rounding): they may differ where the summation order moves a value across a rounding
 // boundary, by one spacing of the type at that value, so the bound is one spacing at the output's largest
-// magnitude (at most 2^-7 of it for bfloat16, 2^-10 for float16). A wrong index or layout is off by the values themselves.
+// magnitude (at most 2^-7 of it for bfloat16, 2^-10 for float16). A wrong index or layout is off by the values
+// themselves. `own` takes the problems of `layouts` (W's rows, [k, n]), each on fresh random operands.
+void expect_products_rounded_once(runtime::OwnProduct& own, bool bf16, const std::vector<bool>& layouts,
+                                  const std::string& label) {
+  const auto type = bf16 ? at::kBFloat16 : at::kHalf;
+  const double spacing = bf16 ? 1.0 / 128 : 1.0 / 1024;
+  for (const auto& p : kProblems)
+    for (bool weight_rows : layouts) {
+      auto opt = at::TensorOptions().dtype(type).device(at::kCUDA);
+      at::Tensor a = at::randn({p.m, p.k}, opt);
+      at::Tensor b = weight_rows ? at::randn({p.n, p.k}, opt).t() : at::randn({p.k, p.n}, opt);
+      poison_next({p.m, p.n}, type);
+      const uint64_t before = runtime::half_gemm_calls();
+      at::Tensor c = own.mm(a, b);
+      const std::string what = label + (bf16 ? " bfloat16 " : " float16 ") + std::to_string(p.m) + "x" +
+                               std::to_string(p.n) + "x" + std::to_string(p.k) + (weight_rows ? " w.t()" : " [k, n]");
+      ASSERT_TRUE(c.defined()) << what;
+      EXPECT_EQ(runtime::half_gemm_calls(), before + 1) << what;
+      EXPECT_EQ(c.sizes(), at::IntArrayRef({p.m, p.n})) << what;
+      EXPECT_TRUE(c.is_contiguous()) << what;
+      EXPECT_EQ(c.scalar_type(), type) << what;
+      at::Tensor exact = at::mm(a.to(at::kFloat), b.to(at::kFloat));
+      EXPECT_LE(rel_error(c, exact.to(type)), spacing) << what;
+      EXPECT_LE(rel_error(c, at::mm(a, b)), 2 * spacing) << what << " (against cuBLAS)";
+    }
+}
+
+}  // namespace
+
 TEST(HalfGemm, ProductsEqualTheFloat32ProductRoundedOnce) {
   REQUIRE_GPU();
-  struct Problem {
-    int64_t m, n, k;
-  };
-  // Ragged edges, one tile, a row or column of tiles, the large tile (enough blocks for every multiprocessor),
-  // BERT-base's projection at 1024 tokens, a long k.
-  const std::vector<Problem> problems = {{1, 8, 8},      {37, 24, 40},    {64, 64, 32},    {130, 264, 72},
-                                         {1024, 768, 768}, {1000, 3072, 96}, {16, 64, 4096}};
-  for (bool bf16 : {true, false}) {
-    const auto type = bf16 ? at::kBFloat16 : at::kHalf;
-    auto own = runtime::half_gemms(0, bf16);
-    const double spacing = bf16 ? 1.0 / 128 : 1.0 / 1024;
-    for (const auto& p : problems)
-      for (bool weight_rows : {true, false}) {
-        auto opt = at::TensorOptions().dtype(type).device(at::kCUDA);
-        at::Tensor a = at::randn({p.m, p.k}, opt);
-        at::Tensor b = weight_rows ? at::randn({p.n, p.k}, opt).t() : at::randn({p.k, p.n}, opt);
-        poison_next({p.m, p.n}, type);
-        const uint64_t before = runtime::half_gemm_calls();
-        at::Tensor c = own->mm(a, b);
-        const std::string what = std::string(bf16 ? "bfloat16 " : "float16 ") + std::to_string(p.m) + "x" +
-                                 std::to_string(p.n) + "x" + std::to_string(p.k) + (weight_rows ? " w.t()" : " [k, n]");
-        ASSERT_TRUE(c.defined()) << what;
-        EXPECT_EQ(runtime::half_gemm_calls(), before + 1) << what;
-        EXPECT_EQ(c.sizes(), at::IntArrayRef({p.m, p.n})) << what;
-        EXPECT_TRUE(c.is_contiguous()) << what;
-        EXPECT_EQ(c.scalar_type(), type) << what;
-        at::Tensor exact = at::mm(a.to(at::kFloat), b.to(at::kFloat));
-        EXPECT_LE(rel_error(c, exact.to(type)), spacing) << what;
-        EXPECT_LE(rel_error(c, at::mm(a, b)), 2 * spacing) << what << " (against cuBLAS)";
-      }
-  }
+  for (bool bf16 : {true, false}) expect_products_rounded_once(*runtime::half_gemms(0, bf16), bf16, {true, false}, "used set");
+}
+
+// The same for every candidate the probe times (codegen::half_gemm_candidates: tiles 32x32 to 128x64, scalar and
+// ldmatrix fragment loads), each on its layout of b; a product in the other layout is refused.
+TEST(HalfGemm, EveryCandidateKernelEqualsTheFloat32ProductRoundedOnce) {
+  REQUIRE_GPU();
+  for (bool bf16 : {true, false})
+    for (const auto& k : codegen::half_gemm_candidates(bf16)) {
+      auto own = runtime::half_gemm_kernel(k);
+      expect_products_rounded_once(*own, bf16, {k.weight_rows}, codegen::half_gemm_name(k));
+      auto opt = at::TensorOptions().dtype(bf16 ? at::kBFloat16 : at::kHalf).device(at::kCUDA);
+      at::Tensor a = at::randn({64, 64}, opt);
+      at::Tensor other = k.weight_rows ? at::randn({64, 64}, opt) : at::randn({64, 64}, opt).t();
+      EXPECT_FALSE(own->mm(a, other).defined()) << codegen::half_gemm_name(k) << ": the other layout of b";
+    }
 }
 
 // Problems outside the kernels' preconditions are refused (the caller's cuBLAS path runs): k or n not a multiple

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "engine/base/error.h"
+
 namespace kiln::codegen {
 
 namespace {
@@ -104,13 +106,23 @@ std::string gemm_tf32_source(const GemmConfig& c, const GemmEpilogue* epi) {
 
 std::string half_gemm_name(const HalfGemmKernel& k) {
   return std::string("kiln_gemm_") + (k.bf16 ? "bf16" : "f16") + (k.weight_rows ? "_wt_" : "_kn_") +
-         std::to_string(k.tile.bm) + "x" + std::to_string(k.tile.bn);
+         std::to_string(k.tile.bm) + "x" + std::to_string(k.tile.bn) + (k.form == HalfGemmForm::Ldmatrix ? "_ldsm" : "");
 }
 
 std::vector<HalfGemmKernel> half_gemm_kernels(bool bf16) {
   std::vector<HalfGemmKernel> out;
   for (bool weight_rows : {true, false})
     for (const auto& tile : {GemmConfig{64, 64}, GemmConfig{128, 64}}) out.push_back({tile, bf16, weight_rows});
+  return out;
+}
+
+std::vector<HalfGemmKernel> half_gemm_candidates(bool bf16) {
+  std::vector<HalfGemmKernel> out;
+  for (auto form : {HalfGemmForm::Scalar, HalfGemmForm::Ldmatrix})
+    for (bool weight_rows : {true, false})
+      for (const auto& tile : {GemmConfig{32, 32}, GemmConfig{32, 64}, GemmConfig{64, 32}, GemmConfig{64, 64},
+                               GemmConfig{128, 64}})
+        out.push_back({tile, bf16, weight_rows, form});
   return out;
 }
 
@@ -131,6 +143,25 @@ std::string half_gemm_source(const std::vector<HalfGemmKernel>& kernels) {
      << "}\n"
      << "__device__ __forceinline__ unsigned kiln_pair(unsigned short lo, unsigned short hi) {\n"
      << "  return static_cast<unsigned>(lo) | (static_cast<unsigned>(hi) << 16);\n}\n\n";
+  bool ldsm = false;
+  for (const auto& kd : kernels) {
+    const bool form_ok = kd.form == HalfGemmForm::Scalar || kd.tile.bn % 32 == 0;
+    if (kd.tile.bm <= 0 || kd.tile.bn <= 0 || kd.tile.bm % 32 != 0 || kd.tile.bn % 16 != 0 || !form_ok)
+      throw Error("16-bit product kernel " + half_gemm_name(kd) + ": a tile needs rows a multiple of 32 and columns of " +
+                  (form_ok ? "16" : "32 (ldmatrix loads two column tiles of each warp at once)"));
+    ldsm = ldsm || kd.form == HalfGemmForm::Ldmatrix;
+  }
+  if (ldsm)
+    // Four 8×8 tiles of 16-bit elements from shared memory, lane l giving the address of row l % 8 of tile l / 8; each
+    // lane gets, per tile, the two elements of row lane / 4 at columns 2 · (lane % 4) (of the column, with .trans).
+    for (const char* trans : {"", "_trans"})
+      os << "__device__ __forceinline__ void kiln_ldsm_x4" << trans
+         << "(unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3, const void* p) {\n"
+         << "  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(p));\n"
+         << "  asm volatile(\"ldmatrix.sync.aligned.m8n8.x4" << (*trans ? ".trans" : "")
+         << ".shared.b16 {%0,%1,%2,%3}, [%4];\"\n"
+         << "               : \"=r\"(r0), \"=r\"(r1), \"=r\"(r2), \"=r\"(r3) : \"r\"(s));\n}\n";
+  if (ldsm) os << "\n";
   for (const auto& kd : kernels) {
     const int bm = kd.tile.bm, bn = kd.tile.bn;
     const int wm = bm / 2, wn = bn / 2, mt = wm / 16, nt = wn / 8;
@@ -183,23 +214,38 @@ std::string half_gemm_source(const std::vector<HalfGemmKernel>& kernels) {
        << "    if (next < tiles_k) load(static_cast<int>(next % STAGES), next * BK);\n"
        << "    else asm volatile(\"cp.async.commit_group;\" ::: \"memory\");\n"
        << "    #pragma unroll\n    for (int kk = 0; kk < BK; kk += 16) {\n"
-       << "      unsigned af[" << mt << "][4], bf[" << nt << "][2];\n"
-       << "      #pragma unroll\n      for (int i = 0; i < " << mt << "; ++i) {\n"
-       << "        const int r = wrow + i * 16 + group;\n"
-       << "        af[i][0] = *reinterpret_cast<const unsigned*>(&As[s][r][kk + 2 * tig]);\n"
-       << "        af[i][1] = *reinterpret_cast<const unsigned*>(&As[s][r + 8][kk + 2 * tig]);\n"
-       << "        af[i][2] = *reinterpret_cast<const unsigned*>(&As[s][r][kk + 2 * tig + 8]);\n"
-       << "        af[i][3] = *reinterpret_cast<const unsigned*>(&As[s][r + 8][kk + 2 * tig + 8]);\n      }\n"
-       << "      #pragma unroll\n      for (int j = 0; j < " << nt << "; ++j) {\n"
-       << "        const int q = wcol + j * 8 + group;\n";
-    if (wt)
-      os << "        bf[j][0] = *reinterpret_cast<const unsigned*>(&Bs[s][q][kk + 2 * tig]);\n"
-         << "        bf[j][1] = *reinterpret_cast<const unsigned*>(&Bs[s][q][kk + 2 * tig + 8]);\n";
-    else
-      os << "        bf[j][0] = kiln_pair(Bs[s][kk + 2 * tig][q], Bs[s][kk + 2 * tig + 1][q]);\n"
-         << "        bf[j][1] = kiln_pair(Bs[s][kk + 2 * tig + 8][q], Bs[s][kk + 2 * tig + 9][q]);\n";
-    os << "      }\n"
-       << mma_tiles(mt, nt, std::string("m16n8k16.row.col.f32.") + type + "." + type + ".f32")
+       << "      unsigned af[" << mt << "][4], bf[" << nt << "][2];\n";
+    if (kd.form == HalfGemmForm::Ldmatrix) {
+      // A: lanes 0-15 give rows 0-15 at k, lanes 16-31 the same rows at k + 8: tiles in a0..a3's order. B: lanes
+      // 0-7 and 8-15 give column tile j at k and k + 8, lanes 16-31 tile j + 1 likewise: bf[j][0..1], bf[j + 1][0..1].
+      // Rows 80 bytes apart (and [k][n]'s (bn + 8) · 2) put each 8-lane phase on distinct banks.
+      os << "      #pragma unroll\n      for (int i = 0; i < " << mt << "; ++i)\n"
+         << "        kiln_ldsm_x4(af[i][0], af[i][1], af[i][2], af[i][3], &As[s][wrow + i * 16 + (lane & 15)][kk + (lane >> 4) * 8]);\n"
+         << "      #pragma unroll\n      for (int j = 0; j < " << nt << "; j += 2)\n";
+      if (wt)
+        os << "        kiln_ldsm_x4(bf[j][0], bf[j][1], bf[j + 1][0], bf[j + 1][1],\n"
+           << "                     &Bs[s][wcol + (j + (lane >> 4)) * 8 + (lane & 7)][kk + ((lane >> 3) & 1) * 8]);\n";
+      else
+        os << "        kiln_ldsm_x4_trans(bf[j][0], bf[j][1], bf[j + 1][0], bf[j + 1][1],\n"
+           << "                           &Bs[s][kk + ((lane >> 3) & 1) * 8 + (lane & 7)][wcol + (j + (lane >> 4)) * 8]);\n";
+    } else {
+      os << "      #pragma unroll\n      for (int i = 0; i < " << mt << "; ++i) {\n"
+         << "        const int r = wrow + i * 16 + group;\n"
+         << "        af[i][0] = *reinterpret_cast<const unsigned*>(&As[s][r][kk + 2 * tig]);\n"
+         << "        af[i][1] = *reinterpret_cast<const unsigned*>(&As[s][r + 8][kk + 2 * tig]);\n"
+         << "        af[i][2] = *reinterpret_cast<const unsigned*>(&As[s][r][kk + 2 * tig + 8]);\n"
+         << "        af[i][3] = *reinterpret_cast<const unsigned*>(&As[s][r + 8][kk + 2 * tig + 8]);\n      }\n"
+         << "      #pragma unroll\n      for (int j = 0; j < " << nt << "; ++j) {\n"
+         << "        const int q = wcol + j * 8 + group;\n";
+      if (wt)
+        os << "        bf[j][0] = *reinterpret_cast<const unsigned*>(&Bs[s][q][kk + 2 * tig]);\n"
+           << "        bf[j][1] = *reinterpret_cast<const unsigned*>(&Bs[s][q][kk + 2 * tig + 8]);\n";
+      else
+        os << "        bf[j][0] = kiln_pair(Bs[s][kk + 2 * tig][q], Bs[s][kk + 2 * tig + 1][q]);\n"
+           << "        bf[j][1] = kiln_pair(Bs[s][kk + 2 * tig + 8][q], Bs[s][kk + 2 * tig + 9][q]);\n";
+      os << "      }\n";
+    }
+    os << mma_tiles(mt, nt, std::string("m16n8k16.row.col.f32.") + type + "." + type + ".f32")
        << "    }\n  }\n"
        << "  asm volatile(\"cp.async.wait_group 0;\" ::: \"memory\");\n"
        << "  // Two neighbouring columns per store, rounded to nearest even (n is even: the caller checks n % 8).\n"

@@ -43,17 +43,27 @@ std::string gemm_config_text(const GemmConfig& c);  // "Kiln TF32 template, tile
 // stages (half_gemm_stages: three tiles load while one multiplies; with two, a long k waited on memory for every
 // tile: 68 against cuBLAS's 12 µs for 1024×768×3072 on the H100), 128 threads as 2×2 warps; edges zero-filled.
 // pre: k % 8 == 0, n % 8 == 0, every operand 16-byte aligned: the caller checks.
+// How each warp reads its mma fragments from shared memory. Scalar: 32-bit loads, four per A fragment and two per
+// B fragment (four 16-bit loads a register where B is k×n). Ldmatrix: `ldmatrix.x4`, one instruction for an A
+// fragment of 16×16 and one for two B fragments (`.trans` where B is k×n); needs (bn / 2) % 16 == 0.
+enum class HalfGemmForm { Scalar, Ldmatrix };
 struct HalfGemmKernel {
   GemmConfig tile;
   bool bf16 = true;           // else float16
   bool weight_rows = true;    // B given as W's rows (n×k); else as k×n rows
+  HalfGemmForm form = HalfGemmForm::Scalar;
 };
-std::string half_gemm_name(const HalfGemmKernel& k);  // "kiln_gemm_bf16_wt_64x64"
+std::string half_gemm_name(const HalfGemmKernel& k);  // "kiln_gemm_bf16_wt_64x64", "kiln_gemm_bf16_kn_32x64_ldsm"
 int half_gemm_stages(const GemmConfig& tile);          // 64x64: 4, 128x64: 3
-// The kernels a 16-bit type's products use: tiles 64×64 and 128×64, each layout of B.
+// The kernels a 16-bit type's products use: tiles 64×64 and 128×64, each layout of B, scalar fragment loads (the
+// form measured on the H100 against cuBLAS: bench/product_probe.cpp).
 std::vector<HalfGemmKernel> half_gemm_kernels(bool bf16);
+// Every kernel the probe times and the GPU tests check, the used ones among them: tiles 32×32, 32×64, 64×32, 64×64
+// and 128×64 (small problems fill more multiprocessors with smaller tiles), each layout of B, each form.
+std::vector<HalfGemmKernel> half_gemm_candidates(bool bf16);
 // One translation unit holding each kernel's `extern "C" __global__` function, each taking one
 // KilnHalfGemmArgs {a, b, c, m, n, k} by value; a 1-D grid of ceil(m/bm)·ceil(n/bn) blocks of 128 threads.
+// pre: each tile's bm % 32 == 0 and bn % 16 == 0 (bn % 32 == 0 for the ldmatrix form); else kiln::Error.
 std::string half_gemm_source(const std::vector<HalfGemmKernel>& kernels);
 
 }  // namespace kiln::codegen

@@ -3,6 +3,7 @@
 // driver, so CI compiles every generated CUDA source.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,16 @@ struct CubinResult {
 // arch: "sm_90". Throws kiln::Error with NVRTC's first log lines on a compile error.
 CubinResult compile_cuda(const std::string& source, const std::string& arch);
 std::string nvrtc_version();  // "13.0"
+
+// What the assembler says of each kernel of `source` for `arch` (ptxas -v through NVRTC; compiled here, not
+// cached): registers per thread, spilled bytes, stack frame, static shared memory. Throws like compile_cuda.
+struct KernelResources {
+  std::string function;
+  int registers = 0;
+  int64_t spill_store_bytes = 0, spill_load_bytes = 0, stack_bytes = 0;
+  int64_t shared_bytes = 0;  // static (__shared__ arrays); dynamic shared memory is the launch's
+};
+std::vector<KernelResources> kernel_resources(const std::string& source, const std::string& arch);
 
 struct CubinSet {
   std::vector<CubinResult> units;  // one per unit, in order

@@ -5,7 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
+#include <climits>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -101,14 +103,16 @@ std::string nvrtc_first_errors(const std::string& log) {
   return out;
 }
 
-CubinResult nvrtc_compile(const std::string& source, const std::string& arch, std::string* ptx) {
+namespace {
+
+CubinResult compile_with(const std::string& source, const std::string& arch, std::string* ptx, bool verbose) {
   CubinResult out;
   auto t0 = std::chrono::steady_clock::now();
   nvrtcProgram prog;
   check(nvrtcCreateProgram(&prog, source.c_str(), "kiln_kernels.cu", 0, nullptr, nullptr), "create");
   std::string arch_opt = "--gpu-architecture=" + arch;
-  const char* opts[] = {arch_opt.c_str(), "--std=c++17", "-default-device", "-lineinfo"};
-  nvrtcResult r = nvrtcCompileProgram(prog, 4, opts);
+  const char* opts[] = {arch_opt.c_str(), "--std=c++17", "-default-device", "-lineinfo", "-Xptxas=-v"};
+  nvrtcResult r = nvrtcCompileProgram(prog, verbose ? 5 : 4, opts);
   size_t log_size = 0;
   nvrtcGetProgramLogSize(prog, &log_size);
   out.log.resize(log_size);
@@ -136,6 +140,68 @@ CubinResult nvrtc_compile(const std::string& source, const std::string& arch, st
   nvrtcDestroyProgram(&prog);
   out.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return out;
+}
+
+// The first integer after `after` in line, or -1.
+int64_t number_after(const std::string& line, size_t after) {
+  while (after < line.size() && !std::isdigit(static_cast<unsigned char>(line[after]))) ++after;
+  if (after >= line.size()) return -1;
+  int64_t v = 0;
+  for (; after < line.size() && std::isdigit(static_cast<unsigned char>(line[after])); ++after) {
+    if (v > (INT64_MAX - 9) / 10) return -1;
+    v = v * 10 + (line[after] - '0');
+  }
+  return v;
+}
+
+// The number just before `unit` in line ("0 bytes spill stores" -> 0), or -1.
+int64_t number_before(const std::string& line, const std::string& unit) {
+  size_t at = line.find(unit);
+  if (at == std::string::npos) return -1;
+  size_t end = at;
+  while (end > 0 && line[end - 1] == ' ') --end;
+  size_t begin = end;
+  while (begin > 0 && std::isdigit(static_cast<unsigned char>(line[begin - 1]))) --begin;
+  if (begin == end || end - begin > 18) return -1;
+  return std::stoll(line.substr(begin, end - begin));
+}
+
+}  // namespace
+
+CubinResult nvrtc_compile(const std::string& source, const std::string& arch, std::string* ptx) {
+  return compile_with(source, arch, ptx, false);
+}
+
+std::vector<KernelResources> parse_ptxas_resources(const std::string& log) {
+  std::vector<KernelResources> out;
+  std::istringstream in(log);
+  const std::string props = "Function properties for ";
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.rfind("ptxas", 0) != 0) continue;
+    if (size_t at = line.find(props); at != std::string::npos) {
+      KernelResources k;
+      k.function = line.substr(at + props.size());
+      while (!k.function.empty() && k.function.back() == ' ') k.function.pop_back();
+      out.push_back(std::move(k));
+      continue;
+    }
+    if (out.empty()) continue;
+    KernelResources& k = out.back();
+    if (line.find("bytes stack frame") != std::string::npos) {
+      k.stack_bytes = std::max<int64_t>(0, number_before(line, "bytes stack frame"));
+      k.spill_store_bytes = std::max<int64_t>(0, number_before(line, "bytes spill stores"));
+      k.spill_load_bytes = std::max<int64_t>(0, number_before(line, "bytes spill loads"));
+    } else if (size_t used = line.find("Used "); used != std::string::npos && line.find("registers") != std::string::npos) {
+      k.registers = static_cast<int>(std::max<int64_t>(0, std::min<int64_t>(number_after(line, used), 1 << 20)));
+      k.shared_bytes = std::max<int64_t>(0, number_before(line, "bytes smem"));
+    }
+  }
+  return out;
+}
+
+std::vector<KernelResources> kernel_resources(const std::string& source, const std::string& arch) {
+  return parse_ptxas_resources(compile_with(source, arch, nullptr, true).log);
 }
 
 namespace {

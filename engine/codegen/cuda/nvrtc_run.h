@@ -24,6 +24,11 @@ namespace kiln::codegen {
 // assembled.
 CubinResult nvrtc_compile(const std::string& source, const std::string& arch, std::string* ptx = nullptr);
 
+// Each function's resources from ptxas's verbose lines in an NVRTC log ("Function properties for f", "N bytes
+// stack frame, N bytes spill stores, N bytes spill loads", "Used N registers, ..., N bytes smem"), in the order the
+// log names them; lines it does not know are skipped.
+std::vector<KernelResources> parse_ptxas_resources(const std::string& log);
+
 // The log's error lines (with the source line and caret under each); its first lines if none says error.
 std::string nvrtc_first_errors(const std::string& log);
 

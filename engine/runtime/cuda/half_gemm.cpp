@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,19 +33,22 @@ struct KilnHalfGemmArgs {  // the kernels' by-value argument (gemm_template.cpp)
 
 const codegen::GemmConfig kSmall{64, 64}, kLarge{128, 64};
 
-// One type's four kernels (two tiles, two layouts of b), compiled once per process.
-std::shared_ptr<cuda::Module> kernels_for(bool bf16) {
+// The module holding `ks` (by their names), compiled once per process.
+std::shared_ptr<cuda::Module> module_for(const std::vector<codegen::HalfGemmKernel>& ks) {
   static std::mutex mu;
-  static std::map<bool, std::shared_ptr<cuda::Module>> loaded;
+  static std::map<std::string, std::shared_ptr<cuda::Module>> loaded;
+  std::vector<std::string> names;
+  std::string key;
+  for (const auto& k : ks) {
+    names.push_back(codegen::half_gemm_name(k));
+    key += names.back() + "\n";
+  }
   std::lock_guard<std::mutex> lock(mu);
-  auto& m = loaded[bf16];
+  auto& m = loaded[key];
   if (!m) {
 #if KILN_TORCH_CUDA
     cudaFree(nullptr);  // the device's primary context current (the runtime makes it), for the driver's module load
 #endif
-    const auto ks = codegen::half_gemm_kernels(bf16);
-    std::vector<std::string> names;
-    for (const auto& k : ks) names.push_back(codegen::half_gemm_name(k));
     auto bin = codegen::compile_cuda(codegen::half_gemm_source(ks), cuda::device_arch());
     m = std::make_shared<cuda::Module>(bin.cubin, names);
   }
@@ -53,7 +57,12 @@ std::shared_ptr<cuda::Module> kernels_for(bool bf16) {
 
 class HalfGemms : public OwnProduct {
  public:
-  HalfGemms(double max_flop, bool bf16) : max_flop_(max_flop), bf16_(bf16), module_(kernels_for(bf16)) {}
+  // One type's four kernels (two tiles, two layouts of b); with `only`, that one kernel alone.
+  HalfGemms(double max_flop, bool bf16, std::optional<codegen::HalfGemmKernel> only)
+      : max_flop_(max_flop),
+        bf16_(bf16),
+        only_(std::move(only)),
+        module_(module_for(only_ ? std::vector<codegen::HalfGemmKernel>{*only_} : codegen::half_gemm_kernels(bf16))) {}
 
   at::Tensor mm(const at::Tensor& a, const at::Tensor& b) override {
 #if KILN_TORCH_CUDA
@@ -69,6 +78,7 @@ class HalfGemms : public OwnProduct {
     if (b.stride(0) == 1 && b.stride(1) == k) weight_rows = true;         // w.t() of a row-major [n, k]
     else if (b.stride(1) == 1 && b.stride(0) == n) weight_rows = false;   // a row-major [k, n]
     else return {};
+    if (only_ && only_->weight_rows != weight_rows) return {};
     auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
     if (!aligned(a.data_ptr()) || !aligned(b.data_ptr())) return {};
     at::Tensor c = at::empty({m, n}, a.options());
@@ -76,11 +86,12 @@ class HalfGemms : public OwnProduct {
     // The large tile only where it still gives every multiprocessor a block.
     const int sms = at::cuda::getDeviceProperties(a.device().index())->multiProcessorCount;
     const auto blocks = [&](const codegen::GemmConfig& t) { return ((m + t.bm - 1) / t.bm) * ((n + t.bn - 1) / t.bn); };
-    const codegen::GemmConfig& tile = blocks(kLarge) >= sms ? kLarge : kSmall;
+    const codegen::GemmConfig& tile = only_ ? only_->tile : blocks(kLarge) >= sms ? kLarge : kSmall;
     KilnHalfGemmArgs args{a.data_ptr(), b.data_ptr(), c.data_ptr(), m, n, k};
     const int64_t grid = blocks(tile);
     if (grid > 0x7fffffff) return {};
-    auto f = module_->function(codegen::half_gemm_name({tile, bf16_, weight_rows}));
+    auto f = module_->function(
+        codegen::half_gemm_name({tile, bf16_, weight_rows, only_ ? only_->form : codegen::HalfGemmForm::Scalar}));
     cuda::launch(f, static_cast<unsigned>(grid), 128, 0,
                  static_cast<cuda::Stream>(at::cuda::getCurrentCUDAStream().stream()), &args, sizeof args);
     calls.fetch_add(1, std::memory_order_relaxed);
@@ -95,13 +106,18 @@ class HalfGemms : public OwnProduct {
  private:
   double max_flop_;
   bool bf16_;
+  std::optional<codegen::HalfGemmKernel> only_;
   std::shared_ptr<cuda::Module> module_;
 };
 
 }  // namespace
 
 std::shared_ptr<OwnProduct> half_gemms(double max_flop, bool bf16) {
-  return std::make_shared<HalfGemms>(max_flop, bf16);
+  return std::make_shared<HalfGemms>(max_flop, bf16, std::nullopt);
+}
+
+std::shared_ptr<OwnProduct> half_gemm_kernel(const codegen::HalfGemmKernel& kernel) {
+  return std::make_shared<HalfGemms>(0, kernel.bf16, kernel);
 }
 
 uint64_t half_gemm_calls() { return calls.load(std::memory_order_relaxed); }

@@ -19,6 +19,10 @@
 //         else (the caller's cuBLAS path runs). The kernels compile once per process (NVRTC, the kernel cache on
 //         disk), here, not on the first product; tile 128×64 where that still gives every multiprocessor a
 //         block, else 64×64.
+// half_gemm_kernel(kernel)
+//   post: the same, computed by that one kernel (codegen::half_gemm_candidates: its tile and fragment form; b in
+//         its layout, else undefined) without a bound: for the probe and the GPU tests, which time and check every
+//         candidate.
 // half_gemm_calls()  how many products this process computed with these kernels.
 //
 #pragma once
@@ -26,12 +30,14 @@
 #include <cstdint>
 #include <memory>
 
+#include "engine/codegen/cuda/gemm_template.h"
 #include "engine/runtime/direct_extern.h"
 #include "engine/runtime/own_products.h"  // default mode's bound
 
 namespace kiln::runtime {
 
 std::shared_ptr<OwnProduct> half_gemms(double max_flop, bool bf16);  // bf16: bfloat16's kernels, else float16's
+std::shared_ptr<OwnProduct> half_gemm_kernel(const codegen::HalfGemmKernel& kernel);
 uint64_t half_gemm_calls();
 
 }  // namespace kiln::runtime

@@ -4,9 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <regex>
 #include <set>
 
+#include "engine/base/error.h"
 #include "engine/codegen/cuda/gemm_template.h"
 #include "engine/codegen/cuda/nvrtc_compiler.h"
 #include "engine/fusion/schedule.h"
@@ -489,6 +491,59 @@ TEST(GemmTemplate, HalfProductsCompileForSm90WithTensorCoreInstructions) {
   EXPECT_EQ(codegen::half_gemm_stages({128, 128}), 2);
   auto bin = codegen::compile_cuda(src, "sm_90");
   EXPECT_GT(bin.cubin.size(), 0u);
+}
+
+
+// Every candidate the probe times (tiles 32x32 to 128x64, both layouts of B, scalar and ldmatrix fragment loads)
+// compiles for the H100 without spilling: registers within the 128-thread bound, no spill stores or loads, no stack,
+// and the static shared memory its stages take, (bm + bn) · 40 · 2 bytes a stage with W's rows, bm · 40 · 2 +
+// 32 · (bn + 8) · 2 with [k][n] rows. The ldmatrix kernels load their fragments by ldmatrix (.trans for [k][n]) and
+// no longer by 32-bit shared loads.
+TEST(GemmTemplate, EveryHalfProductCandidateCompilesWithoutSpilling) {
+  for (bool bf16 : {true, false}) {
+    const auto all = codegen::half_gemm_candidates(bf16);
+    ASSERT_EQ(all.size(), 20u);
+    const auto src = codegen::half_gemm_source(all);
+    const auto used = codegen::half_gemm_kernels(bf16);
+    for (const auto& k : used)  // the runtime's set is among the candidates
+      EXPECT_NE(std::find_if(all.begin(), all.end(), [&](const codegen::HalfGemmKernel& c) { return codegen::half_gemm_name(c) == codegen::half_gemm_name(k); }),
+                all.end());
+    const auto res = codegen::kernel_resources(src, "sm_90");
+    ASSERT_EQ(res.size(), all.size());
+    for (const auto& k : all) {
+      const std::string name = codegen::half_gemm_name(k);
+      auto r = std::find_if(res.begin(), res.end(), [&](const codegen::KernelResources& x) { return x.function == name; });
+      ASSERT_NE(r, res.end()) << name;
+      EXPECT_GT(r->registers, 0) << name;
+      EXPECT_LE(r->registers, 255) << name;
+      EXPECT_EQ(r->spill_store_bytes, 0) << name;
+      EXPECT_EQ(r->spill_load_bytes, 0) << name;
+      EXPECT_EQ(r->stack_bytes, 0) << name;
+      const int stages = codegen::half_gemm_stages(k.tile);
+      const int64_t stage = k.weight_rows ? (k.tile.bm + k.tile.bn) * 40 * 2 : k.tile.bm * 40 * 2 + 32 * (k.tile.bn + 8) * 2;
+      EXPECT_EQ(r->shared_bytes, stages * stage) << name;
+      const size_t begin = src.find("void __launch_bounds__(128) " + name + "(");
+      ASSERT_NE(begin, std::string::npos) << name;
+      const std::string body = src.substr(begin, src.find("\n}\n", begin) - begin);
+      const bool ldsm = k.form == codegen::HalfGemmForm::Ldmatrix;
+      EXPECT_EQ(name.size() > 5 && name.substr(name.size() - 5) == "_ldsm", ldsm) << name;
+      EXPECT_EQ(body.find("kiln_ldsm_x4(af[i][0]") != std::string::npos, ldsm) << name;
+      EXPECT_EQ(body.find(k.weight_rows ? "kiln_ldsm_x4(bf[j][0]" : "kiln_ldsm_x4_trans(bf[j][0]") != std::string::npos, ldsm) << name;
+      EXPECT_EQ(body.find("reinterpret_cast<const unsigned*>(&As") == std::string::npos, ldsm) << name;
+    }
+  }
+  EXPECT_NE(codegen::half_gemm_source(codegen::half_gemm_candidates(true)).find("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"),
+            std::string::npos);
+  // The runtime's own set has no ldmatrix helpers in its source (its cached CUBIN is what was measured).
+  EXPECT_EQ(codegen::half_gemm_source(codegen::half_gemm_kernels(true)).find("ldmatrix"), std::string::npos);
+  // Tiles the warps cannot split are refused, naming the kernel.
+  try {
+    codegen::half_gemm_source({{codegen::GemmConfig{64, 48}, true, true, codegen::HalfGemmForm::Ldmatrix}});
+    ADD_FAILURE() << "a 64x48 ldmatrix tile was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("kiln_gemm_bf16_wt_64x48_ldsm"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(codegen::half_gemm_source({{codegen::GemmConfig{48, 64}, true, true}}), Error);
 }
 
 

@@ -166,3 +166,60 @@ TEST(NvrtcRun, ErrorsQuoteTheErrorLinesNotTheWarningsBeforeThem) {
   // No error line: the log's first lines.
   EXPECT_EQ(codegen::nvrtc_first_errors("one\ntwo\n"), "one | two");
 }
+
+// ptxas's verbose lines (kernel_resources): each function's registers, spills, stack and static shared memory, in
+// the log's order; lines of other kinds, numbers too large and a log cut mid-line give what was read, no crash.
+TEST(NvrtcRun, PtxasResourceLinesAreReadPerFunction) {
+  const std::string log =
+      "ptxas info    : 0 bytes gmem\n"
+      "ptxas info    : Compiling entry function 'kiln_a' for 'sm_90'\n"
+      "ptxas info    : Function properties for kiln_a\n"
+      "ptxas         .     16 bytes stack frame, 8 bytes spill stores, 12 bytes spill loads\n"
+      "ptxas info    : Used 122 registers, used 1 barriers, 40960 bytes smem, 400 bytes cmem[0]\n"
+      "a warning nobody parses: Used 7 registers\n"
+      "ptxas info    : Compile time = 6.010 ms\n"
+      "ptxas info    : Function properties for kiln_b\r\n"
+      "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+      "ptxas info    : Used 99999999999999999999999 registers, used 0 barriers\n"
+      "ptxas info    : Function properties for kiln_c\n"
+      "ptxas info    : Used 3";
+  const auto r = codegen::parse_ptxas_resources(log);
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_EQ(r[0].function, "kiln_a");
+  EXPECT_EQ(r[0].registers, 122);
+  EXPECT_EQ(r[0].stack_bytes, 16);
+  EXPECT_EQ(r[0].spill_store_bytes, 8);
+  EXPECT_EQ(r[0].spill_load_bytes, 12);
+  EXPECT_EQ(r[0].shared_bytes, 40960);
+  EXPECT_EQ(r[1].function, "kiln_b");
+  EXPECT_EQ(r[1].registers, 0);  // a count no kernel has is not taken
+  EXPECT_EQ(r[1].shared_bytes, 0);
+  EXPECT_EQ(r[2].function, "kiln_c");
+  EXPECT_EQ(r[2].registers, 0);  // cut before "registers"
+  EXPECT_TRUE(codegen::parse_ptxas_resources("").empty());
+}
+
+// The same read from NVRTC itself: a kernel that writes a local array at indices it reads has a stack frame; one
+// with a static shared array reports its bytes.
+TEST(NvrtcRun, KernelResourcesComeFromTheAssembler) {
+  const std::string src =
+      "extern \"C\" __global__ void kiln_shared(float* x) {\n"
+      "  __shared__ float t[256];\n  t[threadIdx.x] = x[threadIdx.x];\n  __syncthreads();\n"
+      "  x[threadIdx.x] = t[255 - threadIdx.x];\n}\n"
+      "extern \"C\" __global__ void kiln_local(float* x, const int* at) {\n"
+      "  float a[64];\n  for (int j = 0; j < 64; ++j) a[j] = x[j * blockDim.x + threadIdx.x];\n"
+      "  for (int j = 0; j < 64; ++j) a[at[j] & 63] += 1.0f;\n"
+      "  float s = 0.0f;\n  for (int j = 0; j < 64; ++j) s += a[j] * j;\n  x[threadIdx.x] = s;\n}\n";
+  const auto r = codegen::kernel_resources(src, "sm_90");
+  ASSERT_EQ(r.size(), 2u);
+  for (const auto& k : r) {
+    EXPECT_GT(k.registers, 0) << k.function;
+    if (k.function == "kiln_shared") {
+      EXPECT_EQ(k.shared_bytes, 1024);
+      EXPECT_EQ(k.stack_bytes, 0);
+    } else {
+      EXPECT_EQ(k.function, "kiln_local");
+      EXPECT_EQ(k.stack_bytes, 256);
+    }
+  }
+}
