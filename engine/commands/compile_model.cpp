@@ -131,8 +131,22 @@ std::string compile_text(const CompileResult& r) {
     for (const auto& k : a.kernels) {
       os << "  kernel " << k.name << " fuses " << k.nodes.size() << ":";
       for (const auto& n : k.nodes) os << " " << n;
+      if (k.registers > 0) os << "  (" << k.registers << " registers)";
       os << "\n";
     }
+    // Functions that keep local memory per thread (max-autotune's forms among them): ptxas ran out of registers or
+    // a local array is indexed at run time; either costs memory traffic the registers would not.
+    std::string local;
+    int with_local = 0;
+    for (const auto& f : a.function_resources)
+      if (f.stack_bytes > 0) {
+        if (++with_local <= 8)
+          local += (local.empty() ? "" : ", ") + f.function + " " + std::to_string(f.stack_bytes) + " B (" +
+                   std::to_string(f.registers) + " registers)";
+      }
+    if (with_local > 0)
+      os << "  local memory per thread (spilled registers or a local array) in " << with_local << " of "
+         << a.function_resources.size() << " functions: " << local << (with_local > 8 ? ", ..." : "") << "\n";
     for (const auto& e : a.externs) os << "  extern " << e << "\n";
     for (const auto& f : a.fallbacks) os << "  fallback " << f << "\n";
     os << "  compile ms:";
@@ -188,7 +202,13 @@ std::string compile_json(const CompileResult& r) {
   ordered_json regs = ordered_json::array();
   for (const auto& reg : r.regions) {
     ordered_json kernels = ordered_json::array();
-    for (const auto& k : reg.artifacts.kernels) kernels.push_back({{"name", k.name}, {"nodes", k.nodes}});
+    for (const auto& k : reg.artifacts.kernels) {
+      kernels.push_back({{"name", k.name}, {"nodes", k.nodes}});
+      if (k.registers > 0) kernels.back()["registers"] = k.registers;
+    }
+    ordered_json functions = ordered_json::array();
+    for (const auto& f : reg.artifacts.function_resources)
+      functions.push_back({{"name", f.function}, {"registers", f.registers}, {"stack_bytes", f.stack_bytes}});
     ordered_json ms = ordered_json::object();
     for (const auto& [s, v] : reg.artifacts.stage_ms) ms[s] = v;
     ordered_json units = ordered_json::array();
@@ -201,7 +221,7 @@ std::string compile_json(const CompileResult& r) {
                     {"compile_ms", ms}, {"compiler_unit_ms", units}, {"compiler_processes", reg.artifacts.compile_workers},
                     {"compiler_units_assembled", reg.artifacts.compile_assembled},
                     {"cache_hit", reg.artifacts.cache_hit}, {"note", reg.artifacts.note},
-                    {"fusion_decisions", decisions}});
+                    {"fusion_decisions", decisions}, {"functions", functions}});
   }
   j["regions"] = regs;
   j["check"] = {{"calls", r.checks}, {"max_abs_error", r.max_abs_error}, {"max_rel_error", r.max_rel_error},

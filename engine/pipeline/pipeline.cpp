@@ -59,6 +59,7 @@ CompiledCode compile_region(const ir::Graph& graph, const std::string& compile_i
   art.compile_unit_ms = out.loaded.unit_ms;
   art.compile_assembled = out.loaded.assembled;
   art.compile_workers = out.loaded.workers;
+  art.function_resources = out.loaded.resources;
 
   // One kernel record per generated kernel, in the fused program's order, for every target.
   for (const auto& k : fused.kernels) {

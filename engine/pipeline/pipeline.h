@@ -43,6 +43,7 @@ struct Loaded {
   std::vector<double> unit_ms;     // each compiler run's own time (units compiled side by side: their sum exceeds the wall)
   int workers = 1;                 // processes the compiler runs were shared among
   int assembled = 0;               // of the compiler runs, those that only assembled another unit's PTX (same code)
+  std::vector<runtime::FunctionResources> resources;  // each GPU function's registers and stack, from its binary
 };
 
 // A code generation target: C++ for the CPU, CUDA for NVIDIA GPUs.

@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <memory>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -67,6 +68,13 @@ struct StageDump {
   std::string text;
 };
 
+// One compiled GPU function's registers per thread and stack frame, from its CUBIN (codegen/cuda/cubin_info.h).
+struct FunctionResources {
+  std::string function;  // a kernel, or one of max-autotune's forms of it ("k1_conv2d_c4")
+  int registers = 0;
+  int64_t stack_bytes = 0;  // local memory per thread: spilled registers, or a local array
+};
+
 struct RegionArtifacts {
   std::vector<StageDump> stages;
   std::vector<records::Kernel> kernels;
@@ -79,6 +87,7 @@ struct RegionArtifacts {
   std::vector<double> compile_unit_ms;  // each compiler run's time (cache misses; runs side by side sum past the wall)
   int compile_workers = 1;              // processes those runs were shared among
   int compile_assembled = 0;            // of those runs, the ones that only assembled the PTX of a kernel of the same code
+  std::vector<FunctionResources> function_resources;  // every CUDA function built (forms included); empty on the CPU
   std::string note;                    // e.g. why the region runs eagerly
 };
 

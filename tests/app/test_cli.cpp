@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -370,6 +371,68 @@ TEST(Cli, CompileSaysWhoComputesEachSixteenBitProduct) {
   EXPECT_EQ(count(out, "above Kiln's products' bound)"), 6) << out;
   out = compile("KILN_OWN_PRODUCT_MAX_GFLOP=0.01", "--products library");
   EXPECT_EQ(count(out, "tensor-core product"), 0) << out;
+#endif
+}
+
+// Each CUDA function's registers and local memory, read from its binary (codegen/cuda/cubin_info.h) with no GPU:
+// ConvNeXt-T's miniature at 224x224 in default mode has every kernel line name its registers and no function with a
+// stack frame (the default forms of its 7x7 windows fit in registers); the same figures from a fresh compile and from
+// the kernel cache; in max-autotune the functions are the kernels and their forms, and the local-memory line names
+// exactly the functions whose JSON record has a stack frame.
+TEST(Cli, CompileSaysEachKernelsRegistersAndLocalMemory) {
+#if KILN_WITH_CUDA
+  const std::string model = test::data("corpus/convnext_tiny.pt") + " --input 1x3x224x224 --checks 1 --cuda-arch sm_90";
+  const std::string cache = "KILN_CACHE_DIR=" + test::temp_dir() + "/cache ";
+  auto functions = [](const std::string& printed) {
+    auto j = nlohmann::json::parse(printed.substr(printed.find('{')));
+    std::map<std::string, std::pair<int, int64_t>> out;
+    for (const auto& f : j["regions"].at(0)["functions"])
+      out[f["name"].get<std::string>()] = {f["registers"].get<int>(), f["stack_bytes"].get<int64_t>()};
+    return std::make_pair(out, j["regions"].at(0)["kernels"]);
+  };
+  std::string text, fresh, cached;
+  ASSERT_EQ(test::run_command(cache + kiln_cmd() + " compile " + model, text), 0) << text;
+  EXPECT_EQ(text.find("local memory per thread"), std::string::npos) << text;
+  int kernel_lines = 0;
+  for (size_t at = text.find("\n  kernel "); at != std::string::npos; at = text.find("\n  kernel ", at + 1)) {
+    ++kernel_lines;
+    const std::string line = text.substr(at + 1, text.find('\n', at + 1) - at - 1);
+    EXPECT_NE(line.find(" registers)"), std::string::npos) << line;
+  }
+  EXPECT_GT(kernel_lines, 5) << text;
+  ASSERT_EQ(test::run_command(cache + kiln_cmd() + " compile " + model + " --json", cached), 0) << cached;
+  ASSERT_EQ(test::run_command("KILN_CACHE_DIR=" + test::temp_dir() + "/empty " + kiln_cmd() + " compile " + model + " --json", fresh), 0)
+      << fresh;
+  const auto [from_cache, kernels] = functions(cached);
+  EXPECT_EQ(from_cache, functions(fresh).first);
+  ASSERT_EQ(from_cache.size(), kernels.size());
+  for (const auto& k : kernels) {
+    auto f = from_cache.find(k["name"].get<std::string>());
+    ASSERT_NE(f, from_cache.end()) << k.dump();
+    EXPECT_EQ(k["registers"].get<int>(), f->second.first) << k.dump();
+    EXPECT_GT(f->second.first, 0) << k.dump();
+    EXPECT_EQ(f->second.second, 0) << k.dump();
+  }
+  std::string autotune_text, autotune_json;
+  ASSERT_EQ(test::run_command(cache + kiln_cmd() + " compile " + model + " --mode max-autotune", autotune_text), 0) << autotune_text;
+  ASSERT_EQ(test::run_command(cache + kiln_cmd() + " compile " + model + " --mode max-autotune --json", autotune_json), 0)
+      << autotune_json;
+  const auto [forms, autotune_kernels] = functions(autotune_json);
+  EXPECT_GT(forms.size(), autotune_kernels.size());
+  int with_stack = 0;
+  for (const auto& [name, res] : forms) {
+    EXPECT_GT(res.first, 0) << name;
+    if (res.second > 0) {
+      ++with_stack;
+      if (with_stack <= 8)
+        EXPECT_NE(autotune_text.find(name + " " + std::to_string(res.second) + " B (" + std::to_string(res.first) + " registers)"),
+                  std::string::npos)
+            << name << "\n" << autotune_text;
+    }
+  }
+  EXPECT_EQ(autotune_text.find("local memory per thread") != std::string::npos, with_stack > 0) << autotune_text;
+#else
+  GTEST_SKIP() << "built without CUDA";
 #endif
 }
 

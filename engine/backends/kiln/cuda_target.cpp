@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "engine/codegen/cuda/cubin_info.h"
 #include "engine/codegen/cuda/gemm_epilogue.h"
 #include "engine/lowering/channels_last.h"
 #include "engine/codegen/cuda/gemm_template.h"
@@ -273,6 +274,10 @@ pipeline::Loaded CudaTarget::compile(const std::string& source, const fusion::Fu
   for (const auto& b : bins.units) {
     out.compiler_invocations += b.cache_hit ? 0 : 1;
     if (!b.cache_hit) out.unit_ms.push_back(b.compile_ms);
+    for (auto& r : codegen::cubin_resources(b.cubin)) {
+      registers_[r.function] = r.registers;
+      out.resources.push_back({r.function, r.registers, r.stack_bytes});
+    }
   }
   if (build_only) return out;  // nothing loaded: no GPU here
   auto t0 = Clock::now();
@@ -314,6 +319,10 @@ void CudaTarget::describe(const fusion::FusedKernel& k, records::Kernel& record)
                                         : std::to_string(ki ? ki->vector_width : 1) + " elements per thread");
   for (size_t u = 0; u < info_.size() && !set_->modules.empty(); ++u)
     if (info_[u].name == k.name) record.registers = set_->module(u).registers(k.name);
+  if (record.registers == 0) {  // built for an architecture with no GPU here: the binary's own record
+    auto r = registers_.find(k.name);
+    if (r != registers_.end()) record.registers = r->second;
+  }
 }
 
 std::unique_ptr<runtime::CompiledFn> CudaTarget::make_region_fn(const capture::SpecializedRegion& entry,

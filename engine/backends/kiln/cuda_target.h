@@ -7,7 +7,9 @@
 #include "kiln_build_config.h"
 
 #if KILN_WITH_CUDA
+#include <map>
 #include <memory>
+#include <string>
 
 #include "engine/codegen/cuda/emit_cuda.h"
 #include "engine/pipeline/pipeline.h"
@@ -39,6 +41,7 @@ class CudaTarget : public pipeline::Target {
   runtime::BackendOptions options_;
   std::vector<codegen::CudaKernelInfo> info_;
   std::shared_ptr<runtime::GpuKernelSet> set_;
+  std::map<std::string, int> registers_;  // each function's registers, from its binary (no GPU needed)
 };
 
 }  // namespace kiln::backends
