@@ -232,6 +232,7 @@ std::string CudaTarget::emit(const fusion::FusedProgram& fused, const std::vecto
 }
 
 pipeline::Loaded CudaTarget::compile(const std::string& source, const fusion::FusedProgram& fused, const ir::Graph& graph) {
+  registers_.clear();
   auto& set = *set_;
   set.info = info_;
   set.symbols = fused.program.symbols;

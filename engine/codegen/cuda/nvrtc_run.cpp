@@ -7,7 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
-#include <climits>
+#include <cstdint>
 #include <cerrno>
 #include <chrono>
 #include <cstring>

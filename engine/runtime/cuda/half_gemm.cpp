@@ -57,12 +57,13 @@ std::shared_ptr<cuda::Module> module_for(const std::vector<codegen::HalfGemmKern
 
 class HalfGemms : public OwnProduct {
  public:
-  // One type's four kernels (two tiles, two layouts of b); with `only`, that one kernel alone.
+  // One type's four kernels (two tiles, two layouts of b); with `only`, that one kernel of the module holding every
+  // candidate of its type (one compile for all of them, however many the probe or a test runs).
   HalfGemms(double max_flop, bool bf16, std::optional<codegen::HalfGemmKernel> only)
       : max_flop_(max_flop),
         bf16_(bf16),
         only_(std::move(only)),
-        module_(module_for(only_ ? std::vector<codegen::HalfGemmKernel>{*only_} : codegen::half_gemm_kernels(bf16))) {}
+        module_(module_for(only_ ? codegen::half_gemm_candidates(bf16) : codegen::half_gemm_kernels(bf16))) {}
 
   at::Tensor mm(const at::Tensor& a, const at::Tensor& b) override {
 #if KILN_TORCH_CUDA

@@ -1,5 +1,5 @@
 // Kernel resources read from a CUBIN's ELF (engine/codegen/cuda/cubin_info.h): the same registers and stack frames
-// ptxas reports for the same compile, for kernels with and without local memory; and bytes that are not a whole
+// ptxas reports for the same compile (codegen::kernel_resources, itself checked on known kernels first), for kernels with and without local memory; and bytes that are not a whole
 // CUBIN (cut anywhere, corrupted headers, another file) give what could be read, never a crash.
 #include "engine/codegen/cuda/cubin_info.h"
 
@@ -43,6 +43,14 @@ void expect_same_as_ptxas(const std::string& source) {
 }  // namespace
 
 TEST(CubinInfo, RegistersAndStackFramesAreWhatPtxasReported) {
+  // ptxas's report itself (codegen::kernel_resources): the local array is a 256-byte frame, the shared array 1 KiB.
+  const auto reported = codegen::kernel_resources(kKernels, "sm_90");
+  ASSERT_EQ(reported.size(), 2u);
+  for (const auto& k : reported) {
+    EXPECT_GT(k.registers, 0) << k.function;
+    EXPECT_EQ(k.stack_bytes, k.function == "kiln_local" ? 256 : 0) << k.function;
+    EXPECT_EQ(k.shared_bytes, k.function == "kiln_shared" ? 1024 : 0) << k.function;
+  }
   expect_same_as_ptxas(kKernels);
   const auto r = codegen::cubin_resources(codegen::compile_cuda(kKernels, "sm_90").cubin);
   ASSERT_EQ(r.size(), 2u);

@@ -198,28 +198,3 @@ TEST(NvrtcRun, PtxasResourceLinesAreReadPerFunction) {
   EXPECT_EQ(r[2].registers, 0);  // cut before "registers"
   EXPECT_TRUE(codegen::parse_ptxas_resources("").empty());
 }
-
-// The same read from NVRTC itself: a kernel that writes a local array at indices it reads has a stack frame; one
-// with a static shared array reports its bytes.
-TEST(NvrtcRun, KernelResourcesComeFromTheAssembler) {
-  const std::string src =
-      "extern \"C\" __global__ void kiln_shared(float* x) {\n"
-      "  __shared__ float t[256];\n  t[threadIdx.x] = x[threadIdx.x];\n  __syncthreads();\n"
-      "  x[threadIdx.x] = t[255 - threadIdx.x];\n}\n"
-      "extern \"C\" __global__ void kiln_local(float* x, const int* at) {\n"
-      "  float a[64];\n  for (int j = 0; j < 64; ++j) a[j] = x[j * blockDim.x + threadIdx.x];\n"
-      "  for (int j = 0; j < 64; ++j) a[at[j] & 63] += 1.0f;\n"
-      "  float s = 0.0f;\n  for (int j = 0; j < 64; ++j) s += a[j] * j;\n  x[threadIdx.x] = s;\n}\n";
-  const auto r = codegen::kernel_resources(src, "sm_90");
-  ASSERT_EQ(r.size(), 2u);
-  for (const auto& k : r) {
-    EXPECT_GT(k.registers, 0) << k.function;
-    if (k.function == "kiln_shared") {
-      EXPECT_EQ(k.shared_bytes, 1024);
-      EXPECT_EQ(k.stack_bytes, 0);
-    } else {
-      EXPECT_EQ(k.function, "kiln_local");
-      EXPECT_EQ(k.stack_bytes, 256);
-    }
-  }
-}
